@@ -1,1 +1,36 @@
-pub fn placeholder() {}
+//! swe-harvest: builds SWE-bench style benchmark tasks from real GitHub history.
+//!
+//! The stages (`discover -> crawl -> mirror -> extract -> validate -> release`) each
+//! read their inputs from the [`store`] and write their outputs to it, so each can be
+//! killed and resumed. This crate is the library; the `swe-harvest` binary
+//! (`pipeline/main.rs` and `pipeline/cli/`) is a thin command line over it and the
+//! only place that prints for humans.
+
+pub mod config;
+pub mod env_vars;
+pub mod model;
+pub mod progress;
+pub mod secret;
+pub mod store;
+
+/// Bad input from the person at the terminal (exit code 2), with advice.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> UsageError {
+        UsageError { message: message.into(), hint: None }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> UsageError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// The pipeline's version, recorded in releases.
+pub const PIPELINE_VERSION: &str = env!("CARGO_PKG_VERSION");

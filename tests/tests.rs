@@ -1,1 +1,6 @@
+//! Integration tests: one binary (ripgrep's habit), one module per concern.
 
+mod support;
+
+mod cli;
+mod store;

@@ -1,0 +1,315 @@
+//! The command-line contract of ARCHITECTURE.md, as clap derive structs. Only
+//! parsing lives here; each command's file resolves these into settings and runs.
+
+use std::path::PathBuf;
+
+use chrono::NaiveDate;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use swe_harvest::config::Compat;
+use swe_harvest::model::RepoSlug;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "swe-harvest",
+    version,
+    about = "Build SWE-bench style benchmark tasks from real GitHub history",
+    long_about = "Build SWE-bench style benchmark tasks from real GitHub history.\n\n\
+        Stages: discover -> crawl -> mirror -> extract -> validate -> release. Every stage \
+        reads from and writes to the store in the data dir, and resumes where it stopped."
+)]
+pub struct Cli {
+    /// The data dir: state store, mirrors, logs and releases.
+    #[arg(long, global = true, env = "SWE_HARVEST_DATA_DIR", default_value = "data", value_name = "DIR")]
+    pub data_dir: PathBuf,
+
+    /// The pipeline config file [default: configs/pipeline.toml when it exists].
+    #[arg(long, global = true, env = "SWE_HARVEST_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// More log output (-v debug, -vv trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Only errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Find candidate repositories through the search API.
+    Discover(DiscoverArgs),
+    /// Fetch merged PRs, the issues they reference and their comments into the store.
+    Crawl(CrawlArgs),
+    /// Clone or update a bare git mirror per repository, with PR heads.
+    Mirror(MirrorArgs),
+    /// Turn merged PRs into task candidates (patch, test patch, problem statement).
+    Extract(ExtractArgs),
+    /// Run each candidate's tests in containers to compute FAIL_TO_PASS / PASS_TO_PASS.
+    Validate(ValidateArgs),
+    /// Write a versioned dataset (parquet + JSONL + manifest + card).
+    Release(ReleaseArgs),
+    /// Grade predictions (code patches or generated tests) against a release.
+    Evaluate(EvaluateArgs),
+    /// Run all stages for the given repositories.
+    Run(RunArgs),
+    /// Print the funnel: how many items entered and left each stage, and why.
+    Status(StatusArgs),
+    /// Write candidates or tasks from the store to a file.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DiscoverArgs {
+    /// Primary language of the repositories, e.g. `Python`.
+    #[arg(long, value_name = "L")]
+    pub language: String,
+    /// Minimum number of stars.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub min_stars: u32,
+    /// At most this many repositories.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: usize,
+    /// Also write the result as a TOML repository list.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Leave out repositories that appear in this dataset (JSONL or parquet with a `repo` column).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub exclude_dataset: Vec<PathBuf>,
+    /// The GitHub API root [env: SWE_HARVEST_API_URL].
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RepoSelection {
+    /// Repositories as OWNER/NAME.
+    #[arg(long = "repo", value_name = "OWNER/NAME", num_args = 1.., required = true)]
+    pub repos: Vec<RepoSlug>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CrawlOptions {
+    /// Only PRs created on or after this date (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<NaiveDate>,
+    /// Only PRs created before this date (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<NaiveDate>,
+    /// The GitHub API root, e.g. a GitHub Enterprise server [env: SWE_HARVEST_API_URL].
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    #[command(flatten)]
+    pub selection: RepoSelection,
+    #[command(flatten)]
+    pub options: CrawlOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MirrorOptions {
+    /// Clone from this URL or local path instead of GitHub; `{owner}` and `{name}` are replaced.
+    #[arg(long, value_name = "URL_OR_PATH")]
+    pub clone_url: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MirrorArgs {
+    #[command(flatten)]
+    pub selection: RepoSelection,
+    #[command(flatten)]
+    pub options: MirrorOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ExtractOptions {
+    /// Classify test files as SWE-bench does (reproduces its rows byte for byte).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub compat: Option<CompatArg>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompatArg {
+    Native,
+    Swebench,
+}
+
+impl From<CompatArg> for Compat {
+    fn from(value: CompatArg) -> Self {
+        match value {
+            CompatArg::Native => Compat::Native,
+            CompatArg::Swebench => Compat::Swebench,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    #[command(flatten)]
+    pub selection: RepoSelection,
+    #[command(flatten)]
+    pub options: ExtractOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ValidateOptions {
+    /// Tasks validated at once [default: from cores and memory].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Repetitions of the pre and post runs [default: 3].
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u32>,
+    /// Also measure the golden tests' change coverage (SWT-Bench).
+    #[arg(long)]
+    pub coverage: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "OWNER/NAME", num_args = 1..)]
+    pub repos: Vec<RepoSlug>,
+    /// Only these instances.
+    #[arg(long = "instance", value_name = "ID", num_args = 1..)]
+    pub instances: Vec<String>,
+    /// Validate rows in the SWE-bench format from this file instead of the store.
+    #[arg(long, value_name = "ROWS.jsonl", requires = "out")]
+    pub input: Option<PathBuf>,
+    /// Where `--input` rows are written back with fresh labels.
+    #[arg(long, value_name = "OUT.jsonl", requires = "input")]
+    pub out: Option<PathBuf>,
+    /// With --input: compare fresh labels with the rows' own and print the differences.
+    #[arg(long, requires = "input")]
+    pub compare: bool,
+    #[command(flatten)]
+    pub options: ValidateOptions,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReleaseArgs {
+    /// The dataset's name.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// The dataset's version, e.g. `2026.11`.
+    #[arg(long = "version", id = "release_version", value_name = "VERSION")]
+    pub version: String,
+    /// Only tasks whose PR was created after this date (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub created_after: Option<NaiveDate>,
+    /// Only tasks whose PR was created before this date (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub created_before: Option<NaiveDate>,
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "OWNER/NAME", num_args = 1..)]
+    pub repos: Vec<RepoSlug>,
+    /// Leave out tasks found in these datasets (parquet or JSONL).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub exclude_dataset: Vec<PathBuf>,
+    /// Write one split per period of creation.
+    #[arg(long, value_enum, value_name = "PERIOD")]
+    pub split_by: Option<SplitBy>,
+    /// Build an instance image per task, runnable by SWE-bench's harness.
+    #[arg(long)]
+    pub images: bool,
+    /// Push the instance images to the configured registry.
+    #[arg(long, requires = "images")]
+    pub push: bool,
+    /// Replace an existing release of this name and version.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SplitBy {
+    Month,
+}
+
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// The release folder, `<data-dir>/releases/NAME/VERSION`.
+    #[arg(long, value_name = "DIR")]
+    pub release: PathBuf,
+    /// JSONL rows {instance_id, model_name_or_path, model_patch}.
+    #[arg(long, value_name = "FILE")]
+    pub predictions: PathBuf,
+    /// `swe`: the patches fix code; `swt`: the patches add tests.
+    #[arg(long, value_enum)]
+    pub mode: EvaluateMode,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EvaluateMode {
+    Swe,
+    Swt,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub selection: RepoSelection,
+    #[command(flatten)]
+    pub crawl: CrawlOptions,
+    #[command(flatten)]
+    pub mirror: MirrorOptions,
+    #[command(flatten)]
+    pub extract: ExtractOptions,
+    #[command(flatten)]
+    pub validate: ValidateOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "OWNER/NAME", num_args = 1..)]
+    pub repos: Vec<RepoSlug>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the funnel as an HTML page with a chart.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// What to export.
+    #[arg(long, value_enum)]
+    pub stage: ExportStage,
+    /// The file format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// The output file.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportStage {
+    Candidates,
+    Tasks,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    Jsonl,
+    Parquet,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        // clap's checks of the whole definition (duplicate names, bad defaults), which
+        // otherwise fire only when the broken subcommand is first parsed.
+        super::Cli::command().debug_assert();
+    }
+}

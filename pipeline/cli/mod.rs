@@ -1,0 +1,126 @@
+//! The command line: parses arguments, sets up logging and progress, resolves
+//! settings (defaults < config file < environment < flags), runs one command, and
+//! turns its outcome into an exit code. The only place that prints for humans.
+//!
+//! Exit codes: 0 done, 1 failed (something was reported as failed), 2 bad usage or
+//! bad config.
+
+mod args;
+// The reporter and the settings' config are used by stage commands as they land.
+#[allow(dead_code)]
+mod logging;
+mod status;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+use swe_harvest::config::{ConfigError, LoadedConfig};
+use swe_harvest::model::RepoSlugError;
+use swe_harvest::UsageError;
+
+use args::{Cli, Command};
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Everything was done.
+    Success,
+    /// The command ran to its end, but some items failed; they were reported.
+    #[allow(dead_code)]
+    Failure,
+}
+
+/// What every command receives: the resolved global settings.
+#[allow(dead_code)]
+pub struct GlobalSettings {
+    pub data_dir: std::path::PathBuf,
+    pub config: LoadedConfig,
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help and version to stdout with exit 0, usage errors with 2.
+            let _ = error.print();
+            return ExitCode::from(error.exit_code() as u8);
+        }
+    };
+    logging::init(cli.verbose, cli.quiet);
+    match run(cli) {
+        Ok(ExitStatus::Success) => ExitCode::SUCCESS,
+        Ok(ExitStatus::Failure) => ExitCode::from(1),
+        Err(error) => {
+            report_error(&error);
+            ExitCode::from(exit_code_of(&error))
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    let config = LoadedConfig::load(cli.config.as_deref())?;
+    let settings = GlobalSettings { data_dir: cli.data_dir, config };
+    match cli.command {
+        Command::Status(args) => status::status(&settings, &args),
+        Command::Discover(_) => not_yet("discover"),
+        Command::Crawl(_) => not_yet("crawl"),
+        Command::Mirror(_) => not_yet("mirror"),
+        Command::Extract(_) => not_yet("extract"),
+        Command::Validate(_) => not_yet("validate"),
+        Command::Release(_) => not_yet("release"),
+        Command::Evaluate(_) => not_yet("evaluate"),
+        Command::Run(_) => not_yet("run"),
+        Command::Export(_) => not_yet("export"),
+    }
+    .with_context(|| format!("`{}` did not finish", command_name()))
+}
+
+fn command_name() -> String {
+    std::env::args().nth(1).unwrap_or_default()
+}
+
+/// A command whose stage has not landed yet.
+fn not_yet(command: &str) -> anyhow::Result<ExitStatus> {
+    Err(anyhow::anyhow!(NotImplemented(command.to_string())))
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not implemented in this version of swe-harvest yet")]
+struct NotImplemented(String);
+
+/// Bad input exits 2; everything else that stops a command exits 1.
+fn exit_code_of(error: &anyhow::Error) -> u8 {
+    let usage = error.chain().any(|cause| {
+        cause.is::<ConfigError>() || cause.is::<RepoSlugError>() || cause.is::<UsageError>()
+    });
+    if usage { 2 } else { 1 }
+}
+
+/// `error:` with the chain of causes, then `hint:` lines (uv's manners).
+fn report_error(error: &anyhow::Error) {
+    let mut stderr = std::io::stderr().lock();
+    let mut causes = error.chain();
+    if let Some(top) = causes.next() {
+        let _ = writeln!(stderr, "error: {top}");
+    }
+    for cause in causes {
+        let _ = writeln!(stderr, "  Caused by: {cause}");
+    }
+    for cause in error.chain() {
+        let hint = if let Some(config) = cause.downcast_ref::<ConfigError>() {
+            Some(config.hint())
+        } else if let Some(usage) = cause.downcast_ref::<UsageError>() {
+            usage.hint.clone()
+        } else if cause.is::<NotImplemented>() {
+            Some("run `swe-harvest --help` to see what this version can do".to_string())
+        } else {
+            None
+        };
+        if let Some(hint) = hint {
+            let _ = writeln!(stderr, "\nhint: {hint}");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! `status`: the funnel per repository and stage, as a table or as JSON.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use anyhow::Context;
+
+use swe_harvest::store::{FunnelReport, StageFunnel, Store, STORE_FILE};
+
+use super::args::StatusArgs;
+use super::{ExitStatus, GlobalSettings};
+
+pub fn status(settings: &GlobalSettings, args: &StatusArgs) -> anyhow::Result<ExitStatus> {
+    let store_path = settings.data_dir.join(STORE_FILE);
+    if !store_path.exists() {
+        return Err(swe_harvest::UsageError::new(format!("there is no state store at `{}`", store_path.display()))
+            .with_hint("start with `swe-harvest crawl --repo OWNER/NAME`, or pass the right `--data-dir`")
+            .into());
+    }
+    let store = Store::open(&store_path)?;
+    let report = store.funnel(&args.repos).context("failed to read the funnel")?;
+    if let Some(path) = &args.report {
+        anyhow::bail!("`status --report {}` is not implemented in this version yet", path.display());
+    }
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
+    } else {
+        render_table(&report)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(ExitStatus::Success)
+}
+
+/// The funnel as an aligned text table; drop reasons most frequent first.
+pub fn render_table(report: &FunnelReport) -> String {
+    if report.repositories.is_empty() {
+        return "The store holds no stage results yet.\n".to_string();
+    }
+    let mut rows: Vec<[String; 6]> =
+        vec![["REPOSITORY", "STAGE", "ENTERED", "PASSED", "DROPPED", "DROP REASONS"].map(String::from)];
+    let mut push = |name: &str, stages: &[StageFunnel]| {
+        for (index, stage) in stages.iter().enumerate() {
+            rows.push([
+                if index == 0 { name.to_string() } else { String::new() },
+                stage.stage.to_string(),
+                stage.entered.to_string(),
+                stage.passed.to_string(),
+                stage.dropped.to_string(),
+                reasons(stage),
+            ]);
+        }
+    };
+    for repository in &report.repositories {
+        push(&repository.repo, &repository.stages);
+    }
+    if report.repositories.len() > 1 {
+        push("(all)", &report.total);
+    }
+    let widths: Vec<usize> = (0..6).map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in &rows {
+        let line = format!(
+            "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {}",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4],
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out
+}
+
+fn reasons(stage: &StageFunnel) -> String {
+    let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    reasons.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ")
+}

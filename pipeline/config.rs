@@ -1,0 +1,624 @@
+//! The pipeline's configuration: `configs/pipeline.toml` for the whole pipeline and
+//! optional `configs/repos/<owner>__<name>.toml` overrides per repository.
+//!
+//! Precedence, lowest first: the defaults in this file, the config file, the
+//! environment (`SWE_HARVEST_<SECTION>__<KEY>`, plus the named variables of
+//! [`crate::env_vars`]), then command-line flags (applied by the CLI). Every struct
+//! denies unknown keys, so a typo is an error that names the file and the key
+//! instead of a setting silently ignored. `configs/pipeline.toml` documents every
+//! default; a test keeps it equal to [`Config::default`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::RepoSlug;
+
+/// Where configs live when `--config` is not given.
+pub const DEFAULT_CONFIG_FILE: &str = "configs/pipeline.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("failed to read the config file `{path}`")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the config file `{path}` is not valid TOML: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("invalid config `{origin}`: key `{key}`: {message}")]
+    Invalid { origin: String, key: String, message: String },
+}
+
+impl ConfigError {
+    /// A line of advice for the person at the terminal.
+    pub fn hint(&self) -> String {
+        match self {
+            ConfigError::Read { .. } => {
+                "pass an existing file with `--config FILE`, or omit it to use the defaults".into()
+            }
+            ConfigError::Syntax { .. } => "fix the TOML syntax at the position shown".into(),
+            ConfigError::Invalid { .. } => {
+                "every key and its allowed values are documented in `configs/pipeline.toml`".into()
+            }
+        }
+    }
+}
+
+/// The whole pipeline's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub github: GithubConfig,
+    pub crawl: CrawlConfig,
+    pub mirror: MirrorConfig,
+    pub extract: ExtractConfig,
+    pub validate: ValidateConfig,
+    pub release: ReleaseConfig,
+}
+
+/// The GitHub API client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GithubConfig {
+    /// The API root: github.com, a GitHub Enterprise server, or the simulator.
+    pub api_url: String,
+    /// Our own ceiling per token, below GitHub's 5,000 an hour.
+    pub requests_per_hour_per_token: u32,
+    /// Page size of list endpoints (GitHub's maximum is 100).
+    pub per_page: u32,
+    /// Timeout of one request.
+    pub request_timeout_secs: u64,
+    /// Retries of one request after 5xx, timeouts, broken connections and secondary limits.
+    pub max_retries: u32,
+    /// First backoff delay; doubles per retry, with jitter, up to `backoff_max_secs`.
+    pub backoff_initial_ms: u64,
+    pub backoff_max_secs: u64,
+    /// Rotate to another token when this one has fewer requests left than this.
+    pub rotate_below_remaining: u32,
+}
+
+impl Default for GithubConfig {
+    fn default() -> Self {
+        GithubConfig {
+            api_url: "https://api.github.com".into(),
+            requests_per_hour_per_token: 4_800,
+            per_page: 100,
+            request_timeout_secs: 30,
+            max_retries: 6,
+            backoff_initial_ms: 500,
+            backoff_max_secs: 60,
+            rotate_below_remaining: 50,
+        }
+    }
+}
+
+/// The crawl stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrawlConfig {
+    /// Fetch referenced issues one by one instead of listing all issues when a
+    /// repository has more than this many issues per referenced issue.
+    pub per_issue_fetch_ratio: u32,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig { per_issue_fetch_ratio: 20 }
+    }
+}
+
+/// The mirror stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MirrorConfig {
+    /// Where mirrors are cloned from; `{owner}` and `{name}` are replaced.
+    pub clone_url: String,
+}
+
+impl Default for MirrorConfig {
+    fn default() -> Self {
+        MirrorConfig { clone_url: "https://github.com/{owner}/{name}.git".into() }
+    }
+}
+
+/// Which rule decides that a file is a test file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Compat {
+    /// Path components (`tests/`, `test_*.py`, ...) from `test_patterns`.
+    #[default]
+    Native,
+    /// SWE-bench's rule: the path contains `test`; `patch` keeps only `.py` files.
+    Swebench,
+}
+
+/// The extract stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExtractConfig {
+    pub compat: Compat,
+    /// Glob patterns of test files (native mode), matched against the whole path.
+    pub test_patterns: Vec<String>,
+    /// PRs changing more files than this are dropped (`too_many_files`).
+    pub max_files_changed: usize,
+    /// PRs changing more lines than this are dropped (`too_many_lines`).
+    pub max_lines_changed: usize,
+    /// Also trust the API's own closing references, not only the closing keywords.
+    pub use_api_closing_references: bool,
+}
+
+impl Default for ExtractConfig {
+    fn default() -> Self {
+        ExtractConfig {
+            compat: Compat::Native,
+            test_patterns: default_test_patterns(),
+            max_files_changed: 100,
+            max_lines_changed: 5_000,
+            use_api_closing_references: false,
+        }
+    }
+}
+
+pub fn default_test_patterns() -> Vec<String> {
+    [
+        "**/test/**",
+        "**/tests/**",
+        "**/testing/**",
+        "**/test_*.py",
+        "**/*_test.py",
+        "**/*_tests.py",
+        "**/conftest.py",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}
+
+/// The validate stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValidateConfig {
+    /// Tasks validated at once; 0 chooses from cores and memory.
+    pub workers: usize,
+    /// Repetitions of the pre and of the post run.
+    pub runs: u32,
+    /// Wall-time limit of one test run inside a container.
+    pub run_timeout_secs: u64,
+    /// Wall-time limit of building one environment image.
+    pub build_timeout_secs: u64,
+    pub memory_bytes: u64,
+    /// CPUs per container (fractions allowed).
+    pub cpus: f64,
+    pub pids_limit: i64,
+    /// Base image per Python runtime version.
+    pub base_images: BTreeMap<String, String>,
+    /// A CA bundle made available inside containers at build time (for a
+    /// TLS-intercepting proxy in front of the package index).
+    pub extra_ca_file: Option<PathBuf>,
+    /// The package index inside containers, when not PyPI.
+    pub index_url: Option<String>,
+}
+
+impl Default for ValidateConfig {
+    fn default() -> Self {
+        ValidateConfig {
+            workers: 0,
+            runs: 3,
+            run_timeout_secs: 900,
+            build_timeout_secs: 1_800,
+            memory_bytes: 4 * 1024 * 1024 * 1024,
+            cpus: 1.0,
+            pids_limit: 512,
+            base_images: ["3.9", "3.11", "3.13"]
+                .into_iter()
+                .map(|version| (version.to_string(), format!("python:{version}-slim")))
+                .collect(),
+            extra_ca_file: None,
+            index_url: None,
+        }
+    }
+}
+
+/// The release stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReleaseConfig {
+    /// Instance images are tagged `<image_prefix>/<instance_id>:<version>`.
+    pub image_prefix: String,
+    /// Where `release --images --push` pushes; none means pushing is an error.
+    pub registry: Option<String>,
+}
+
+impl Default for ReleaseConfig {
+    fn default() -> Self {
+        ReleaseConfig { image_prefix: "swe-harvest".into(), registry: None }
+    }
+}
+
+/// Per-repository overrides, `configs/repos/<owner>__<name>.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RepoConfig {
+    pub extract: RepoExtractConfig,
+    /// Environments by version; the first entry whose `versions` holds the task's
+    /// version (or `*`) wins.
+    pub environment: Vec<RepoEnvironment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RepoExtractConfig {
+    pub compat: Option<Compat>,
+    pub test_patterns: Option<Vec<String>>,
+    /// A regex over tag names with two groups, major and minor.
+    pub version_tag_pattern: Option<String>,
+    /// A file holding the version string, read at base_commit when no tag fits.
+    pub version_file: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RepoEnvironment {
+    /// `major.minor` versions this entry is for; `*` for all.
+    pub versions: Vec<String>,
+    pub runtime: Option<String>,
+    pub system_packages: Vec<String>,
+    pub pre_install: Vec<String>,
+    pub install: Vec<String>,
+    pub extra_packages: Vec<String>,
+    pub test_command: Option<String>,
+    pub test_path_patterns: Vec<String>,
+}
+
+/// A config with where it came from, and where the per-repository files are.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    /// The file read, if any.
+    pub path: Option<PathBuf>,
+    /// The folder of `<owner>__<name>.toml` overrides.
+    pub repos_dir: PathBuf,
+}
+
+impl LoadedConfig {
+    /// Loads `explicit` (an error if missing), or else `configs/pipeline.toml` when it
+    /// exists, or else the defaults; then applies the environment's overrides.
+    pub fn load(explicit: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+        LoadedConfig::load_with_env(explicit, std::env::vars())
+    }
+
+    pub fn load_with_env(
+        explicit: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<LoadedConfig, ConfigError> {
+        let path = match explicit {
+            Some(path) => Some(path.to_path_buf()),
+            None => Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|path| path.is_file()),
+        };
+        let config = match &path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+                parse::<Config>(&text, path)?
+            }
+            None => Config::default(),
+        };
+        let config = apply_env_overrides(config, env)?;
+        let repos_dir = match &path {
+            Some(path) => path.parent().unwrap_or(Path::new(".")).join("repos"),
+            None => PathBuf::from("configs/repos"),
+        };
+        Ok(LoadedConfig { config, path, repos_dir })
+    }
+
+    /// The overrides of one repository; defaults when it has no file.
+    pub fn repo(&self, repo: &RepoSlug) -> Result<RepoConfig, ConfigError> {
+        let path = self.repos_dir.join(format!("{}.toml", repo.double_underscore()));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let config: RepoConfig = parse(&text, &path)?;
+                config.check(&path.display().to_string())?;
+                Ok(config)
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+}
+
+/// Things serde cannot check: ranges, URLs, patterns.
+trait Check {
+    fn check(&self, origin: &str) -> Result<(), ConfigError>;
+}
+
+fn invalid(origin: &str, key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { origin: origin.to_string(), key: key.to_string(), message: message.into() }
+}
+
+impl Check for Config {
+    fn check(&self, origin: &str) -> Result<(), ConfigError> {
+        let github = &self.github;
+        if !(github.api_url.starts_with("http://") || github.api_url.starts_with("https://")) {
+            return Err(invalid(origin, "github.api_url", format!("`{}` is not an http(s) URL", github.api_url)));
+        }
+        if !(1..=100).contains(&github.per_page) {
+            return Err(invalid(origin, "github.per_page", "must be between 1 and 100 (GitHub's maximum)"));
+        }
+        if github.requests_per_hour_per_token == 0 {
+            return Err(invalid(origin, "github.requests_per_hour_per_token", "must be at least 1"));
+        }
+        if !self.mirror.clone_url.contains("{owner}") && !self.mirror.clone_url.contains("{name}") {
+            tracing::debug!("mirror.clone_url has no placeholders: every repository is cloned from one URL");
+        }
+        check_patterns(origin, "extract.test_patterns", &self.extract.test_patterns)?;
+        let validate = &self.validate;
+        if validate.runs == 0 {
+            return Err(invalid(origin, "validate.runs", "must be at least 1"));
+        }
+        if validate.memory_bytes < 64 * 1024 * 1024 {
+            return Err(invalid(origin, "validate.memory_bytes", "must be at least 67108864 (64 MiB)"));
+        }
+        if !(validate.cpus > 0.0) {
+            return Err(invalid(origin, "validate.cpus", "must be greater than 0"));
+        }
+        if validate.pids_limit < 16 {
+            return Err(invalid(origin, "validate.pids_limit", "must be at least 16"));
+        }
+        for version in validate.base_images.keys() {
+            if !is_major_minor(version) {
+                return Err(invalid(
+                    origin,
+                    &format!("validate.base_images.\"{version}\""),
+                    "keys are runtime versions of the form `3.11`",
+                ));
+            }
+        }
+        if self.release.image_prefix.is_empty() {
+            return Err(invalid(origin, "release.image_prefix", "must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+impl Check for RepoConfig {
+    fn check(&self, origin: &str) -> Result<(), ConfigError> {
+        if let Some(patterns) = &self.extract.test_patterns {
+            check_patterns(origin, "extract.test_patterns", patterns)?;
+        }
+        if let Some(pattern) = &self.extract.version_tag_pattern {
+            let regex = regex::Regex::new(pattern)
+                .map_err(|error| invalid(origin, "extract.version_tag_pattern", error.to_string()))?;
+            if regex.captures_len() < 3 {
+                return Err(invalid(
+                    origin,
+                    "extract.version_tag_pattern",
+                    "needs two capture groups, major and minor, e.g. `^v?(\\d+)\\.(\\d+)`",
+                ));
+            }
+        }
+        for (index, environment) in self.environment.iter().enumerate() {
+            if environment.versions.is_empty() {
+                return Err(invalid(
+                    origin,
+                    &format!("environment[{index}].versions"),
+                    "list the `major.minor` versions this entry is for, or `*`",
+                ));
+            }
+            for version in &environment.versions {
+                if version != "*" && !is_major_minor(version) {
+                    return Err(invalid(
+                        origin,
+                        &format!("environment[{index}].versions"),
+                        format!("`{version}` is neither `*` nor of the form `1.2`"),
+                    ));
+                }
+            }
+            if let Some(runtime) = &environment.runtime {
+                if !is_major_minor(runtime) {
+                    return Err(invalid(
+                        origin,
+                        &format!("environment[{index}].runtime"),
+                        format!("`{runtime}` is not a runtime version of the form `3.11`"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_major_minor(text: &str) -> bool {
+    let mut parts = text.split('.');
+    let numeric = |part: Option<&str>| part.is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
+}
+
+fn check_patterns(origin: &str, key: &str, patterns: &[String]) -> Result<(), ConfigError> {
+    if patterns.is_empty() {
+        return Err(invalid(origin, key, "needs at least one pattern"));
+    }
+    for pattern in patterns {
+        globset::Glob::new(pattern).map_err(|error| invalid(origin, key, error.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Parses TOML into `T`, naming the file and the key in every error.
+fn parse<T>(text: &str, path: &Path) -> Result<T, ConfigError>
+where
+    T: serde::de::DeserializeOwned + Check,
+{
+    let origin = path.display().to_string();
+    let table: toml::Table = text
+        .parse()
+        .map_err(|error: toml::de::Error| ConfigError::Syntax { path: path.to_path_buf(), message: error.to_string() })?;
+    let value = from_table::<T>(table, &origin)?;
+    value.check(&origin)?;
+    Ok(value)
+}
+
+fn from_table<T: serde::de::DeserializeOwned>(table: toml::Table, origin: &str) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
+        let key = error.path().to_string();
+        let key = if key == "." { "(top level)".to_string() } else { key };
+        invalid(origin, &key, error.into_inner().to_string())
+    })
+}
+
+/// Applies `SWE_HARVEST_API_URL` and every `SWE_HARVEST_<SECTION>__<KEY>` variable.
+fn apply_env_overrides(
+    config: Config,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Config, ConfigError> {
+    let mut config = config;
+    let mut overrides: Vec<(String, String, String, String)> = Vec::new();
+    for (name, value) in env {
+        if name == crate::env_vars::SWE_HARVEST_API_URL {
+            overrides.push((name, "github".into(), "api_url".into(), value));
+            continue;
+        }
+        let Some(rest) = name.strip_prefix(crate::env_vars::CONFIG_OVERRIDE_PREFIX) else { continue };
+        let Some((section, key)) = rest.split_once("__") else { continue };
+        overrides.push((name.clone(), section.to_lowercase(), key.to_lowercase(), value));
+    }
+    // Sorted so that two variables for one key resolve the same way every time.
+    overrides.sort();
+    for (name, section, key, raw) in overrides {
+        let origin = format!("environment variable {name}");
+        let mut table = toml::Table::try_from(&config).expect("the config always serializes to TOML");
+        let Some(toml::Value::Table(section_table)) = table.get_mut(&section) else {
+            let sections: Vec<&String> = table.keys().collect();
+            return Err(invalid(&origin, &section, format!("no such config section; sections are {sections:?}")));
+        };
+        section_table.insert(key.clone(), toml_value(&raw));
+        config = from_table::<Config>(table, &origin)?;
+        config.check(&origin)?;
+    }
+    Ok(config)
+}
+
+/// A variable's text as a TOML value: `5` is an integer, `true` a boolean,
+/// `["a"]` a list, anything that is not valid TOML a string.
+fn toml_value(raw: &str) -> toml::Value {
+    format!("value = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut table| table.remove("value"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str, env: &[(&str, &str)]) -> Result<LoadedConfig, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipeline.toml");
+        std::fs::write(&path, text).unwrap();
+        LoadedConfig::load_with_env(
+            Some(&path),
+            env.iter().map(|(name, value)| (name.to_string(), value.to_string())),
+        )
+    }
+
+    #[test]
+    fn shipped_pipeline_toml_equals_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
+        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
+        assert_eq!(loaded.config, Config::default());
+    }
+
+    #[test]
+    fn defaults_round_trip_through_toml() {
+        let text = toml::to_string(&Config::default()).unwrap();
+        let loaded = load_text(&text, &[]).unwrap();
+        assert_eq!(loaded.config, Config::default());
+    }
+
+    #[test]
+    fn unknown_key_names_file_key_and_allowed_keys() {
+        let error = load_text("[validate]\nrunz = 3\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("pipeline.toml"), "{error}");
+        assert!(error.contains("runz"), "{error}");
+        assert!(error.contains("`runs`"), "lists the allowed keys: {error}");
+    }
+
+    #[test]
+    fn unknown_section_is_an_error() {
+        let error = load_text("[valdiate]\nruns = 3\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("valdiate") && error.contains("`validate`"), "{error}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_key_and_the_expected_type() {
+        let error = load_text("[validate]\nruns = \"three\"\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("key `validate.runs`"), "{error}");
+        assert!(error.contains("u32") || error.contains("integer"), "{error}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_errors() {
+        let error = load_text("[github]\nper_page = 500\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("github.per_page") && error.contains("between 1 and 100"), "{error}");
+        let error = load_text("[extract]\ntest_patterns = [\"[unclosed\"]\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("extract.test_patterns"), "{error}");
+    }
+
+    #[test]
+    fn syntax_errors_name_the_file() {
+        let error = load_text("[validate\nruns = 3\n", &[]).unwrap_err();
+        assert!(matches!(error, ConfigError::Syntax { .. }));
+        assert!(error.to_string().contains("pipeline.toml"));
+    }
+
+    #[test]
+    fn precedence_is_defaults_then_file_then_environment() {
+        let loaded = load_text("[validate]\nruns = 5\nworkers = 2\n", &[("SWE_HARVEST_VALIDATE__RUNS", "7")]).unwrap();
+        assert_eq!(loaded.config.validate.runs, 7, "environment beats the file");
+        assert_eq!(loaded.config.validate.workers, 2, "the file beats the defaults");
+        assert_eq!(loaded.config.validate.pids_limit, ValidateConfig::default().pids_limit);
+        let loaded = load_text("", &[("SWE_HARVEST_API_URL", "http://127.0.0.1:9999")]).unwrap();
+        assert_eq!(loaded.config.github.api_url, "http://127.0.0.1:9999");
+        let loaded = load_text("", &[("SWE_HARVEST_EXTRACT__COMPAT", "swebench")]).unwrap();
+        assert_eq!(loaded.config.extract.compat, Compat::Swebench);
+    }
+
+    #[test]
+    fn bad_environment_override_names_the_variable() {
+        let error = load_text("", &[("SWE_HARVEST_VALIDATE__RUNS", "many")]).unwrap_err().to_string();
+        assert!(error.contains("SWE_HARVEST_VALIDATE__RUNS") && error.contains("validate.runs"), "{error}");
+        let error = load_text("", &[("SWE_HARVEST_NOPE__X", "1")]).unwrap_err().to_string();
+        assert!(error.contains("SWE_HARVEST_NOPE__X") && error.contains("no such config section"), "{error}");
+    }
+
+    #[test]
+    fn missing_explicit_config_file_is_an_error() {
+        let error = LoadedConfig::load_with_env(Some(Path::new("/nonexistent/pipeline.toml")), []).unwrap_err();
+        assert!(matches!(error, ConfigError::Read { .. }));
+        assert!(error.to_string().contains("/nonexistent/pipeline.toml"));
+    }
+
+    #[test]
+    fn repo_overrides_are_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("repos")).unwrap();
+        let path = dir.path().join("pipeline.toml");
+        std::fs::write(&path, "").unwrap();
+        std::fs::write(
+            dir.path().join("repos/psf__requests.toml"),
+            "[extract]\ncompat = \"swebench\"\n\n[[environment]]\nversions = [\"2.0\"]\nruntime = \"3.9\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("repos/a__b.toml"), "[[environment]]\nversions = [\"two\"]\n").unwrap();
+        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
+        let requests = loaded.repo(&"psf/requests".parse().unwrap()).unwrap();
+        assert_eq!(requests.extract.compat, Some(Compat::Swebench));
+        assert_eq!(requests.environment[0].runtime.as_deref(), Some("3.9"));
+        assert_eq!(loaded.repo(&"x/none".parse().unwrap()).unwrap(), RepoConfig::default());
+        let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
+        assert!(error.contains("a__b.toml") && error.contains("environment[0].versions"), "{error}");
+    }
+}

@@ -1,0 +1,94 @@
+//! Task candidates (written by extract) and tasks (written by validate).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{Result, StoreError, now};
+use crate::model::{Candidate, RepoSlug, Task};
+
+fn decode<T: serde::de::DeserializeOwned>(kind: &'static str, key: &str, data: &str) -> Result<T> {
+    serde_json::from_str(data).map_err(|source| StoreError::Decode { kind, key: key.to_string(), source })
+}
+
+pub fn upsert_candidate(connection: &Connection, candidate: &Candidate) -> Result<()> {
+    connection.execute(
+        "INSERT INTO candidates (instance_id, repo, pull_number, created_at, version, data, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (instance_id) DO UPDATE SET repo = excluded.repo, pull_number = excluded.pull_number,
+            created_at = excluded.created_at, version = excluded.version, data = excluded.data,
+            updated_at = excluded.updated_at",
+        params![
+            candidate.instance_id,
+            candidate.repo.to_string(),
+            candidate.pull_number,
+            crate::model::format_swebench_time(&candidate.created_at),
+            candidate.version,
+            serde_json::to_string(candidate).expect("candidates serialize"),
+            now()
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn delete_candidate(connection: &Connection, instance_id: &str) -> Result<()> {
+    connection.execute("DELETE FROM candidates WHERE instance_id = ?1", [instance_id])?;
+    Ok(())
+}
+
+/// Candidates of the given repositories (all when empty), by instance id.
+pub fn candidates(connection: &Connection, repos: &[RepoSlug]) -> Result<Vec<Candidate>> {
+    let mut statement = connection.prepare("SELECT instance_id, repo, data FROM candidates ORDER BY instance_id")?;
+    let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
+    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (instance_id, repo, data) = row?;
+        if wanted.is_empty() || wanted.contains(&repo) {
+            out.push(decode("candidate", &instance_id, &data)?);
+        }
+    }
+    Ok(out)
+}
+
+pub fn candidate(connection: &Connection, instance_id: &str) -> Result<Option<Candidate>> {
+    let data: Option<String> = connection
+        .query_row("SELECT data FROM candidates WHERE instance_id = ?1", [instance_id], |row| row.get(0))
+        .optional()?;
+    data.map(|data| decode("candidate", instance_id, &data)).transpose()
+}
+
+pub fn upsert_task(connection: &Connection, task: &Task) -> Result<()> {
+    let candidate = &task.candidate;
+    connection.execute(
+        "INSERT INTO tasks (instance_id, repo, created_at, data, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (instance_id) DO UPDATE SET repo = excluded.repo, created_at = excluded.created_at,
+            data = excluded.data, updated_at = excluded.updated_at",
+        params![
+            candidate.instance_id,
+            candidate.repo.to_string(),
+            crate::model::format_swebench_time(&candidate.created_at),
+            serde_json::to_string(task).expect("tasks serialize"),
+            now()
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn delete_task(connection: &Connection, instance_id: &str) -> Result<()> {
+    connection.execute("DELETE FROM tasks WHERE instance_id = ?1", [instance_id])?;
+    Ok(())
+}
+
+/// Tasks of the given repositories (all when empty), by instance id.
+pub fn tasks(connection: &Connection, repos: &[RepoSlug]) -> Result<Vec<Task>> {
+    let mut statement = connection.prepare("SELECT instance_id, repo, data FROM tasks ORDER BY instance_id")?;
+    let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
+    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (instance_id, repo, data) = row?;
+        if wanted.is_empty() || wanted.contains(&repo) {
+            out.push(decode("task", &instance_id, &data)?);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,119 @@
+//! The funnel: one row per (stage, repository, item) saying whether the item passed
+//! the stage or was dropped, and why. Recording is an upsert, so a stage that redoes
+//! an item after a crash, or refreshes it, never counts it twice.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use super::{Result, now};
+use crate::model::{RepoSlug, Rejection, Stage};
+
+/// Records that `item` passed `stage`.
+pub fn record_passed(connection: &Connection, stage: Stage, repo: &RepoSlug, item: &str) -> Result<()> {
+    connection.execute(
+        "INSERT INTO stage_items (stage, repo, item, outcome, reason, detail, updated_at)
+         VALUES (?1, ?2, ?3, 'passed', NULL, NULL, ?4)
+         ON CONFLICT (stage, repo, item) DO UPDATE SET
+            outcome = 'passed', reason = NULL, detail = NULL, updated_at = excluded.updated_at",
+        params![stage.as_str(), repo.to_string(), item, now()],
+    )?;
+    Ok(())
+}
+
+/// Records that an item was dropped at a stage, with the reason.
+pub fn record_dropped(connection: &Connection, rejection: &Rejection) -> Result<()> {
+    connection.execute(
+        "INSERT INTO stage_items (stage, repo, item, outcome, reason, detail, updated_at)
+         VALUES (?1, ?2, ?3, 'dropped', ?4, ?5, ?6)
+         ON CONFLICT (stage, repo, item) DO UPDATE SET
+            outcome = 'dropped', reason = excluded.reason, detail = excluded.detail,
+            updated_at = excluded.updated_at",
+        params![
+            rejection.stage.as_str(),
+            rejection.repo.to_string(),
+            rejection.item,
+            rejection.reason,
+            rejection.detail,
+            now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// How one stage treated one repository's items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageFunnel {
+    pub stage: Stage,
+    pub entered: u64,
+    pub passed: u64,
+    pub dropped: u64,
+    /// Dropped items by reason code, most frequent first when displayed.
+    pub reasons: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepositoryFunnel {
+    pub repo: String,
+    pub stages: Vec<StageFunnel>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct FunnelReport {
+    pub repositories: Vec<RepositoryFunnel>,
+    /// The same counts summed over the repositories.
+    pub total: Vec<StageFunnel>,
+}
+
+pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<FunnelReport> {
+    let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
+    let mut statement = connection.prepare(
+        "SELECT repo, stage, outcome, COALESCE(reason, ''), COUNT(*)
+         FROM stage_items GROUP BY repo, stage, outcome, reason ORDER BY repo",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, String>(3)?,
+            row.get::<_, u64>(4)?,
+        ))
+    })?;
+
+    let mut by_repo: BTreeMap<String, BTreeMap<Stage, StageFunnel>> = BTreeMap::new();
+    let mut total: BTreeMap<Stage, StageFunnel> = BTreeMap::new();
+    for row in rows {
+        let (repo, stage, outcome, reason, count) = row?;
+        if !wanted.is_empty() && !wanted.contains(&repo) {
+            continue;
+        }
+        // A stage name this build does not know comes from a newer writer; skip it
+        // rather than fail the whole report.
+        let Ok(stage) = stage.parse::<Stage>() else { continue };
+        for funnel in [
+            by_repo.entry(repo.clone()).or_default().entry(stage).or_insert_with(|| empty(stage)),
+            total.entry(stage).or_insert_with(|| empty(stage)),
+        ] {
+            funnel.entered += count;
+            if outcome == "passed" {
+                funnel.passed += count;
+            } else {
+                funnel.dropped += count;
+                *funnel.reasons.entry(reason.clone()).or_default() += count;
+            }
+        }
+    }
+    Ok(FunnelReport {
+        repositories: by_repo
+            .into_iter()
+            .map(|(repo, stages)| RepositoryFunnel { repo, stages: stages.into_values().collect() })
+            .collect(),
+        total: total.into_values().collect(),
+    })
+}
+
+fn empty(stage: Stage) -> StageFunnel {
+    StageFunnel { stage, entered: 0, passed: 0, dropped: 0, reasons: BTreeMap::new() }
+}

@@ -1,0 +1,151 @@
+//! Versioned schema migrations. The store's version is SQLite's `user_version`;
+//! each migration runs in its own transaction together with the version bump, so a
+//! crash mid-migration leaves the store at the previous version, not in between.
+//!
+//! Append new migrations at the end; never edit one that has been released.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::{Result, StoreError};
+
+/// Migration `i` (0-based) brings the store from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: raw GitHub objects, per-repository crawl checkpoints, the HTTP cache.
+    r#"
+    CREATE TABLE repositories (
+        repo TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}',
+        added_at TEXT NOT NULL
+    );
+    CREATE TABLE pull_requests (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        merged INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (repo, number)
+    );
+    CREATE TABLE issues (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (repo, number)
+    );
+    CREATE TABLE issue_comments (
+        repo TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        issue_number INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (repo, id)
+    );
+    CREATE INDEX issue_comments_by_issue ON issue_comments (repo, issue_number, created_at);
+    CREATE TABLE checkpoints (
+        repo TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        cursor TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (repo, resource)
+    );
+    CREATE TABLE http_cache (
+        url TEXT PRIMARY KEY,
+        etag TEXT NOT NULL,
+        body TEXT NOT NULL,
+        fetched_at TEXT NOT NULL
+    );
+    CREATE TABLE failed_requests (
+        repo TEXT NOT NULL,
+        url TEXT NOT NULL,
+        error TEXT NOT NULL,
+        failed_at TEXT NOT NULL,
+        PRIMARY KEY (repo, url)
+    );
+    "#,
+    // 2: the funnel: every item a stage handled, with the reason when it was dropped.
+    r#"
+    CREATE TABLE stage_items (
+        stage TEXT NOT NULL,
+        repo TEXT NOT NULL,
+        item TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'dropped')),
+        reason TEXT,
+        detail TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (stage, repo, item)
+    );
+    CREATE INDEX stage_items_by_repo ON stage_items (repo, stage);
+    "#,
+    // 3: stage outputs from extract on: candidates, environments, validation runs,
+    // tasks, releases.
+    r#"
+    CREATE TABLE candidates (
+        instance_id TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        pull_number INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        version TEXT NOT NULL,
+        data TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX candidates_by_repo ON candidates (repo, version);
+    CREATE TABLE environments (
+        key TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        environment_setup_commit TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        image TEXT,
+        status TEXT NOT NULL,
+        detail TEXT,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE validation_runs (
+        instance_id TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (instance_id, phase, attempt)
+    );
+    CREATE TABLE tasks (
+        instance_id TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE releases (
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        path TEXT NOT NULL,
+        manifest TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (name, version)
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(super) fn migrate(connection: &mut Connection, path: &Path, target: u32) -> Result<()> {
+    let found: u32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { path: path.to_path_buf(), found, supported: SCHEMA_VERSION });
+    }
+    for version in (found + 1)..=target.min(SCHEMA_VERSION) {
+        let migration_error =
+            |source| StoreError::Migrate { path: path.to_path_buf(), version, source };
+        let transaction = connection.transaction().map_err(migration_error)?;
+        transaction.execute_batch(MIGRATIONS[version as usize - 1]).map_err(migration_error)?;
+        // PRAGMA takes no bound parameters; `version` is our own integer.
+        transaction.execute_batch(&format!("PRAGMA user_version = {version}")).map_err(migration_error)?;
+        transaction.commit().map_err(migration_error)?;
+        tracing::debug!(path = %path.display(), version, "migrated the state store");
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! The embedded state store: one SQLite database at `<data-dir>/state.db` that every
+//! stage reads its inputs from and writes its outputs to.
+//!
+//! Why SQLite: a stage's unit of work (a page of PRs, one candidate, one validation
+//! run) is written in one transaction, so a process killed at any instant leaves
+//! either all of that unit or none of it, and the next run resumes from what is
+//! there. WAL mode lets `status` read while a stage writes.
+//!
+//! This module owns the connection, the schema and its migrations; the submodules
+//! hold the queries for one concern each. It does not know about GitHub, git or
+//! Docker.
+
+pub mod candidates;
+mod funnel;
+mod migrations;
+pub mod raw;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use funnel::{FunnelReport, RepositoryFunnel, StageFunnel};
+pub use migrations::SCHEMA_VERSION;
+
+/// The file name of the store inside the data dir.
+pub const STORE_FILE: &str = "state.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("failed to open the state store `{path}`")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("failed to create the data dir `{path}`")]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the state store `{path}` has schema version {found}, newer than this swe-harvest supports ({supported}); \
+         upgrade swe-harvest or use another --data-dir"
+    )]
+    TooNew { path: PathBuf, found: u32, supported: u32 },
+    #[error("failed to migrate the state store `{path}` to schema version {version}")]
+    Migrate {
+        path: PathBuf,
+        version: u32,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("state store query failed")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("a stored `{kind}` row could not be decoded (key `{key}`); the store may be from an incompatible version")]
+    Decode {
+        kind: &'static str,
+        key: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// An open state store.
+pub struct Store {
+    connection: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the store of a data dir and brings its schema up to date.
+    pub fn open_in(data_dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(data_dir)
+            .map_err(|source| StoreError::CreateDir { path: data_dir.to_path_buf(), source })?;
+        Store::open(&data_dir.join(STORE_FILE))
+    }
+
+    /// Opens (creating if needed) the store at `path` and applies every migration.
+    pub fn open(path: &Path) -> Result<Store> {
+        Store::open_at_version(path, SCHEMA_VERSION)
+    }
+
+    /// Opens the store and migrates it only up to `version`. For tests of migrations
+    /// from older stores; the pipeline always uses [`Store::open`].
+    #[doc(hidden)]
+    pub fn open_at_version(path: &Path, version: u32) -> Result<Store> {
+        let open_error = |source| StoreError::Open { path: path.to_path_buf(), source };
+        let connection = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_error)?;
+        // WAL: readers (status) never block the writer; synchronous=NORMAL is durable
+        // across process crashes in WAL mode, which is the failure we design for.
+        connection
+            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(open_error)?;
+        connection.busy_timeout(Duration::from_secs(30)).map_err(open_error)?;
+        let mut store = Store { connection, path: path.to_path_buf() };
+        migrations::migrate(&mut store.connection, &store.path, version)?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version the store is at.
+    pub fn schema_version(&self) -> Result<u32> {
+        Ok(self.connection.query_row("PRAGMA user_version", [], |row| row.get(0))?)
+    }
+
+    /// Runs `work` in one write transaction: committed when it returns `Ok`, rolled
+    /// back when it returns `Err` (or when the process dies before the commit).
+    pub fn transaction<T, E>(&mut self, work: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        // IMMEDIATE takes the write lock up front, so two writers queue instead of
+        // failing halfway with SQLITE_BUSY.
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let value = work(&transaction)?;
+        transaction.commit().map_err(StoreError::from)?;
+        Ok(value)
+    }
+
+    /// Read access for queries that need no transaction.
+    pub fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// The funnel: per repository and stage, how many items entered, passed and were
+    /// dropped, and why.
+    pub fn funnel(&self, repos: &[crate::model::RepoSlug]) -> Result<FunnelReport> {
+        funnel::report(&self.connection, repos)
+    }
+}
+
+/// The current time as stored: RFC 3339 in UTC, second precision.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+pub use funnel::{record_dropped, record_passed};
