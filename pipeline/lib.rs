@@ -7,6 +7,7 @@
 //! only place that prints for humans.
 
 pub mod config;
+pub mod dataset;
 pub mod env_vars;
 pub mod model;
 pub mod progress;

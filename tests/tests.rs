@@ -3,4 +3,5 @@
 mod support;
 
 mod cli;
+mod dataset;
 mod store;
