@@ -281,6 +281,8 @@ pub struct LoadedConfig {
     pub path: Option<PathBuf>,
     /// The folder of `<owner>__<name>.toml` overrides.
     pub repos_dir: PathBuf,
+    /// The folder of `<name>.toml` release settings.
+    pub releases_dir: PathBuf,
 }
 
 impl LoadedConfig {
@@ -307,11 +309,11 @@ impl LoadedConfig {
             None => Config::default(),
         };
         let config = apply_env_overrides(config, env)?;
-        let repos_dir = match &path {
-            Some(path) => path.parent().unwrap_or(Path::new(".")).join("repos"),
-            None => PathBuf::from("configs/repos"),
+        let configs_dir = match &path {
+            Some(path) => path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            None => PathBuf::from("configs"),
         };
-        Ok(LoadedConfig { config, path, repos_dir })
+        Ok(LoadedConfig { config, path, repos_dir: configs_dir.join("repos"), releases_dir: configs_dir.join("releases") })
     }
 
     /// The overrides of one repository; defaults when it has no file.
@@ -324,6 +326,28 @@ impl LoadedConfig {
                 Ok(config)
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+}
+
+impl LoadedConfig {
+    /// The settings file of a release, `<releases_dir>/<name>.toml`, if there is one.
+    pub fn release_file<T>(&self, name: &str) -> Result<Option<(T, PathBuf)>, ConfigError>
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        let path = self.releases_dir.join(format!("{name}.toml"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let origin = path.display().to_string();
+                let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
+                    path: path.clone(),
+                    message: error.to_string(),
+                })?;
+                Ok(Some((from_table::<T>(table, &origin)?, path)))
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(ConfigError::Read { path, source }),
         }
     }

@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod env_vars;
 pub mod model;
 pub mod progress;
+pub mod release;
 pub mod secret;
 pub mod store;
 

@@ -4,4 +4,5 @@ mod support;
 
 mod cli;
 mod dataset;
+mod release;
 mod store;

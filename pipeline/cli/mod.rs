@@ -9,6 +9,7 @@ mod args;
 // The reporter and the settings' config are used by stage commands as they land.
 #[allow(dead_code)]
 mod logging;
+mod release;
 mod status;
 
 use std::io::Write;
@@ -19,6 +20,7 @@ use clap::Parser;
 
 use swe_harvest::config::{ConfigError, LoadedConfig};
 use swe_harvest::model::RepoSlugError;
+use swe_harvest::release::ReleaseError;
 use swe_harvest::UsageError;
 
 use args::{Cli, Command};
@@ -70,7 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Mirror(_) => not_yet("mirror"),
         Command::Extract(_) => not_yet("extract"),
         Command::Validate(_) => not_yet("validate"),
-        Command::Release(_) => not_yet("release"),
+        Command::Release(args) => release::release(&settings, &args),
         Command::Evaluate(_) => not_yet("evaluate"),
         Command::Run(_) => not_yet("run"),
         Command::Export(_) => not_yet("export"),
@@ -94,7 +96,12 @@ struct NotImplemented(String);
 /// Bad input exits 2; everything else that stops a command exits 1.
 fn exit_code_of(error: &anyhow::Error) -> u8 {
     let usage = error.chain().any(|cause| {
-        cause.is::<ConfigError>() || cause.is::<RepoSlugError>() || cause.is::<UsageError>()
+        cause.is::<ConfigError>()
+            || cause.is::<RepoSlugError>()
+            || cause.is::<UsageError>()
+            || cause.downcast_ref::<ReleaseError>().is_some_and(|release| {
+                matches!(release, ReleaseError::AlreadyExists { .. } | ReleaseError::BadName { .. })
+            })
     });
     if usage { 2 } else { 1 }
 }
@@ -114,6 +121,8 @@ fn report_error(error: &anyhow::Error) {
             Some(config.hint())
         } else if let Some(usage) = cause.downcast_ref::<UsageError>() {
             usage.hint.clone()
+        } else if let Some(release) = cause.downcast_ref::<ReleaseError>() {
+            release.hint()
         } else if cause.is::<NotImplemented>() {
             Some("run `swe-harvest --help` to see what this version can do".to_string())
         } else {

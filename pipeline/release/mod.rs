@@ -1,0 +1,296 @@
+//! The release stage: an immutable, self-describing dataset version under
+//! `<data-dir>/releases/<name>/<version>/`: `tasks.parquet`, `tasks.jsonl`,
+//! `manifest.json` (counts, filters, sha256 of every file, the release it extends)
+//! and a dataset card `README.md` in Hugging Face's format. With a split period,
+//! `splits/<period>/tasks.{parquet,jsonl}` hold one split each.
+//!
+//! A release is written into a hidden temporary folder beside its final place and
+//! renamed into place at the end, so a crash leaves no half release; an existing
+//! release is never modified, only replaced whole with `force`.
+//!
+//! This module selects and writes; it does not validate tasks or build images.
+
+mod card;
+pub mod filter;
+mod manifest;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::{Dataset, DatasetError};
+use crate::model::{Task, TaskRow, encode_test_list, format_swebench_time};
+use crate::progress::Reporter;
+use crate::store::{Store, StoreError};
+
+pub use filter::Filters;
+pub use manifest::Manifest;
+
+/// The extra columns after SWE-bench's twelve, in order.
+pub const EXTRA_COLUMNS: [&str; 5] = ["pull_number", "issue_numbers", "merged_at", "flaky_tests", "validation_runs"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReleaseError {
+    #[error("the release `{name}/{version}` already exists at `{path}`; a release is never modified")]
+    AlreadyExists { name: String, version: String, path: PathBuf },
+    #[error("`{value}` is not a valid release {what}: use letters, digits, `.`, `_` and `-`")]
+    BadName { what: &'static str, value: String },
+    #[error("no task matches the filters of `{name}/{version}` ({total} tasks in the store; dropped: {dropped})")]
+    Empty { name: String, version: String, total: usize, dropped: String },
+    #[error("failed to read the datasets to exclude")]
+    Exclusions(#[source] DatasetError),
+    #[error("failed to write the release files")]
+    Write(#[source] DatasetError),
+    #[error("failed to move the release into place at `{path}`")]
+    Rename {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ReleaseError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ReleaseError::AlreadyExists { .. } => {
+                Some("choose a new `--version`, or pass `--force` to replace it whole".to_string())
+            }
+            ReleaseError::Empty { .. } => {
+                Some("check the filters, and `swe-harvest status` for how many tasks were validated".to_string())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How splits are cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitPeriod {
+    Month,
+}
+
+/// Everything a release is cut with. `configs/releases/<name>.toml` holds the same
+/// settings (all but name and version) so a release can be repeated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseRequest {
+    pub name: String,
+    pub version: String,
+    pub filters: Filters,
+    pub split_by: Option<SplitPeriod>,
+    pub force: bool,
+}
+
+/// The settings file `configs/releases/<name>.toml`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReleaseFile {
+    pub created_after: Option<chrono::NaiveDate>,
+    pub created_before: Option<chrono::NaiveDate>,
+    pub repos: Vec<crate::model::RepoSlug>,
+    pub exclude_datasets: Vec<PathBuf>,
+    pub split_by: Option<SplitPeriod>,
+}
+
+/// What a release run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseSummary {
+    pub path: PathBuf,
+    pub manifest: Manifest,
+}
+
+fn check_component(what: &'static str, value: &str) -> Result<(), ReleaseError> {
+    let valid = !value.is_empty()
+        && !value.starts_with('.')
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if valid { Ok(()) } else { Err(ReleaseError::BadName { what, value: value.to_string() }) }
+}
+
+/// The folder of one release.
+pub fn release_dir(data_dir: &Path, name: &str, version: &str) -> PathBuf {
+    data_dir.join("releases").join(name).join(version)
+}
+
+/// Writes one release from the tasks in the store.
+pub fn run(
+    store: &mut Store,
+    data_dir: &Path,
+    request: &ReleaseRequest,
+    reporter: &dyn Reporter,
+) -> Result<ReleaseSummary, ReleaseError> {
+    check_component("name", &request.name)?;
+    check_component("version", &request.version)?;
+    let target = release_dir(data_dir, &request.name, &request.version);
+    if target.exists() && !request.force {
+        return Err(ReleaseError::AlreadyExists {
+            name: request.name.clone(),
+            version: request.version.clone(),
+            path: target,
+        });
+    }
+
+    let tasks = crate::store::candidates::tasks(store.connection(), &[])?;
+    let total = tasks.len();
+    let exclusions = filter::Exclusions::load(&request.filters.exclude_datasets).map_err(ReleaseError::Exclusions)?;
+    let (mut kept, dropped) = filter::select(tasks, &request.filters, &exclusions);
+    if kept.is_empty() {
+        let dropped = dropped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
+        return Err(ReleaseError::Empty {
+            name: request.name.clone(),
+            version: request.version.clone(),
+            total,
+            dropped: if dropped.is_empty() { "none".into() } else { dropped },
+        });
+    }
+    kept.sort_by(|a, b| a.candidate.instance_id.cmp(&b.candidate.instance_id));
+    reporter.start(&format!("release {}/{}", request.name, request.version), Some(kept.len() as u64));
+
+    let parent = target.parent().expect("a release dir has a parent").to_path_buf();
+    let staging = parent.join(format!(".{}.tmp-{}", request.version, std::process::id()));
+    let write_error = |source| ReleaseError::Write(DatasetError::Write { path: staging.clone(), source });
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(write_error)?;
+    }
+    std::fs::create_dir_all(&staging).map_err(write_error)?;
+
+    let result = write_release(store, data_dir, request, &kept, dropped, &staging, reporter);
+    let manifest = match result {
+        Ok(manifest) => manifest,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(error);
+        }
+    };
+    move_into_place(&staging, &target)?;
+    store.transaction(|tx| -> Result<(), StoreError> {
+        tx.execute(
+            "INSERT INTO releases (name, version, path, manifest, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (name, version) DO UPDATE SET path = excluded.path, manifest = excluded.manifest,
+                created_at = excluded.created_at",
+            rusqlite::params![
+                request.name,
+                request.version,
+                target.display().to_string(),
+                serde_json::to_string(&manifest).expect("manifests serialize"),
+                manifest.created_at
+            ],
+        )?;
+        Ok(())
+    })?;
+    reporter.finish();
+    Ok(ReleaseSummary { path: target, manifest })
+}
+
+fn write_release(
+    store: &Store,
+    data_dir: &Path,
+    request: &ReleaseRequest,
+    tasks: &[Task],
+    dropped: BTreeMap<String, u64>,
+    staging: &Path,
+    reporter: &dyn Reporter,
+) -> Result<Manifest, ReleaseError> {
+    let mut splits: BTreeMap<String, Dataset> = BTreeMap::new();
+    let mut all = Dataset::with_extra_columns(&EXTRA_COLUMNS);
+    for task in tasks {
+        let (row, extra) = task_row(task);
+        all.push_task(&row, extra.clone()).map_err(ReleaseError::Write)?;
+        if let Some(SplitPeriod::Month) = request.split_by {
+            let month = row.created_at[..7].to_string();
+            splits
+                .entry(month)
+                .or_insert_with(|| Dataset::with_extra_columns(&EXTRA_COLUMNS))
+                .push_task(&row, extra)
+                .map_err(ReleaseError::Write)?;
+        }
+        reporter.advance(1);
+    }
+    all.write_parquet(&staging.join("tasks.parquet")).map_err(ReleaseError::Write)?;
+    all.write_jsonl(&staging.join("tasks.jsonl")).map_err(ReleaseError::Write)?;
+    for (period, dataset) in &splits {
+        let folder = staging.join("splits").join(period);
+        dataset.write_parquet(&folder.join("tasks.parquet")).map_err(ReleaseError::Write)?;
+        dataset.write_jsonl(&folder.join("tasks.jsonl")).map_err(ReleaseError::Write)?;
+    }
+
+    let repos: Vec<crate::model::RepoSlug> = {
+        let mut repos: Vec<_> = tasks.iter().map(|task| task.candidate.repo.clone()).collect();
+        repos.dedup();
+        repos.sort();
+        repos.dedup();
+        repos
+    };
+    let funnel = store.funnel(&repos)?;
+    let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
+    let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?);
+    crate::dataset::write_durably(&staging.join("README.md"), |file| {
+        std::io::Write::write_all(file, card.as_bytes())
+    })
+    .map_err(ReleaseError::Write)?;
+    manifest.record_files(staging).map_err(ReleaseError::Write)?;
+    let text = serde_json::to_string_pretty(&manifest).expect("manifests serialize") + "\n";
+    crate::dataset::write_durably(&staging.join("manifest.json"), |file| {
+        std::io::Write::write_all(file, text.as_bytes())
+    })
+    .map_err(ReleaseError::Write)?;
+    Ok(manifest)
+}
+
+/// The released row of a task and its extra values, in [`EXTRA_COLUMNS`] order.
+pub fn task_row(task: &Task) -> (TaskRow, Vec<String>) {
+    let candidate = &task.candidate;
+    let row = TaskRow::from_candidate(candidate, &task.fail_to_pass, &task.pass_to_pass);
+    let issue_numbers: Vec<String> = candidate.issue_numbers.iter().map(ToString::to_string).collect();
+    let extra = vec![
+        candidate.pull_number.to_string(),
+        encode_test_list(&issue_numbers),
+        candidate.merged_at.as_ref().map(format_swebench_time).unwrap_or_default(),
+        encode_test_list(&task.flaky_tests),
+        task.validation_runs.to_string(),
+    ];
+    (row, extra)
+}
+
+/// Each repository's license as the store knows it (from discover), if at all.
+fn licenses(store: &Store, repos: &[crate::model::RepoSlug]) -> Result<BTreeMap<String, Option<String>>, StoreError> {
+    let mut out = BTreeMap::new();
+    for repo in repos {
+        let data: Option<String> = rusqlite::OptionalExtension::optional(store.connection().query_row(
+            "SELECT data FROM repositories WHERE repo = ?1",
+            [repo.to_string()],
+            |row| row.get(0),
+        ))?;
+        let license = data
+            .and_then(|data| serde_json::from_str::<serde_json::Value>(&data).ok())
+            .and_then(|data| data.get("license").and_then(|license| license.as_str()).map(String::from));
+        out.insert(repo.to_string(), license);
+    }
+    Ok(out)
+}
+
+/// Renames the staging folder to the target; with an existing target (`--force`),
+/// the old release is moved aside first and removed only after the new one is in.
+fn move_into_place(staging: &Path, target: &Path) -> Result<(), ReleaseError> {
+    let rename_error = |source| ReleaseError::Rename { path: target.to_path_buf(), source };
+    if target.exists() {
+        let parent = target.parent().expect("a release dir has a parent");
+        let name = target.file_name().expect("a release dir has a name").to_string_lossy();
+        let aside = parent.join(format!(".{name}.replaced-{}", Utc::now().timestamp()));
+        std::fs::rename(target, &aside).map_err(rename_error)?;
+        std::fs::rename(staging, target).map_err(rename_error)?;
+        std::fs::remove_dir_all(&aside).map_err(rename_error)?;
+    } else {
+        std::fs::rename(staging, target).map_err(rename_error)?;
+    }
+    // The rename is durable only once the parent folder's entry is on disk.
+    if let Some(parent) = target.parent() {
+        if let Ok(folder) = std::fs::File::open(parent) {
+            let _ = folder.sync_all();
+        }
+    }
+    Ok(())
+}

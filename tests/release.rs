@@ -1,0 +1,233 @@
+//! The release stage: files, manifest, filters, splits, immutability, compatibility.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{TimeZone, Utc};
+use swe_harvest::dataset::{read_records, read_task_rows};
+use swe_harvest::model::{Candidate, RepoSlug, SWEBENCH_COLUMNS, Task};
+use swe_harvest::store::{self, Store, StoreError};
+
+use crate::support::{SweHarvest, stderr, stdout};
+
+fn task(repo: &str, number: u64, created: (i32, u32, u32), patch: &str) -> Task {
+    let repo: RepoSlug = repo.parse().unwrap();
+    let created_at = Utc.with_ymd_and_hms(created.0, created.1, created.2, 12, 30, 0).unwrap();
+    Task {
+        candidate: Candidate {
+            instance_id: Candidate::instance_id_for(&repo, number),
+            repo,
+            pull_number: number,
+            issue_numbers: vec![number - 1],
+            base_commit: format!("{number:040}"),
+            head_commit: format!("{:040}", number + 1),
+            patch: patch.to_string(),
+            test_patch: format!("diff --git a/tests/test_{number}.py b/tests/test_{number}.py\n"),
+            problem_statement: format!("Issue {}\nIt breaks.\n", number - 1),
+            hints_text: String::new(),
+            created_at,
+            merged_at: Some(created_at + chrono::Duration::days(1)),
+            version: "1.0".into(),
+            environment_setup_commit: format!("{:040}", 7),
+            test_files: vec![format!("tests/test_{number}.py")],
+        },
+        fail_to_pass: vec![format!("tests/test_{number}.py::test_fixed")],
+        pass_to_pass: vec![format!("tests/test_{number}.py::test_old")],
+        flaky_tests: vec![],
+        validation_runs: 3,
+        image: None,
+    }
+}
+
+fn patch(n: u64) -> String {
+    format!("diff --git a/src/m{n}.py b/src/m{n}.py\n--- a/src/m{n}.py\n+++ b/src/m{n}.py\n@@ -1 +1 @@\n-x = {n}\n+x = {}\n", n + 1)
+}
+
+/// Five tasks over two repositories and three months.
+fn seeded() -> SweHarvest {
+    let harvest = SweHarvest::new();
+    let mut store = Store::open_in(&harvest.data_dir).unwrap();
+    let tasks = vec![
+        task("acme/widgets", 12, (2024, 1, 31), &patch(12)),
+        task("acme/widgets", 10, (2024, 1, 5), &patch(10)),
+        task("acme/widgets", 20, (2024, 2, 1), &patch(20)),
+        task("octo/gadgets", 5, (2024, 2, 14), &patch(5)),
+        task("octo/gadgets", 9, (2024, 3, 1), &patch(9)),
+    ];
+    store
+        .transaction(|tx| -> Result<(), StoreError> {
+            for task in &tasks {
+                store::candidates::upsert_task(tx, task)?;
+                store::record_passed(tx, swe_harvest::model::Stage::Validate, &task.candidate.repo, &task.candidate.instance_id)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    harvest
+}
+
+fn release_dir(harvest: &SweHarvest, name: &str, version: &str) -> PathBuf {
+    harvest.data_dir.join("releases").join(name).join(version)
+}
+
+fn ids(path: &Path) -> Vec<String> {
+    read_records(path).unwrap().iter().map(|record| record["instance_id"].as_str().unwrap().to_string()).collect()
+}
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn release_writes_sorted_rows_in_both_formats_with_a_manifest_and_card() {
+    let harvest = seeded();
+    let output = harvest.run(&["release", "--name", "bench", "--version", "2024.03"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = release_dir(&harvest, "bench", "2024.03");
+    assert_eq!(stdout(&output).trim(), dir.display().to_string(), "the release path is the data on stdout");
+
+    let expected = ["acme__widgets-10", "acme__widgets-12", "acme__widgets-20", "octo__gadgets-5", "octo__gadgets-9"];
+    assert_eq!(ids(&dir.join("tasks.parquet")), expected);
+    assert_eq!(read_records(&dir.join("tasks.parquet")).unwrap(), read_records(&dir.join("tasks.jsonl")).unwrap());
+    let rows = read_task_rows(&dir.join("tasks.jsonl")).unwrap();
+    assert_eq!(rows[0].fail_to_pass, r#"["tests/test_10.py::test_fixed"]"#);
+    assert_eq!(rows[0].created_at, "2024-01-05T12:30:00Z");
+    let first_line = std::fs::read_to_string(dir.join("tasks.jsonl")).unwrap().lines().next().unwrap().to_string();
+    let order: Vec<usize> = SWEBENCH_COLUMNS.iter().map(|c| first_line.find(&format!("\"{c}\":")).unwrap()).collect();
+    assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "SWE-bench's columns come first, in order");
+    assert!(first_line.contains(r#""pull_number":"10","issue_numbers":"[\"9\"]","merged_at":"2024-01-06T12:30:00Z""#));
+
+    let manifest = manifest(&dir);
+    assert_eq!(manifest["name"], "bench");
+    assert_eq!(manifest["version"], "2024.03");
+    assert_eq!(manifest["counts"]["total"], 5);
+    assert_eq!(manifest["counts"]["per_repository"]["acme/widgets"], 3);
+    assert_eq!(manifest["pipeline_version"], env!("CARGO_PKG_VERSION"));
+    for file in ["tasks.parquet", "tasks.jsonl", "README.md"] {
+        let entry = &manifest["files"][file];
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        use sha2::Digest;
+        assert_eq!(entry["sha256"], hex::encode(sha2::Sha256::digest(&bytes)), "{file}");
+        assert_eq!(entry["size_bytes"], bytes.len());
+    }
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(card.starts_with("---\n") && card.contains("configs:\n- config_name: default"), "{card}");
+    assert!(card.contains("num_examples: 5"));
+    assert!(card.contains("| acme/widgets | 3 |"));
+    assert!(card.contains("| validate | 5 | 5 | 0 |"), "the funnel is in the card");
+    assert!(card.contains("unknown: check the repository"), "the license situation is stated");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from("2024.03")], "no staging folder is left");
+}
+
+#[test]
+fn an_existing_release_is_never_modified_unless_forced() {
+    let harvest = seeded();
+    assert!(harvest.run(&["release", "--name", "bench", "--version", "1"]).status.success());
+    let dir = release_dir(&harvest, "bench", "1");
+    let before = std::fs::read(dir.join("manifest.json")).unwrap();
+    let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("already exists") && stderr(&output).contains("--force"), "{}", stderr(&output));
+    assert_eq!(std::fs::read(dir.join("manifest.json")).unwrap(), before);
+    let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets", "--force"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(ids(&dir.join("tasks.jsonl")), ["octo__gadgets-5", "octo__gadgets-9"]);
+}
+
+#[test]
+fn date_window_is_half_open_and_repos_filter() {
+    let harvest = seeded();
+    let output = harvest.run(&[
+        "release", "--name", "feb", "--version", "1", "--created-after", "2024-02-01", "--created-before", "2024-03-01",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = release_dir(&harvest, "feb", "1");
+    assert_eq!(ids(&dir.join("tasks.jsonl")), ["acme__widgets-20", "octo__gadgets-5"]);
+    let counts = &manifest(&dir)["counts"]["left_out_by_filters"];
+    assert_eq!(counts["created_before_window"], 2);
+    assert_eq!(counts["created_after_window"], 1);
+    assert_eq!(manifest(&dir)["filters"]["created_after"], "2024-02-01");
+
+    let output = harvest.run(&["release", "--name", "acme", "--version", "1", "--repo", "acme/widgets"]);
+    assert!(output.status.success());
+    assert_eq!(ids(&release_dir(&harvest, "acme", "1").join("tasks.jsonl")).len(), 3);
+}
+
+#[test]
+fn exclude_dataset_drops_by_instance_id_and_by_normalised_patch() {
+    let harvest = seeded();
+    let other = harvest.path("other.jsonl");
+    // One row shares an id; another carries our task 5's patch with other whitespace
+    // and an index line, under another id.
+    let reworded = patch(5).replace("--- a/", "index 0000..1111 100644\n--- a/").replace("x = 6", "x   =  6");
+    let rows = [
+        serde_json::json!({"instance_id": "acme__widgets-10", "patch": "unrelated"}),
+        serde_json::json!({"instance_id": "someone__else-1", "patch": reworded}),
+    ];
+    std::fs::write(&other, rows.iter().map(|row| row.to_string() + "\n").collect::<String>()).unwrap();
+    let output = harvest.command().args(["release", "--name", "clean", "--version", "1", "--exclude-dataset"]).arg(&other).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = release_dir(&harvest, "clean", "1");
+    assert_eq!(ids(&dir.join("tasks.jsonl")), ["acme__widgets-12", "acme__widgets-20", "octo__gadgets-9"]);
+    let counts = &manifest(&dir)["counts"]["left_out_by_filters"];
+    assert_eq!(counts["instance_id_in_excluded_dataset"], 1);
+    assert_eq!(counts["patch_in_excluded_dataset"], 1);
+    assert!(manifest(&dir)["filters"]["exclude_datasets"][0]["sha256"].as_str().unwrap().len() == 64);
+
+    // A parquet dataset works the same way: exclude everything an earlier release holds.
+    let earlier = release_dir(&harvest, "clean", "1").join("tasks.parquet");
+    let output = harvest.command().args(["release", "--name", "rest", "--version", "1", "--exclude-dataset"]).arg(&earlier).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(ids(&release_dir(&harvest, "rest", "1").join("tasks.jsonl")), ["acme__widgets-10", "octo__gadgets-5"]);
+}
+
+#[test]
+fn split_by_month_writes_one_split_per_month_and_counts_each() {
+    let harvest = seeded();
+    let output = harvest.run(&["release", "--name", "rolling", "--version", "1", "--split-by", "month"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = release_dir(&harvest, "rolling", "1");
+    assert_eq!(ids(&dir.join("splits/2024-01/tasks.parquet")), ["acme__widgets-10", "acme__widgets-12"]);
+    assert_eq!(ids(&dir.join("splits/2024-02/tasks.jsonl")), ["acme__widgets-20", "octo__gadgets-5"]);
+    assert_eq!(ids(&dir.join("splits/2024-03/tasks.jsonl")), ["octo__gadgets-9"]);
+    let per_split = &manifest(&dir)["counts"]["per_split"];
+    assert_eq!(per_split, &serde_json::json!({"2024-01": 2, "2024-02": 2, "2024-03": 1}));
+    assert!(manifest(&dir)["files"]["splits/2024-02/tasks.parquet"]["sha256"].is_string());
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(card.contains("- split: month_2024_02\n    path: splits/2024-02/tasks.parquet"), "{card}");
+}
+
+#[test]
+fn release_settings_file_is_used_and_flags_beat_it() {
+    let harvest = seeded();
+    std::fs::create_dir_all(harvest.path("configs/releases")).unwrap();
+    std::fs::write(harvest.path("configs/pipeline.toml"), "").unwrap();
+    std::fs::write(harvest.path("configs/releases/monthly.toml"), "created_after = 2024-02-01\nrepos = [\"acme/widgets\"]\n").unwrap();
+    let output = harvest.run(&["release", "--name", "monthly", "--version", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(ids(&release_dir(&harvest, "monthly", "1").join("tasks.jsonl")), ["acme__widgets-20"]);
+    let output = harvest.run(&["release", "--name", "monthly", "--version", "2", "--repo", "octo/gadgets"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(ids(&release_dir(&harvest, "monthly", "2").join("tasks.jsonl")), ["octo__gadgets-5", "octo__gadgets-9"]);
+    let extends = &manifest(&release_dir(&harvest, "monthly", "2"))["extends"];
+    assert_eq!(extends["version"], "1", "a later version names the release it extends");
+    assert_eq!(extends["added"], 2);
+    assert_eq!(extends["removed"], 1);
+
+    std::fs::write(harvest.path("configs/releases/typo.toml"), "created_afterr = 2024-02-01\n").unwrap();
+    let output = harvest.run(&["release", "--name", "typo", "--version", "1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("typo.toml") && stderr(&output).contains("created_afterr"), "{}", stderr(&output));
+}
+
+#[test]
+fn empty_selection_and_bad_names_are_clear_errors() {
+    let harvest = seeded();
+    let output = harvest.run(&["release", "--name", "none", "--version", "1", "--created-after", "2030-01-01"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no task matches"), "{}", stderr(&output));
+    assert!(!release_dir(&harvest, "none", "1").exists());
+    let output = harvest.run(&["release", "--name", "../escape", "--version", "1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("not a valid release name"), "{}", stderr(&output));
+}
