@@ -106,9 +106,19 @@ impl Dataset {
             })
             .collect();
         let mut frame = DataFrame::new(self.rows.len(), columns).map_err(parquet_error)?;
+        // polars would record its own `string_view` Arrow type in the file's schema
+        // metadata, which older pyarrow and Hugging Face `datasets` do not map to a
+        // string feature; SWE-bench's files declare plain `string`, and so do we.
+        let arrow_schema: ArrowSchema = self
+            .columns
+            .iter()
+            .map(|name| (name.as_str().into(), ArrowField::new(name.as_str().into(), ArrowDataType::Utf8, false)))
+            .collect();
+        let schema_metadata = polars_parquet::write::schema_to_metadata_key(&arrow_schema);
         write_durably(path, |file| {
             ParquetWriter::new(file)
                 .with_compression(ParquetCompression::Zstd(None))
+                .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![schema_metadata])))
                 .finish(&mut frame)
                 .map(|_| ())
                 .map_err(|error| std::io::Error::other(error.to_string()))

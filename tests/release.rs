@@ -231,3 +231,46 @@ fn empty_selection_and_bad_names_are_clear_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("not a valid release name"), "{}", stderr(&output));
 }
+
+#[test]
+fn release_parquet_is_read_by_pyarrow_with_the_swebench_schema() {
+    let harvest = seeded();
+    assert!(harvest.run(&["release", "--name", "compat", "--version", "1"]).status.success());
+    let dir = release_dir(&harvest, "compat", "1");
+    let python = crate::support::python_venv("pyarrow", &["pyarrow"]);
+    let script = r#"
+import json, re, sys
+import pyarrow.parquet as pq
+SWEBENCH = ["instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
+            "hints_text", "created_at", "version", "FAIL_TO_PASS", "PASS_TO_PASS",
+            "environment_setup_commit"]
+table = pq.read_table(sys.argv[1])
+assert table.column_names[:12] == SWEBENCH, table.column_names
+for field in table.schema:
+    assert str(field.type) in ("string", "large_string"), (field.name, field.type)
+rows = table.to_pylist()
+assert [r["instance_id"] for r in rows] == sorted(r["instance_id"] for r in rows)
+for row in rows:
+    assert re.fullmatch(r"[A-Za-z0-9-]+__[A-Za-z0-9._-]+-\d+", row["instance_id"]), row["instance_id"]
+    assert row["instance_id"].startswith(row["repo"].replace("/", "__") + "-")
+    assert re.fullmatch(r"[0-9a-f]{40}", row["base_commit"])
+    assert re.fullmatch(r"[0-9a-f]{40}", row["environment_setup_commit"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row["created_at"])
+    assert re.fullmatch(r"\d+\.\d+", row["version"])
+    for column in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        tests = json.loads(row[column])
+        assert isinstance(tests, list) and all(isinstance(t, str) for t in tests), column
+with open(sys.argv[2]) as jsonl:
+    assert [json.loads(line) for line in jsonl] == rows, "JSONL rows equal parquet rows"
+print(len(rows), "rows ok")
+"#;
+    let output = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(dir.join("tasks.parquet"))
+        .arg(dir.join("tasks.jsonl"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(stdout(&output).trim(), "5 rows ok");
+}

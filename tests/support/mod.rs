@@ -51,3 +51,29 @@ pub fn stderr(output: &Output) -> String {
 pub fn project_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// A Python virtual environment with `packages` installed from the package index,
+/// cached under Cargo's target tmp dir so that tests share it.
+pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("venv-{name}"));
+    let python = venv.join("bin/python");
+    let marker = venv.join(".installed");
+    let wanted = packages.join(" ");
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
+        return python;
+    }
+    let status = Command::new("python3").arg("-m").arg("venv").arg("--clear").arg(&venv).status().expect("python3 runs");
+    assert!(status.success(), "python3 -m venv {} failed", venv.display());
+    let output = Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+        .args(packages)
+        .output()
+        .expect("pip runs");
+    assert!(
+        output.status.success(),
+        "pip install {wanted} failed (the package index must be reachable):\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::write(&marker, &wanted).unwrap();
+    python
+}
