@@ -12,6 +12,7 @@ pub mod env_vars;
 pub mod model;
 pub mod progress;
 pub mod release;
+pub mod report;
 pub mod secret;
 pub mod store;
 

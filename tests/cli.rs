@@ -181,3 +181,19 @@ fn unimplemented_stage_exits_1_saying_so() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("not implemented"), "{}", stderr(&output));
 }
+
+#[test]
+fn status_report_writes_an_html_page_with_a_chart_and_the_numbers() {
+    let harvest = SweHarvest::new();
+    seeded_store(&harvest);
+    let page = harvest.path("funnel.html");
+    let output = harvest.command().args(["status", "--report"]).arg(&page).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<svg").count(), 3, "one chart for all and one per repository");
+    assert!(html.contains("<h2 id=\"psf/requests\">psf/requests</h2>"));
+    assert!(html.contains("dropped: no_linked_issue"));
+    assert!(html.contains("4 in &#183; 1 passed &#183; 3 dropped"), "numbers beside the bars");
+    assert!(stdout(&output).contains("REPOSITORY"), "the table is still printed");
+}

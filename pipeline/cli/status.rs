@@ -20,7 +20,10 @@ pub fn status(settings: &GlobalSettings, args: &StatusArgs) -> anyhow::Result<Ex
     let store = Store::open(&store_path)?;
     let report = store.funnel(&args.repos).context("failed to read the funnel")?;
     if let Some(path) = &args.report {
-        anyhow::bail!("`status --report {}` is not implemented in this version yet", path.display());
+        let generated_at = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
+        let html = swe_harvest::report::render_html(&report, &generated_at);
+        fs_err::write(path, html)?;
+        tracing::info!(path = %path.display(), "wrote the funnel report");
     }
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
