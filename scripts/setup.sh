@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# swe-harvest machine setup: a running Docker engine and the base images
+# swe-harvest/base:py3.9, :py3.11, :py3.13.
+#
+# Idempotent: what is already there is reported and left alone, so a rerun on a
+# ready machine takes seconds. Meant for Debian 12 run as root (CI's `.ci/run`);
+# a non-root user with Docker access can run it too when nothing has to be built.
+#
+# Base images are pulled (python:X-slim) where a registry answers; otherwise they
+# are built locally from Debian packages (debootstrap + `docker import`):
+#   bullseye -> Python 3.9, bookworm -> Python 3.11, trixie -> Python 3.13.
+# See scripts/README.md for the environment variables and the decisions.
+set -euo pipefail
+
+# ---------------------------------------------------------------- settings ---
+IMAGES="${SWE_HARVEST_BASE_IMAGES:-py3.9 py3.11 py3.13}"
+WORK_DIR="${SWE_HARVEST_WORK_DIR:-/var/cache/swe-harvest}"
+DOCKERD_LOG="${SWE_HARVEST_DOCKERD_LOG:-/var/log/swe-harvest-dockerd.log}"
+DOCKERD_TIMEOUT="${SWE_HARVEST_DOCKERD_TIMEOUT:-60}"
+PULL_TIMEOUT="${SWE_HARVEST_PULL_TIMEOUT:-20}"
+SKIP_PULL="${SWE_HARVEST_SKIP_PULL:-0}"
+PARALLEL="${SWE_HARVEST_PARALLEL:-1}"
+REBUILD="${SWE_HARVEST_REBUILD:-0}"
+MIRROR_OVERRIDE="${SWE_HARVEST_DEBIAN_MIRROR:-}"
+ALLOW_NO_GPG="${SWE_HARVEST_ALLOW_UNSIGNED_DEBIAN:-0}"
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+PACKAGES=python3,python3-venv,python3-pip,git,ca-certificates,patch
+IMAGE_REPO="${SWE_HARVEST_BASE_REPO:-swe-harvest/base}"
+
+log() { printf '%s\n' "$*"; }
+die() { printf 'setup.sh: error: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# ------------------------------------------------------------------ apt ------
+APT_UPDATED=0
+apt_install() {
+    is_root || die "need root to install $* (rerun as root)"
+    command -v apt-get >/dev/null || die "apt-get not found: install $* by hand"
+    if [ "$APT_UPDATED" = 0 ]; then
+        apt-get update -qq || die "apt-get update failed"
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null \
+        || die "apt-get install $* failed"
+}
+
+# --------------------------------------------------------------- docker ------
+docker_answers() { command -v docker >/dev/null && docker info >/dev/null 2>&1; }
+dockerd_running() {
+    if command -v pgrep >/dev/null; then pgrep -x dockerd >/dev/null; else pidof dockerd >/dev/null; fi
+}
+
+ensure_docker() {
+    if docker_answers; then
+        log "docker engine: already running (server $(docker version -f '{{.Server.Version}}' 2>/dev/null || echo '?'))"
+        return
+    fi
+    is_root || die "docker engine does not answer and starting it needs root"
+    local installed=""
+    if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
+        apt_install docker.io
+        installed="installed docker.io, "
+    fi
+    local started="started dockerd"
+    if dockerd_running; then
+        # A dockerd is already starting (or stuck): wait for it, never start a second.
+        started="waited for the running dockerd"
+    else
+        mkdir -p "$(dirname "$DOCKERD_LOG")"
+        printf '\n==== %s: started by swe-harvest scripts/setup.sh\n' "$(date -u +%FT%TZ)" >>"$DOCKERD_LOG"
+        # No systemd here: detach dockerd from this shell (own session, no inherited
+        # stdio) so that it outlives the script and does not hold CI's pipes open.
+        setsid nohup dockerd </dev/null >>"$DOCKERD_LOG" 2>&1 &
+    fi
+    local t0=$SECONDS
+    until docker_answers; do
+        if [ $((SECONDS - t0)) -ge "$DOCKERD_TIMEOUT" ]; then
+            tail -n 20 "$DOCKERD_LOG" >&2 2>/dev/null || true
+            die "docker engine did not answer within ${DOCKERD_TIMEOUT} s; see $DOCKERD_LOG"
+        fi
+        if [ "$started" = "started dockerd" ] && ! dockerd_running; then
+            tail -n 20 "$DOCKERD_LOG" >&2 2>/dev/null || true
+            die "dockerd exited during startup; see $DOCKERD_LOG"
+        fi
+        sleep 1
+    done
+    log "docker engine: ${installed}${started} in $((SECONDS - t0)) s (log: $DOCKERD_LOG)"
+}
+
+# ----------------------------------------------------------- base images -----
+suite_of() {
+    case "$1" in
+        py3.9) echo bullseye ;;
+        py3.11) echo bookworm ;;
+        py3.13) echo trixie ;;
+        *) return 1 ;;
+    esac
+}
+
+http_ok() { # URL answers 200?
+    if command -v curl >/dev/null; then
+        curl -fsS -o /dev/null -m 15 "$1" 2>/dev/null
+    else
+        wget -q -T 15 -t 1 -O /dev/null "$1" 2>/dev/null
+    fi
+}
+
+# Debian mirrors to try: the override, those configured for apt on this machine,
+# then the public defaults (old releases end up on archive.debian.org).
+mirror_candidates() {
+    {
+        [ -n "$MIRROR_OVERRIDE" ] && echo "$MIRROR_OVERRIDE"
+        local f
+        for f in /etc/apt/sources.list.d/*.sources; do
+            [ -f "$f" ] && sed -n 's/^URIs:[[:space:]]*//p' "$f" | tr ' ' '\n'
+        done
+        for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+            [ -f "$f" ] && awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' "$f"
+        done
+        echo http://deb.debian.org/debian
+        echo http://archive.debian.org/debian
+    } | sed 's:/*$::' | grep -E '^https?://' | grep -v -- '-security$' | awk '!seen[$0]++'
+}
+
+find_mirror() { # suite -> first mirror that serves it
+    local suite=$1 m
+    while read -r m; do
+        if http_ok "$m/dists/$suite/InRelease" || http_ok "$m/dists/$suite/Release"; then
+            echo "$m"
+            return 0
+        fi
+    done < <(mirror_candidates)
+    return 1
+}
+
+ensure_build_tools() {
+    local need=()
+    command -v debootstrap >/dev/null || need+=(debootstrap)
+    [ -f "$KEYRING" ] || need+=(debian-archive-keyring)
+    command -v curl >/dev/null || command -v wget >/dev/null || need+=(wget)
+    command -v gpgv >/dev/null || need+=(gpgv)
+    if [ "${#need[@]}" -gt 0 ]; then
+        apt_install "${need[@]}"
+        log "build tools: installed ${need[*]}"
+    fi
+    # Older debootstrap releases lack the scripts of newer suites; every modern
+    # Debian suite uses the same script as sid.
+    local s dir=/usr/share/debootstrap/scripts
+    for s in bullseye bookworm trixie; do
+        if [ ! -e "$dir/$s" ] && [ -e "$dir/sid" ]; then
+            ln -s sid "$dir/$s"
+            log "build tools: linked debootstrap script $s -> sid"
+        fi
+    done
+}
+
+# Check the suite's InRelease against the Debian keyring ourselves, so that an
+# expired or missing key gives a clear message instead of a debootstrap failure.
+signature_ok() { # mirror suite
+    local tmp rc=0
+    tmp=$(mktemp)
+    if curl -fsS -m 30 -o "$tmp" "$1/dists/$2/InRelease" 2>/dev/null \
+        || wget -q -T 30 -t 1 -O "$tmp" "$1/dists/$2/InRelease" 2>/dev/null; then
+        gpgv --keyring "$KEYRING" "$tmp" >/dev/null 2>&1 || rc=1
+    else
+        rc=1
+    fi
+    rm -f "$tmp"
+    return "$rc"
+}
+
+# Build one image from Debian packages and import it. Progress goes to stdout
+# (the caller sends it to the image's log). Returns non-zero on failure.
+build_image() { # tag suite mirror
+    local tag=$1 suite=$2 mirror=$3 image="$IMAGE_REPO:$1"
+    local rootfs="$WORK_DIR/rootfs/$tag"
+    local cache="$WORK_DIR/debs/$suite"
+    local gpg_opts=(--keyring "$KEYRING")
+    if ! signature_ok "$mirror" "$suite"; then
+        if [ "$ALLOW_NO_GPG" = 1 ]; then
+            # Last resort, opted into by the operator: the Release file's key has
+            # expired (or is not in the keyring). Packages are still checked against
+            # the Release file's hashes, but the Release file itself is not verified.
+            echo "WARNING: $mirror $suite: Release signature does not verify; building with --no-check-gpg"
+            gpg_opts=(--no-check-gpg)
+        else
+            echo "ERROR: $mirror/dists/$suite/InRelease does not verify against $KEYRING"
+            echo "       (expired or unknown key?). Set SWE_HARVEST_ALLOW_UNSIGNED_DEBIAN=1 to"
+            echo "       build with debootstrap --no-check-gpg anyway."
+            return 1
+        fi
+    fi
+    # Every step is checked explicitly: this runs on the left of `||`, where
+    # bash ignores `set -e`.
+    remove_rootfs "$rootfs" && mkdir -p "$rootfs" "$cache" || return 1
+    # Remove the rootfs however this function ends (it runs in a subshell; the
+    # trap fires after the function's locals are gone, hence the global).
+    BUILD_ROOTFS=$rootfs
+    trap 'remove_rootfs "$BUILD_ROOTFS"' EXIT
+    # Two stages, so that dpkg in the second one runs with force-unsafe-io (no
+    # fsync per file; what Debian's own Docker images set, too): builds take
+    # about a quarter less time here. The setting stays in the image and speeds
+    # up apt in the environment layers built on it.
+    debootstrap --foreign --variant=minbase "${gpg_opts[@]}" --cache-dir="$cache" \
+        --include="$PACKAGES" "$suite" "$rootfs" "$mirror" || return 1
+    echo force-unsafe-io >"$rootfs/etc/dpkg/dpkg.cfg.d/swe-harvest-unsafe-io" || return 1
+    chroot "$rootfs" /debootstrap/debootstrap --second-stage || {
+        tail -n 30 "$rootfs/debootstrap/debootstrap.log" 2>/dev/null
+        return 1
+    }
+    # Keep the image small: no package lists, no caches, no logs; and, like the
+    # Debian "slim" images that python:X-slim starts from, no documentation
+    # (copyright files stay), man pages or translations, now or in later layers.
+    cat >"$rootfs/etc/dpkg/dpkg.cfg.d/swe-harvest-slim" <<'EOF_DPKG' || return 1
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/groff/*
+path-exclude /usr/share/lintian/*
+path-exclude /usr/share/locale/*
+path-include /usr/share/locale/locale.alias
+EOF_DPKG
+    find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+    find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
+    find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 -not -name locale.alias -exec rm -rf {} +
+    rm -rf "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* \
+        "$rootfs"/usr/share/groff/* "$rootfs"/usr/share/lintian/* \
+        "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/* \
+        "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/lib/dpkg/*-old \
+        "$rootfs"/var/log/* "$rootfs"/root/.cache "$rootfs"/tmp/* "$rootfs"/var/tmp/*
+    mkdir -p "$rootfs"/var/lib/apt/lists/partial
+    tar -C "$rootfs" --numeric-owner -c . | docker import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' \
+        --change 'WORKDIR /' \
+        --change 'CMD ["python3"]' \
+        --change "LABEL org.swe-harvest.base.source=debootstrap org.swe-harvest.base.suite=$suite org.swe-harvest.base.mirror=$mirror" \
+        - "$image" || return 1
+    remove_rootfs "$rootfs"
+}
+
+# debootstrap mounts /proc and /sys inside the target while it runs; never let
+# rm follow them into the host's.
+remove_rootfs() { # dir
+    local m
+    [ -d "$1" ] || return 0
+    awk -v d="$1" 'index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r |
+        while read -r m; do umount -l "$m" || true; done
+    rm -rf --one-file-system -- "$1"
+}
+
+pull_image() { # tag -> 0 if python:X-slim was pulled and tagged
+    local tag=$1 upstream="python:${1#py}-slim"
+    [ "$SKIP_PULL" = 1 ] && return 1
+    timeout "$PULL_TIMEOUT" docker pull -q "$upstream" >/dev/null 2>&1 || return 1
+    docker tag "$upstream" "$IMAGE_REPO:$tag"
+}
+
+# Does the image run Python of the version its tag promises? Prints the version.
+verify_image() { # tag
+    local tag=$1 out
+    out=$(docker run --rm --network none "$IMAGE_REPO:$tag" python3 --version 2>&1) || {
+        echo "$out"
+        return 1
+    }
+    case "$out" in
+        "Python ${tag#py}."*) echo "$out" ;;
+        *) echo "$out (expected Python ${tag#py}.x)"; return 1 ;;
+    esac
+}
+
+# Make one image: pull, else build. Runs in a subshell with output to $2;
+# the last line of the log is the one-line summary.
+make_image() { # tag logfile
+    local tag=$1 logf=$2 t0=$SECONDS suite mirror how version
+    exec >"$logf" 2>&1
+    suite=$(suite_of "$tag")
+    if pull_image "$tag"; then
+        how="pulled python:${tag#py}-slim"
+    else
+        echo "docker pull python:${tag#py}-slim failed or skipped; building from Debian $suite"
+        mirror=$(find_mirror "$suite") || { echo "no Debian mirror serves $suite (tried: $(mirror_candidates | tr '\n' ' '))"; return 1; }
+        echo "mirror for $suite: $mirror"
+        (build_image "$tag" "$suite" "$mirror") || { echo "debootstrap/import of $suite failed"; return 1; }
+        how="built from Debian $suite ($mirror)"
+    fi
+    version=$(verify_image "$tag") || {
+        echo "verification failed: $version"
+        docker rmi "$IMAGE_REPO:$tag" >/dev/null 2>&1 || true # so that a rerun retries
+        return 1
+    }
+    echo "SUMMARY: $IMAGE_REPO:$tag: $how in $((SECONDS - t0)) s, $version, $(docker image inspect -f '{{.Size}}' "$IMAGE_REPO:$tag" | awk '{printf "%d MB", $1/1e6}')"
+}
+
+ensure_images() {
+    local tag todo=()
+    for tag in $IMAGES; do
+        if [ "$REBUILD" != 1 ] && docker image inspect "$IMAGE_REPO:$tag" >/dev/null 2>&1; then
+            log "$IMAGE_REPO:$tag: already present ($(docker image inspect -f '{{.Id}}' "$IMAGE_REPO:$tag" | cut -c8-19))"
+        else
+            todo+=("$tag")
+        fi
+    done
+    [ "${#todo[@]}" -eq 0 ] && return 0
+
+    is_root || die "building ${todo[*]} needs root (debootstrap); rerun as root"
+    mkdir -p "$WORK_DIR/logs"
+    # One setup at a time per machine (CI jobs or tests may start several).
+    exec 9>"$WORK_DIR/setup.lock"
+    if ! flock -n 9; then
+        log "waiting for another setup.sh run (lock $WORK_DIR/setup.lock)"
+        flock 9
+        # It may have made some of them meanwhile.
+        local left=()
+        for tag in "${todo[@]}"; do
+            if [ "$REBUILD" != 1 ] && docker image inspect "$IMAGE_REPO:$tag" >/dev/null 2>&1; then
+                log "$IMAGE_REPO:$tag: made meanwhile by the other run"
+            else
+                left+=("$tag")
+            fi
+        done
+        [ "${#left[@]}" -eq 0 ] && return 0
+        todo=("${left[@]}")
+    fi
+    ensure_build_tools
+
+    # Each image is made in a background subshell (so that `set -e` holds inside
+    # it); in parallel unless SWE_HARVEST_PARALLEL=0 (debootstrap is one process
+    # at a time, mostly waiting on downloads and dpkg, so two cores help). Its
+    # log's last line says how it went. Wait for these pids only: a dockerd
+    # started above is a child of this shell too.
+    local failed=0 t pids=() pid
+    for tag in "${todo[@]}"; do
+        log "$IMAGE_REPO:$tag: making (log: $WORK_DIR/logs/$tag.log)"
+        make_image "$tag" "$WORK_DIR/logs/$tag.log" &
+        pids+=($!)
+        [ "$PARALLEL" = 1 ] || wait $! || true
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || true; done
+    for tag in "${todo[@]}"; do
+        t=$(tail -n 1 "$WORK_DIR/logs/$tag.log")
+        case "$t" in
+            SUMMARY:*) log "${t#SUMMARY: }" ;;
+            *)
+                failed=1
+                printf 'setup.sh: error: %s:%s failed; last lines of %s:\n' "$IMAGE_REPO" "$tag" "$WORK_DIR/logs/$tag.log" >&2
+                tail -n 15 "$WORK_DIR/logs/$tag.log" | sed 's/^/    /' >&2
+                ;;
+        esac
+    done
+    [ "$failed" = 0 ] || die "some base images could not be made (see above)"
+}
+
+T_START=$SECONDS
+for tag in $IMAGES; do
+    suite_of "$tag" >/dev/null || die "unknown base image '$tag' in SWE_HARVEST_BASE_IMAGES (known: py3.9 py3.11 py3.13)"
+done
+ensure_docker
+ensure_images
+log "setup: done in $((SECONDS - T_START)) s"
