@@ -7,8 +7,10 @@
 //! only place that prints for humans.
 
 pub mod config;
+pub mod crawl;
 pub mod dataset;
 pub mod env_vars;
+pub mod github;
 pub mod model;
 pub mod progress;
 pub mod release;

@@ -11,6 +11,7 @@
 //! Docker.
 
 pub mod candidates;
+pub mod crawl;
 mod funnel;
 mod migrations;
 pub mod raw;

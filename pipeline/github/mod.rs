@@ -1,0 +1,548 @@
+//! The GitHub REST client: authentication, token rotation, our own rate limiter,
+//! GitHub's rate-limit signals, retries with backoff, conditional requests and
+//! pagination links. Every GET of the pipeline goes through [`GithubClient::get_json`].
+//!
+//! It is built on octocrab's HTTP stack (hyper) through its raw `_get_with_headers`,
+//! so that status codes and headers (ETag, `X-RateLimit-*`, `Retry-After`, `Link`)
+//! are ours to read; octocrab's own retry layer is switched off so that it never
+//! fights the policy here. Bodies are deserialized into octocrab's models by the
+//! callers' type parameter. The client never touches the store: the crawl decides
+//! what to cache and where to checkpoint.
+//!
+//! The policy, per request:
+//! - a `governor` limiter per token (config `github.requests_per_hour_per_token`);
+//! - `X-RateLimit-Remaining: 0` with `X-RateLimit-Reset`: switch to another token
+//!   with requests left, or wait for the reset (a countdown through the reporter);
+//!   a token under `github.rotate_below_remaining` is swapped for a fuller one;
+//! - secondary limits (403/429 with `Retry-After`, or GitHub's secondary-limit
+//!   message): waited out and retried;
+//! - 5xx, timeouts, broken connections and invalid JSON in a 2xx answer: retried
+//!   with exponential backoff and full jitter, at most `github.max_retries` times;
+//! - anything else (404, 401, a plain 403) fails at once with GitHub's message.
+//!
+//! Tokens: sent only as the `Authorization` header, marked sensitive, and only to
+//! the API root's own host (pagination links to another host are refused). They
+//! never appear in an error, a log line or a URL.
+
+pub mod link;
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use http::header::{HeaderMap, HeaderValue};
+use serde::de::DeserializeOwned;
+
+use crate::config::GithubConfig;
+use crate::progress::Reporter;
+use crate::secret::Secret;
+
+/// Resolved client settings.
+#[derive(Debug, Clone)]
+pub struct ClientSettings {
+    pub api_url: String,
+    pub tokens: Vec<Secret>,
+    pub requests_per_hour_per_token: u32,
+    pub request_timeout: Duration,
+    pub max_retries: u32,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    pub rotate_below_remaining: u32,
+}
+
+impl ClientSettings {
+    pub fn from_config(config: &GithubConfig, tokens: Vec<Secret>) -> ClientSettings {
+        ClientSettings {
+            api_url: config.api_url.clone(),
+            tokens,
+            requests_per_hour_per_token: config.requests_per_hour_per_token,
+            request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
+            max_retries: config.max_retries,
+            backoff_initial: Duration::from_millis(config.backoff_initial_ms),
+            backoff_max: Duration::from_secs(config.backoff_max_secs),
+            rotate_below_remaining: config.rotate_below_remaining,
+        }
+    }
+}
+
+/// A request that failed for good. Messages name the URL (never a token).
+#[derive(Debug, thiserror::Error)]
+pub enum GithubError {
+    #[error(
+        "the API root `{api_url}` is not a usable URL: {problem}; pass an http(s) URL such as https://api.github.com"
+    )]
+    BadApiUrl { api_url: String, problem: String },
+    #[error("failed to set up the HTTP client: {0}")]
+    Setup(String),
+    #[error("GET {url} answered HTTP {status}: {message}")]
+    Status { url: String, status: u16, message: String },
+    #[error(
+        "GET {url} still failed after {attempts} attempts; last error: {last}; run the crawl again later to fetch what is missing"
+    )]
+    GaveUp { url: String, attempts: u32, last: String },
+    #[error("GET {url} answered 2xx with a body that is not the expected JSON: {detail}")]
+    InvalidJson { url: String, detail: String },
+    #[error(
+        "refusing to follow a link to `{url}`, outside the API root `{api_url}` (the token is only sent to the API root)"
+    )]
+    ForeignLink { url: String, api_url: String },
+}
+
+impl GithubError {
+    /// 404 or 410: the object does not exist (any more).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, GithubError::Status { status: 404 | 410, .. })
+    }
+}
+
+/// The answer to a GET.
+#[derive(Debug)]
+pub enum Fetched<T> {
+    /// A 2xx answer: the decoded body, its ETag and the next page's URL.
+    Fresh { value: T, etag: Option<String>, next: Option<String> },
+    /// 304: the object behind the given ETag has not changed.
+    NotModified,
+}
+
+/// What the client spent, for the end-of-run summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ClientStats {
+    /// HTTP answers received (every status, retries included).
+    pub requests: u64,
+    /// 304 answers (free of rate limit).
+    pub not_modified: u64,
+    /// Attempts that were retried (5xx, timeouts, broken connections, invalid JSON, secondary limits).
+    pub retries: u64,
+    /// Seconds spent waiting for rate limits.
+    pub rate_limit_wait_secs: u64,
+}
+
+struct TokenSlot {
+    secret: Option<Secret>,
+    limiter: DefaultDirectRateLimiter,
+    /// Requests left as GitHub last said; -1 before the first answer.
+    remaining: AtomicI64,
+    /// When GitHub resets this token's window (unix seconds); 0 when unknown.
+    reset_epoch: AtomicI64,
+}
+
+impl TokenSlot {
+    /// Requests left now: unknown (i64::MAX) before any answer or after the reset.
+    fn effective_remaining(&self, now: i64) -> i64 {
+        let remaining = self.remaining.load(Ordering::Relaxed);
+        let reset = self.reset_epoch.load(Ordering::Relaxed);
+        if remaining < 0 || (reset > 0 && reset <= now) { i64::MAX } else { remaining }
+    }
+}
+
+/// The GitHub REST client. Cheap to share behind a reference; all methods take `&self`.
+pub struct GithubClient {
+    octocrab: octocrab::Octocrab,
+    api_url: String,
+    origin: String,
+    settings: ClientSettings,
+    slots: Vec<TokenSlot>,
+    current: AtomicUsize,
+    reporter: Arc<dyn Reporter>,
+    requests: AtomicU64,
+    not_modified: AtomicU64,
+    retries: AtomicU64,
+    waited_secs: AtomicU64,
+    warned_low: AtomicBool,
+    last_rotation: Mutex<Option<usize>>,
+}
+
+impl std::fmt::Debug for GithubClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GithubClient").field("api_url", &self.api_url).field("tokens", &self.slots.len()).finish()
+    }
+}
+
+/// The most answers a 403 "rate limit exhausted" may cause in a row before the
+/// request is given up (guards against a server that never resets).
+const MAX_EXHAUSTION_WAITS: u32 = 10;
+
+impl GithubClient {
+    /// A client for `settings.api_url`. Must be called inside a tokio runtime.
+    pub fn new(settings: ClientSettings, reporter: Arc<dyn Reporter>) -> Result<GithubClient, GithubError> {
+        let api_url = settings.api_url.trim_end_matches('/').to_string();
+        let bad = |problem: &str| GithubError::BadApiUrl { api_url: api_url.clone(), problem: problem.to_string() };
+        let uri: http::Uri = api_url.parse().map_err(|_| bad("it does not parse as a URL"))?;
+        let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+            return Err(bad("it needs a scheme and a host"));
+        };
+        if scheme != "http" && scheme != "https" {
+            return Err(bad("the scheme must be http or https"));
+        }
+        let origin = format!("{scheme}://{authority}");
+        let octocrab = octocrab::Octocrab::builder()
+            .base_uri(api_url.as_str())
+            .map_err(|error| GithubError::Setup(error.to_string()))?
+            .add_retry_config(octocrab::service::middleware::retry::RetryConfig::None)
+            .set_connect_timeout(Some(settings.request_timeout))
+            .set_read_timeout(Some(settings.request_timeout))
+            .build()
+            .map_err(|error| GithubError::Setup(error.to_string()))?;
+        let per_hour =
+            std::num::NonZeroU32::new(settings.requests_per_hour_per_token.max(1)).expect("max(1) is nonzero");
+        let secrets: Vec<Option<Secret>> = if settings.tokens.is_empty() {
+            tracing::warn!(
+                "no GITHUB_TOKEN or GITHUB_TOKENS is set: requests are anonymous, at GitHub's limit of 60 an hour; \
+                 set GITHUB_TOKEN to crawl at 5,000 an hour"
+            );
+            vec![None]
+        } else {
+            settings.tokens.iter().cloned().map(Some).collect()
+        };
+        let slots = secrets
+            .into_iter()
+            .map(|secret| TokenSlot {
+                secret,
+                limiter: RateLimiter::direct(Quota::per_hour(per_hour)),
+                remaining: AtomicI64::new(-1),
+                reset_epoch: AtomicI64::new(0),
+            })
+            .collect();
+        tracing::debug!(api_url = %api_url, tokens = settings.tokens.len(), "GitHub client ready");
+        Ok(GithubClient {
+            octocrab,
+            api_url,
+            origin,
+            settings,
+            slots,
+            current: AtomicUsize::new(0),
+            reporter,
+            requests: AtomicU64::new(0),
+            not_modified: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            waited_secs: AtomicU64::new(0),
+            warned_low: AtomicBool::new(false),
+            last_rotation: Mutex::new(None),
+        })
+    }
+
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// The absolute URL of an API path with a query, values percent-encoded.
+    pub fn url(&self, path: &str, query: &[(&str, String)]) -> String {
+        let mut url = format!("{}{}", self.api_url, path);
+        for (index, (key, value)) in query.iter().enumerate() {
+            url.push(if index == 0 { '?' } else { '&' });
+            url.push_str(key);
+            url.push('=');
+            url.push_str(&percent_encode(value));
+        }
+        url
+    }
+
+    pub fn stats(&self) -> ClientStats {
+        ClientStats {
+            requests: self.requests.load(Ordering::Relaxed),
+            not_modified: self.not_modified.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
+            rate_limit_wait_secs: self.waited_secs.load(Ordering::Relaxed),
+        }
+    }
+
+    /// GETs `url` (absolute, under the API root) and decodes the body as `T`.
+    /// With `etag`, the request is conditional and a 304 gives [`Fetched::NotModified`].
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        etag: Option<&str>,
+    ) -> Result<Fetched<T>, GithubError> {
+        if !url.starts_with(&format!("{}/", self.origin)) {
+            return Err(GithubError::ForeignLink { url: url.to_string(), api_url: self.api_url.clone() });
+        }
+        let mut attempts: u32 = 0;
+        let mut exhaustion_waits: u32 = 0;
+        loop {
+            let slot_index = self.pick_token().await;
+            let slot = &self.slots[slot_index];
+            slot.limiter.until_ready().await;
+            let failure: String;
+            let mut wait_hint: Option<Duration> = None;
+            match tokio::time::timeout(self.settings.request_timeout, self.send(url, etag, slot)).await {
+                Err(_) => failure = format!("no complete answer within {}s", self.settings.request_timeout.as_secs()),
+                Ok(Err(transport)) => failure = format!("the connection failed: {transport}"),
+                Ok(Ok((status, headers, body))) => {
+                    self.requests.fetch_add(1, Ordering::Relaxed);
+                    self.note_rate_limit(slot_index, &headers);
+                    tracing::trace!(url, status, "GitHub answered");
+                    match status {
+                        304 => {
+                            self.not_modified.fetch_add(1, Ordering::Relaxed);
+                            return Ok(Fetched::NotModified);
+                        }
+                        200..=299 => match serde_json::from_str::<T>(&body) {
+                            Ok(value) => {
+                                let etag = header(&headers, "etag");
+                                let next = header(&headers, "link").and_then(|link| link::next_link(&link));
+                                if let Some(next) = &next {
+                                    if !next.starts_with(&format!("{}/", self.origin)) {
+                                        return Err(GithubError::ForeignLink {
+                                            url: next.clone(),
+                                            api_url: self.api_url.clone(),
+                                        });
+                                    }
+                                }
+                                return Ok(Fetched::Fresh { value, etag, next });
+                            }
+                            Err(error) => {
+                                failure = format!("invalid JSON: {error}");
+                                if attempts >= self.settings.max_retries {
+                                    return Err(GithubError::InvalidJson {
+                                        url: url.to_string(),
+                                        detail: error.to_string(),
+                                    });
+                                }
+                            }
+                        },
+                        403 | 429 => {
+                            let retry_after =
+                                header(&headers, "retry-after").and_then(|v| v.trim().parse::<u64>().ok());
+                            let remaining =
+                                header(&headers, "x-ratelimit-remaining").and_then(|v| v.trim().parse::<i64>().ok());
+                            if let Some(secs) = retry_after {
+                                failure = format!("secondary rate limit (HTTP {status}, Retry-After {secs}s)");
+                                wait_hint = Some(Duration::from_secs(secs));
+                            } else if remaining == Some(0) || link::is_primary_limit_message(&body) {
+                                // Primary limit: not a failure; rotate or wait for the reset.
+                                exhaustion_waits += 1;
+                                if exhaustion_waits > MAX_EXHAUSTION_WAITS {
+                                    return Err(GithubError::GaveUp {
+                                        url: url.to_string(),
+                                        attempts: attempts + exhaustion_waits,
+                                        last: "the rate limit stayed exhausted after its reset time".into(),
+                                    });
+                                }
+                                slot.remaining.store(0, Ordering::Relaxed);
+                                if slot.reset_epoch.load(Ordering::Relaxed) <= now_epoch() {
+                                    // No usable reset time: wait one backoff step.
+                                    slot.reset_epoch.store(
+                                        now_epoch() + self.backoff(exhaustion_waits).as_secs().max(1) as i64,
+                                        Ordering::Relaxed,
+                                    );
+                                }
+                                tracing::debug!(url, token = slot_index, "rate limit exhausted for this token");
+                                continue;
+                            } else if link::is_secondary_limit_message(&body) {
+                                failure = format!("secondary rate limit (HTTP {status})");
+                            } else {
+                                return Err(GithubError::Status {
+                                    url: url.to_string(),
+                                    status,
+                                    message: link::error_message(&body),
+                                });
+                            }
+                        }
+                        500..=599 => failure = format!("HTTP {status}: {}", link::error_message(&body)),
+                        _ => {
+                            return Err(GithubError::Status {
+                                url: url.to_string(),
+                                status,
+                                message: link::error_message(&body),
+                            });
+                        }
+                    }
+                }
+            }
+            attempts += 1;
+            if attempts > self.settings.max_retries {
+                return Err(GithubError::GaveUp { url: url.to_string(), attempts, last: failure });
+            }
+            self.retries.fetch_add(1, Ordering::Relaxed);
+            let delay = wait_hint.unwrap_or_else(|| self.backoff(attempts));
+            tracing::debug!(url, attempt = attempts, delay_ms = delay.as_millis() as u64, "retrying: {failure}");
+            if wait_hint.is_some() {
+                self.wait_with_countdown(delay, "secondary rate limit").await;
+            } else {
+                tokio::time::sleep(delay).await;
+            }
+        }
+    }
+
+    /// Exponential backoff with full jitter: uniform in [initial, min(max, initial * 2^(n-1))].
+    fn backoff(&self, attempt: u32) -> Duration {
+        let initial = self.settings.backoff_initial.as_millis() as u64;
+        let cap = (self.settings.backoff_max.as_millis() as u64).max(initial);
+        let ceiling = initial.saturating_mul(1u64 << (attempt.saturating_sub(1)).min(30)).min(cap);
+        let millis = if ceiling > initial { rand::random_range(initial..=ceiling) } else { initial };
+        Duration::from_millis(millis)
+    }
+
+    /// One HTTP exchange: status, headers and the body as text.
+    async fn send(
+        &self,
+        url: &str,
+        etag: Option<&str>,
+        slot: &TokenSlot,
+    ) -> Result<(u16, HeaderMap, String), octocrab::Error> {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_static("application/vnd.github+json"));
+        headers.insert(
+            http::header::USER_AGENT,
+            HeaderValue::from_static(concat!("swe-harvest/", env!("CARGO_PKG_VERSION"))),
+        );
+        if let Some(secret) = &slot.secret {
+            if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", secret.expose())) {
+                value.set_sensitive(true);
+                headers.insert(http::header::AUTHORIZATION, value);
+            }
+        }
+        if let Some(etag) = etag.and_then(|etag| HeaderValue::from_str(etag).ok()) {
+            headers.insert(http::header::IF_NONE_MATCH, etag);
+        }
+        let response = self.octocrab._get_with_headers(url, Some(headers)).await?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = self.octocrab.body_to_string(response).await?;
+        Ok((status, headers, body))
+    }
+
+    fn note_rate_limit(&self, slot_index: usize, headers: &HeaderMap) {
+        let slot = &self.slots[slot_index];
+        if let Some(remaining) = header(headers, "x-ratelimit-remaining").and_then(|v| v.trim().parse::<i64>().ok()) {
+            slot.remaining.store(remaining, Ordering::Relaxed);
+            if remaining < self.settings.rotate_below_remaining as i64
+                && self.slots.len() == 1
+                && !self.warned_low.swap(true, Ordering::Relaxed)
+            {
+                tracing::warn!(remaining, "the token is close to its rate limit; the crawl will wait for the reset");
+            }
+        }
+        if let Some(reset) = header(headers, "x-ratelimit-reset").and_then(|v| v.trim().parse::<i64>().ok()) {
+            slot.reset_epoch.store(reset, Ordering::Relaxed);
+        }
+    }
+
+    /// The token to use next: the current one while it has requests left above the
+    /// rotation threshold, else the one with the most left; when all are exhausted,
+    /// waits (with a countdown) for the earliest reset.
+    async fn pick_token(&self) -> usize {
+        loop {
+            let now = now_epoch();
+            let current = self.current.load(Ordering::Relaxed);
+            let threshold = self.settings.rotate_below_remaining as i64;
+            let current_left = self.slots[current].effective_remaining(now);
+            if current_left >= threshold {
+                return current;
+            }
+            let (best, best_left) = self
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(index, slot)| (index, slot.effective_remaining(now)))
+                .max_by_key(|(index, left)| (*left, *index == current))
+                .expect("there is always one slot");
+            if best_left > 0 {
+                if best != current {
+                    self.current.store(best, Ordering::Relaxed);
+                    let mut last = self.last_rotation.lock().expect("not poisoned");
+                    if *last != Some(best) {
+                        tracing::info!(
+                            from = current + 1,
+                            to = best + 1,
+                            "switching to token #{} of {}",
+                            best + 1,
+                            self.slots.len()
+                        );
+                        *last = Some(best);
+                    }
+                }
+                return best;
+            }
+            let reset = self
+                .slots
+                .iter()
+                .map(|slot| slot.reset_epoch.load(Ordering::Relaxed))
+                .filter(|reset| *reset > now)
+                .min()
+                .unwrap_or(now + 1);
+            let wait = Duration::from_secs((reset - now).max(1) as u64);
+            tracing::warn!(wait_secs = wait.as_secs(), "every token has reached its rate limit; waiting for the reset");
+            self.wait_with_countdown(wait, "rate limit reached").await;
+            // After the reset the slots count as fresh (effective_remaining sees reset <= now).
+        }
+    }
+
+    async fn wait_with_countdown(&self, wait: Duration, reason: &str) {
+        let mut left = wait;
+        while !left.is_zero() {
+            let step = left.min(Duration::from_secs(1));
+            self.reporter.message(&format!("{reason}: resuming in {}s", left.as_secs_f64().ceil() as u64));
+            tokio::time::sleep(step).await;
+            left -= step;
+        }
+        self.waited_secs.fetch_add(wait.as_secs(), Ordering::Relaxed);
+        self.reporter.message("");
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_string)
+}
+
+fn now_epoch() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Percent-encodes a query value (RFC 3986 unreserved characters stay as they are).
+pub fn percent_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(percent_encode("language:Python stars:>=100"), "language%3APython%20stars%3A%3E%3D100");
+        assert_eq!(percent_encode("2024-01-01T00:00:00Z"), "2024-01-01T00%3A00%3A00Z");
+    }
+
+    #[tokio::test]
+    async fn backoff_grows_and_stays_within_its_bounds() {
+        let mut settings = ClientSettings::from_config(&GithubConfig::default(), vec![]);
+        settings.api_url = "http://127.0.0.1:1".into();
+        settings.backoff_initial = Duration::from_millis(100);
+        settings.backoff_max = Duration::from_secs(1);
+        let client = GithubClient::new(settings, Arc::new(crate::progress::NoReporter)).unwrap();
+        for attempt in 1..20 {
+            let delay = client.backoff(attempt);
+            assert!(delay >= Duration::from_millis(100) && delay <= Duration::from_secs(1), "{attempt}: {delay:?}");
+        }
+        assert_eq!(client.backoff(1), Duration::from_millis(100));
+    }
+
+    #[tokio::test]
+    async fn api_url_must_be_http() {
+        let mut settings = ClientSettings::from_config(&GithubConfig::default(), vec![]);
+        settings.api_url = "ftp://example.com".into();
+        let error = GithubClient::new(settings, Arc::new(crate::progress::NoReporter)).unwrap_err();
+        assert!(error.to_string().contains("ftp://example.com"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn url_joins_the_root_path_and_query() {
+        let mut settings = ClientSettings::from_config(&GithubConfig::default(), vec![]);
+        settings.api_url = "https://ghe.example.com/api/v3/".into();
+        let client = GithubClient::new(settings, Arc::new(crate::progress::NoReporter)).unwrap();
+        assert_eq!(
+            client.url("/repos/a/b/pulls", &[("state", "closed".into()), ("page", "2".into())]),
+            "https://ghe.example.com/api/v3/repos/a/b/pulls?state=closed&page=2"
+        );
+    }
+}
