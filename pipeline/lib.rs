@@ -9,6 +9,7 @@
 pub mod config;
 pub mod crawl;
 pub mod dataset;
+pub mod discover;
 pub mod env_vars;
 pub mod github;
 pub mod model;

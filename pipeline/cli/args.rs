@@ -80,6 +80,12 @@ pub struct DiscoverArgs {
     /// Leave out repositories that appear in this dataset (JSONL or parquet with a `repo` column).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub exclude_dataset: Vec<PathBuf>,
+    /// Only repositories pushed to on or after this date (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub pushed_after: Option<NaiveDate>,
+    /// Only repositories under this license, by GitHub's key (e.g. `mit`, `apache-2.0`).
+    #[arg(long, value_name = "KEY")]
+    pub license: Option<String>,
     /// The GitHub API root [env: SWE_HARVEST_API_URL].
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,

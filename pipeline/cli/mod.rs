@@ -6,6 +6,8 @@
 //! bad config.
 
 mod args;
+mod crawl;
+mod discover;
 // The reporter and the settings' config are used by stage commands as they land.
 #[allow(dead_code)]
 mod logging;
@@ -67,8 +69,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     let settings = GlobalSettings { data_dir: cli.data_dir, config };
     match cli.command {
         Command::Status(args) => status::status(&settings, &args),
-        Command::Discover(_) => not_yet("discover"),
-        Command::Crawl(_) => not_yet("crawl"),
+        Command::Discover(args) => discover::discover(&settings, &args),
+        Command::Crawl(args) => crawl::crawl(&settings, &args),
         Command::Mirror(_) => not_yet("mirror"),
         Command::Extract(_) => not_yet("extract"),
         Command::Validate(_) => not_yet("validate"),

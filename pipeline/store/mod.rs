@@ -12,6 +12,7 @@
 
 pub mod candidates;
 pub mod crawl;
+pub mod discover;
 mod funnel;
 mod migrations;
 pub mod raw;

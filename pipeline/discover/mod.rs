@@ -1,0 +1,264 @@
+//! The discover stage: candidate repositories from GitHub's search API (language,
+//! minimum stars, last push, license), minus repositories that already appear in
+//! reference datasets. Results go to the store's `repositories` table and the
+//! funnel (stage `discover`: kept repositories pass, those found in a reference
+//! dataset are dropped with `in_reference_dataset`); the CLI can also write them as
+//! a TOML repository list. HTTP is [`crate::github`]'s business.
+//!
+//! The search API answers at most 1,000 results per query, 100 per page, sorted by
+//! stars; discover pages until it has `limit` repositories after exclusions.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::github::{Fetched, GithubClient, GithubError};
+use crate::model::{Rejection, RepoSlug, Stage};
+use crate::progress::Reporter;
+use crate::store::{self, Store, StoreError};
+
+/// What to search for.
+#[derive(Debug, Clone)]
+pub struct DiscoverOptions {
+    pub language: String,
+    pub min_stars: u32,
+    pub limit: usize,
+    /// Only repositories pushed to on or after this day.
+    pub pushed_after: Option<NaiveDate>,
+    /// Only repositories under this license (GitHub's key, e.g. `mit`).
+    pub license: Option<String>,
+    /// `owner/name` (lower case) of repositories to leave out.
+    pub exclude: BTreeSet<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the repository search failed")]
+    Github(#[from] GithubError),
+    #[error("failed to read the dataset `{path}`: {message}; pass a JSONL or parquet file with a `repo` column")]
+    Dataset { path: PathBuf, message: String },
+}
+
+/// One repository found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiscoveredRepository {
+    pub repo: RepoSlug,
+    pub stars: u32,
+    pub language: Option<String>,
+    pub license: Option<String>,
+    pub pushed_at: Option<DateTime<Utc>>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscoverSummary {
+    pub query: String,
+    pub found: Vec<DiscoveredRepository>,
+    /// Repositories left out because a reference dataset has them.
+    pub excluded: Vec<String>,
+    /// Matches the search reported in total.
+    pub total_count: Option<u64>,
+}
+
+/// The search query of GitHub's syntax.
+pub fn search_query(options: &DiscoverOptions) -> String {
+    let mut terms = vec![format!("language:{}", options.language), format!("stars:>={}", options.min_stars)];
+    if let Some(day) = options.pushed_after {
+        terms.push(format!("pushed:>={}", day.format("%Y-%m-%d")));
+    }
+    if let Some(license) = &options.license {
+        terms.push(format!("license:{license}"));
+    }
+    terms.push("archived:false".into());
+    terms.join(" ")
+}
+
+#[derive(Debug, Deserialize)]
+struct SearchPage {
+    total_count: Option<u64>,
+    items: Vec<octocrab::models::Repository>,
+}
+
+/// Searches, pages, excludes, and stores what it found.
+pub async fn run(
+    client: &GithubClient,
+    store: &mut Store,
+    options: &DiscoverOptions,
+    reporter: &dyn Reporter,
+) -> Result<DiscoverSummary, DiscoverError> {
+    let query = search_query(options);
+    let mut next = Some(client.url(
+        "/search/repositories",
+        &[
+            ("q", query.clone()),
+            ("sort", "stars".into()),
+            ("order", "desc".into()),
+            ("per_page", options.limit.clamp(1, 100).to_string()),
+        ],
+    ));
+    let mut summary =
+        DiscoverSummary { query: query.clone(), found: Vec::new(), excluded: Vec::new(), total_count: None };
+    reporter.start("discover repositories", Some(options.limit as u64));
+    while let Some(url) = next.take() {
+        if summary.found.len() >= options.limit {
+            break;
+        }
+        let page = match client.get_json::<SearchPage>(&url, None).await? {
+            Fetched::Fresh { value, next: following, .. } => {
+                next = following;
+                value
+            }
+            Fetched::NotModified => break,
+        };
+        summary.total_count = summary.total_count.or(page.total_count);
+        let mut kept = Vec::new();
+        let mut excluded = Vec::new();
+        for repository in page.items {
+            let Some(found) = convert(repository) else { continue };
+            if options.exclude.contains(&found.repo.to_string().to_lowercase()) {
+                excluded.push(found);
+            } else if summary.found.len() + kept.len() < options.limit {
+                kept.push(found);
+            }
+        }
+        store.transaction(|tx| -> Result<(), StoreError> {
+            for found in &kept {
+                store::discover::upsert_repository(
+                    tx,
+                    &found.repo,
+                    "discover",
+                    &serde_json::to_value(found).expect("serializes"),
+                )?;
+                store::record_passed(tx, Stage::Discover, &found.repo, &found.repo.to_string())?;
+            }
+            for found in &excluded {
+                store::record_dropped(
+                    tx,
+                    &Rejection {
+                        stage: Stage::Discover,
+                        repo: found.repo.clone(),
+                        item: found.repo.to_string(),
+                        reason: "in_reference_dataset".into(),
+                        detail: "a reference dataset given with --exclude-dataset has tasks from this repository"
+                            .into(),
+                    },
+                )?;
+            }
+            Ok(())
+        })?;
+        reporter.advance(kept.len() as u64);
+        summary.excluded.extend(excluded.into_iter().map(|found| found.repo.to_string()));
+        summary.found.extend(kept);
+    }
+    reporter.finish();
+    Ok(summary)
+}
+
+fn convert(repository: octocrab::models::Repository) -> Option<DiscoveredRepository> {
+    let full_name = repository
+        .full_name
+        .clone()
+        .or_else(|| repository.owner.as_ref().map(|owner| format!("{}/{}", owner.login, repository.name)))?;
+    let repo: RepoSlug = full_name.parse().ok()?;
+    Some(DiscoveredRepository {
+        repo,
+        stars: repository.stargazers_count.unwrap_or(0),
+        language: repository.language.as_ref().and_then(|value| value.as_str()).map(str::to_string),
+        license: repository.license.as_ref().map(|license| license.key.clone()),
+        pushed_at: repository.pushed_at,
+        description: repository.description.clone(),
+    })
+}
+
+/// The `repo` values (lower case) of a dataset: JSONL (one object per line) or
+/// parquet (by the `.parquet` extension).
+pub fn dataset_repositories(path: &Path) -> Result<BTreeSet<String>, DiscoverError> {
+    let error = |message: String| DiscoverError::Dataset { path: path.to_path_buf(), message };
+    let is_parquet = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("parquet"));
+    let mut repos = BTreeSet::new();
+    if is_parquet {
+        use polars::prelude::{ParquetReader, SerReader};
+        let file = fs_err::File::open(path).map_err(|e| error(e.to_string()))?;
+        let frame = ParquetReader::new(file.into_parts().0)
+            .with_columns(Some(vec!["repo".to_string()]))
+            .finish()
+            .map_err(|e| error(e.to_string()))?;
+        let column = frame.column("repo").map_err(|e| error(e.to_string()))?;
+        let values = column.str().map_err(|e| error(format!("the `repo` column is not text: {e}")))?;
+        repos.extend(values.iter().flatten().map(str::to_lowercase));
+    } else {
+        let text = fs_err::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let row: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| error(format!("line {}: {e}", index + 1)))?;
+            let repo = row
+                .get("repo")
+                .and_then(|value| value.as_str())
+                .ok_or_else(|| error(format!("line {}: no `repo` string", index + 1)))?;
+            repos.insert(repo.to_lowercase());
+        }
+    }
+    Ok(repos)
+}
+
+/// The repositories as a TOML list for configs and `--repo`.
+pub fn repository_list_toml(summary: &DiscoverSummary) -> String {
+    let mut text = format!(
+        "# Repositories found by `swe-harvest discover` on {}\n# Search: {}\nrepos = [\n",
+        Utc::now().format("%Y-%m-%d"),
+        summary.query
+    );
+    for found in &summary.found {
+        let license = found.license.as_deref().unwrap_or("no license");
+        text.push_str(&format!("    \"{}\", # {} stars, {license}\n", found.repo, found.stars));
+    }
+    text.push_str("]\n");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_query_has_every_filter() {
+        let options = DiscoverOptions {
+            language: "Python".into(),
+            min_stars: 500,
+            limit: 10,
+            pushed_after: NaiveDate::from_ymd_opt(2025, 1, 31),
+            license: Some("mit".into()),
+            exclude: BTreeSet::new(),
+        };
+        assert_eq!(
+            search_query(&options),
+            "language:Python stars:>=500 pushed:>=2025-01-31 license:mit archived:false"
+        );
+    }
+
+    #[test]
+    fn repository_list_is_valid_toml() {
+        let summary = DiscoverSummary {
+            query: "language:Python".into(),
+            found: vec![DiscoveredRepository {
+                repo: "a/b".parse().unwrap(),
+                stars: 10,
+                language: Some("Python".into()),
+                license: Some("mit".into()),
+                pushed_at: None,
+                description: None,
+            }],
+            excluded: vec![],
+            total_count: Some(1),
+        };
+        let table: toml::Table = repository_list_toml(&summary).parse().unwrap();
+        assert_eq!(table["repos"].as_array().unwrap()[0].as_str(), Some("a/b"));
+    }
+}

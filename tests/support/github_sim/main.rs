@@ -1,0 +1,86 @@
+//! `github-sim`: the GitHub API simulator on its own, for the offline demo and the
+//! crawl benchmark. Prints its URL on stdout and serves until killed.
+//!
+//! ```text
+//! github-sim [--fixtures DIR] [--generate OWNER/NAME:MERGED_PRS:ISSUES:COMMENTS]...
+//!            [--port N] [--faults FILE.json] [--delay-ms N] [--save DIR]
+//! ```
+//! `--faults` takes a JSON list of faults, e.g.
+//! `[{"path_contains": "/pulls", "kind": {"type": "status", "status": 502}, "times": 2}]`.
+
+#![allow(dead_code)]
+
+#[path = "mod.rs"]
+mod github_sim;
+
+use std::io::Write;
+use std::time::Duration;
+
+use github_sim::{Fault, Fixtures, GenerateSpec, GithubSim};
+
+fn usage(problem: &str) -> ! {
+    eprintln!("error: {problem}");
+    eprintln!(
+        "usage: github-sim [--fixtures DIR] [--generate OWNER/NAME:MERGED_PRS:ISSUES:COMMENTS]... [--port N] \
+         [--faults FILE.json] [--delay-ms N] [--save DIR]"
+    );
+    std::process::exit(2);
+}
+
+fn main() {
+    let mut fixtures = Fixtures::default();
+    let mut port = 0u16;
+    let mut faults: Vec<Fault> = Vec::new();
+    let mut delay = Duration::ZERO;
+    let mut save = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage(&format!("{arg} needs a value")));
+        match arg.as_str() {
+            "--fixtures" => {
+                let dir = value();
+                let loaded = Fixtures::load(std::path::Path::new(&dir))
+                    .unwrap_or_else(|error| usage(&format!("cannot read fixtures `{dir}`: {error}")));
+                fixtures.repos.extend(loaded.repos);
+                fixtures.search_repositories.extend(loaded.search_repositories);
+            }
+            "--generate" => {
+                let spec = value();
+                let parts: Vec<&str> = spec.split(':').collect();
+                let numbers: Vec<usize> = parts.iter().skip(1).filter_map(|part| part.parse().ok()).collect();
+                if parts.len() != 4 || numbers.len() != 3 || !parts[0].contains('/') {
+                    usage(&format!("--generate `{spec}`: expected OWNER/NAME:MERGED_PRS:ISSUES:COMMENTS"));
+                }
+                let repo = github_sim::generate(parts[0], &GenerateSpec::new(numbers[0], numbers[1], numbers[2]));
+                fixtures.repos.insert(parts[0].to_string(), repo);
+            }
+            "--port" => port = value().parse().unwrap_or_else(|_| usage("--port takes a number")),
+            "--delay-ms" => {
+                delay = Duration::from_millis(value().parse().unwrap_or_else(|_| usage("--delay-ms takes a number")))
+            }
+            "--faults" => {
+                let path = value();
+                let text = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|error| usage(&format!("cannot read `{path}`: {error}")));
+                faults = serde_json::from_str(&text)
+                    .unwrap_or_else(|error| usage(&format!("`{path}` is not a JSON list of faults: {error}")));
+            }
+            "--save" => save = Some(value()),
+            "-h" | "--help" => usage("help requested"),
+            other => usage(&format!("unknown argument `{other}`")),
+        }
+    }
+    if let Some(dir) = save {
+        fixtures.save(std::path::Path::new(&dir)).unwrap_or_else(|error| usage(&format!("cannot save: {error}")));
+    }
+    let sim = GithubSim::start_on(fixtures, port).unwrap_or_else(|error| usage(&format!("cannot listen: {error}")));
+    for fault in faults {
+        sim.add_fault(fault);
+    }
+    sim.set_delay(delay);
+    println!("{}", sim.url());
+    let _ = std::io::stdout().flush();
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}

@@ -1,0 +1,406 @@
+//! The simulator's endpoints: what each request is answered with, faults and rate
+//! limits included. Pure over the simulator's state; the server does the I/O.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use super::data::{parse_time, pull_request_as_issue};
+use super::{Action, FaultKind, SimState, TokenState};
+
+const SECONDARY_MESSAGE: &str =
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
+
+pub(crate) fn respond(
+    state: &mut SimState,
+    method: &str,
+    target: &str,
+    headers: &BTreeMap<String, String>,
+) -> (Duration, Action) {
+    let (path, query_text) = target.split_once('?').unwrap_or((target, ""));
+    let path = path.strip_prefix("/api/v3").unwrap_or(path).to_string();
+    let query = parse_query(query_text);
+    let endpoint = classify(&path);
+    let mut delay = state.delay;
+
+    if endpoint == "sim_stats" {
+        let body = serde_json::to_string(&state.stats).unwrap_or_default();
+        return (Duration::ZERO, ok_json(body));
+    }
+
+    let token = headers
+        .get("authorization")
+        .map(|value| value.trim_start_matches("Bearer ").trim_start_matches("token ").to_string())
+        .unwrap_or_else(|| "anonymous".to_string());
+    *state.tokens_seen.entry(token.clone()).or_default() += 1;
+    let now = Utc::now().timestamp();
+    let limit = if token == "anonymous" { 60 } else { 5000 };
+    let token_state = state.tokens.entry(token.clone()).or_insert(TokenState {
+        limit,
+        remaining: limit,
+        reset: now + 3600,
+        exhausted_until: 0,
+    });
+    if token_state.reset <= now {
+        token_state.remaining = token_state.limit;
+        token_state.reset = now + 3600;
+    }
+
+    let (status, action) = 'answer: {
+        if token_state.exhausted_until > now {
+            break 'answer primary_exhausted(token_state);
+        }
+        // Faults, in the order they were added.
+        let key = target.to_string();
+        let mut fault_kind = None;
+        for fault in state.faults.iter_mut() {
+            if !key.contains(&fault.path_contains) {
+                continue;
+            }
+            fault.seen += 1;
+            if fault.seen > fault.skip && fault.applied < fault.times {
+                fault.applied += 1;
+                fault_kind = Some(fault.kind.clone());
+                break;
+            }
+        }
+        let token_state = state.tokens.get_mut(&token).expect("inserted above");
+        match fault_kind {
+            Some(FaultKind::SecondaryRetryAfter { secs }) => {
+                let mut headers = rate_headers(token_state);
+                headers.push(("Retry-After".into(), secs.to_string()));
+                break 'answer (403, error_action(403, headers, SECONDARY_MESSAGE));
+            }
+            Some(FaultKind::SecondaryMessage) => {
+                break 'answer (403, error_action(403, rate_headers(token_state), SECONDARY_MESSAGE));
+            }
+            Some(FaultKind::TooManyRequests { secs }) => {
+                let mut headers = rate_headers(token_state);
+                headers.push(("Retry-After".into(), secs.to_string()));
+                break 'answer (429, error_action(429, headers, SECONDARY_MESSAGE));
+            }
+            Some(FaultKind::PrimaryExhausted { reset_in_secs }) => {
+                token_state.exhausted_until = now + reset_in_secs as i64;
+                token_state.remaining = 0;
+                token_state.reset = token_state.exhausted_until;
+                break 'answer primary_exhausted(token_state);
+            }
+            Some(FaultKind::Status { status }) => {
+                break 'answer (status, error_action(status, rate_headers(token_state), "Server Error"));
+            }
+            Some(FaultKind::Slow { millis }) => delay += Duration::from_millis(millis),
+            Some(FaultKind::InvalidJson) => {
+                let mut headers = rate_headers(token_state);
+                headers.push(("Content-Type".into(), "application/json; charset=utf-8".into()));
+                break 'answer (200, Action::Respond { status: 200, headers, body: "[{\"id\": 1, \"title\": ".into() });
+            }
+            Some(FaultKind::Disconnect) => break 'answer (0, Action::Disconnect),
+            None => {}
+        }
+        if method != "GET" {
+            break 'answer (404, error_action(404, Vec::new(), "Not Found"));
+        }
+        let host = headers.get("host").cloned().unwrap_or_else(|| "127.0.0.1".into());
+        let base = format!("http://{host}");
+        let answer = route(&state.fixtures, endpoint, &path, &query, &base);
+        let token_state = state.tokens.get_mut(&token).expect("inserted above");
+        match answer {
+            Err((status, message)) => (status, error_action(status, rate_headers(token_state), message)),
+            Ok((body, link)) => {
+                let body = body.to_string();
+                let etag = {
+                    use sha2::Digest;
+                    format!("W/\"{}\"", &hex::encode(sha2::Sha256::digest(body.as_bytes()))[..32])
+                };
+                if headers.get("if-none-match").is_some_and(|value| value == &etag) {
+                    // Conditional requests answered 304 do not count against the limit.
+                    let mut headers = rate_headers(token_state);
+                    headers.push(("ETag".into(), etag));
+                    break 'answer (304, Action::Respond { status: 304, headers, body: String::new() });
+                }
+                token_state.remaining = token_state.remaining.saturating_sub(1);
+                let mut headers = rate_headers(token_state);
+                headers.push(("Content-Type".into(), "application/json; charset=utf-8".into()));
+                headers.push(("ETag".into(), etag));
+                if let Some(link) = link {
+                    headers.push(("Link".into(), link));
+                }
+                (200, Action::Respond { status: 200, headers, body })
+            }
+        }
+    };
+    state.stats.total += 1;
+    *state.stats.by_endpoint.entry(endpoint.to_string()).or_default().entry(status).or_default() += 1;
+    *state.stats.by_url.entry(target.to_string()).or_default().entry(status).or_default() += 1;
+    (delay, action)
+}
+
+fn primary_exhausted(token_state: &TokenState) -> (u16, Action) {
+    let mut headers = rate_headers(token_state);
+    headers.retain(|(name, _)| name != "X-RateLimit-Remaining");
+    headers.push(("X-RateLimit-Remaining".into(), "0".into()));
+    (403, error_action(403, headers, "API rate limit exceeded for user ID 1."))
+}
+
+fn rate_headers(token_state: &TokenState) -> Vec<(String, String)> {
+    vec![
+        ("X-RateLimit-Limit".into(), token_state.limit.to_string()),
+        ("X-RateLimit-Remaining".into(), token_state.remaining.to_string()),
+        ("X-RateLimit-Reset".into(), token_state.reset.to_string()),
+        ("X-RateLimit-Used".into(), (token_state.limit - token_state.remaining).to_string()),
+        ("X-RateLimit-Resource".into(), "core".into()),
+    ]
+}
+
+fn error_action(status: u16, mut headers: Vec<(String, String)>, message: &str) -> Action {
+    headers.push(("Content-Type".into(), "application/json; charset=utf-8".into()));
+    let body = json!({"message": message, "documentation_url": "https://docs.github.com/rest"}).to_string();
+    Action::Respond { status, headers, body }
+}
+
+fn ok_json(body: String) -> Action {
+    Action::Respond { status: 200, headers: vec![("Content-Type".into(), "application/json".into())], body }
+}
+
+fn classify(path: &str) -> &'static str {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segments.as_slice() {
+        ["_sim", "stats"] => "sim_stats",
+        ["search", "repositories"] => "search_repositories",
+        ["repos", _, _, "pulls"] => "pulls",
+        ["repos", _, _, "issues"] => "issues",
+        ["repos", _, _, "issues", "comments"] => "issue_comments",
+        ["repos", _, _, "issues", _] => "issue",
+        ["repos", _, _, "issues", _, "comments"] => "comments_of_issue",
+        _ => "other",
+    }
+}
+
+type Answer = Result<(Value, Option<String>), (u16, &'static str)>;
+
+fn route(fixtures: &super::Fixtures, endpoint: &str, path: &str, query: &[(String, String)], base: &str) -> Answer {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let param = |name: &str| query.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
+    let since = param("since").and_then(|text| parse_time(&Value::String(text.to_string())));
+    if endpoint == "search_repositories" {
+        return search(fixtures, query, path, base);
+    }
+    if segments.len() < 3 {
+        return Err((404, "Not Found"));
+    }
+    let slug = format!("{}/{}", segments[1], segments[2]);
+    let Some(repo) = fixtures.repos.get(&slug) else { return Err((404, "Not Found")) };
+    match endpoint {
+        "pulls" => {
+            let state = param("state").unwrap_or("open");
+            let items: Vec<Value> = repo.pulls.iter().filter(|pull| state_matches(pull, state)).cloned().collect();
+            let items = sorted(items, param("sort").unwrap_or("created"), param("direction").unwrap_or("desc"));
+            Ok(paginate(items, query, path, base))
+        }
+        "issues" => {
+            let state = param("state").unwrap_or("open");
+            let items: Vec<Value> = repo
+                .issues
+                .iter()
+                .cloned()
+                .chain(repo.pulls.iter().map(|pull| pull_request_as_issue(&slug, pull)))
+                .filter(|issue| state_matches(issue, state))
+                .filter(|issue| since.is_none_or(|since| updated(issue) >= since))
+                .collect();
+            let items = sorted(items, param("sort").unwrap_or("created"), param("direction").unwrap_or("desc"));
+            Ok(paginate(items, query, path, base))
+        }
+        "issue_comments" => {
+            let items: Vec<Value> = repo
+                .comments
+                .iter()
+                .filter(|comment| since.is_none_or(|since| updated(comment) >= since))
+                .cloned()
+                .collect();
+            let direction = param("direction").unwrap_or(if param("sort").is_some() { "desc" } else { "asc" });
+            let items = sorted(items, param("sort").unwrap_or("created"), direction);
+            Ok(paginate(items, query, path, base))
+        }
+        "issue" => {
+            let number: u64 = segments[4].parse().map_err(|_| (404, "Not Found"))?;
+            if let Some(issue) = repo.issues.iter().find(|issue| issue["number"].as_u64() == Some(number)) {
+                return Ok((issue.clone(), None));
+            }
+            if let Some(pull) = repo.pulls.iter().find(|pull| pull["number"].as_u64() == Some(number)) {
+                return Ok((pull_request_as_issue(&slug, pull), None));
+            }
+            Err((404, "Not Found"))
+        }
+        "comments_of_issue" => {
+            let number: u64 = segments[4].parse().map_err(|_| (404, "Not Found"))?;
+            let exists =
+                repo.issues.iter().chain(repo.pulls.iter()).any(|item| item["number"].as_u64() == Some(number));
+            if !exists {
+                return Err((404, "Not Found"));
+            }
+            let suffix = format!("/issues/{number}");
+            let items: Vec<Value> = repo
+                .comments
+                .iter()
+                .filter(|comment| comment["issue_url"].as_str().is_some_and(|url| url.ends_with(&suffix)))
+                .filter(|comment| since.is_none_or(|since| updated(comment) >= since))
+                .cloned()
+                .collect();
+            Ok(paginate(sorted(items, "created", "asc"), query, path, base))
+        }
+        _ => Err((404, "Not Found")),
+    }
+}
+
+fn state_matches(item: &Value, state: &str) -> bool {
+    state == "all" || item["state"].as_str() == Some(state)
+}
+
+fn updated(item: &Value) -> DateTime<Utc> {
+    parse_time(&item["updated_at"]).or_else(|| parse_time(&item["created_at"])).unwrap_or_default()
+}
+
+fn sorted(mut items: Vec<Value>, sort: &str, direction: &str) -> Vec<Value> {
+    let field = if sort == "updated" { "updated_at" } else { "created_at" };
+    // Ties broken by id, as a database would, so pages are stable.
+    items.sort_by_key(|item| (parse_time(&item[field]).unwrap_or_default(), item["id"].as_u64().unwrap_or(0)));
+    if direction != "asc" {
+        items.reverse();
+    }
+    items
+}
+
+fn per_page_and_page(query: &[(String, String)]) -> (usize, usize) {
+    let get = |name: &str| query.iter().find(|(key, _)| key == name).and_then(|(_, value)| value.parse::<usize>().ok());
+    (get("per_page").unwrap_or(30).clamp(1, 100), get("page").unwrap_or(1).max(1))
+}
+
+fn page_url(base: &str, path: &str, query: &[(String, String)], page: usize) -> String {
+    let mut pairs: Vec<String> =
+        query.iter().filter(|(key, _)| key != "page").map(|(key, value)| format!("{key}={}", encode(value))).collect();
+    pairs.push(format!("page={page}"));
+    format!("{base}{path}?{}", pairs.join("&"))
+}
+
+fn link_header(base: &str, path: &str, query: &[(String, String)], page: usize, pages: usize) -> Option<String> {
+    let mut links = Vec::new();
+    if page < pages {
+        links.push(format!("<{}>; rel=\"next\"", page_url(base, path, query, page + 1)));
+        links.push(format!("<{}>; rel=\"last\"", page_url(base, path, query, pages)));
+    }
+    if page > 1 {
+        links.push(format!("<{}>; rel=\"first\"", page_url(base, path, query, 1)));
+        links.push(format!("<{}>; rel=\"prev\"", page_url(base, path, query, page - 1)));
+    }
+    (!links.is_empty()).then(|| links.join(", "))
+}
+
+fn paginate(items: Vec<Value>, query: &[(String, String)], path: &str, base: &str) -> (Value, Option<String>) {
+    let (per_page, page) = per_page_and_page(query);
+    let pages = items.len().div_ceil(per_page).max(1);
+    let slice: Vec<Value> = items.into_iter().skip((page - 1) * per_page).take(per_page).collect();
+    (Value::Array(slice), link_header(base, path, query, page, pages))
+}
+
+/// `GET /search/repositories?q=language:L stars:>=N pushed:>=DATE license:KEY`.
+fn search(fixtures: &super::Fixtures, query: &[(String, String)], path: &str, base: &str) -> Answer {
+    let q =
+        query.iter().find(|(key, _)| key == "q").map(|(_, value)| value.clone()).ok_or((422, "Validation Failed"))?;
+    let mut items: Vec<Value> = fixtures.search_repositories.clone();
+    for term in q.split_whitespace() {
+        let Some((qualifier, value)) = term.split_once(':') else { continue };
+        items.retain(|repo| match qualifier {
+            "language" => repo["language"].as_str().is_some_and(|language| language.eq_ignore_ascii_case(value)),
+            "stars" => compare(repo["stargazers_count"].as_f64().unwrap_or(0.0), value, |text| text.parse().ok()),
+            "pushed" => {
+                let pushed = parse_time(&repo["pushed_at"]).map(|time| time.timestamp() as f64).unwrap_or(0.0);
+                compare(pushed, value, |text| {
+                    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                        .ok()
+                        .map(|day| day.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp() as f64)
+                })
+            }
+            "license" => repo["license"]["key"].as_str() == Some(value),
+            "archived" => repo["archived"].as_bool().map(|archived| archived.to_string()).as_deref() == Some(value),
+            "fork" | "is" => true,
+            _ => true,
+        });
+    }
+    items.sort_by(|a, b| {
+        let stars = |repo: &Value| repo["stargazers_count"].as_u64().unwrap_or(0);
+        stars(b).cmp(&stars(a)).then_with(|| a["full_name"].as_str().cmp(&b["full_name"].as_str()))
+    });
+    let total = items.len();
+    items.truncate(1000);
+    let (page_items, link) = paginate(items, query, path, base);
+    Ok((json!({"total_count": total, "incomplete_results": false, "items": page_items}), link))
+}
+
+fn compare(actual: f64, condition: &str, parse: impl Fn(&str) -> Option<f64>) -> bool {
+    let (operator, text) = if let Some(rest) = condition.strip_prefix(">=") {
+        (">=", rest)
+    } else if let Some(rest) = condition.strip_prefix("<=") {
+        ("<=", rest)
+    } else if let Some(rest) = condition.strip_prefix('>') {
+        (">", rest)
+    } else if let Some(rest) = condition.strip_prefix('<') {
+        ("<", rest)
+    } else {
+        ("=", condition)
+    };
+    let Some(expected) = parse(text) else { return false };
+    match operator {
+        ">=" => actual >= expected,
+        "<=" => actual <= expected,
+        ">" => actual > expected,
+        "<" => actual < expected,
+        _ => actual == expected,
+    }
+}
+
+fn parse_query(text: &str) -> Vec<(String, String)> {
+    text.split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), decode(value))
+        })
+        .collect()
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'+' => out.push(b' '),
+            b'%' if index + 2 < bytes.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&bytes[index + 1..index + 3]).unwrap_or("zz"), 16) {
+                    Ok(byte) => {
+                        out.push(byte);
+                        index += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            byte => out.push(byte),
+        }
+        index += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
