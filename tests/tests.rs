@@ -3,6 +3,8 @@
 mod support;
 
 mod cli;
+mod crawl;
 mod dataset;
+mod discover;
 mod release;
 mod store;

@@ -1,0 +1,542 @@
+//! The crawl stage against the GitHub API simulator: pagination, every fault kind,
+//! failures recorded and resumed, kill-and-resume, incremental refresh, the
+//! per-issue plan, the date window, and the token never leaking.
+
+use std::collections::BTreeSet;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use swe_harvest::store::Store;
+
+use crate::support::github_sim::data::SimRepo;
+use crate::support::github_sim::{Fault, FaultKind, Fixtures, GenerateSpec, GithubSim, generate};
+use crate::support::{SweHarvest, stderr};
+
+const REPO: &str = "acme/widgets";
+const TOKEN: &str = "ghp_test_token_never_stored_7f3a9c";
+
+fn fixtures_with(repo: SimRepo) -> Fixtures {
+    let mut fixtures = Fixtures::default();
+    fixtures.repos.insert(REPO.to_string(), repo);
+    fixtures
+}
+
+fn small_repo() -> SimRepo {
+    generate(REPO, &GenerateSpec::new(60, 40, 120))
+}
+
+/// `swe-harvest crawl` against the simulator, with short backoffs and small pages.
+fn crawl_command(harvest: &SweHarvest, sim: &GithubSim, per_page: u32) -> Command {
+    let mut command = harvest.command();
+    command
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("SWE_HARVEST_GITHUB__BACKOFF_INITIAL_MS", "10")
+        .env("SWE_HARVEST_GITHUB__BACKOFF_MAX_SECS", "1")
+        .env("SWE_HARVEST_GITHUB__PER_PAGE", per_page.to_string())
+        .args(["crawl", "--repo", REPO, "--api-url", sim.url()]);
+    command
+}
+
+fn run(mut command: Command) -> Output {
+    command.output().expect("the swe-harvest binary runs")
+}
+
+/// Runs with a deadline, so that a crawl stuck waiting fails the test instead of hanging it.
+fn run_within(mut command: Command, deadline: Duration) -> Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawns");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("waits").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if started.elapsed() > deadline {
+            child.kill().ok();
+            let output = child.wait_with_output().expect("output");
+            panic!("the crawl did not finish within {deadline:?}:\n{}", stderr(&output));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn open_store(harvest: &SweHarvest) -> Store {
+    Store::open_in(&harvest.data_dir).expect("the store opens")
+}
+
+/// Every row of the raw tables and the crawl funnel, without write times.
+fn raw_rows(harvest: &SweHarvest) -> Vec<String> {
+    let store = open_store(harvest);
+    let mut rows = Vec::new();
+    for (table, sql) in [
+        ("pull_requests", "SELECT repo || ' ' || number || ' ' || merged || ' ' || data FROM pull_requests"),
+        ("issues", "SELECT repo || ' ' || number || ' ' || data FROM issues"),
+        ("issue_comments", "SELECT repo || ' ' || id || ' ' || issue_number || ' ' || data FROM issue_comments"),
+        (
+            "stage_items",
+            "SELECT stage || ' ' || repo || ' ' || item || ' ' || outcome || ' ' || COALESCE(reason, '') FROM stage_items",
+        ),
+    ] {
+        let mut statement = store.connection().prepare(sql).unwrap();
+        let mut table_rows: Vec<String> = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .unwrap()
+            .map(|row| format!("{table}: {}", row.unwrap()))
+            .collect();
+        table_rows.sort();
+        rows.extend(table_rows);
+    }
+    rows
+}
+
+fn count(store: &Store, sql: &str) -> u64 {
+    store.connection().query_row(sql, [], |row| row.get(0)).unwrap()
+}
+
+/// What the fixtures hold, counted from the fixture JSON itself.
+struct Expected {
+    merged: u64,
+    unmerged: u64,
+    issues: u64,
+    comments: u64,
+}
+
+fn expected(repo: &SimRepo) -> Expected {
+    let merged = repo.pulls.iter().filter(|pull| !pull["merged_at"].is_null()).count() as u64;
+    Expected {
+        merged,
+        unmerged: repo.pulls.len() as u64 - merged,
+        issues: repo.issues.len() as u64,
+        comments: repo.comments.len() as u64,
+    }
+}
+
+fn assert_complete(harvest: &SweHarvest, expected: &Expected) {
+    let store = open_store(harvest);
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM pull_requests WHERE merged"), expected.merged, "merged PRs");
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM pull_requests WHERE NOT merged"), 0, "unmerged PRs are not stored");
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM issues"), expected.issues, "issues");
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM issue_comments"), expected.comments, "comments");
+    assert_eq!(
+        count(&store, "SELECT COUNT(*) FROM stage_items WHERE stage = 'crawl' AND reason = 'not_merged'"),
+        expected.unmerged,
+        "unmerged PRs are dropped in the funnel"
+    );
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM failed_requests"), 0, "nothing is missing");
+}
+
+#[test]
+fn crawl_reads_every_page_and_stores_prs_issues_and_comments() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    let harvest = SweHarvest::new();
+    let output = run(crawl_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+
+    // One request per page of 20: no per-PR calls.
+    let stats = sim.stats();
+    let pages = |items: u64| items.div_ceil(20);
+    assert_eq!(stats.count("pulls", 200), pages(expected.merged + expected.unmerged));
+    assert_eq!(stats.count("issues", 200), pages(expected.issues + expected.merged + expected.unmerged));
+    assert_eq!(stats.count("issue_comments", 200), pages(expected.comments));
+    assert_eq!(stats.endpoint_total("issue"), 0, "no per-issue calls in the bulk plan");
+
+    // Stored objects carry the fixture's fields.
+    let store = open_store(&harvest);
+    let slug = REPO.parse().unwrap();
+    let fixture = repo.pulls.iter().find(|pull| !pull["merged_at"].is_null()).unwrap();
+    let stored = swe_harvest::store::raw::pull_request(store.connection(), &slug, fixture["number"].as_u64().unwrap())
+        .unwrap()
+        .expect("the merged PR is stored");
+    assert_eq!(stored.title, fixture["title"].as_str().unwrap());
+    assert_eq!(stored.body.as_deref(), fixture["body"].as_str());
+    assert_eq!(stored.base_sha, fixture["base"]["sha"].as_str().unwrap());
+    assert_eq!(stored.head_sha, fixture["head"]["sha"].as_str().unwrap());
+    assert_eq!(stored.head_ref, fixture["head"]["ref"].as_str().unwrap());
+    assert_eq!(stored.merge_commit_sha.as_deref(), fixture["merge_commit_sha"].as_str());
+    assert_eq!(stored.author.as_deref(), fixture["user"]["login"].as_str());
+    assert_eq!(
+        stored.merged_at.unwrap().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        fixture["merged_at"].as_str().unwrap()
+    );
+    let fixture_issue =
+        repo.issues.iter().find(|issue| issue["labels"].as_array().is_some_and(|l| !l.is_empty())).unwrap();
+    let issue = swe_harvest::store::raw::issue(store.connection(), &slug, fixture_issue["number"].as_u64().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(issue.labels, vec![fixture_issue["labels"][0]["name"].as_str().unwrap().to_string()]);
+    let fixture_comment = &repo.comments[0];
+    let issue_number: u64 = fixture_comment["issue_url"].as_str().unwrap().rsplit('/').next().unwrap().parse().unwrap();
+    let comments = swe_harvest::store::raw::comments(store.connection(), &slug, issue_number).unwrap();
+    assert!(comments.iter().any(|comment| comment.id == fixture_comment["id"].as_u64().unwrap()
+        && comment.body.as_deref() == fixture_comment["body"].as_str()));
+
+    let summary = stderr(&output);
+    assert!(summary.contains(&format!("{} merged", expected.merged)), "{summary}");
+    assert!(summary.contains("requests"), "{summary}");
+}
+
+#[test]
+fn every_fault_kind_is_recovered() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let cases: Vec<(&str, Fault, u16)> = vec![
+        (
+            "secondary limit with Retry-After",
+            Fault::new("/pulls", FaultKind::SecondaryRetryAfter { secs: 1 }).skip(1),
+            403,
+        ),
+        ("secondary limit message", Fault::new("/issues?", FaultKind::SecondaryMessage).times(2), 403),
+        ("429 with Retry-After", Fault::new("/issues/comments", FaultKind::TooManyRequests { secs: 1 }), 429),
+        ("primary exhaustion", Fault::new("/issues?", FaultKind::PrimaryExhausted { reset_in_secs: 2 }).skip(1), 403),
+        ("500", Fault::new("/pulls", FaultKind::Status { status: 500 }).times(3), 500),
+        ("502", Fault::new("/issues/comments", FaultKind::Status { status: 502 }).skip(2).times(2), 502),
+        ("invalid JSON", Fault::new("/pulls", FaultKind::InvalidJson).skip(1).times(2), 200),
+        ("slow answer past the timeout", Fault::new("/issues?", FaultKind::Slow { millis: 1_600 }), 0),
+        ("dropped connection", Fault::new("/issues/comments", FaultKind::Disconnect).times(2), 0),
+    ];
+    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
+    assert!(run(crawl_command(&SweHarvest::new(), &clean_sim, 20)).status.success());
+    let clean_total = clean_sim.stats().total;
+    for (name, fault, status) in cases {
+        let sim = GithubSim::start(fixtures_with(repo.clone()));
+        sim.add_fault(fault);
+        let harvest = SweHarvest::new();
+        let mut command = crawl_command(&harvest, &sim, 20);
+        command.env("SWE_HARVEST_GITHUB__REQUEST_TIMEOUT_SECS", "1");
+        let output = run_within(command, Duration::from_secs(60));
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert_complete(&harvest, &expected);
+        let stats = sim.stats();
+        if status != 0 && status != 200 {
+            assert!(stats.status_total(status) >= 1, "{name}: the fault was served: {stats:?}");
+        }
+        assert!(stats.total > clean_total, "{name}: the fault cost a request: {stats:?}");
+    }
+}
+
+#[test]
+fn an_exhausted_token_is_rotated_out_without_waiting_for_its_reset() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let sim = GithubSim::start(fixtures_with(repo));
+    // The first request exhausts the first token for an hour.
+    sim.add_fault(Fault::new("/pulls", FaultKind::PrimaryExhausted { reset_in_secs: 3_600 }));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 20);
+    command.env_remove("GITHUB_TOKEN").env("GITHUB_TOKENS", "tok-first,tok-second");
+    let output = run_within(command, Duration::from_secs(30));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+    let seen = sim.tokens_seen();
+    assert_eq!(seen.get("tok-first"), Some(&1), "{seen:?}");
+    assert!(seen.get("tok-second").copied().unwrap_or(0) > 5, "{seen:?}");
+}
+
+#[test]
+fn failed_requests_are_recorded_reported_and_fetched_by_the_next_run() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let sim = GithubSim::start(fixtures_with(repo));
+    // Comments page 2 keeps failing, issues page 1 keeps answering broken JSON.
+    sim.add_fault(Fault::new("/issues/comments", FaultKind::Status { status: 500 }).skip(1).times(1_000));
+    sim.add_fault(Fault::new("/issues?", FaultKind::InvalidJson).times(1_000));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 20);
+    command.env("SWE_HARVEST_GITHUB__MAX_RETRIES", "2");
+    let output = run(command);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("2 requests failed for good"), "{error}");
+    assert!(error.contains("/repos/acme/widgets/issues/comments?") && error.contains("HTTP 500"), "{error}");
+    assert!(error.contains("/repos/acme/widgets/issues?") && error.contains("JSON"), "{error}");
+    assert!(error.contains("hint: run the same crawl again"), "{error}");
+    {
+        let store = open_store(&harvest);
+        assert_eq!(count(&store, "SELECT COUNT(*) FROM failed_requests"), 2);
+        assert_eq!(count(&store, "SELECT COUNT(*) FROM pull_requests"), expected.merged, "the pulls were not held up");
+    }
+
+    sim.clear_faults();
+    sim.reset_stats();
+    let output = run(crawl_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+    let stats = sim.stats();
+    assert_eq!(stats.endpoint_total("pulls"), 0, "the finished pulls listing was not fetched again: {stats:?}");
+    assert_eq!(stats.count("issue_comments", 200), expected.comments.div_ceil(20) - 1, "comments resumed at page 2");
+    assert!(stats.urls_fetched_twice().is_empty(), "{stats:?}");
+}
+
+#[test]
+fn killed_at_any_point_and_restarted_the_crawl_ends_with_the_rows_of_a_clean_run() {
+    let repo = generate(REPO, &GenerateSpec::new(80, 50, 150));
+
+    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
+    let clean = SweHarvest::new();
+    let output = run(crawl_command(&clean, &clean_sim, 10));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let clean_requests = clean_sim.stats().total;
+
+    let sim = GithubSim::start(fixtures_with(repo));
+    sim.set_delay(Duration::from_millis(25));
+    let harvest = SweHarvest::new();
+    let kill_points = [2, 7, 12, 13, 21, 30, 36];
+    for kill_after in kill_points {
+        assert!(kill_after < clean_requests, "kill points fall inside the crawl");
+        let mut child = crawl_command(&harvest, &sim, 10).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let started = Instant::now();
+        while sim.stats().total < kill_after && started.elapsed() < Duration::from_secs(30) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    sim.set_delay(Duration::ZERO);
+    let output = run(crawl_command(&harvest, &sim, 10));
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    assert_eq!(raw_rows(&harvest), raw_rows(&clean), "same rows as the clean run");
+    let fetched_twice = sim.stats().urls_fetched_twice();
+    assert!(
+        fetched_twice.len() <= kill_points.len(),
+        "only pages in flight at a kill may be fetched again: {fetched_twice:?}"
+    );
+    assert!(
+        sim.stats().count("pulls", 200) + sim.stats().count("issues", 200) + sim.stats().count("issue_comments", 200)
+            <= clean_requests + kill_points.len() as u64
+    );
+}
+
+#[test]
+fn a_second_crawl_fetches_only_what_changed() {
+    let repo = small_repo();
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    let harvest = SweHarvest::new();
+    assert!(run(crawl_command(&harvest, &sim, 20)).status.success());
+
+    // Nothing changed: first pages only, the pulls answered 304.
+    sim.reset_stats();
+    let output = run(crawl_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats = sim.stats();
+    assert_eq!(stats.count("pulls", 304), 1, "{stats:?}");
+    assert!(stats.total <= 3, "one request per listing: {stats:?}");
+    assert!(stats.by_url.keys().all(|url| !url.contains("&page=")), "no page beyond the first: {stats:?}");
+    // And again: now every listing is unchanged behind its ETag.
+    sim.reset_stats();
+    assert!(run(crawl_command(&harvest, &sim, 20)).status.success());
+    assert_eq!(sim.stats().status_total(304), 3, "{:?}", sim.stats());
+    assert_eq!(sim.stats().total, 3);
+
+    // A new merged PR, an edited issue, a new comment.
+    let now = chrono::Utc::now();
+    let edited_issue = repo.issues[3]["number"].as_u64().unwrap();
+    let new_number = 10_000;
+    sim.update(|fixtures| {
+        let repo = fixtures.repos.get_mut(REPO).unwrap();
+        repo.pulls.push(crate::support::github_sim::data::pull_request(
+            REPO,
+            &crate::support::github_sim::data::PullSpec {
+                number: new_number,
+                title: "A new fix".into(),
+                body: Some(format!("Fixes #{edited_issue}")),
+                author: "newcomer".into(),
+                created_at: now - chrono::Duration::hours(2),
+                updated_at: now,
+                closed_at: Some(now),
+                merged_at: Some(now),
+                labels: vec![],
+            },
+        ));
+        let issue = &mut repo.issues[3];
+        issue["body"] = Value::String("Edited body".into());
+        issue["updated_at"] = Value::String(now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        repo.comments.push(crate::support::github_sim::data::comment(
+            REPO,
+            999_999_999,
+            edited_issue,
+            "late",
+            "Late comment",
+            now,
+            now,
+        ));
+    });
+    sim.reset_stats();
+    let output = run(crawl_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(sim.stats().total <= 3, "{:?}", sim.stats());
+    let store = open_store(&harvest);
+    let slug = REPO.parse().unwrap();
+    assert!(swe_harvest::store::raw::pull_request(store.connection(), &slug, new_number).unwrap().is_some());
+    let issue = swe_harvest::store::raw::issue(store.connection(), &slug, edited_issue).unwrap().unwrap();
+    assert_eq!(issue.body.as_deref(), Some("Edited body"));
+    let comments = swe_harvest::store::raw::comments(store.connection(), &slug, edited_issue).unwrap();
+    assert!(comments.iter().any(|comment| comment.id == 999_999_999));
+}
+
+#[test]
+fn since_and_until_bound_the_pull_requests_by_creation_date() {
+    let repo = small_repo();
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    let harvest = SweHarvest::new();
+    let (since, until) = ("2020-01-02", "2020-01-05");
+    let mut command = crawl_command(&harvest, &sim, 20);
+    command.args(["--since", since, "--until", until]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let in_window = |pull: &&Value| {
+        let created = pull["created_at"].as_str().unwrap();
+        created >= since && created < until
+    };
+    let expected: BTreeSet<u64> = repo
+        .pulls
+        .iter()
+        .filter(in_window)
+        .filter(|pull| !pull["merged_at"].is_null())
+        .map(|pull| pull["number"].as_u64().unwrap())
+        .collect();
+    assert!(!expected.is_empty() && expected.len() < 60, "the window holds some PRs: {}", expected.len());
+    let store = open_store(&harvest);
+    let stored: BTreeSet<u64> = swe_harvest::store::raw::pull_requests(store.connection(), &REPO.parse().unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|pull| pull.number)
+        .collect();
+    assert_eq!(stored, expected);
+
+    let bad = run({
+        let mut command = crawl_command(&harvest, &sim, 20);
+        command.args(["--since", until, "--until", since]);
+        command
+    });
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
+#[test]
+fn few_mentioned_issues_in_a_big_repository_are_fetched_one_by_one() {
+    let repo = generate(REPO, &GenerateSpec { unmerged_pulls: 0, ..GenerateSpec::new(12, 800, 300) });
+    // Which issues the PRs mention, read from the fixture bodies ("Fixes #N").
+    let mentioned: BTreeSet<u64> = repo
+        .pulls
+        .iter()
+        .filter_map(|pull| pull["body"].as_str()?.strip_prefix("Fixes #")?.split('.').next()?.parse().ok())
+        .collect();
+    assert!(!mentioned.is_empty());
+    let expected_comments = repo
+        .comments
+        .iter()
+        .filter(|comment| {
+            let number: u64 = comment["issue_url"].as_str().unwrap().rsplit('/').next().unwrap().parse().unwrap();
+            mentioned.contains(&number)
+        })
+        .count() as u64;
+    let sim = GithubSim::start(fixtures_with(repo));
+    let harvest = SweHarvest::new();
+    let output = run(crawl_command(&harvest, &sim, 100));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats = sim.stats();
+    assert_eq!(stats.endpoint_total("issues"), 0, "no bulk issue listing: {stats:?}");
+    assert_eq!(stats.endpoint_total("issue_comments"), 0, "no bulk comment listing: {stats:?}");
+    assert_eq!(stats.count("issue", 200), mentioned.len() as u64);
+    let store = open_store(&harvest);
+    let stored: BTreeSet<u64> = {
+        let mut statement = store.connection().prepare("SELECT number FROM issues").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(stored, mentioned);
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM issue_comments"), expected_comments);
+
+    // Refreshing asks for nothing new.
+    sim.reset_stats();
+    assert!(run(crawl_command(&harvest, &sim, 100)).status.success());
+    assert_eq!(sim.stats().endpoint_total("issue"), 0, "{:?}", sim.stats());
+}
+
+#[test]
+fn the_token_appears_in_no_stored_row_log_line_or_error_message() {
+    let repo = small_repo();
+    let sim = GithubSim::start(fixtures_with(repo));
+    // One request fails for good, so error messages are printed too.
+    sim.add_fault(Fault::new("/issues/comments", FaultKind::Status { status: 502 }).times(1_000));
+    sim.add_fault(Fault::new("/pulls", FaultKind::SecondaryRetryAfter { secs: 1 }));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 20);
+    command.env("SWE_HARVEST_GITHUB__MAX_RETRIES", "1").env("RUST_LOG", "trace").arg("-vv");
+    let output = run(command);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(sim.tokens_seen().contains_key(TOKEN), "the token was sent to the API");
+    let logs = stderr(&output);
+    assert!(logs.contains("TRACE") || logs.contains("DEBUG"), "verbose logs were captured");
+    assert!(!logs.contains(TOKEN), "the token is in the logs");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(TOKEN));
+
+    let store = open_store(&harvest);
+    let tables: Vec<String> = {
+        let mut statement = store.connection().prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert!(tables.len() >= 5);
+    let mut cells = 0;
+    for table in tables {
+        let mut statement = store.connection().prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
+        let columns = statement.column_count();
+        let mut rows = statement.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            for column in 0..columns {
+                let text = match row.get_ref(column).unwrap() {
+                    rusqlite::types::ValueRef::Text(text) | rusqlite::types::ValueRef::Blob(text) => {
+                        String::from_utf8_lossy(text).into_owned()
+                    }
+                    other => format!("{other:?}"),
+                };
+                cells += 1;
+                assert!(!text.contains(TOKEN), "the token is stored in table {table}");
+            }
+        }
+    }
+    assert!(cells > 100, "the store was searched: {cells} cells");
+    // The whole file too (WAL included), in case of a table this test does not know.
+    for entry in std::fs::read_dir(&harvest.data_dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(TOKEN.len()).any(|window| window == TOKEN.as_bytes()));
+    }
+}
+
+#[test]
+fn api_url_flag_beats_the_environment_variable() {
+    let repo = small_repo();
+    let sim = GithubSim::start(fixtures_with(repo));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 100);
+    // A dead address in the environment; the flag wins.
+    command.env("SWE_HARVEST_API_URL", "http://127.0.0.1:9");
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(sim.stats().total > 0);
+
+    // The environment variable alone is used.
+    let other = SweHarvest::new();
+    let mut command = other.command();
+    command.env("GITHUB_TOKEN", TOKEN).env("SWE_HARVEST_API_URL", sim.url()).args(["crawl", "--repo", REPO]);
+    let before = sim.stats().total;
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(sim.stats().total > before);
+}
+
+#[test]
+fn without_a_token_the_crawl_warns_once_and_goes_on() {
+    let sim = GithubSim::start(fixtures_with(generate(REPO, &GenerateSpec::new(5, 5, 5))));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 100);
+    command.env_remove("GITHUB_TOKEN");
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stderr(&output).matches("no GITHUB_TOKEN").count(), 1, "{}", stderr(&output));
+    assert_eq!(sim.tokens_seen().keys().collect::<Vec<_>>(), vec!["anonymous"]);
+}
