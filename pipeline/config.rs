@@ -78,6 +78,8 @@ pub struct GithubConfig {
     pub backoff_max_secs: u64,
     /// Rotate to another token when this one has fewer requests left than this.
     pub rotate_below_remaining: u32,
+    /// Wait after a secondary rate limit that names no `Retry-After` (GitHub asks for a minute).
+    pub secondary_limit_wait_secs: u64,
 }
 
 impl Default for GithubConfig {
@@ -91,6 +93,7 @@ impl Default for GithubConfig {
             backoff_initial_ms: 500,
             backoff_max_secs: 60,
             rotate_below_remaining: 50,
+            secondary_limit_wait_secs: 60,
         }
     }
 }

@@ -33,6 +33,7 @@ fn crawl_command(harvest: &SweHarvest, sim: &GithubSim, per_page: u32) -> Comman
         .env("GITHUB_TOKEN", TOKEN)
         .env("SWE_HARVEST_GITHUB__BACKOFF_INITIAL_MS", "10")
         .env("SWE_HARVEST_GITHUB__BACKOFF_MAX_SECS", "1")
+        .env("SWE_HARVEST_GITHUB__SECONDARY_LIMIT_WAIT_SECS", "1")
         .env("SWE_HARVEST_GITHUB__PER_PAGE", per_page.to_string())
         .args(["crawl", "--repo", REPO, "--api-url", sim.url()]);
     command
@@ -283,6 +284,7 @@ fn killed_at_any_point_and_restarted_the_crawl_ends_with_the_rows_of_a_clean_run
     sim.set_delay(Duration::from_millis(25));
     let harvest = SweHarvest::new();
     let kill_points = [2, 7, 12, 13, 21, 30, 36];
+    let mut interrupted = 0;
     for kill_after in kill_points {
         assert!(kill_after < clean_requests, "kill points fall inside the crawl");
         let mut child = crawl_command(&harvest, &sim, 10).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
@@ -293,9 +295,13 @@ fn killed_at_any_point_and_restarted_the_crawl_ends_with_the_rows_of_a_clean_run
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+        if child.try_wait().unwrap().is_none() {
+            interrupted += 1;
+        }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
     }
+    assert!(interrupted >= kill_points.len() - 1, "the crawl was killed mid-run {interrupted} times");
     sim.set_delay(Duration::ZERO);
     let output = run(crawl_command(&harvest, &sim, 10));
     assert!(output.status.success(), "{}", stderr(&output));

@@ -49,6 +49,7 @@ pub struct ClientSettings {
     pub backoff_initial: Duration,
     pub backoff_max: Duration,
     pub rotate_below_remaining: u32,
+    pub secondary_limit_wait: Duration,
 }
 
 impl ClientSettings {
@@ -62,6 +63,7 @@ impl ClientSettings {
             backoff_initial: Duration::from_millis(config.backoff_initial_ms),
             backoff_max: Duration::from_secs(config.backoff_max_secs),
             rotate_below_remaining: config.rotate_below_remaining,
+            secondary_limit_wait: Duration::from_secs(config.secondary_limit_wait_secs),
         }
     }
 }
@@ -329,8 +331,9 @@ impl GithubClient {
                                 }
                                 tracing::debug!(url, token = slot_index, "rate limit exhausted for this token");
                                 continue;
-                            } else if link::is_secondary_limit_message(&body) {
+                            } else if link::is_secondary_limit_message(&body) || status == 429 {
                                 failure = format!("secondary rate limit (HTTP {status})");
+                                wait_hint = Some(self.settings.secondary_limit_wait.max(self.backoff(attempts + 1)));
                             } else {
                                 return Err(GithubError::Status {
                                     url: url.to_string(),
@@ -472,7 +475,10 @@ impl GithubClient {
     async fn wait_with_countdown(&self, wait: Duration, reason: &str) {
         let mut left = wait;
         while !left.is_zero() {
-            let step = left.min(Duration::from_secs(1));
+            // Every second near the end; every ten seconds before, so that a long
+            // wait logged without a terminal stays a few lines.
+            let tick = if left > Duration::from_secs(60) { Duration::from_secs(10) } else { Duration::from_secs(1) };
+            let step = left.min(tick);
             self.reporter.message(&format!("{reason}: resuming in {}s", left.as_secs_f64().ceil() as u64));
             tokio::time::sleep(step).await;
             left -= step;

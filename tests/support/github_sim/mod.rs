@@ -127,6 +127,11 @@ pub(crate) struct SimState {
     tokens: BTreeMap<String, TokenState>,
     tokens_seen: BTreeMap<String, u64>,
     delay: Duration,
+    /// Bumped by every change of the fixtures.
+    generation: u64,
+    /// The issue-shaped entries of each repository's pull requests, derived once per generation.
+    pull_entries: BTreeMap<String, Vec<serde_json::Value>>,
+    pull_entries_generation: Option<u64>,
 }
 
 /// A running simulator; stops when dropped.
@@ -176,7 +181,9 @@ impl GithubSim {
     }
 
     pub fn update(&self, change: impl FnOnce(&mut Fixtures)) {
-        change(&mut self.state.lock().unwrap().fixtures);
+        let mut state = self.state.lock().unwrap();
+        change(&mut state.fixtures);
+        state.generation += 1;
     }
 
     pub fn stats(&self) -> Stats {

@@ -104,7 +104,18 @@ pub(crate) fn respond(
         }
         let host = headers.get("host").cloned().unwrap_or_else(|| "127.0.0.1".into());
         let base = format!("http://{host}");
-        let answer = route(&state.fixtures, endpoint, &path, &query, &base);
+        if state.pull_entries_generation != Some(state.generation) {
+            state.pull_entries = state
+                .fixtures
+                .repos
+                .iter()
+                .map(|(slug, repo)| {
+                    (slug.clone(), repo.pulls.iter().map(|pull| pull_request_as_issue(slug, pull)).collect())
+                })
+                .collect();
+            state.pull_entries_generation = Some(state.generation);
+        }
+        let answer = route(&state.fixtures, &state.pull_entries, endpoint, &path, &query, &base);
         let token_state = state.tokens.get_mut(&token).expect("inserted above");
         match answer {
             Err((status, message)) => (status, error_action(status, rate_headers(token_state), message)),
@@ -180,7 +191,14 @@ fn classify(path: &str) -> &'static str {
 
 type Answer = Result<(Value, Option<String>), (u16, &'static str)>;
 
-fn route(fixtures: &super::Fixtures, endpoint: &str, path: &str, query: &[(String, String)], base: &str) -> Answer {
+fn route(
+    fixtures: &super::Fixtures,
+    pull_entries: &BTreeMap<String, Vec<Value>>,
+    endpoint: &str,
+    path: &str,
+    query: &[(String, String)],
+    base: &str,
+) -> Answer {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let param = |name: &str| query.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
     let since = param("since").and_then(|text| parse_time(&Value::String(text.to_string())));
@@ -195,17 +213,17 @@ fn route(fixtures: &super::Fixtures, endpoint: &str, path: &str, query: &[(Strin
     match endpoint {
         "pulls" => {
             let state = param("state").unwrap_or("open");
-            let items: Vec<Value> = repo.pulls.iter().filter(|pull| state_matches(pull, state)).cloned().collect();
+            let items: Vec<&Value> = repo.pulls.iter().filter(|pull| state_matches(pull, state)).collect();
             let items = sorted(items, param("sort").unwrap_or("created"), param("direction").unwrap_or("desc"));
             Ok(paginate(items, query, path, base))
         }
         "issues" => {
             let state = param("state").unwrap_or("open");
-            let items: Vec<Value> = repo
+            let entries = pull_entries.get(&slug).map(Vec::as_slice).unwrap_or(&[]);
+            let items: Vec<&Value> = repo
                 .issues
                 .iter()
-                .cloned()
-                .chain(repo.pulls.iter().map(|pull| pull_request_as_issue(&slug, pull)))
+                .chain(entries.iter())
                 .filter(|issue| state_matches(issue, state))
                 .filter(|issue| since.is_none_or(|since| updated(issue) >= since))
                 .collect();
@@ -213,12 +231,8 @@ fn route(fixtures: &super::Fixtures, endpoint: &str, path: &str, query: &[(Strin
             Ok(paginate(items, query, path, base))
         }
         "issue_comments" => {
-            let items: Vec<Value> = repo
-                .comments
-                .iter()
-                .filter(|comment| since.is_none_or(|since| updated(comment) >= since))
-                .cloned()
-                .collect();
+            let items: Vec<&Value> =
+                repo.comments.iter().filter(|comment| since.is_none_or(|since| updated(comment) >= since)).collect();
             let direction = param("direction").unwrap_or(if param("sort").is_some() { "desc" } else { "asc" });
             let items = sorted(items, param("sort").unwrap_or("created"), direction);
             Ok(paginate(items, query, path, base))
@@ -241,12 +255,11 @@ fn route(fixtures: &super::Fixtures, endpoint: &str, path: &str, query: &[(Strin
                 return Err((404, "Not Found"));
             }
             let suffix = format!("/issues/{number}");
-            let items: Vec<Value> = repo
+            let items: Vec<&Value> = repo
                 .comments
                 .iter()
                 .filter(|comment| comment["issue_url"].as_str().is_some_and(|url| url.ends_with(&suffix)))
                 .filter(|comment| since.is_none_or(|since| updated(comment) >= since))
-                .cloned()
                 .collect();
             Ok(paginate(sorted(items, "created", "asc"), query, path, base))
         }
@@ -262,10 +275,10 @@ fn updated(item: &Value) -> DateTime<Utc> {
     parse_time(&item["updated_at"]).or_else(|| parse_time(&item["created_at"])).unwrap_or_default()
 }
 
-fn sorted(mut items: Vec<Value>, sort: &str, direction: &str) -> Vec<Value> {
+fn sorted<'a>(mut items: Vec<&'a Value>, sort: &str, direction: &str) -> Vec<&'a Value> {
     let field = if sort == "updated" { "updated_at" } else { "created_at" };
     // Ties broken by id, as a database would, so pages are stable.
-    items.sort_by_key(|item| (parse_time(&item[field]).unwrap_or_default(), item["id"].as_u64().unwrap_or(0)));
+    items.sort_by_cached_key(|item| (parse_time(&item[field]).unwrap_or_default(), item["id"].as_u64().unwrap_or(0)));
     if direction != "asc" {
         items.reverse();
     }
@@ -297,10 +310,10 @@ fn link_header(base: &str, path: &str, query: &[(String, String)], page: usize, 
     (!links.is_empty()).then(|| links.join(", "))
 }
 
-fn paginate(items: Vec<Value>, query: &[(String, String)], path: &str, base: &str) -> (Value, Option<String>) {
+fn paginate(items: Vec<&Value>, query: &[(String, String)], path: &str, base: &str) -> (Value, Option<String>) {
     let (per_page, page) = per_page_and_page(query);
     let pages = items.len().div_ceil(per_page).max(1);
-    let slice: Vec<Value> = items.into_iter().skip((page - 1) * per_page).take(per_page).collect();
+    let slice: Vec<Value> = items.into_iter().skip((page - 1) * per_page).take(per_page).cloned().collect();
     (Value::Array(slice), link_header(base, path, query, page, pages))
 }
 
@@ -334,7 +347,7 @@ fn search(fixtures: &super::Fixtures, query: &[(String, String)], path: &str, ba
     });
     let total = items.len();
     items.truncate(1000);
-    let (page_items, link) = paginate(items, query, path, base);
+    let (page_items, link) = paginate(items.iter().collect(), query, path, base);
     Ok((json!({"total_count": total, "incomplete_results": false, "items": page_items}), link))
 }
 
