@@ -546,3 +546,50 @@ fn without_a_token_the_crawl_warns_once_and_goes_on() {
     assert_eq!(stderr(&output).matches("no GITHUB_TOKEN").count(), 1, "{}", stderr(&output));
     assert_eq!(sim.tokens_seen().keys().collect::<Vec<_>>(), vec!["anonymous"]);
 }
+
+#[test]
+fn fixture_objects_fit_octocrab_models() {
+    let generated = generate(REPO, &GenerateSpec::new(20, 10, 30));
+    let on_disk = Fixtures::load(&crate::support::project_root().join("tests/fixtures/github")).unwrap();
+    let demo = &on_disk.repos["acme/demo"];
+    for repo in [&generated, demo] {
+        for pull in &repo.pulls {
+            serde_json::from_value::<octocrab::models::pulls::PullRequest>(pull.clone()).unwrap();
+            let entry = crate::support::github_sim::data::pull_request_as_issue(REPO, pull);
+            let issue = serde_json::from_value::<octocrab::models::issues::Issue>(entry).unwrap();
+            assert!(issue.pull_request.is_some());
+        }
+        for issue in &repo.issues {
+            let issue = serde_json::from_value::<octocrab::models::issues::Issue>(issue.clone()).unwrap();
+            assert!(issue.pull_request.is_none());
+        }
+        for comment in &repo.comments {
+            serde_json::from_value::<octocrab::models::issues::Comment>(comment.clone()).unwrap();
+        }
+    }
+    assert_eq!(on_disk.search_repositories.len(), 4);
+    for repository in &on_disk.search_repositories {
+        serde_json::from_value::<octocrab::models::Repository>(repository.clone()).unwrap();
+    }
+}
+
+#[test]
+fn crawl_of_the_fixture_folder_stores_what_the_files_hold() {
+    let fixtures = Fixtures::load(&crate::support::project_root().join("tests/fixtures/github")).unwrap();
+    let demo = fixtures.repos["acme/demo"].clone();
+    let sim = GithubSim::start(fixtures);
+    let harvest = SweHarvest::new();
+    // acme/widgets is not in the folder: its failure must not stop acme/demo.
+    let mut command = crawl_command(&harvest, &sim, 5);
+    command.args(["--repo", "acme/demo"]);
+    let output = run(command);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("/repos/acme/widgets/pulls") && error.contains("HTTP 404"), "{error}");
+    let store = open_store(&harvest);
+    let expected = expected(&demo);
+    let counted = |sql: &str| count(&store, &sql.replace("REPO", "'acme/demo'"));
+    assert_eq!(counted("SELECT COUNT(*) FROM pull_requests WHERE repo = REPO"), expected.merged);
+    assert_eq!(counted("SELECT COUNT(*) FROM issues WHERE repo = REPO"), expected.issues);
+    assert_eq!(counted("SELECT COUNT(*) FROM issue_comments WHERE repo = REPO"), expected.comments);
+}

@@ -134,7 +134,8 @@ impl TokenSlot {
     fn effective_remaining(&self, now: i64) -> i64 {
         let remaining = self.remaining.load(Ordering::Relaxed);
         let reset = self.reset_epoch.load(Ordering::Relaxed);
-        if remaining < 0 || (reset > 0 && reset <= now) { i64::MAX } else { remaining }
+        // Without a known reset time a count of zero cannot be waited out: treat it as unknown.
+        if remaining < 0 || reset <= now { i64::MAX } else { remaining }
     }
 }
 
@@ -344,11 +345,11 @@ impl GithubClient {
                         }
                         500..=599 => failure = format!("HTTP {status}: {}", link::error_message(&body)),
                         _ => {
-                            return Err(GithubError::Status {
-                                url: url.to_string(),
-                                status,
-                                message: link::error_message(&body),
-                            });
+                            let mut message = link::error_message(&body);
+                            if status == 401 {
+                                message.push_str("; check the token in GITHUB_TOKEN or GITHUB_TOKENS");
+                            }
+                            return Err(GithubError::Status { url: url.to_string(), status, message });
                         }
                     }
                 }
