@@ -174,38 +174,30 @@ fn convert(repository: octocrab::models::Repository) -> Option<DiscoveredReposit
     })
 }
 
-/// The `repo` values (lower case) of a dataset: JSONL (one object per line) or
-/// parquet (by the `.parquet` extension).
+/// The `repo` values (lower case) of a dataset, JSONL or parquet, read by
+/// [`crate::dataset::read_records`].
 pub fn dataset_repositories(path: &Path) -> Result<BTreeSet<String>, DiscoverError> {
     let error = |message: String| DiscoverError::Dataset { path: path.to_path_buf(), message };
-    let is_parquet = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("parquet"));
+    let records = crate::dataset::read_records(path).map_err(|e| error(error_chain(&e)))?;
     let mut repos = BTreeSet::new();
-    if is_parquet {
-        use polars::prelude::{ParquetReader, SerReader};
-        let file = fs_err::File::open(path).map_err(|e| error(e.to_string()))?;
-        let frame = ParquetReader::new(file.into_parts().0)
-            .with_columns(Some(vec!["repo".to_string()]))
-            .finish()
-            .map_err(|e| error(e.to_string()))?;
-        let column = frame.column("repo").map_err(|e| error(e.to_string()))?;
-        let values = column.str().map_err(|e| error(format!("the `repo` column is not text: {e}")))?;
-        repos.extend(values.iter().flatten().map(str::to_lowercase));
-    } else {
-        let text = fs_err::read_to_string(path).map_err(|e| error(e.to_string()))?;
-        for (index, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let row: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| error(format!("line {}: {e}", index + 1)))?;
-            let repo = row
-                .get("repo")
-                .and_then(|value| value.as_str())
-                .ok_or_else(|| error(format!("line {}: no `repo` string", index + 1)))?;
-            repos.insert(repo.to_lowercase());
-        }
+    for (index, record) in records.iter().enumerate() {
+        let repo = record
+            .get("repo")
+            .and_then(|value| value.as_str())
+            .ok_or_else(|| error(format!("row {} has no `repo` string", index + 1)))?;
+        repos.insert(repo.to_lowercase());
     }
     Ok(repos)
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }
 
 /// The repositories as a TOML list for configs and `--repo`.
