@@ -25,9 +25,12 @@
 //!      `GET /issues/N` plus `GET /issues/N/comments` for just those. Issues that
 //!      only commit messages mention are then not fetched (the mirror is not there
 //!      yet when crawl runs).
-//!    With `--since` and the bulk plan, mentioned issues created before `--since`
-//!    are also fetched one by one, because their older comments (hints) are
-//!    outside the listing's `since`.
+//!
+//! With `--since` and the bulk plan, mentioned issues created before `--since` are
+//! also fetched one by one, because their older comments (hints) are outside the
+//! listing's `since`. The estimate of a repository's issues comes from the PR
+//! numbers (issues and PRs share one sequence): the span of the window's numbers
+//! minus its PRs.
 //!
 //! Resumable: every page is written in one transaction together with its resource's
 //! checkpoint (the next page's URL), so a crawl killed at any instant restarts at

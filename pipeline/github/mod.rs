@@ -485,7 +485,7 @@ impl GithubClient {
             left -= step;
         }
         self.waited_secs.fetch_add(wait.as_secs(), Ordering::Relaxed);
-        self.reporter.message("");
+        self.reporter.message(&format!("{reason}: waited {}s, resumed", wait.as_secs()));
     }
 }
 
