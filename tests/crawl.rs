@@ -593,3 +593,44 @@ fn crawl_of_the_fixture_folder_stores_what_the_files_hold() {
     assert_eq!(counted("SELECT COUNT(*) FROM issues WHERE repo = REPO"), expected.issues);
     assert_eq!(counted("SELECT COUNT(*) FROM issue_comments WHERE repo = REPO"), expected.comments);
 }
+
+/// Records the progress messages the client sends.
+#[derive(Default)]
+struct RecordingReporter {
+    messages: std::sync::Mutex<Vec<String>>,
+}
+
+impl swe_harvest::progress::Reporter for RecordingReporter {
+    fn message(&self, message: &str) {
+        self.messages.lock().unwrap().push(message.to_string());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_wait_is_shown_as_a_countdown_then_the_request_succeeds() {
+    use std::sync::Arc;
+    use swe_harvest::github::{ClientSettings, Fetched, GithubClient};
+
+    let sim = GithubSim::start(fixtures_with(small_repo()));
+    sim.add_fault(Fault::new("/pulls", FaultKind::PrimaryExhausted { reset_in_secs: 3 }));
+    let mut config = swe_harvest::config::GithubConfig::default();
+    config.api_url = sim.url().to_string();
+    let reporter = Arc::new(RecordingReporter::default());
+    let client = GithubClient::new(
+        ClientSettings::from_config(&config, vec![swe_harvest::secret::Secret::new(TOKEN)]),
+        reporter.clone(),
+    )
+    .unwrap();
+    let url = client.url("/repos/acme/widgets/pulls", &[("state", "closed".into())]);
+    let started = Instant::now();
+    let fetched = client.get_json::<Vec<octocrab::models::pulls::PullRequest>>(&url, None).await.unwrap();
+    assert!(matches!(fetched, Fetched::Fresh { ref value, .. } if !value.is_empty()));
+    assert!(started.elapsed() >= Duration::from_secs(1), "it waited for the reset");
+    let messages = reporter.messages.lock().unwrap().clone();
+    let countdown: Vec<&String> = messages.iter().filter(|message| message.contains("resuming in")).collect();
+    assert!(countdown.len() >= 2, "{messages:?}");
+    assert!(countdown.windows(2).all(|pair| pair[0] != pair[1]), "the countdown counts down: {messages:?}");
+    assert!(messages.last().unwrap().contains("resumed"), "{messages:?}");
+    assert_eq!(client.stats().retries, 0, "waiting for a reset is not a retry");
+    assert_eq!(sim.stats().count("pulls", 403), 1);
+}
