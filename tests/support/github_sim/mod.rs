@@ -132,6 +132,9 @@ pub(crate) struct SimState {
     /// The issue-shaped entries of each repository's pull requests, derived once per generation.
     pull_entries: BTreeMap<String, Vec<serde_json::Value>>,
     pull_entries_generation: Option<u64>,
+    /// Sorted listings by URL without paging parameters, for one generation.
+    listings: BTreeMap<String, Result<Vec<serde_json::Value>, (u16, &'static str)>>,
+    listings_generation: Option<u64>,
 }
 
 /// A running simulator; stops when dropped.

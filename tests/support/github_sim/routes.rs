@@ -115,7 +115,34 @@ pub(crate) fn respond(
                 .collect();
             state.pull_entries_generation = Some(state.generation);
         }
-        let answer = route(&state.fixtures, &state.pull_entries, endpoint, &path, &query, &base);
+        let answer = match listing_key(endpoint, &path, &query) {
+            Some(key) => {
+                if state.listings_generation != Some(state.generation) {
+                    state.listings.clear();
+                    state.listings_generation = Some(state.generation);
+                }
+                if !state.listings.contains_key(&key) {
+                    let items =
+                        route(&state.fixtures, &state.pull_entries, endpoint, &path, &query, &base).map(|routed| {
+                            match routed {
+                                Routed::Listing(items) => items,
+                                Routed::Object(value, _) => vec![value],
+                            }
+                        });
+                    state.listings.insert(key.clone(), items);
+                }
+                match &state.listings[&key] {
+                    Ok(items) => Ok(paginate(items.iter().collect(), &query, &path, &base)),
+                    Err(error) => Err(*error),
+                }
+            }
+            None => {
+                route(&state.fixtures, &state.pull_entries, endpoint, &path, &query, &base).map(|routed| match routed {
+                    Routed::Object(value, link) => (value, link),
+                    Routed::Listing(items) => paginate(items.iter().collect(), &query, &path, &base),
+                })
+            }
+        };
         let token_state = state.tokens.get_mut(&token).expect("inserted above");
         match answer {
             Err((status, message)) => (status, error_action(status, rate_headers(token_state), message)),
@@ -191,6 +218,28 @@ fn classify(path: &str) -> &'static str {
 
 type Answer = Result<(Value, Option<String>), (u16, &'static str)>;
 
+/// What a route produced: one object (with its Link header), or a whole sorted
+/// listing that the caller caches and pages.
+enum Routed {
+    Object(Value, Option<String>),
+    Listing(Vec<Value>),
+}
+
+/// Listings are cached per URL (without `page`/`per_page`) until the fixtures
+/// change, so that paging a large repository does not re-sort it per request.
+fn listing_key(endpoint: &str, path: &str, query: &[(String, String)]) -> Option<String> {
+    if !matches!(endpoint, "pulls" | "issues" | "issue_comments" | "comments_of_issue") {
+        return None;
+    }
+    let mut pairs: Vec<String> = query
+        .iter()
+        .filter(|(key, _)| key != "page" && key != "per_page")
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    pairs.sort();
+    Some(format!("{path}?{}", pairs.join("&")))
+}
+
 fn route(
     fixtures: &super::Fixtures,
     pull_entries: &BTreeMap<String, Vec<Value>>,
@@ -198,12 +247,12 @@ fn route(
     path: &str,
     query: &[(String, String)],
     base: &str,
-) -> Answer {
+) -> Result<Routed, (u16, &'static str)> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     let param = |name: &str| query.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
     let since = param("since").and_then(|text| parse_time(&Value::String(text.to_string())));
     if endpoint == "search_repositories" {
-        return search(fixtures, query, path, base);
+        return search(fixtures, query, path, base).map(|(value, link)| Routed::Object(value, link));
     }
     if segments.len() < 3 {
         return Err((404, "Not Found"));
@@ -215,7 +264,7 @@ fn route(
             let state = param("state").unwrap_or("open");
             let items: Vec<&Value> = repo.pulls.iter().filter(|pull| state_matches(pull, state)).collect();
             let items = sorted(items, param("sort").unwrap_or("created"), param("direction").unwrap_or("desc"));
-            Ok(paginate(items, query, path, base))
+            Ok(Routed::Listing(items.into_iter().cloned().collect()))
         }
         "issues" => {
             let state = param("state").unwrap_or("open");
@@ -228,22 +277,22 @@ fn route(
                 .filter(|issue| since.is_none_or(|since| updated(issue) >= since))
                 .collect();
             let items = sorted(items, param("sort").unwrap_or("created"), param("direction").unwrap_or("desc"));
-            Ok(paginate(items, query, path, base))
+            Ok(Routed::Listing(items.into_iter().cloned().collect()))
         }
         "issue_comments" => {
             let items: Vec<&Value> =
                 repo.comments.iter().filter(|comment| since.is_none_or(|since| updated(comment) >= since)).collect();
             let direction = param("direction").unwrap_or(if param("sort").is_some() { "desc" } else { "asc" });
             let items = sorted(items, param("sort").unwrap_or("created"), direction);
-            Ok(paginate(items, query, path, base))
+            Ok(Routed::Listing(items.into_iter().cloned().collect()))
         }
         "issue" => {
             let number: u64 = segments[4].parse().map_err(|_| (404, "Not Found"))?;
             if let Some(issue) = repo.issues.iter().find(|issue| issue["number"].as_u64() == Some(number)) {
-                return Ok((issue.clone(), None));
+                return Ok(Routed::Object(issue.clone(), None));
             }
             if let Some(pull) = repo.pulls.iter().find(|pull| pull["number"].as_u64() == Some(number)) {
-                return Ok((pull_request_as_issue(&slug, pull), None));
+                return Ok(Routed::Object(pull_request_as_issue(&slug, pull), None));
             }
             Err((404, "Not Found"))
         }
@@ -261,7 +310,7 @@ fn route(
                 .filter(|comment| comment["issue_url"].as_str().is_some_and(|url| url.ends_with(&suffix)))
                 .filter(|comment| since.is_none_or(|since| updated(comment) >= since))
                 .collect();
-            Ok(paginate(sorted(items, "created", "asc"), query, path, base))
+            Ok(Routed::Listing(sorted(items, "created", "asc").into_iter().cloned().collect()))
         }
         _ => Err((404, "Not Found")),
     }
