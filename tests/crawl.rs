@@ -236,6 +236,29 @@ fn an_exhausted_token_is_rotated_out_without_waiting_for_its_reset() {
 }
 
 #[test]
+fn a_token_running_low_is_swapped_for_a_fuller_one_before_it_runs_out() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let sim = GithubSim::start(fixtures_with(repo));
+    sim.set_token_limit(12);
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 20);
+    command
+        .env_remove("GITHUB_TOKEN")
+        .env("GITHUB_TOKENS", "tok-a, tok-b")
+        .env("SWE_HARVEST_GITHUB__ROTATE_BELOW_REMAINING", "5");
+    let output = run_within(command, Duration::from_secs(30));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+    let stats = sim.stats();
+    assert_eq!(stats.status_total(403), 0, "no request hit an exhausted token: {stats:?}");
+    let seen = sim.tokens_seen();
+    // tok-a is left with 4 requests (< 5) after its 8th; the rest goes to tok-b.
+    assert_eq!(seen.get("tok-a"), Some(&8), "{seen:?}");
+    assert_eq!(seen.get("tok-b").copied(), Some(stats.total - 8), "{seen:?}");
+}
+
+#[test]
 fn failed_requests_are_recorded_reported_and_fetched_by_the_next_run() {
     let repo = small_repo();
     let expected = expected(&repo);

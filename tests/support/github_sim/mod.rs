@@ -135,6 +135,8 @@ pub(crate) struct SimState {
     /// Sorted listings by URL without paging parameters, for one generation.
     listings: BTreeMap<String, Result<Vec<serde_json::Value>, (u16, &'static str)>>,
     listings_generation: Option<u64>,
+    /// Requests per hour of every token (GitHub's 5,000, or 60 without a token).
+    token_limit: Option<u64>,
 }
 
 /// A running simulator; stops when dropped.
@@ -187,6 +189,11 @@ impl GithubSim {
         let mut state = self.state.lock().unwrap();
         change(&mut state.fixtures);
         state.generation += 1;
+    }
+
+    /// Every token (seen from now on) gets this many requests an hour.
+    pub fn set_token_limit(&self, limit: u64) {
+        self.state.lock().unwrap().token_limit = Some(limit);
     }
 
     pub fn stats(&self) -> Stats {

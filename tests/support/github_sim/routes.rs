@@ -36,7 +36,7 @@ pub(crate) fn respond(
         .unwrap_or_else(|| "anonymous".to_string());
     *state.tokens_seen.entry(token.clone()).or_default() += 1;
     let now = Utc::now().timestamp();
-    let limit = if token == "anonymous" { 60 } else { 5000 };
+    let limit = state.token_limit.unwrap_or(if token == "anonymous" { 60 } else { 5000 });
     let token_state = state.tokens.entry(token.clone()).or_insert(TokenState {
         limit,
         remaining: limit,
