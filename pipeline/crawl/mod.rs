@@ -62,6 +62,9 @@ use crate::model::{CrawlCheckpoint, RawComment, RawIssue, RawPullRequest, Reject
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError, raw};
 
+/// Objects on one page of a bulk listing (GitHub's maximum `per_page`).
+const BULK_PAGE_SIZE: u64 = 100;
+
 /// What to crawl.
 #[derive(Debug, Clone)]
 pub struct CrawlOptions {
@@ -620,8 +623,12 @@ impl RepoCrawl<'_> {
         // numbers, minus those PRs, estimates the issues created in the window.
         let lowest = if self.window.since.is_some() { lowest } else { 1 };
         let estimated_issues = (highest - lowest + 1).saturating_sub(pull_numbers.len() as u64);
-        let plan =
-            if (mentioned.len() as u64).saturating_mul(self.options.per_issue_fetch_ratio as u64) < estimated_issues {
+        // Within one page of issues, listing costs no more than fetching one by one,
+        // and it also catches issues that only commit messages mention.
+        let listing_fits_one_page = estimated_issues <= BULK_PAGE_SIZE;
+        let plan = if !listing_fits_one_page
+            && (mentioned.len() as u64).saturating_mul(self.options.per_issue_fetch_ratio as u64) < estimated_issues
+        {
                 Plan::PerIssue
             } else {
                 Plan::Bulk
