@@ -283,6 +283,12 @@ pub struct ValidationRun {
     pub timed_out: bool,
     pub duration_secs: f64,
     pub tests: std::collections::BTreeMap<String, TestStatus>,
+    /// Seconds per test, when the report gives them.
+    #[serde(default)]
+    pub test_durations: std::collections::BTreeMap<String, f64>,
+    /// Where the statuses came from: `junit` (the report) or `log` (the `-rA` summary).
+    #[serde(default)]
+    pub results_source: String,
 }
 
 /// A validated task: a candidate plus its labels.

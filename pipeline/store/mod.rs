@@ -16,6 +16,7 @@ pub mod discover;
 mod funnel;
 mod migrations;
 pub mod raw;
+pub mod validation;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,0 +1,103 @@
+//! Validation state: environment images (built or failed, per content key) and
+//! validation runs (one row per instance, phase and attempt, so a killed `validate`
+//! resumes at the first missing attempt).
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, params};
+
+use super::{Result, StoreError, now};
+use crate::model::{EnvironmentSpec, RepoSlug, RunPhase, ValidationRun};
+
+/// Records an environment image: `status` is `built` or `failed`.
+pub fn record_environment(
+    connection: &Connection,
+    key: &str,
+    repo: &RepoSlug,
+    environment_setup_commit: &str,
+    spec: &EnvironmentSpec,
+    image: Option<&str>,
+    status: &str,
+    detail: Option<&str>,
+) -> Result<()> {
+    connection.execute(
+        "INSERT INTO environments (key, repo, environment_setup_commit, spec, image, status, detail, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (key) DO UPDATE SET spec = excluded.spec, image = excluded.image, status = excluded.status,
+            detail = excluded.detail, updated_at = excluded.updated_at",
+        params![
+            key,
+            repo.to_string(),
+            environment_setup_commit,
+            serde_json::to_string(spec).expect("specs serialize"),
+            image,
+            status,
+            detail,
+            now()
+        ],
+    )?;
+    Ok(())
+}
+
+/// How many environments are recorded with `status`.
+pub fn count_environments(connection: &Connection, status: &str) -> Result<u64> {
+    Ok(connection.query_row("SELECT COUNT(*) FROM environments WHERE status = ?1", [status], |row| row.get(0))?)
+}
+
+fn phase_name(phase: RunPhase) -> &'static str {
+    match phase {
+        RunPhase::Pre => "pre",
+        RunPhase::Post => "post",
+    }
+}
+
+/// Stores the runs of one attempt (its pre and post run) together.
+pub fn insert_runs(connection: &Connection, runs: &[ValidationRun]) -> Result<()> {
+    for run in runs {
+        connection.execute(
+            "INSERT INTO validation_runs (instance_id, phase, attempt, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (instance_id, phase, attempt) DO UPDATE SET data = excluded.data, created_at = excluded.created_at",
+            params![
+                run.instance_id,
+                phase_name(run.phase),
+                run.attempt,
+                serde_json::to_string(run).expect("runs serialize"),
+                now()
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The stored runs of one instance, by phase then attempt.
+pub fn runs(connection: &Connection, instance_id: &str) -> Result<Vec<ValidationRun>> {
+    let mut statement = connection
+        .prepare("SELECT phase, attempt, data FROM validation_runs WHERE instance_id = ?1 ORDER BY phase, attempt")?;
+    let rows = statement.query_map([instance_id], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, u32>(1)?, row.get::<_, String>(2)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (phase, attempt, data) = row?;
+        let run: ValidationRun = serde_json::from_str(&data).map_err(|source| StoreError::Decode {
+            kind: "validation run",
+            key: format!("{instance_id} {phase} {attempt}"),
+            source,
+        })?;
+        out.push(run);
+    }
+    Ok(out)
+}
+
+/// Forgets the runs of one instance (before validating it again from scratch).
+pub fn delete_runs(connection: &Connection, instance_id: &str) -> Result<()> {
+    connection.execute("DELETE FROM validation_runs WHERE instance_id = ?1", [instance_id])?;
+    Ok(())
+}
+
+/// Instances that the validate stage has finished (labelled or dropped).
+pub fn finished_instances(connection: &Connection) -> Result<BTreeSet<String>> {
+    let mut statement = connection.prepare("SELECT item FROM stage_items WHERE stage = 'validate'")?;
+    let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,528 @@
+//! Environment inference for repositories without a per-repository config: reads the
+//! packaging and CI files at the environment commit (pyproject.toml, setup.cfg,
+//! setup.py, requirements*.txt, tox.ini, GitHub workflows, .travis.yml) and proposes
+//! an [`EnvironmentSpec`]. A pure function over file contents; reading them from the
+//! mirror is [`super::source`]'s job, building the image [`super::image`]'s.
+//!
+//! What it decides, and why:
+//! - runtime: the newest runtime among those with a base image that the project
+//!   declared support for (classifiers, tox envs, CI matrices, within
+//!   `requires-python`) and that was released before the environment date: pytest of
+//!   a 2021 project does not run on Python 3.11. Without a declared one that is
+//!   available, the oldest available runtime allowed by `requires-python` that was
+//!   released before the date, or else the oldest allowed one;
+//! - pre-install (run without the date cap): current setuptools and wheel, plus the
+//!   `[build-system]` requirements, because old setuptools cannot do editable
+//!   installs (PEP 660): the dependencies travel in time, the build backend does not;
+//! - install (run with `UV_EXCLUDE_NEWER` = the date): one `uv pip install` of the
+//!   repository in editable mode with its test extras, without build isolation,
+//!   together with its test requirement files and pytest, so that one resolution
+//!   picks versions that fit together;
+//! - test command: pytest with `-rA`, plus the plugins that the pytest config's
+//!   `addopts` needs (`--cov` needs pytest-cov, `-n` pytest-xdist, ...).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use crate::model::EnvironmentSpec;
+
+/// The default test command of inferred specs. The runner adds `--junitxml` and the
+/// test files.
+pub const DEFAULT_TEST_COMMAND: &str = "pytest -rA -p no:cacheprovider";
+
+/// The files inference reads, by path; [`wanted`] says which.
+pub type RepoFiles = BTreeMap<String, String>;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InferError {
+    #[error(
+        "no Python packaging or requirements file (pyproject.toml, setup.py, setup.cfg, requirements*.txt) at the \
+         environment commit; add an [[environment]] entry to configs/repos/<owner>__<name>.toml"
+    )]
+    NotAPythonProject,
+    #[error(
+        "the project requires Python `{requires}`, and no configured base image fits (available: {available}); \
+         add one to validate.base_images or pin `runtime` in configs/repos/<owner>__<name>.toml"
+    )]
+    NoRuntime { requires: String, available: String },
+}
+
+/// Whether inference wants to read `path`.
+pub fn wanted(path: &str) -> bool {
+    let top_level = !path.contains('/');
+    let name = path.rsplit('/').next().unwrap_or(path);
+    (top_level && matches!(name, "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "pytest.ini" | ".travis.yml"))
+        || (top_level && name.ends_with(".txt") && name.contains("requirements"))
+        || (path.starts_with("requirements/") && name.ends_with(".txt") && path.matches('/').count() == 1)
+        || (path.starts_with(".github/workflows/") && (name.ends_with(".yml") || name.ends_with(".yaml")))
+}
+
+/// When each CPython minor version was released (first final release).
+const RELEASES: &[(&str, (i32, u32, u32))] = &[
+    ("3.5", (2015, 9, 13)),
+    ("3.6", (2016, 12, 23)),
+    ("3.7", (2018, 6, 27)),
+    ("3.8", (2019, 10, 14)),
+    ("3.9", (2020, 10, 5)),
+    ("3.10", (2021, 10, 4)),
+    ("3.11", (2022, 10, 24)),
+    ("3.12", (2023, 10, 2)),
+    ("3.13", (2024, 10, 7)),
+    ("3.14", (2025, 10, 7)),
+];
+
+fn released_by(runtime: &str, date: DateTime<Utc>) -> bool {
+    match RELEASES.iter().find(|(version, _)| *version == runtime) {
+        Some((_, (year, month, day))) => {
+            NaiveDate::from_ymd_opt(*year, *month, *day).is_some_and(|released| released <= date.date_naive())
+        }
+        // A runtime newer than this table: released after every date we know.
+        None => false,
+    }
+}
+
+/// `3.11` -> (3, 11).
+fn minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.trim().split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?;
+    Some((major, minor))
+}
+
+/// Whether a `requires-python` specifier set (`>=3.6, !=3.7.*, <3.11`) admits `runtime`.
+/// Unknown clauses admit everything: inference should not fail on a typo.
+pub fn requires_python_allows(requires: &str, runtime: &str) -> bool {
+    let Some(have) = minor(runtime) else { return true };
+    requires.split(',').map(str::trim).filter(|clause| !clause.is_empty()).all(|clause| {
+        let operator_end = clause.find(|c: char| c.is_ascii_digit()).unwrap_or(clause.len());
+        let (operator, version) = clause.split_at(operator_end);
+        let wildcard = version.ends_with(".*");
+        let parts: Vec<u32> =
+            version.trim_end_matches(".*").split('.').filter_map(|part| part.parse().ok()).collect();
+        let want = (parts.first().copied().unwrap_or(0), parts.get(1).copied().unwrap_or(0));
+        // A patch level in a lower bound (`>=3.6.2`) is met by the minor version's later releases.
+        match operator.trim() {
+            ">=" => have >= want,
+            ">" => have > want || (parts.len() > 2 && have == want),
+            "<" => have < want || (parts.len() > 2 && have == want && parts[2] > 0),
+            "<=" => have <= want,
+            "==" if wildcard || parts.len() <= 2 => {
+                if parts.len() == 1 { have.0 == want.0 } else { have == want }
+            }
+            "==" => have == want,
+            "!=" if wildcard || parts.len() <= 2 => {
+                if parts.len() == 1 { have.0 != want.0 } else { have != want }
+            }
+            "~=" => have >= want && have.0 == want.0,
+            _ => true,
+        }
+    })
+}
+
+/// Everything inference learned from the files, before deciding.
+#[derive(Debug, Default)]
+struct Facts {
+    requires_python: Option<String>,
+    declared: BTreeSet<(u32, u32)>,
+    extras: BTreeSet<String>,
+    build_requires: Vec<String>,
+    requirement_files: Vec<String>,
+    installable: bool,
+    addopts: String,
+}
+
+fn facts(files: &RepoFiles) -> Facts {
+    let mut facts = Facts::default();
+    let classifier = regex::Regex::new(r"Programming Language :: Python :: (3\.\d+)").expect("valid regex");
+    let tox_env = regex::Regex::new(r"\bpy3(\d{1,2})\b").expect("valid regex");
+    let ci_version = regex::Regex::new(r#"(?:^|[\s\[,'"-])(3\.\d{1,2})(?:$|[\s\],'"])"#).expect("valid regex");
+    let requires_kw = regex::Regex::new(r#"python_requires\s*=\s*['"]([^'"]+)['"]"#).expect("valid regex");
+    let setup_extra = regex::Regex::new(r#"['"]([A-Za-z0-9_.-]+)['"]\s*:"#).expect("valid regex");
+
+    for (path, text) in files {
+        for capture in classifier.captures_iter(text) {
+            facts.declared.extend(minor(&capture[1]));
+        }
+        match path.as_str() {
+            "pyproject.toml" => {
+                facts.installable |= text.contains("[build-system]");
+                if let Ok(table) = text.parse::<toml::Table>() {
+                    if let Some(project) = table.get("project").and_then(|value| value.as_table()) {
+                        facts.installable = true;
+                        if let Some(requires) = project.get("requires-python").and_then(|value| value.as_str()) {
+                            facts.requires_python = Some(requires.to_string());
+                        }
+                        if let Some(extras) = project.get("optional-dependencies").and_then(|value| value.as_table()) {
+                            facts.extras.extend(extras.keys().cloned());
+                        }
+                    }
+                    if let Some(requires) = table
+                        .get("build-system")
+                        .and_then(|value| value.get("requires"))
+                        .and_then(|value| value.as_array())
+                    {
+                        facts.build_requires.extend(requires.iter().filter_map(|value| value.as_str()).map(String::from));
+                    }
+                    if let Some(addopts) = table
+                        .get("tool")
+                        .and_then(|value| value.get("pytest"))
+                        .and_then(|value| value.get("ini_options"))
+                        .and_then(|value| value.get("addopts"))
+                    {
+                        match addopts {
+                            toml::Value::String(text) => facts.addopts.push_str(text),
+                            toml::Value::Array(items) => {
+                                for item in items.iter().filter_map(|item| item.as_str()) {
+                                    facts.addopts.push(' ');
+                                    facts.addopts.push_str(item);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            "setup.py" => {
+                facts.installable = true;
+                if let Some(capture) = requires_kw.captures(text) {
+                    facts.requires_python.get_or_insert(capture[1].to_string());
+                }
+                if let Some(start) = text.find("extras_require").or_else(|| text.find("EXTRAS_REQUIRE")) {
+                    let window = &text[start..text.len().min(start + 3000)];
+                    facts.extras.extend(setup_extra.captures_iter(window).map(|capture| capture[1].to_string()));
+                }
+            }
+            "setup.cfg" | "tox.ini" | "pytest.ini" => {
+                let sections = ini_sections(text);
+                if path == "setup.cfg" {
+                    facts.installable |= sections.contains_key("metadata") || sections.contains_key("options");
+                    if let Some(requires) = sections.get("options").and_then(|options| options.get("python_requires")) {
+                        facts.requires_python.get_or_insert(requires.clone());
+                    }
+                    if let Some(extras) = sections.get("options.extras_require") {
+                        facts.extras.extend(extras.keys().cloned());
+                    }
+                }
+                if path == "tox.ini" {
+                    if let Some(envlist) = sections.get("tox").and_then(|tox| tox.get("envlist")) {
+                        for capture in tox_env.captures_iter(envlist) {
+                            facts.declared.insert((3, capture[1].parse().unwrap_or(0)));
+                        }
+                    }
+                }
+                for section in ["tool:pytest", "pytest"] {
+                    if let Some(addopts) = sections.get(section).and_then(|pytest| pytest.get("addopts")) {
+                        facts.addopts.push(' ');
+                        facts.addopts.push_str(addopts);
+                    }
+                }
+            }
+            path if path.starts_with(".github/workflows/") || path == ".travis.yml" => {
+                for line in text.lines().filter(|line| line.contains("python")) {
+                    for capture in ci_version.captures_iter(line) {
+                        facts.declared.extend(minor(&capture[1]));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Test requirement files first, then the plain one; never docs or lint sets.
+    let requirement_files: Vec<&String> = files.keys().filter(|path| path.ends_with(".txt")).collect();
+    let testish = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+        name.contains("test") || (path.starts_with("requirements/") && name == "dev.txt") || name.contains("-dev")
+    };
+    let mut chosen: Vec<String> = requirement_files.iter().filter(|path| testish(path)).map(|path| path.to_string()).collect();
+    if chosen.is_empty() {
+        chosen.extend(requirement_files.iter().filter(|path| path.contains("dev")).map(|path| path.to_string()));
+    }
+    for plain in ["requirements.txt", "requirements/base.txt", "requirements/main.txt"] {
+        if files.contains_key(plain) && !chosen.iter().any(|path| path == plain) {
+            chosen.push(plain.to_string());
+        }
+    }
+    facts.requirement_files = chosen;
+    facts
+}
+
+/// `[section] key = value` with indented continuation lines, enough for setup.cfg and tox.ini.
+fn ini_sections(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut sections: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut section = String::new();
+    let mut key: Option<String> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if trimmed.starts_with('[') && trimmed.ends_with(']') {
+            section = trimmed[1..trimmed.len() - 1].trim().to_string();
+            key = None;
+            continue;
+        }
+        if line.starts_with(char::is_whitespace) && !trimmed.is_empty() {
+            if let Some(key) = &key {
+                let value = sections.entry(section.clone()).or_default().entry(key.clone()).or_default();
+                value.push('\n');
+                value.push_str(trimmed);
+            }
+            continue;
+        }
+        if let Some((name, value)) = trimmed.split_once('=').or_else(|| trimmed.split_once(':')) {
+            let name = name.trim().to_string();
+            sections.entry(section.clone()).or_default().insert(name.clone(), value.trim().to_string());
+            key = Some(name);
+        }
+    }
+    sections
+}
+
+/// pytest plugins that `addopts` options need.
+fn plugins_for(addopts: &str) -> Vec<&'static str> {
+    let mut plugins = Vec::new();
+    let words: Vec<&str> = addopts.split_whitespace().collect();
+    let has = |prefix: &str| words.iter().any(|word| *word == prefix || word.starts_with(&format!("{prefix}=")));
+    if has("--cov") || addopts.contains("--cov") {
+        plugins.push("pytest-cov");
+    }
+    if has("-n") || has("--numprocesses") || words.iter().any(|word| word.starts_with("-n") && word.len() > 2 && word[2..].chars().all(|c| c.is_ascii_digit())) {
+        plugins.push("pytest-xdist");
+    }
+    if has("--timeout") {
+        plugins.push("pytest-timeout");
+    }
+    if has("--mpl") {
+        plugins.push("pytest-mpl");
+    }
+    if has("--benchmark-skip") || has("--benchmark-disable") {
+        plugins.push("pytest-benchmark");
+    }
+    if has("--doctest-rst") || has("--doctest-plus") {
+        plugins.push("pytest-doctestplus");
+    }
+    plugins
+}
+
+/// Proposes an environment for a repository whose packaging files are `files`, as of
+/// `date`, given the runtimes that have a base image.
+pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Result<EnvironmentSpec, InferError> {
+    let facts = facts(files);
+    if !facts.installable && facts.requirement_files.is_empty() {
+        return Err(InferError::NotAPythonProject);
+    }
+    let runtime = choose_runtime(&facts, date, available)?;
+
+    let mut pre_install = vec!["uv pip install --upgrade setuptools wheel".to_string()];
+    let build_requires: Vec<String> = facts
+        .build_requires
+        .iter()
+        .filter(|requirement| {
+            let name = requirement.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).next().unwrap_or("");
+            !matches!(name.to_lowercase().as_str(), "setuptools" | "wheel")
+        })
+        .map(|requirement| shell_quote(requirement))
+        .collect();
+    if !build_requires.is_empty() {
+        pre_install.push(format!("uv pip install {}", build_requires.join(" ")));
+    }
+
+    let mut install = String::from("uv pip install --no-build-isolation");
+    if facts.installable {
+        let test_extras: Vec<&String> = facts
+            .extras
+            .iter()
+            .filter(|extra| matches!(extra.to_lowercase().as_str(), "test" | "tests" | "testing"))
+            .collect();
+        let extras: Vec<&String> = if test_extras.is_empty() {
+            facts.extras.iter().filter(|extra| matches!(extra.to_lowercase().as_str(), "dev" | "develop")).collect()
+        } else {
+            test_extras
+        };
+        if extras.is_empty() {
+            install.push_str(" -e .");
+        } else {
+            let joined: Vec<&str> = extras.iter().map(|extra| extra.as_str()).collect();
+            install.push_str(&format!(" -e '.[{}]'", joined.join(",")));
+        }
+    }
+    for file in &facts.requirement_files {
+        install.push_str(&format!(" -r {}", shell_quote(file)));
+    }
+    install.push_str(" pytest");
+    for plugin in plugins_for(&facts.addopts) {
+        install.push(' ');
+        install.push_str(plugin);
+    }
+
+    Ok(EnvironmentSpec {
+        runtime,
+        system_packages: Vec::new(),
+        pre_install,
+        install: vec![install],
+        extra_packages: Vec::new(),
+        test_command: DEFAULT_TEST_COMMAND.to_string(),
+        test_path_patterns: Vec::new(),
+        source: "inferred".to_string(),
+    })
+}
+
+fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> Result<String, InferError> {
+    let mut runtimes: Vec<(u32, u32, &String)> =
+        available.iter().filter_map(|runtime| minor(runtime).map(|(major, minor)| (major, minor, runtime))).collect();
+    runtimes.sort();
+    let allowed: Vec<&(u32, u32, &String)> = runtimes
+        .iter()
+        .filter(|(_, _, runtime)| facts.requires_python.as_deref().is_none_or(|requires| requires_python_allows(requires, runtime)))
+        .collect();
+    let released = |runtime: &String| released_by(runtime, date);
+    let declared_and_released = allowed
+        .iter()
+        .filter(|(major, minor, runtime)| facts.declared.contains(&(*major, *minor)) && released(runtime))
+        .next_back();
+    let pick = declared_and_released
+        .or_else(|| allowed.iter().find(|(_, _, runtime)| released(runtime)))
+        .or_else(|| allowed.first());
+    match pick {
+        Some((_, _, runtime)) => Ok(runtime.to_string()),
+        None => Err(InferError::NoRuntime {
+            requires: facts.requires_python.clone().unwrap_or_default(),
+            available: available.join(", "),
+        }),
+    }
+}
+
+/// Quotes a word for `sh` when it holds anything but safe characters.
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn files(entries: &[(&str, &str)]) -> RepoFiles {
+        entries.iter().map(|(path, text)| (path.to_string(), text.to_string())).collect()
+    }
+
+    fn date(year: i32, month: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0).unwrap()
+    }
+
+    fn available() -> Vec<String> {
+        vec!["3.9".into(), "3.11".into(), "3.13".into()]
+    }
+
+    #[test]
+    fn requires_python_specifiers() {
+        assert!(requires_python_allows(">=3.6", "3.9"));
+        assert!(!requires_python_allows(">=3.10", "3.9"));
+        assert!(requires_python_allows(">=3.6, <3.10", "3.9"));
+        assert!(!requires_python_allows(">=3.6,<3.10", "3.11"));
+        assert!(requires_python_allows(">=2.7, !=3.0.*, !=3.1.*", "3.11"));
+        assert!(!requires_python_allows("!=3.9.*", "3.9"));
+        assert!(requires_python_allows("~=3.8", "3.13"));
+        assert!(!requires_python_allows("==3.8.*", "3.9"));
+        assert!(requires_python_allows(">=3.9.2", "3.9"), "a patch-level bound is met by later patches");
+        assert!(requires_python_allows("<3.11.4", "3.11"));
+        assert!(requires_python_allows("", "3.11"));
+    }
+
+    #[test]
+    fn runtime_is_the_newest_declared_one_released_by_the_date() {
+        let setup = files(&[(
+            "setup.py",
+            "setup(name='x', classifiers=['Programming Language :: Python :: 3.9', \
+             'Programming Language :: Python :: 3.10', 'Programming Language :: Python :: 3.11'])",
+        )]);
+        // In mid-2021, 3.11 did not exist yet.
+        assert_eq!(infer(&setup, date(2021, 6), &available()).unwrap().runtime, "3.9");
+        assert_eq!(infer(&setup, date(2023, 6), &available()).unwrap().runtime, "3.11");
+        // 3.13 is available but the project never declared it.
+        assert_eq!(infer(&setup, date(2025, 6), &available()).unwrap().runtime, "3.11");
+    }
+
+    #[test]
+    fn runtime_comes_from_tox_and_ci_when_there_are_no_classifiers() {
+        let tox = files(&[("setup.py", "setup(name='x')"), ("tox.ini", "[tox]\nenvlist = py37, py38, py311, lint\n")]);
+        assert_eq!(infer(&tox, date(2024, 1), &available()).unwrap().runtime, "3.11");
+        let ci = files(&[
+            ("setup.py", "setup(name='x')"),
+            (".github/workflows/ci.yml", "jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: [\"3.8\", \"3.9\", \"3.13\"]\n"),
+        ]);
+        assert_eq!(infer(&ci, date(2025, 1), &available()).unwrap().runtime, "3.13");
+    }
+
+    #[test]
+    fn runtime_without_declarations_follows_requires_python_and_the_date() {
+        let old = files(&[("setup.py", "setup(name='x', python_requires='>=2.7')")]);
+        // Nothing declared: the oldest available runtime released by then.
+        assert_eq!(infer(&old, date(2019, 8), &available()).unwrap().runtime, "3.9", "nothing released: oldest");
+        let modern = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='>=3.10'\n")]);
+        assert_eq!(infer(&modern, date(2024, 1), &available()).unwrap().runtime, "3.11");
+        let impossible = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='<3.8'\n")]);
+        let error = infer(&impossible, date(2020, 1), &available()).unwrap_err();
+        assert!(matches!(error, InferError::NoRuntime { .. }), "{error}");
+        assert!(error.to_string().contains("<3.8"));
+    }
+
+    #[test]
+    fn install_uses_test_extras_test_requirements_and_addopts_plugins() {
+        let repo = files(&[
+            ("setup.py", "setup(name='x', extras_require={'docs': ['sphinx'], \"tests\": ['pytest', 'mock']})"),
+            ("requirements/tests.txt", "pytest\n"),
+            ("requirements/docs.txt", "sphinx\n"),
+            ("requirements.txt", "numpy\n"),
+            ("setup.cfg", "[tool:pytest]\naddopts = --cov=x\n    -n 2\n"),
+        ]);
+        let spec = infer(&repo, date(2022, 3), &available()).unwrap();
+        assert_eq!(
+            spec.install,
+            vec![
+                "uv pip install --no-build-isolation -e '.[tests]' -r requirements/tests.txt -r requirements.txt pytest \
+                 pytest-cov pytest-xdist"
+                    .to_string()
+            ]
+        );
+        assert_eq!(spec.pre_install, vec!["uv pip install --upgrade setuptools wheel".to_string()]);
+        assert_eq!(spec.test_command, DEFAULT_TEST_COMMAND);
+        assert_eq!(spec.source, "inferred");
+    }
+
+    #[test]
+    fn build_backend_requirements_are_preinstalled_without_setuptools_twice() {
+        let repo = files(&[(
+            "pyproject.toml",
+            "[build-system]\nrequires = [\"setuptools>=45\", \"setuptools_scm[toml]>=6.2\"]\n\n[project]\nname = 'x'\n\
+             [project.optional-dependencies]\ntest = ['pytest']\ndev = ['black']\n",
+        )]);
+        let spec = infer(&repo, date(2023, 1), &available()).unwrap();
+        assert_eq!(spec.pre_install[1], "uv pip install 'setuptools_scm[toml]>=6.2'");
+        assert!(spec.install[0].contains("-e '.[test]'"), "{:?}", spec.install);
+    }
+
+    #[test]
+    fn a_repository_without_python_packaging_cannot_be_inferred() {
+        let repo = files(&[("tox.ini", "[tox]\nenvlist = py39\n")]);
+        assert_eq!(infer(&repo, date(2022, 1), &available()), Err(InferError::NotAPythonProject));
+        let only_requirements = files(&[("requirements.txt", "flask\n")]);
+        let spec = infer(&only_requirements, date(2022, 1), &available()).unwrap();
+        assert_eq!(spec.install, vec!["uv pip install --no-build-isolation -r requirements.txt pytest".to_string()]);
+    }
+
+    #[test]
+    fn wanted_files() {
+        for path in ["setup.py", "pyproject.toml", "requirements-dev.txt", "requirements/test.txt", ".github/workflows/ci.yaml"] {
+            assert!(wanted(path), "{path}");
+        }
+        for path in ["src/setup.py", "docs/requirements.txt", "requirements/sub/x.txt", "README.md"] {
+            assert!(!wanted(path), "{path}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Label computation: FAIL_TO_PASS, PASS_TO_PASS and flaky tests from the statuses
+//! of every pre and post run of one task. A pure function over plain data; it knows
+//! nothing of containers or parsers.
+//!
+//! The rules (ARCHITECTURE.md, stage 5):
+//! - a test *passes* a run when its status is PASSED, XFAIL or XPASS (SWE-bench counts
+//!   an expected failure as a pass); it *fails* when FAILED or ERROR, or when it is
+//!   missing from the run (a test that the gold patch adds cannot be collected
+//!   before); SKIPPED is neither;
+//! - a test whose outcome (pass / fail-or-missing / skipped) differs between two runs
+//!   of the same phase is flaky: recorded, never labelled;
+//! - FAIL_TO_PASS: fails in every pre run and passes in every post run;
+//! - PASS_TO_PASS: passes in every pre and every post run;
+//! - PASS_TO_FAIL (the gold patch breaks it) is reported, not labelled.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::TestStatus;
+
+/// The statuses of one run, by test id.
+pub type RunResults = BTreeMap<String, TestStatus>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Labels {
+    pub fail_to_pass: Vec<String>,
+    pub pass_to_pass: Vec<String>,
+    /// Tests whose outcome differed between runs of one phase.
+    pub flaky: Vec<String>,
+    /// Tests that passed before the gold patch and fail after it.
+    pub pass_to_fail: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Pass,
+    /// Failed, errored, or not there at all.
+    Fail,
+    Skip,
+}
+
+fn outcome(status: Option<&TestStatus>) -> Outcome {
+    match status {
+        Some(TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass) => Outcome::Pass,
+        Some(TestStatus::Failed | TestStatus::Error) | None => Outcome::Fail,
+        Some(TestStatus::Skipped) => Outcome::Skip,
+    }
+}
+
+/// The one outcome of a test over all runs of a phase, or `None` when runs disagree.
+fn consistent(test: &str, runs: &[RunResults]) -> Option<Outcome> {
+    let mut outcomes = runs.iter().map(|run| outcome(run.get(test)));
+    let first = outcomes.next()?;
+    outcomes.all(|other| other == first).then_some(first)
+}
+
+/// Labels from the pre runs (base + test patch) and post runs (+ gold patch).
+/// With no run of a phase, nothing is labelled.
+pub fn compute(pre: &[RunResults], post: &[RunResults]) -> Labels {
+    let mut labels = Labels::default();
+    if pre.is_empty() || post.is_empty() {
+        return labels;
+    }
+    let tests: BTreeSet<&String> = pre.iter().chain(post).flat_map(|run| run.keys()).collect();
+    for test in tests {
+        let (Some(before), Some(after)) = (consistent(test, pre), consistent(test, post)) else {
+            labels.flaky.push(test.clone());
+            continue;
+        };
+        match (before, after) {
+            (Outcome::Fail, Outcome::Pass) => labels.fail_to_pass.push(test.clone()),
+            (Outcome::Pass, Outcome::Pass) => labels.pass_to_pass.push(test.clone()),
+            (Outcome::Pass, Outcome::Fail) => labels.pass_to_fail.push(test.clone()),
+            _ => {}
+        }
+    }
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TestStatus::*;
+
+    fn run(entries: &[(&str, TestStatus)]) -> RunResults {
+        entries.iter().map(|(name, status)| (name.to_string(), *status)).collect()
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|name| name.to_string()).collect()
+    }
+
+    #[test]
+    fn failing_then_passing_is_fail_to_pass_and_steady_passes_are_pass_to_pass() {
+        let pre = vec![run(&[("t::a", Failed), ("t::b", Passed)]); 3];
+        let post = vec![run(&[("t::a", Passed), ("t::b", Passed)]); 3];
+        let labels = compute(&pre, &post);
+        assert_eq!(labels.fail_to_pass, names(&["t::a"]));
+        assert_eq!(labels.pass_to_pass, names(&["t::b"]));
+        assert!(labels.flaky.is_empty() && labels.pass_to_fail.is_empty());
+    }
+
+    #[test]
+    fn errored_or_missing_before_counts_as_failing() {
+        let pre = vec![run(&[("t::err", Error)]), run(&[("t::err", Error)])];
+        let post = vec![run(&[("t::err", Passed), ("t::new", Passed)]); 2];
+        let labels = compute(&pre, &post);
+        assert_eq!(labels.fail_to_pass, names(&["t::err", "t::new"]));
+    }
+
+    #[test]
+    fn expected_failures_pass_and_skips_are_never_labelled() {
+        let pre = vec![run(&[("t::x", Xfail), ("t::s", Skipped), ("t::f", Skipped)])];
+        let post = vec![run(&[("t::x", Xfail), ("t::s", Skipped), ("t::f", Passed)])];
+        let labels = compute(&pre, &post);
+        assert_eq!(labels.pass_to_pass, names(&["t::x"]));
+        assert!(labels.fail_to_pass.is_empty(), "skipped before is not failing: {labels:?}");
+    }
+
+    #[test]
+    fn disagreeing_runs_make_a_test_flaky_and_unlabelled() {
+        let pre = vec![run(&[("t::a", Failed), ("t::flip", Passed)]), run(&[("t::a", Failed), ("t::flip", Failed)])];
+        let post = vec![run(&[("t::a", Passed), ("t::flip", Passed)]); 2];
+        let labels = compute(&pre, &post);
+        assert_eq!(labels.flaky, names(&["t::flip"]));
+        assert_eq!(labels.fail_to_pass, names(&["t::a"]));
+        assert!(labels.pass_to_pass.is_empty());
+        // Disagreement within the post runs is flaky too, also when the test went missing.
+        let post = vec![run(&[("t::a", Passed)]), run(&[])];
+        let labels = compute(&pre[..1], &post);
+        assert!(labels.flaky.contains(&"t::a".to_string()), "{labels:?}");
+    }
+
+    #[test]
+    fn tests_broken_by_the_gold_patch_are_reported_not_labelled() {
+        let pre = vec![run(&[("t::a", Failed), ("t::broken", Passed)]); 2];
+        let post = vec![run(&[("t::a", Passed), ("t::broken", Failed)]); 2];
+        let labels = compute(&pre, &post);
+        assert_eq!(labels.pass_to_fail, names(&["t::broken"]));
+        assert_eq!(labels.fail_to_pass, names(&["t::a"]));
+        assert!(labels.pass_to_pass.is_empty());
+    }
+
+    #[test]
+    fn no_runs_of_a_phase_label_nothing() {
+        let some = vec![run(&[("t::a", Passed)])];
+        assert_eq!(compute(&[], &some), Labels::default());
+        assert_eq!(compute(&some, &[]), Labels::default());
+    }
+}

@@ -1,0 +1,639 @@
+//! The validate stage: per candidate, an environment image (built once per
+//! environment and reused), then `runs` isolated containers that each install the
+//! repository at base_commit, apply the test patch, run the touched tests (pre),
+//! apply the gold patch and run them again (post). FAIL_TO_PASS, PASS_TO_PASS and
+//! flaky tests follow from all runs ([`labels`]); a task without FAIL_TO_PASS, or
+//! whose environment, install, patches or runs fail, is dropped with the reason.
+//!
+//! One file per concern: [`spec`] and [`infer`] (the environment spec), [`image`]
+//! (environment images with bollard), [`source`] (the repository at a commit from the
+//! mirror), [`runner`] (the container), [`parse`] (markers, JUnit XML, `-rA` logs),
+//! [`labels`] (the pure label rules). This file is the stage loop: selection, workers,
+//! resume, Ctrl-C, and what is written to the store.
+//!
+//! Resume: each attempt's pre and post runs are stored together in one transaction;
+//! a task is finished when its funnel row is written (labelled or dropped). A killed
+//! `validate` skips finished tasks and resumes the others at their first missing
+//! attempt. Tasks named with `--instance` are validated again from scratch.
+//!
+//! Inside every test container `SWE_HARVEST_ATTEMPT` holds the attempt number (1..=runs):
+//! nothing secret, and useful to tell runs apart in logs.
+
+pub mod image;
+pub mod infer;
+pub mod labels;
+pub mod parse;
+pub mod runner;
+pub mod source;
+pub mod spec;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use futures::StreamExt;
+use serde::Serialize;
+
+use crate::config::{LoadedConfig, ValidateConfig};
+use crate::model::{Candidate, EnvironmentSpec, Rejection, RunPhase, Stage, Task, ValidationRun};
+use crate::progress::Reporter;
+use crate::store::{self, Store, StoreError, candidates, validation};
+use image::{EnvironmentRequest, ImageSettings, Images};
+use labels::Labels;
+use runner::{Containers, Limits, RunRequest};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error(
+        "cannot reach the Docker engine ({message}); start it (scripts/setup.sh installs and starts one) or set DOCKER_HOST"
+    )]
+    DockerUnavailable { message: String },
+    #[error("failed to read the extra CA file `{path}` (validate.extra_ca_file)")]
+    ExtraCa {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Everything the stage needs, resolved (defaults < config < environment < flags).
+#[derive(Debug, Clone)]
+pub struct ValidateSettings {
+    pub data_dir: PathBuf,
+    /// Extra place to look for mirrors (`SWE_HARVEST_MIRRORS`).
+    pub mirrors_dir: Option<PathBuf>,
+    pub workers: usize,
+    pub runs: u32,
+    pub limits: Limits,
+    pub images: ImageSettings,
+    pub config: LoadedConfig,
+}
+
+impl ValidateSettings {
+    /// Settings from the config; `workers` and `runs` override it when given.
+    pub fn resolve(
+        data_dir: PathBuf,
+        config: LoadedConfig,
+        workers: Option<usize>,
+        runs: Option<u32>,
+        mirrors_dir: Option<PathBuf>,
+    ) -> Result<ValidateSettings, ValidateError> {
+        let validate: &ValidateConfig = &config.config.validate;
+        let extra_ca = match &validate.extra_ca_file {
+            Some(path) => Some(
+                fs_err::read(path)
+                    .map_err(|source| ValidateError::ExtraCa { path: path.clone(), source: source.into() })?,
+            ),
+            None => None,
+        };
+        let workers = workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
+            0 => default_workers(validate.memory_bytes),
+            workers => workers,
+        });
+        Ok(ValidateSettings {
+            workers,
+            runs: runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
+            limits: Limits {
+                memory_bytes: validate.memory_bytes as i64,
+                nano_cpus: (validate.cpus * 1e9) as i64,
+                pids_limit: validate.pids_limit,
+                run_timeout: Duration::from_secs(validate.run_timeout_secs),
+            },
+            images: ImageSettings {
+                base_images: validate.base_images.clone(),
+                extra_ca,
+                index_url: validate.index_url.clone(),
+                build_timeout: Duration::from_secs(validate.build_timeout_secs),
+                logs_dir: data_dir.join("logs"),
+            },
+            mirrors_dir,
+            data_dir,
+            config,
+        })
+    }
+}
+
+/// Workers from the machine: one per core, no more than memory allows at the
+/// per-container limit, at least one.
+pub fn default_workers(memory_bytes: u64) -> usize {
+    let cores = std::thread::available_parallelism().map(|cores| cores.get()).unwrap_or(1);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|line| line.starts_with("MemTotal:"))
+                .and_then(|line| line.split_whitespace().nth(1))
+                .and_then(|kib| kib.parse::<u64>().ok())
+        })
+        .map(|kib| kib * 1024);
+    let by_memory = memory.map_or(cores, |total| (total / memory_bytes.max(1)) as usize);
+    cores.min(by_memory).max(1)
+}
+
+/// What to validate.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// Candidates from the store; results go to the store (tasks, funnel).
+    Store { repos: Vec<crate::model::RepoSlug>, instances: Vec<String> },
+    /// Rows from a file (`--input`); only runs are stored (for resume), results are returned.
+    Rows(Vec<Candidate>),
+}
+
+/// Why a task was dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Dropped {
+    pub reason: String,
+    pub detail: String,
+}
+
+fn dropped(reason: &str, detail: impl Into<String>) -> Dropped {
+    Dropped { reason: reason.to_string(), detail: detail.into() }
+}
+
+/// The outcome of one task.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskOutcome {
+    pub instance_id: String,
+    pub repo: String,
+    pub result: Result<Labels, Dropped>,
+    pub image: Option<String>,
+    pub spec: Option<EnvironmentSpec>,
+    /// Attempts whose runs are stored.
+    pub runs: u32,
+    /// Seconds spent in test phases (inside containers) and in total, this session.
+    pub test_secs: f64,
+    pub total_secs: f64,
+}
+
+/// The stage's summary.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    pub selected: usize,
+    pub skipped_finished: usize,
+    pub labelled: usize,
+    pub dropped: BTreeMap<String, usize>,
+    pub images_built: usize,
+    pub images_reused: usize,
+    pub image_build_secs: Vec<f64>,
+    pub elapsed_secs: f64,
+    pub interrupted: bool,
+    pub outcomes: Vec<TaskOutcome>,
+}
+
+impl Summary {
+    pub fn failed(&self) -> bool {
+        self.interrupted
+    }
+}
+
+/// Connects to the Docker engine (honours `DOCKER_HOST`) and checks that it answers.
+pub async fn connect_docker() -> Result<Docker, ValidateError> {
+    let unavailable = |error: bollard::errors::Error| ValidateError::DockerUnavailable { message: error.to_string() };
+    let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
+    // Builds and test runs are limited by our own timeouts, not the client's default 2 minutes.
+    let docker = docker.with_timeout(Duration::from_secs(24 * 3600));
+    let docker = docker.negotiate_version().await.map_err(unavailable)?;
+    docker.ping().await.map_err(unavailable)?;
+    Ok(docker)
+}
+
+struct Context<'a> {
+    settings: &'a ValidateSettings,
+    docker: Docker,
+    images: Images,
+    containers: Containers,
+    store: Mutex<Store>,
+    persist: bool,
+    data_dir_label: String,
+    reporter: &'a dyn Reporter,
+    built: Mutex<BTreeSet<String>>,
+    reused: Mutex<BTreeSet<String>>,
+    build_secs: Mutex<Vec<f64>>,
+}
+
+/// Runs the stage over `work`. Ctrl-C stops it: running containers are removed, and
+/// what was stored stays for the next run.
+pub async fn run(
+    settings: &ValidateSettings,
+    docker: Docker,
+    store: Store,
+    work: Work,
+    reporter: &dyn Reporter,
+) -> Result<Summary, ValidateError> {
+    let started = Instant::now();
+    let data_dir_label =
+        std::fs::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
+    let removed = runner::remove_leftovers(&docker, &data_dir_label).await;
+    if removed > 0 {
+        tracing::info!(removed, "removed containers left by an earlier, interrupted run");
+    }
+    let (selected, persist, explicit): (Vec<Candidate>, bool, BTreeSet<String>) = match work {
+        Work::Store { repos, instances } => {
+            let mut all = candidates::candidates(store.connection(), &repos)?;
+            if !instances.is_empty() {
+                all.retain(|candidate| instances.contains(&candidate.instance_id));
+            }
+            (all, true, instances.into_iter().collect())
+        }
+        Work::Rows(rows) => (rows, false, BTreeSet::new()),
+    };
+    let mut summary = Summary { selected: selected.len(), ..Summary::default() };
+    let finished = if persist { validation::finished_instances(store.connection())? } else { BTreeSet::new() };
+    let mut todo = Vec::new();
+    for candidate in selected {
+        if explicit.contains(&candidate.instance_id) {
+            validation::delete_runs(store.connection(), &candidate.instance_id)?;
+            todo.push(candidate);
+        } else if finished.contains(&candidate.instance_id) {
+            summary.skipped_finished += 1;
+        } else {
+            todo.push(candidate);
+        }
+    }
+
+    let context = Context {
+        settings,
+        images: Images::new(docker.clone(), settings.images.clone()),
+        docker: docker.clone(),
+        containers: Containers::default(),
+        store: Mutex::new(store),
+        persist,
+        data_dir_label,
+        reporter,
+        built: Mutex::default(),
+        reused: Mutex::default(),
+        build_secs: Mutex::default(),
+    };
+    reporter.start("validate", Some(todo.len() as u64));
+    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let pool = {
+        let outcomes = outcomes.clone();
+        let context = &context;
+        async move {
+            let mut stream = futures::stream::iter(todo)
+                .map(|candidate| async move { validate_one(context, &candidate).await })
+                .buffer_unordered(settings.workers.max(1));
+            while let Some(outcome) = stream.next().await {
+                context.reporter.advance(1);
+                outcomes.lock().expect("not poisoned").push(outcome);
+            }
+        }
+    };
+    tokio::select! {
+        () = pool => {}
+        _ = tokio::signal::ctrl_c() => {
+            tracing::warn!("interrupted: removing running containers; finished runs stay stored for the next run");
+            summary.interrupted = true;
+        }
+    }
+    context.containers.remove_all(&docker).await;
+    reporter.finish();
+
+    let mut outcomes = std::mem::take(&mut *outcomes.lock().expect("not poisoned"));
+    outcomes.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
+    for outcome in &outcomes {
+        match &outcome.result {
+            Ok(_) => summary.labelled += 1,
+            Err(dropped) => *summary.dropped.entry(dropped.reason.clone()).or_default() += 1,
+        }
+    }
+    summary.images_built = context.built.lock().expect("not poisoned").len();
+    summary.images_reused = context.reused.lock().expect("not poisoned").len();
+    summary.image_build_secs = context.build_secs.lock().expect("not poisoned").clone();
+    summary.outcomes = outcomes;
+    summary.elapsed_secs = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// The files of the test patch that are run: Python files it creates or changes,
+/// without `conftest.py` and `__init__.py`, within the spec's patterns if it has any.
+pub fn test_files_to_run(candidate: &Candidate, spec: &EnvironmentSpec) -> Vec<String> {
+    let touched = source::files_changed_by(&candidate.test_patch);
+    let patterns = if spec.test_path_patterns.is_empty() {
+        None
+    } else {
+        let mut builder = globset::GlobSetBuilder::new();
+        for pattern in &spec.test_path_patterns {
+            if let Ok(glob) = globset::Glob::new(pattern) {
+                builder.add(glob);
+            }
+        }
+        builder.build().ok()
+    };
+    touched
+        .into_iter()
+        .filter(|file| file.ends_with(".py"))
+        .filter(|file| {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            name != "conftest.py" && name != "__init__.py"
+        })
+        .filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file)))
+        .collect()
+}
+
+async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutcome {
+    let started = Instant::now();
+    let mut outcome = TaskOutcome {
+        instance_id: candidate.instance_id.clone(),
+        repo: candidate.repo.to_string(),
+        result: Err(dropped("not_started", "")),
+        image: None,
+        spec: None,
+        runs: 0,
+        test_secs: 0.0,
+        total_secs: 0.0,
+    };
+    let result = validate_task(context, candidate, &mut outcome).await;
+    outcome.total_secs = started.elapsed().as_secs_f64();
+    match &result {
+        Ok(labels) => tracing::info!(
+            instance_id = %candidate.instance_id,
+            fail_to_pass = labels.fail_to_pass.len(),
+            pass_to_pass = labels.pass_to_pass.len(),
+            flaky = labels.flaky.len(),
+            "labelled"
+        ),
+        Err(dropped) => tracing::info!(
+            instance_id = %candidate.instance_id, reason = %dropped.reason, detail = %dropped.detail, "dropped"
+        ),
+    }
+    if context.persist {
+        if let Err(error) = record_outcome(context, candidate, &result, &outcome) {
+            tracing::error!(instance_id = %candidate.instance_id, %error, "could not store the outcome");
+        }
+    }
+    outcome.result = result;
+    outcome
+}
+
+fn record_outcome(
+    context: &Context<'_>,
+    candidate: &Candidate,
+    result: &Result<Labels, Dropped>,
+    outcome: &TaskOutcome,
+) -> Result<(), StoreError> {
+    let mut store = context.store.lock().expect("not poisoned");
+    store.transaction(|transaction| -> Result<(), StoreError> {
+        match result {
+            Ok(labels) => {
+                let task = Task {
+                    candidate: candidate.clone(),
+                    fail_to_pass: labels.fail_to_pass.clone(),
+                    pass_to_pass: labels.pass_to_pass.clone(),
+                    flaky_tests: labels.flaky.clone(),
+                    validation_runs: outcome.runs,
+                    image: outcome.image.clone(),
+                };
+                candidates::upsert_task(transaction, &task)?;
+                store::record_passed(transaction, Stage::Validate, &candidate.repo, &candidate.instance_id)
+            }
+            Err(dropped) => {
+                candidates::delete_task(transaction, &candidate.instance_id)?;
+                store::record_dropped(
+                    transaction,
+                    &Rejection {
+                        stage: Stage::Validate,
+                        repo: candidate.repo.clone(),
+                        item: candidate.instance_id.clone(),
+                        reason: dropped.reason.clone(),
+                        detail: dropped.detail.clone(),
+                    },
+                )
+            }
+        }
+    })
+}
+
+/// The repository's files that inference reads, and the environment commit's date.
+fn read_environment_files(
+    mirror: &std::path::Path,
+    commit: &str,
+) -> Result<(infer::RepoFiles, chrono::DateTime<chrono::Utc>), source::SourceError> {
+    let mirror = source::Mirror::open(mirror)?;
+    let date = mirror.commit_time(commit)?;
+    let mut files = infer::RepoFiles::new();
+    for path in mirror.list_files(commit)?.into_iter().filter(|path| infer::wanted(path)) {
+        if let Some(text) = mirror.read_file(commit, &path)? {
+            files.insert(path, text);
+        }
+    }
+    Ok((files, date))
+}
+
+fn last_lines(text: &str, count: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(count)..].join("\n")
+}
+
+async fn validate_task(
+    context: &Context<'_>,
+    candidate: &Candidate,
+    outcome: &mut TaskOutcome,
+) -> Result<Labels, Dropped> {
+    let settings = context.settings;
+    let mirror = source::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
+        .map_err(|error| dropped("no_mirror", error.to_string()))?;
+
+    // The environment spec.
+    let repo_config =
+        settings.config.repo(&candidate.repo).map_err(|error| dropped("invalid_repo_config", error.to_string()))?;
+    let (files, date) = {
+        let mirror = mirror.clone();
+        let commit = candidate.environment_setup_commit.clone();
+        tokio::task::spawn_blocking(move || read_environment_files(&mirror, &commit))
+            .await
+            .map_err(|error| dropped("environment_inference_failed", error.to_string()))?
+            .map_err(|error| dropped("environment_commit_missing", error.to_string()))?
+    };
+    let available: Vec<String> = settings.images.base_images.keys().cloned().collect();
+    let spec = spec::resolve(&repo_config, &candidate.version, || files, date, &available)
+        .map_err(|error| dropped("environment_inference_failed", error.to_string()))?;
+    outcome.spec = Some(spec.clone());
+    let test_files = test_files_to_run(candidate, &spec);
+    if test_files.is_empty() {
+        return Err(dropped("no_test_files", "the test patch touches no Python test file to run"));
+    }
+
+    // The environment image.
+    let request = EnvironmentRequest {
+        repo: candidate.repo.clone(),
+        mirror: mirror.clone(),
+        environment_setup_commit: candidate.environment_setup_commit.clone(),
+        spec: spec.clone(),
+        date,
+        version: candidate.version.clone(),
+    };
+    let built = context.images.ensure(&request).await;
+    {
+        let mut store = context.store.lock().expect("not poisoned");
+        let (key, image, status, detail) = match &built {
+            Ok(built) => (built.key.clone(), Some(built.tag.clone()), "built", None),
+            Err(error) => (
+                format!("failed:{}:{}", candidate.repo, candidate.environment_setup_commit),
+                None,
+                "failed",
+                Some(error.to_string()),
+            ),
+        };
+        let written = store.transaction(|transaction| {
+            validation::record_environment(
+                transaction,
+                &key,
+                &candidate.repo,
+                &candidate.environment_setup_commit,
+                &spec,
+                image.as_deref(),
+                status,
+                detail.as_deref(),
+            )
+        });
+        if let Err(error) = written {
+            tracing::warn!(%error, "could not record the environment");
+        }
+    }
+    let built = built.map_err(|error| dropped(error.reason(), error.to_string()))?;
+    if built.reused {
+        context.reused.lock().expect("not poisoned").insert(built.tag.clone());
+    } else if context.built.lock().expect("not poisoned").insert(built.tag.clone()) {
+        context.build_secs.lock().expect("not poisoned").push(built.build_secs);
+    }
+    outcome.image = Some(built.tag.clone());
+
+    // The runs, resuming after the attempts already stored.
+    let stored = {
+        let store = context.store.lock().expect("not poisoned");
+        validation::runs(store.connection(), &candidate.instance_id).map_err(|error| dropped("store_error", error.to_string()))?
+    };
+    let complete = |attempt: u32| {
+        stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Pre)
+            && stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Post)
+    };
+    let mut pre: Vec<ValidationRun> = Vec::new();
+    let mut post: Vec<ValidationRun> = Vec::new();
+    for attempt in 1..=settings.runs {
+        if complete(attempt) {
+            pre.extend(stored.iter().filter(|run| run.attempt == attempt && run.phase == RunPhase::Pre).cloned());
+            post.extend(stored.iter().filter(|run| run.attempt == attempt && run.phase == RunPhase::Post).cloned());
+            continue;
+        }
+        let request = RunRequest {
+            instance_id: candidate.instance_id.clone(),
+            attempt,
+            image: built.tag.clone(),
+            mirror: mirror.clone(),
+            base_commit: candidate.base_commit.clone(),
+            version: candidate.version.clone(),
+            test_patch: candidate.test_patch.clone(),
+            gold_patch: candidate.patch.clone(),
+            test_files: test_files.clone(),
+            test_command: spec.test_command.clone(),
+            log_dir: settings.data_dir.join("logs").join("validate").join(&candidate.instance_id),
+            data_dir_label: context.data_dir_label.clone(),
+        };
+        let run = runner::run(&context.docker, &context.containers, &request, settings.limits)
+            .await
+            .map_err(|error| dropped("container_failed", error.to_string()))?;
+        outcome.test_secs += run.phase_secs.values().sum::<f64>();
+        check_run(&run, settings.limits.run_timeout)?;
+        let runs: Vec<ValidationRun> = [(RunPhase::Pre, "pre"), (RunPhase::Post, "post")]
+            .into_iter()
+            .map(|(phase, name)| {
+                let (parsed, source) = run.results.get(name).cloned().unwrap_or_default();
+                ValidationRun {
+                    instance_id: candidate.instance_id.clone(),
+                    phase,
+                    attempt,
+                    image: built.tag.clone(),
+                    exit_code: run.steps.get(name).and_then(|step| step.exit_code),
+                    timed_out: false,
+                    duration_secs: run.phase_secs.get(name).copied().unwrap_or_default(),
+                    tests: parsed.tests,
+                    test_durations: parsed.durations,
+                    results_source: source.to_string(),
+                }
+            })
+            .collect();
+        {
+            let mut store = context.store.lock().expect("not poisoned");
+            store
+                .transaction(|transaction| validation::insert_runs(transaction, &runs))
+                .map_err(|error| dropped("store_error", error.to_string()))?;
+        }
+        let mut runs = runs.into_iter();
+        pre.extend(runs.next());
+        post.extend(runs.next());
+    }
+    outcome.runs = pre.len() as u32;
+
+    if pre.iter().chain(&post).all(|run| run.tests.is_empty()) {
+        let log = settings.data_dir.join("logs").join("validate").join(&candidate.instance_id);
+        return Err(dropped(
+            "no_tests_collected",
+            format!("no test results in any run of {}; see the logs in `{}`", test_files.join(", "), log.display()),
+        ));
+    }
+    let pre_results: Vec<labels::RunResults> = pre.iter().map(|run| run.tests.clone()).collect();
+    let post_results: Vec<labels::RunResults> = post.iter().map(|run| run.tests.clone()).collect();
+    let labels = labels::compute(&pre_results, &post_results);
+    if labels.fail_to_pass.is_empty() {
+        return Err(dropped(
+            "no_fail_to_pass",
+            format!(
+                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch)",
+                labels.pass_to_pass.len(),
+                labels.flaky.len(),
+                labels.pass_to_fail.len()
+            ),
+        ));
+    }
+    Ok(labels)
+}
+
+/// Turns a failed step of a run into the task's drop reason.
+fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dropped> {
+    let log = run.log_path.display();
+    let phase_timed_out =
+        ["pre", "post"].iter().any(|phase| run.steps.get(*phase).and_then(|step| step.exit_code) == Some(124));
+    if run.timed_out || phase_timed_out {
+        return Err(dropped(
+            "timeout",
+            format!("the tests ran longer than {}s (validate.run_timeout_secs); log: {log}", phase_timeout.as_secs()),
+        ));
+    }
+    if run.oom_killed {
+        return Err(dropped("out_of_memory", format!("the container ran out of memory (validate.memory_bytes); log: {log}")));
+    }
+    let failed = |step: &str| match run.steps.get(step) {
+        Some(output) if output.exit_code == Some(0) => None,
+        Some(output) => Some(last_lines(&output.text, 5)),
+        None => Some("(the step never started)".to_string()),
+    };
+    for (step, reason) in [
+        ("install", "install_failed"),
+        ("test_patch", "test_patch_does_not_apply"),
+        ("pre", "run_failed"),
+        ("gold_patch", "gold_patch_does_not_apply"),
+        ("post", "run_failed"),
+    ] {
+        let finished = run.steps.get(step).is_some_and(|output| output.exit_code.is_some());
+        // Test phases may exit non-zero (failing tests); they must only finish.
+        if step == "pre" || step == "post" {
+            if !finished {
+                return Err(dropped(reason, format!("the {step} tests did not finish (exit code {:?}); log: {log}", run.exit_code)));
+            }
+            let killed = run.steps.get(step).and_then(|output| output.exit_code) == Some(137);
+            if killed {
+                return Err(dropped("killed", format!("the {step} tests were killed (memory or process limits); log: {log}")));
+            }
+            continue;
+        }
+        if let Some(detail) = failed(step) {
+            return Err(dropped(reason, format!("{detail}\n(log: {log})")));
+        }
+    }
+    Ok(())
+}
