@@ -8,3 +8,4 @@ mod dataset;
 mod discover;
 mod release;
 mod store;
+mod validate;

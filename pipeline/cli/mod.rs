@@ -13,6 +13,7 @@ mod discover;
 mod logging;
 mod release;
 mod status;
+mod validate;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -73,7 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Crawl(args) => crawl::crawl(&settings, &args),
         Command::Mirror(_) => not_yet("mirror"),
         Command::Extract(_) => not_yet("extract"),
-        Command::Validate(_) => not_yet("validate"),
+        Command::Validate(args) => validate::validate(&settings, &args),
         Command::Release(args) => release::release(&settings, &args),
         Command::Evaluate(_) => not_yet("evaluate"),
         Command::Run(_) => not_yet("run"),

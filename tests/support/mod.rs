@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod github_sim;
+pub mod python_project;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

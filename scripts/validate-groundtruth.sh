@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Measures the validate stage against published SWE-bench rows (../shared/groundtruth/):
+# re-validates every row whose repository has a local mirror and prints, per row,
+# whether FAIL_TO_PASS is exactly the published list and PASS_TO_PASS's recall, then
+# the totals and times. Reads mirrors from SWE_HARVEST_MIRRORS (a directory of
+# `<owner>+<name>/repo` or `<owner>__<name>.git`); fetches nothing itself.
+#
+# usage: scripts/validate-groundtruth.sh [ROWS.jsonl] [extra validate args...]
+#   CONFIG=configs/pipeline.toml   a config whose repos/ folder holds per-repo overrides
+#                                  (omit for inference only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rows="${1:-../shared/groundtruth/swe-bench-lite-dev.jsonl}"
+shift || true
+: "${SWE_HARVEST_MIRRORS:?set SWE_HARVEST_MIRRORS to a directory of mirrors}"
+data_dir="${DATA_DIR:-$(mktemp -d)/data}"
+mkdir -p "$data_dir"
+# Keep only rows whose mirror exists.
+selected="$data_dir/rows.jsonl"
+python3 - "$rows" "$selected" <<'PY'
+import json, os, sys
+mirrors = os.environ["SWE_HARVEST_MIRRORS"]
+kept = 0
+with open(sys.argv[1]) as rows, open(sys.argv[2], "w") as out:
+    for line in rows:
+        row = json.loads(line)
+        owner, name = row["repo"].split("/")
+        if any(os.path.isdir(os.path.join(mirrors, p)) for p in (f"{owner}+{name}/repo", f"{owner}__{name}.git")):
+            out.write(line)
+            kept += 1
+print(f"{kept} rows with a mirror", file=sys.stderr)
+PY
+cargo build --quiet
+config_args=()
+if [ -n "${CONFIG:-}" ]; then config_args=(--config "$CONFIG"); fi
+: "${SWE_HARVEST_VALIDATE__EXTRA_CA_FILE:=/etc/ssl/certs/ca-certificates.crt}"
+export SWE_HARVEST_VALIDATE__EXTRA_CA_FILE
+start=$(date +%s)
+"${CARGO_TARGET_DIR:-target}/debug/swe-harvest" --data-dir "$data_dir" "${config_args[@]}" validate \
+    --input "$selected" --out "$data_dir/validated.jsonl" --compare "$@" || true
+echo "wall time: $(( $(date +%s) - start ))s; rows with diagnoses: $data_dir/validated.jsonl; logs: $data_dir/logs" >&2

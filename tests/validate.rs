@@ -1,0 +1,285 @@
+//! The validate stage against a real Docker engine, on synthetic Python projects
+//! (tests/support/python_project.rs). Every test shares one environment image: the
+//! project's base commit is the same everywhere.
+
+use std::collections::BTreeMap;
+
+use swe_harvest::model::Task;
+use swe_harvest::store::Store;
+
+use crate::support::python_project::{
+    self as project, DockerGuard, FIXED_CALC, FIXED_CALC_BROKEN_SUB, Project, Scenario,
+};
+use crate::support::{SweHarvest, stderr, stdout};
+
+fn run_validate(harvest: &SweHarvest, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    let mut command = harvest.command();
+    for (name, value) in project::validate_env() {
+        command.env(name, value);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.arg("validate").args(args).output().expect("swe-harvest runs")
+}
+
+fn tasks(harvest: &SweHarvest) -> BTreeMap<String, Task> {
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    swe_harvest::store::candidates::tasks(store.connection(), &[])
+        .unwrap()
+        .into_iter()
+        .map(|task| (task.candidate.instance_id.clone(), task))
+        .collect()
+}
+
+/// Drop reasons from the funnel, by instance id.
+fn drops(harvest: &SweHarvest) -> BTreeMap<String, (String, String)> {
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let mut statement = store
+        .connection()
+        .prepare("SELECT item, reason, detail FROM stage_items WHERE stage = 'validate' AND outcome = 'dropped'")
+        .unwrap();
+    statement
+        .query_map([], |row| Ok((row.get::<_, String>(0)?, (row.get(1)?, row.get(2)?))))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|name| name.to_string()).collect()
+}
+
+const FLAKY_TEST: &str = "import os\n\n\ndef test_flaky():\n    # Passes in odd attempts, fails in even ones: a disagreement every two runs.\n    assert int(os.environ.get('SWE_HARVEST_ATTEMPT', '1')) % 2 == 1\n";
+const NETWORK_TEST: &str = "import socket\n\n\ndef test_reaches_pypi():\n    socket.create_connection(('pypi.org', 443), timeout=5).close()\n";
+const FORGER_TEST: &str = r#"FORGED = (
+    "\n@@swe-harvest forgedtoken0000000000000 pre end 0\n"
+    "=========================== short test summary info ============================\n"
+    "PASSED tests/test_forger.py::test_always_fails\n"
+    "============================== 1 passed in 0.01s ===============================\n"
+)
+
+
+def test_forger():
+    print(FORGED)
+    try:
+        # Straight to the container's output, around pytest's capture.
+        with open("/proc/1/fd/1", "w") as out:
+            out.write(FORGED)
+    except OSError:
+        pass
+
+
+def test_always_fails():
+    assert False
+"#;
+
+#[test]
+fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_tests_out() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let with_regression = project::tests_with_regression();
+    let candidates = vec![
+        project.candidate(1, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression)),
+        project.candidate(
+            2,
+            &Scenario::new("fix-breaks-sub").gold("calc/__init__.py", FIXED_CALC_BROKEN_SUB).test("tests/test_calc.py", &with_regression),
+        ),
+        project.candidate(
+            3,
+            &Scenario::new("flaky")
+                .gold("calc/__init__.py", FIXED_CALC)
+                .test("tests/test_calc.py", &with_regression)
+                .test("tests/test_flaky.py", FLAKY_TEST),
+        ),
+        project.candidate(
+            4,
+            &Scenario::new("network")
+                .gold("calc/__init__.py", FIXED_CALC)
+                .test("tests/test_calc.py", &with_regression)
+                .test("tests/test_network.py", NETWORK_TEST),
+        ),
+        project.candidate(
+            5,
+            &Scenario::new("forger")
+                .gold("calc/__init__.py", FIXED_CALC)
+                .test("tests/test_calc.py", &with_regression)
+                .test("tests/test_forger.py", FORGER_TEST),
+        ),
+        // The test patch only adds a test that passes before the fix: nothing to label.
+        project.candidate(
+            6,
+            &Scenario::new("no-f2p").gold("calc/__init__.py", FIXED_CALC).test("tests/test_more.py", "def test_more():\n    assert True\n"),
+        ),
+    ];
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &candidates);
+
+    let output = run_validate(&harvest, &[], &["--runs", "2", "--workers", "2"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let tasks = tasks(&harvest);
+    let regression = "tests/test_calc.py::test_add_negative";
+
+    let fix = &tasks["acme__calc-1"];
+    assert_eq!(fix.fail_to_pass, names(&[regression]));
+    assert_eq!(fix.pass_to_pass, names(&["tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"]));
+    assert_eq!(fix.validation_runs, 2);
+    assert!(fix.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")), "{:?}", fix.image);
+
+    let breaks = &tasks["acme__calc-2"];
+    assert_eq!(breaks.fail_to_pass, names(&[regression]));
+    assert_eq!(breaks.pass_to_pass, names(&["tests/test_calc.py::test_add"]), "test_sub broke: not pass-to-pass");
+
+    let flaky = &tasks["acme__calc-3"];
+    assert_eq!(flaky.flaky_tests, names(&["tests/test_flaky.py::test_flaky"]));
+    assert_eq!(flaky.fail_to_pass, names(&[regression]));
+    assert!(!flaky.pass_to_pass.iter().any(|test| test.contains("flaky")));
+
+    let network = &tasks["acme__calc-4"];
+    assert_eq!(network.fail_to_pass, names(&[regression]));
+    assert!(!network.pass_to_pass.iter().any(|test| test.contains("pypi")), "{:?}", network.pass_to_pass);
+
+    let forger = &tasks["acme__calc-5"];
+    assert_eq!(forger.fail_to_pass, names(&[regression]));
+    assert!(forger.pass_to_pass.contains(&"tests/test_forger.py::test_forger".to_string()), "{:?}", forger.pass_to_pass);
+    assert!(!forger.pass_to_pass.iter().any(|test| test.contains("test_always_fails")), "{:?}", forger.pass_to_pass);
+
+    let drops = drops(&harvest);
+    assert_eq!(drops["acme__calc-6"].0, "no_fail_to_pass", "{:?}", drops["acme__calc-6"]);
+
+    // Per-run results and logs are kept.
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let runs = swe_harvest::store::validation::runs(store.connection(), "acme__calc-1").unwrap();
+    assert_eq!(runs.len(), 4, "pre and post of two attempts");
+    assert!(runs.iter().all(|run| run.results_source == "junit"), "{runs:?}");
+    let log_dir = harvest.data_dir.join("logs/validate/acme__calc-1");
+    assert!(log_dir.join("run-1.log").is_file() && log_dir.join("run-2.log").is_file());
+    // The network test really was refused the network.
+    let network_log = std::fs::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-4/run-1.log")).unwrap();
+    assert!(network_log.contains("test_reaches_pypi"), "{network_log}");
+
+    assert!(docker.containers().is_empty(), "every container is removed");
+    let summary = stderr(&output);
+    assert!(summary.contains("5 labelled, 1 dropped"), "{summary}");
+
+    // A second run has nothing left to do and starts no container.
+    let again = run_validate(&harvest, &[], &["--runs", "2"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(stderr(&again).contains("6 already finished"), "{}", stderr(&again));
+    let _ = stdout(&again);
+}
+
+const HANGING_TEST: &str = "import time\n\n\ndef test_hangs():\n    time.sleep(3600)\n";
+const FORK_BOMB_TEST: &str = "import os\n\n\ndef test_fork_bomb():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n";
+const MEMORY_HOG_TEST: &str = "def test_memory_hog():\n    hog = b'x' * (2 * 1024 ** 3)\n    assert hog\n";
+
+#[test]
+fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let with_regression = project::tests_with_regression();
+    let hazard = |number, name, file, text| {
+        project.candidate(
+            number,
+            &Scenario::new(name)
+                .gold("calc/__init__.py", FIXED_CALC)
+                .test("tests/test_calc.py", &with_regression)
+                .test(file, text),
+        )
+    };
+    let candidates = vec![
+        hazard(11, "hangs", "tests/test_hang.py", HANGING_TEST),
+        hazard(12, "fork-bomb", "tests/test_bomb.py", FORK_BOMB_TEST),
+        hazard(13, "memory-hog", "tests/test_hog.py", MEMORY_HOG_TEST),
+    ];
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &candidates);
+
+    let started = std::time::Instant::now();
+    let output = run_validate(
+        &harvest,
+        &[
+            ("SWE_HARVEST_VALIDATE__RUN_TIMEOUT_SECS", "15"),
+            ("SWE_HARVEST_VALIDATE__MEMORY_BYTES", "268435456"),
+            ("SWE_HARVEST_VALIDATE__PIDS_LIMIT", "64"),
+        ],
+        &["--runs", "1", "--workers", "3"],
+    );
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let drops = drops(&harvest);
+    assert_eq!(drops["acme__calc-11"].0, "timeout", "{:?}", drops["acme__calc-11"]);
+    assert!(drops["acme__calc-11"].1.contains("15s"), "{:?}", drops["acme__calc-11"]);
+    let bomb = &drops["acme__calc-12"].0;
+    assert!(bomb == "timeout" || bomb == "killed", "the fork bomb is stopped: {:?}", drops["acme__calc-12"]);
+    assert_eq!(drops["acme__calc-13"].0, "out_of_memory", "{:?}", drops["acme__calc-13"]);
+    assert!(tasks(&harvest).is_empty());
+    assert!(docker.containers().is_empty(), "every container is removed, also after timeouts");
+    // The limits hold: nothing ran anywhere near the hanging test's hour.
+    assert!(started.elapsed().as_secs() < 600, "took {:?}", started.elapsed());
+}
+
+#[test]
+fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(
+        21,
+        &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &project::tests_with_regression()),
+    );
+    project.mirror_into(&harvest.data_dir);
+    // A row as published elsewhere: one FAIL_TO_PASS test right, one PASS_TO_PASS missing, one wrong extra.
+    let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(
+        &candidate,
+        &names(&["tests/test_calc.py::test_add_negative"]),
+        &names(&["tests/test_calc.py::test_add", "tests/test_calc.py::test_gone"]),
+    ))
+    .unwrap();
+    row["extra_column"] = "kept".into();
+    let mut wrong = row.clone();
+    wrong["instance_id"] = "acme__calc-22".into();
+    wrong["FAIL_TO_PASS"] = "[\"tests/test_calc.py::test_sub\"]".into();
+    let input = harvest.path("rows.jsonl");
+    std::fs::write(&input, format!("{}\n{}\n", row, wrong)).unwrap();
+    let out = harvest.path("out/rows.jsonl");
+
+    let output = run_validate(
+        &harvest,
+        &[],
+        &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--compare", "--runs", "2"],
+    );
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let compare = stdout(&output);
+    let same = compare.lines().find(|line| line.starts_with("acme__calc-21\t")).unwrap();
+    assert!(same.contains("FAIL_TO_PASS same") && same.contains("PASS_TO_PASS recall 1/2"), "{compare}");
+    let differs = compare.lines().find(|line| line.starts_with("acme__calc-22\t")).unwrap();
+    assert!(differs.contains("missing [\"tests/test_calc.py::test_sub\"]"), "{compare}");
+    assert!(differs.contains("extra [\"tests/test_calc.py::test_add_negative\"]"), "{compare}");
+    assert!(compare.contains("exactly the published list: 1 of 2 rows"), "{compare}");
+
+    let written: Vec<serde_json::Value> =
+        std::fs::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(written.len(), 2);
+    assert_eq!(written[0]["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]");
+    assert_eq!(written[0]["PASS_TO_PASS"], "[\"tests/test_calc.py::test_add\",\"tests/test_calc.py::test_sub\"]");
+    assert_eq!(written[0]["extra_column"], "kept");
+    assert_eq!(written[0]["diagnosis"]["status"], "labelled");
+    assert_eq!(written[0]["validation_runs"], 2);
+    // Rows from a file are not candidates of the store.
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    assert!(swe_harvest::store::candidates::candidates(store.connection(), &[]).unwrap().is_empty());
+    assert!(docker.containers().is_empty());
+}
+
+#[test]
+fn validate_without_a_docker_engine_says_how_to_get_one() {
+    let harvest = SweHarvest::new();
+    let project = Project::new();
+    let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let output = run_validate(&harvest, &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")], &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("scripts/setup.sh"), "{}", stderr(&output));
+}
