@@ -286,3 +286,64 @@ fn validate_without_a_docker_engine_says_how_to_get_one() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("scripts/setup.sh"), "{}", stderr(&output));
 }
+
+#[test]
+fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_missing_attempt() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let slow = "import time\n\n\ndef test_slow():\n    time.sleep(6)\n";
+    let candidate = project.candidate(
+        41,
+        &Scenario::new("slow")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression())
+            .test("tests/test_slow.py", slow),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+
+    let mut command = harvest.command();
+    for (name, value) in project::validate_env() {
+        command.env(name, value);
+    }
+    let mut child = command
+        .args(["validate", "--runs", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first attempt is stored and the second one's container runs.
+    let stored_runs = || {
+        let store = Store::open_in(&harvest.data_dir).unwrap();
+        swe_harvest::store::validation::runs(store.connection(), "acme__calc-41").unwrap().len()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !(stored_runs() == 2 && !docker.containers().is_empty()) {
+        assert!(std::time::Instant::now() < deadline, "the first attempt never finished");
+        assert!(child.try_wait().unwrap().is_none(), "validate ended before it could be interrupted");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let first_log = harvest.data_dir.join("logs/validate/acme__calc-41/run-1.log");
+    let first_log_time = std::fs::metadata(&first_log).unwrap().modified().unwrap();
+    let interrupted = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(interrupted.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "an interrupted run is not a success: {}", stderr(&output));
+    assert!(stderr(&output).contains("interrupted"), "{}", stderr(&output));
+    assert!(docker.containers().is_empty(), "Ctrl-C removes the running container: {}", stderr(&output));
+    assert_eq!(stored_runs(), 2, "the unfinished attempt left nothing behind");
+
+    let resumed = run_validate(&harvest, &[], &["--runs", "2"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let task = &tasks(&harvest)["acme__calc-41"];
+    assert_eq!(task.validation_runs, 2);
+    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
+    assert!(task.pass_to_pass.contains(&"tests/test_slow.py::test_slow".to_string()));
+    assert_eq!(stored_runs(), 4);
+    assert_eq!(
+        std::fs::metadata(&first_log).unwrap().modified().unwrap(),
+        first_log_time,
+        "the finished first attempt was not run again"
+    );
+}

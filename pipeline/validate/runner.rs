@@ -118,10 +118,23 @@ impl Containers {
     }
 }
 
+/// Removes a container (with force) and returns once it is gone, also when another
+/// task's removal of it is already under way (the engine answers 409 then).
 async fn remove(docker: &Docker, id: &str) {
+    use bollard::errors::Error::DockerResponseServerError;
     let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
     match docker.remove_container(id, Some(options)).await {
         Ok(()) => tracing::debug!(container = %id, "removed the container"),
+        Err(DockerResponseServerError { status_code: 404, .. }) => {}
+        Err(DockerResponseServerError { status_code: 409, .. }) => {
+            for _ in 0..120 {
+                if docker.inspect_container(id, None).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            tracing::warn!(container = %id, "a container is still being removed after 30s");
+        }
         Err(error) => tracing::warn!(container = %id, %error, "could not remove a container"),
     }
 }
