@@ -188,8 +188,11 @@ fn facts(files: &RepoFiles) -> Facts {
                 if let Some(capture) = requires_kw.captures(text) {
                     facts.requires_python.get_or_insert(capture[1].to_string());
                 }
-                if let Some(start) = text.find("extras_require").or_else(|| text.find("EXTRAS_REQUIRE")) {
+                // `extras_require={...}` inline, or a dict defined earlier (`EXTRAS_REQUIRE = {...}`).
+                let lower = text.to_lowercase();
+                for (start, _) in lower.match_indices("extras_require") {
                     let window = &text[start..text.len().min(start + 3000)];
+                    let window = window.split(['(', ')']).next().unwrap_or(window);
                     facts.extras.extend(setup_extra.captures_iter(window).map(|capture| capture[1].to_string()));
                 }
             }
@@ -229,7 +232,15 @@ fn facts(files: &RepoFiles) -> Facts {
         }
     }
     // Test requirement files first, then the plain one; never docs or lint sets.
-    let requirement_files: Vec<&String> = files.keys().filter(|path| path.ends_with(".txt")).collect();
+    let unwanted = ["doc", "lint", "pre_commit", "pre-commit", "precommit", "typing", "mypy", "style", "release"];
+    let requirement_files: Vec<&String> = files
+        .keys()
+        .filter(|path| path.ends_with(".txt"))
+        .filter(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+            !unwanted.iter().any(|word| name.contains(word))
+        })
+        .collect();
     let testish = |path: &str| {
         let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
         name.contains("test") || (path.starts_with("requirements/") && name == "dev.txt") || name.contains("-dev")
@@ -328,8 +339,10 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         pre_install.push(format!("uv pip install {}", build_requires.join(" ")));
     }
 
-    let mut install = String::from("uv pip install --no-build-isolation");
+    let mut project = String::new();
+    let mut extras_project = String::new();
     if facts.installable {
+        project.push_str(" -e .");
         let test_extras: Vec<&String> = facts
             .extras
             .iter()
@@ -340,21 +353,39 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         } else {
             test_extras
         };
-        if extras.is_empty() {
-            install.push_str(" -e .");
+        extras_project = if extras.is_empty() {
+            project.clone()
         } else {
             let joined: Vec<&str> = extras.iter().map(|extra| extra.as_str()).collect();
-            install.push_str(&format!(" -e '.[{}]'", joined.join(",")));
-        }
+            format!(" -e '.[{}]'", joined.join(","))
+        };
     }
+    let mut requirements = String::new();
     for file in &facts.requirement_files {
-        install.push_str(&format!(" -r {}", shell_quote(file)));
+        requirements.push_str(&format!(" -r {}", shell_quote(file)));
     }
-    install.push_str(" pytest");
+    let mut tools = String::from(" pytest");
     for plugin in plugins_for(&facts.addopts) {
-        install.push(' ');
-        install.push_str(plugin);
+        tools.push(' ');
+        tools.push_str(plugin);
     }
+    // A ladder: the first rung that resolves wins, and the build log says which
+    // (test requirement files often pin what no longer resolves, or was yanked).
+    let mut rungs = vec![format!("uv pip install --no-build-isolation{extras_project}{requirements}{tools}")];
+    if !requirements.is_empty() && facts.installable {
+        rungs.push(format!("uv pip install --no-build-isolation{extras_project}{tools}"));
+    }
+    if extras_project != project {
+        rungs.push(format!("uv pip install --no-build-isolation{project}{tools}"));
+    }
+    let install = rungs
+        .iter()
+        .enumerate()
+        .map(|(index, rung)| {
+            if index == 0 { format!("{{ {rung}; }}") } else { format!("{{ echo 'swe-harvest: install rung {}'; {rung}; }}", index + 1) }
+        })
+        .collect::<Vec<_>>()
+        .join(" || ");
 
     Ok(EnvironmentSpec {
         runtime,
@@ -485,8 +516,10 @@ mod tests {
         assert_eq!(
             spec.install,
             vec![
-                "uv pip install --no-build-isolation -e '.[tests]' -r requirements/tests.txt -r requirements.txt pytest \
-                 pytest-cov pytest-xdist"
+                "{ uv pip install --no-build-isolation -e '.[tests]' -r requirements/tests.txt -r requirements.txt pytest \
+                 pytest-cov pytest-xdist; } \
+                 || { echo 'swe-harvest: install rung 2'; uv pip install --no-build-isolation -e '.[tests]' pytest pytest-cov pytest-xdist; } \
+                 || { echo 'swe-harvest: install rung 3'; uv pip install --no-build-isolation -e . pytest pytest-cov pytest-xdist; }"
                     .to_string()
             ]
         );
@@ -513,7 +546,24 @@ mod tests {
         assert_eq!(infer(&repo, date(2022, 1), &available()), Err(InferError::NotAPythonProject));
         let only_requirements = files(&[("requirements.txt", "flask\n")]);
         let spec = infer(&only_requirements, date(2022, 1), &available()).unwrap();
-        assert_eq!(spec.install, vec!["uv pip install --no-build-isolation -r requirements.txt pytest".to_string()]);
+        assert_eq!(spec.install, vec!["{ uv pip install --no-build-isolation -r requirements.txt pytest; }".to_string()]);
+    }
+
+    #[test]
+    fn extras_of_a_dict_defined_before_setup_and_no_lint_or_docs_requirements() {
+        let repo = files(&[
+            (
+                "setup.py",
+                "EXTRAS_REQUIRE = {\n    \"tests\": [\"pytest\", \"simplejson\"],\n    \"lint\": [\"flake8\"],\n}\n\
+                 setup(name='x', extras_require=EXTRAS_REQUIRE)\n",
+            ),
+            ("requirements_test.txt", "pytest\n"),
+            ("requirements_test_pre_commit.txt", "pylint==2.12.2\n"),
+            ("requirements-docs.txt", "sphinx\n"),
+        ]);
+        let spec = infer(&repo, date(2021, 1), &available()).unwrap();
+        let first = spec.install[0].split(" || ").next().unwrap();
+        assert_eq!(first, "{ uv pip install --no-build-isolation -e '.[tests]' -r requirements_test.txt pytest; }");
     }
 
     #[test]
