@@ -347,3 +347,34 @@ fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_miss
         "the finished first attempt was not run again"
     );
 }
+
+#[test]
+fn concurrent_workers_build_a_new_environment_image_once() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    // A base commit dated now: an image no earlier run has built.
+    let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S+00:00").to_string();
+    let project = Project::dated(&now);
+    let with_regression = project::tests_with_regression();
+    let candidates: Vec<_> = (51..54)
+        .map(|number| {
+            project.candidate(number, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression))
+        })
+        .collect();
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &candidates);
+
+    let output = run_validate(&harvest, &[], &["--runs", "1", "--workers", "3"]);
+    let tasks = tasks(&harvest);
+    let images: std::collections::BTreeSet<String> = tasks.values().filter_map(|task| task.image.clone()).collect();
+    for image in &images {
+        let _ = std::process::Command::new("docker").args(["rmi", "-f", image]).output();
+    }
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    assert_eq!(tasks.len(), 3);
+    assert_eq!(images.len(), 1, "three tasks share one environment: {images:?}");
+    assert!(stderr(&output).contains("environment images: 1 built"), "{}", stderr(&output));
+    let build_logs = std::fs::read_dir(harvest.data_dir.join("logs/build")).unwrap().count();
+    assert_eq!(build_logs, 1, "one build, not one per worker");
+    assert!(docker.containers().is_empty());
+}

@@ -49,6 +49,10 @@ pub fn tests_with_regression() -> String {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
+    git_dated(dir, args, COMMIT_DATE)
+}
+
+fn git_dated(dir: &Path, args: &[&str], date: &str) -> String {
     let output = Command::new("git")
         .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"])
         .args(args)
@@ -57,10 +61,10 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "Test Author")
         .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", COMMIT_DATE)
+        .env("GIT_AUTHOR_DATE", date)
         .env("GIT_COMMITTER_NAME", "Test Author")
         .env("GIT_COMMITTER_EMAIL", "author@example.com")
-        .env("GIT_COMMITTER_DATE", COMMIT_DATE)
+        .env("GIT_COMMITTER_DATE", date)
         .output()
         .expect("git runs");
     assert!(output.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
@@ -104,6 +108,12 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Project {
+        Project::dated(COMMIT_DATE)
+    }
+
+    /// The project with its base commit made at `date`: another date is another
+    /// environment image (for tests that need a cold build).
+    pub fn dated(date: &str) -> Project {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path();
         git(dir, &["init", "-q"]);
@@ -118,7 +128,7 @@ impl Project {
         .collect();
         write_files(dir, &files);
         git(dir, &["add", "-A"]);
-        git(dir, &["commit", "-q", "-m", "calc 1.0"]);
+        git_dated(dir, &["commit", "-q", "-m", "calc 1.0"], date);
         let base_commit = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
         Project { work, base_commit }
     }
