@@ -31,6 +31,9 @@ use crate::model::EnvironmentSpec;
 /// test files.
 pub const DEFAULT_TEST_COMMAND: &str = "pytest -rA -p no:cacheprovider";
 
+/// Build tools installed before the project, without the date cap.
+pub const PRE_INSTALL_TOOLS: &str = "'setuptools>=64,<82' wheel";
+
 /// The files inference reads, by path; [`wanted`] says which.
 pub type RepoFiles = BTreeMap<String, String>;
 
@@ -325,7 +328,9 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
     }
     let runtime = choose_runtime(&facts, date, available)?;
 
-    let mut pre_install = vec!["uv pip install --upgrade setuptools wheel".to_string()];
+    // setuptools 82 removed `pkg_resources`, which the test suites of many projects
+    // of their time import: the newest build tools before that.
+    let mut pre_install = vec![format!("uv pip install --upgrade {PRE_INSTALL_TOOLS}")];
     let build_requires: Vec<String> = facts
         .build_requires
         .iter()
@@ -339,27 +344,26 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         pre_install.push(format!("uv pip install {}", build_requires.join(" ")));
     }
 
-    let mut project = String::new();
-    let mut extras_project = String::new();
-    if facts.installable {
-        project.push_str(" -e .");
-        let test_extras: Vec<&String> = facts
-            .extras
-            .iter()
-            .filter(|extra| matches!(extra.to_lowercase().as_str(), "test" | "tests" | "testing"))
-            .collect();
-        let extras: Vec<&String> = if test_extras.is_empty() {
-            facts.extras.iter().filter(|extra| matches!(extra.to_lowercase().as_str(), "dev" | "develop")).collect()
+    // Extras: the test ones and `dev` (which often adds what the tests import, e.g.
+    // marshmallow 2's `simplejson`); the ladder below drops `dev` when it does not resolve.
+    let named = |names: &[&str]| -> Vec<String> {
+        facts.extras.iter().filter(|extra| names.contains(&extra.to_lowercase().as_str())).cloned().collect()
+    };
+    let test_extras = named(&["test", "tests", "testing"]);
+    let dev_extras = named(&["dev", "develop"]);
+    let with_extras = |extras: &[String]| {
+        if !facts.installable {
+            String::new()
+        } else if extras.is_empty() {
+            " -e .".to_string()
         } else {
-            test_extras
-        };
-        extras_project = if extras.is_empty() {
-            project.clone()
-        } else {
-            let joined: Vec<&str> = extras.iter().map(|extra| extra.as_str()).collect();
-            format!(" -e '.[{}]'", joined.join(","))
-        };
-    }
+            format!(" -e '.[{}]'", extras.join(","))
+        }
+    };
+    let all_extras: Vec<String> = test_extras.iter().chain(&dev_extras).cloned().collect();
+    let extras_project = with_extras(&all_extras);
+    let test_project = with_extras(&test_extras);
+    let project = with_extras(&[]);
     let mut requirements = String::new();
     for file in &facts.requirement_files {
         requirements.push_str(&format!(" -r {}", shell_quote(file)));
@@ -371,12 +375,18 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
     }
     // A ladder: the first rung that resolves wins, and the build log says which
     // (test requirement files often pin what no longer resolves, or was yanked).
-    let mut rungs = vec![format!("uv pip install --no-build-isolation{extras_project}{requirements}{tools}")];
-    if !requirements.is_empty() && facts.installable {
-        rungs.push(format!("uv pip install --no-build-isolation{extras_project}{tools}"));
-    }
-    if extras_project != project {
-        rungs.push(format!("uv pip install --no-build-isolation{project}{tools}"));
+    let mut rungs: Vec<String> = Vec::new();
+    let candidates = [
+        format!("uv pip install --no-build-isolation{extras_project}{requirements}{tools}"),
+        format!("uv pip install --no-build-isolation{extras_project}{tools}"),
+        format!("uv pip install --no-build-isolation{test_project}{requirements}{tools}"),
+        format!("uv pip install --no-build-isolation{test_project}{tools}"),
+        format!("uv pip install --no-build-isolation{project}{tools}"),
+    ];
+    for rung in candidates {
+        if !rungs.contains(&rung) && (facts.installable || rung.contains(" -r ")) {
+            rungs.push(rung);
+        }
     }
     let install = rungs
         .iter()
@@ -523,7 +533,7 @@ mod tests {
                     .to_string()
             ]
         );
-        assert_eq!(spec.pre_install, vec!["uv pip install --upgrade setuptools wheel".to_string()]);
+        assert_eq!(spec.pre_install, vec![format!("uv pip install --upgrade {PRE_INSTALL_TOOLS}")]);
         assert_eq!(spec.test_command, DEFAULT_TEST_COMMAND);
         assert_eq!(spec.source, "inferred");
     }
