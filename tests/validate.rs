@@ -378,3 +378,26 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     assert_eq!(build_logs, 1, "one build, not one per worker");
     assert!(docker.containers().is_empty());
 }
+
+#[test]
+fn shipped_repository_configs_parse_and_cover_every_version() {
+    let root = crate::support::project_root();
+    let loaded =
+        swe_harvest::config::LoadedConfig::load_with_env(Some(&root.join("configs/pipeline.toml")), []).unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root.join("configs/repos")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".toml")) else {
+            continue;
+        };
+        let repo: swe_harvest::model::RepoSlug = stem.replacen("__", "/", 1).parse().unwrap();
+        let config = loaded.repo(&repo).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        if config.environment.is_empty() {
+            continue;
+        }
+        let entry = swe_harvest::validate::spec::config_entry(&config, "0.0").expect("a catch-all `*` entry");
+        assert!(entry.runtime.is_some() && entry.test_command.is_some(), "{}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 5, "the SWE-bench repositories of ../shared/groundtruth have configs");
+}
