@@ -142,6 +142,8 @@ fn facts(files: &RepoFiles) -> Facts {
     let ci_version = regex::Regex::new(r#"(?:^|[\s\[,'"-])(3\.\d{1,2})(?:$|[\s\],'"])"#).expect("valid regex");
     let requires_kw = regex::Regex::new(r#"python_requires\s*=\s*['"]([^'"]+)['"]"#).expect("valid regex");
     let setup_extra = regex::Regex::new(r#"['"]([A-Za-z0-9_.-]+)['"]\s*:"#).expect("valid regex");
+    // `EXTRAS_REQUIRE['dev'] = ...`: an extra added after the dict was written.
+    let setup_extra_item = regex::Regex::new(r#"\[['"]([A-Za-z0-9_.-]+)['"]\]\s*="#).expect("valid regex");
 
     for (path, text) in files {
         for capture in classifier.captures_iter(text) {
@@ -197,6 +199,8 @@ fn facts(files: &RepoFiles) -> Facts {
                     let window = &text[start..text.len().min(start + 3000)];
                     let window = window.split(['(', ')']).next().unwrap_or(window);
                     facts.extras.extend(setup_extra.captures_iter(window).map(|capture| capture[1].to_string()));
+                    let head = &window[..window.len().min(40)];
+                    facts.extras.extend(setup_extra_item.captures_iter(head).map(|capture| capture[1].to_string()));
                 }
             }
             "setup.cfg" | "tox.ini" | "pytest.ini" => {
@@ -564,7 +568,8 @@ mod tests {
         let repo = files(&[
             (
                 "setup.py",
-                "EXTRAS_REQUIRE = {\n    \"tests\": [\"pytest\", \"simplejson\"],\n    \"lint\": [\"flake8\"],\n}\n\
+                "EXTRAS_REQUIRE = {\n    \"tests\": [\"pytest\"],\n    \"lint\": [\"flake8\"],\n}\n\
+                 EXTRAS_REQUIRE['dev'] = EXTRAS_REQUIRE['tests'] + ['simplejson']\n\
                  setup(name='x', extras_require=EXTRAS_REQUIRE)\n",
             ),
             ("requirements_test.txt", "pytest\n"),
@@ -573,7 +578,8 @@ mod tests {
         ]);
         let spec = infer(&repo, date(2021, 1), &available()).unwrap();
         let first = spec.install[0].split(" || ").next().unwrap();
-        assert_eq!(first, "{ uv pip install --no-build-isolation -e '.[tests]' -r requirements_test.txt pytest; }");
+        assert_eq!(first, "{ uv pip install --no-build-isolation -e '.[tests,dev]' -r requirements_test.txt pytest; }");
+        assert!(spec.install[0].contains("-e '.[tests]' pytest;"), "a rung without dev: {}", spec.install[0]);
     }
 
     #[test]
