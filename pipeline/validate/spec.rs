@@ -31,7 +31,13 @@ pub fn resolve(
 ) -> Result<EnvironmentSpec, InferError> {
     let entry = config_entry(config, version);
     if let Some(entry) = entry.filter(|entry| complete(entry)) {
-        return Ok(from_entry(entry, EnvironmentSpec::default(), "config"));
+        // Unless the entry says otherwise, the build tools are brought up to date first,
+        // as for inferred specs (old setuptools cannot do editable installs).
+        let base = EnvironmentSpec {
+            pre_install: vec![format!("uv pip install --upgrade {}", infer::PRE_INSTALL_TOOLS)],
+            ..EnvironmentSpec::default()
+        };
+        return Ok(from_entry(entry, base, "config"));
     }
     let inferred = match entry.and_then(|entry| entry.runtime.clone()) {
         // A pinned runtime must not be second-guessed by inference.
@@ -88,6 +94,7 @@ mod tests {
         assert_eq!(spec.runtime, "3.9");
         assert_eq!(spec.install, vec!["pip install -e .".to_string()]);
         assert_eq!(spec.source, "config");
+        assert_eq!(spec.pre_install, vec![format!("uv pip install --upgrade {}", infer::PRE_INSTALL_TOOLS)]);
         // Another version falls through to the `*` entry, which only pins the runtime.
         let spec = resolve(&config, "2.0", files, date(), &available()).unwrap();
         assert_eq!(spec.runtime, "3.11");
