@@ -196,7 +196,15 @@ apply_patch() {{
 }}
 install_repository() {{
     if [ -f setup.py ] || {{ [ -f pyproject.toml ] && grep -qE '^\[(build-system|project)\]' pyproject.toml; }}; then
-        uv pip install --offline --no-deps --no-build-isolation -e .
+        uv pip install --offline --no-deps --no-build-isolation -e . && return 0
+        # The environment's own editable install points at /testbed too: keep it when the
+        # offline reinstall cannot build (e.g. dependencies of the date that today's
+        # setuptools cannot build with).
+        if ls /opt/venv/lib/python3*/site-packages/ 2>/dev/null | grep -qE '^__editable__|\.egg-link$'; then
+            echo "swe-harvest: the offline reinstall failed; keeping the environment's editable install of /testbed"
+            return 0
+        fi
+        return 1
     else
         echo "nothing to install: no setup.py or pyproject.toml"
     fi
