@@ -401,3 +401,29 @@ fn shipped_repository_configs_parse_and_cover_every_version() {
     }
     assert!(checked >= 5, "the SWE-bench repositories of ../shared/groundtruth have configs");
 }
+
+#[test]
+fn candidates_without_a_mirror_or_an_inferable_environment_are_dropped_with_the_reason() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::without_packaging();
+    let candidate = project.candidate(
+        61,
+        &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &project::tests_with_regression()),
+    );
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+
+    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (reason, detail) = drops(&harvest)["acme__calc-61"].clone();
+    assert_eq!(reason, "no_mirror", "{detail}");
+    assert!(detail.contains("swe-harvest mirror --repo acme/calc"), "{detail}");
+
+    project.mirror_into(&harvest.data_dir);
+    let output = run_validate(&harvest, &[], &["--runs", "1", "--instance", "acme__calc-61"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (reason, detail) = drops(&harvest)["acme__calc-61"].clone();
+    assert_eq!(reason, "environment_inference_failed", "{detail}");
+    assert!(detail.contains("configs/repos/<owner>__<name>.toml"), "says what to do: {detail}");
+    assert!(docker.containers().is_empty());
+}

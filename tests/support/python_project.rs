@@ -114,6 +114,15 @@ impl Project {
     /// The project with its base commit made at `date`: another date is another
     /// environment image (for tests that need a cold build).
     pub fn dated(date: &str) -> Project {
+        Project::build(date, true)
+    }
+
+    /// The project without any packaging or requirements file: nothing to infer from.
+    pub fn without_packaging() -> Project {
+        Project::build(COMMIT_DATE, false)
+    }
+
+    fn build(date: &str, packaged: bool) -> Project {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path();
         git(dir, &["init", "-q"]);
@@ -124,6 +133,7 @@ impl Project {
             ("tests/test_calc.py", BASE_TESTS),
         ]
         .into_iter()
+        .filter(|(path, _)| packaged || *path != "pyproject.toml")
         .map(|(path, text)| (path.to_string(), text.to_string()))
         .collect();
         write_files(dir, &files);
