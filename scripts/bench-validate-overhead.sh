@@ -80,3 +80,6 @@ tests, total = float(match.group(1)), float(match.group(2))
 print(f"per run: {total / runs:.2f}s wall, {tests / runs:.2f}s in pytest (pre + post), "
       f"overhead {(total - tests) / runs:.2f}s (target: at most 10s)")
 PY
+# The image is unique to this run (its date): remove it.
+image="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["diagnosis"]["image"] or "")' "$work/warm.jsonl")"
+if [ -n "$image" ]; then docker rmi -f "$image" >/dev/null; fi
