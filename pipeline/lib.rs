@@ -11,6 +11,8 @@ pub mod crawl;
 pub mod dataset;
 pub mod discover;
 pub mod env_vars;
+pub mod extract;
+pub mod git;
 pub mod github;
 pub mod model;
 pub mod progress;

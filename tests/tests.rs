@@ -7,5 +7,6 @@ mod crawl;
 mod dataset;
 mod discover;
 mod release;
+mod conformance;
 mod store;
 mod validate;

@@ -127,6 +127,16 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (name, version)
     );
     "#,
+    // 4: extract: the fingerprint of the inputs each PR was extracted from, so that a
+    // rerun skips PRs whose inputs did not change.
+    r#"
+    CREATE TABLE extract_fingerprints (
+        repo TEXT NOT NULL,
+        pull_number INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        PRIMARY KEY (repo, pull_number)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

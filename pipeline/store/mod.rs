@@ -13,6 +13,7 @@
 pub mod candidates;
 pub mod crawl;
 pub mod discover;
+pub mod extract;
 mod funnel;
 mod migrations;
 pub mod raw;

@@ -1,0 +1,106 @@
+//! Conformance with published SWE-bench rows (`../shared/groundtruth/*.jsonl`): for
+//! every row whose repository has a mirror with PR refs under `$SWE_HARVEST_MIRRORS`
+//! (`<owner>+<name>/repo`, `<owner>__<name>.git`, or either one level deeper), the
+//! three-dot diff split in SWE-bench compatibility mode must equal the row's `patch`
+//! and `test_patch` byte for byte. Skips, saying so, when no mirror is there.
+
+use std::path::{Path, PathBuf};
+
+use swe_harvest::config::Compat;
+use swe_harvest::extract::{TestPathRule, split_files};
+use swe_harvest::git::Mirror;
+use swe_harvest::model::TaskRow;
+
+use crate::support::project_root;
+
+/// Where a repository's bare mirror is under `root`, in any of the accepted layouts.
+pub fn find_mirror(root: &Path, owner: &str, name: &str) -> Option<PathBuf> {
+    let names = [format!("{owner}+{name}/repo"), format!("{owner}__{name}.git"), format!("{owner}+{name}"), format!("{owner}__{name}")];
+    let mut candidates: Vec<PathBuf> = names.iter().map(|relative| root.join(relative)).collect();
+    // One level deeper: <root>/<anything>/<layout>.
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            if entry.path().is_dir() {
+                candidates.extend(names.iter().map(|relative| entry.path().join(relative)));
+            }
+        }
+    }
+    candidates.into_iter().find(|path| path.join("HEAD").is_file() && path.join("objects").is_dir())
+}
+
+pub fn groundtruth_rows() -> Vec<TaskRow> {
+    let folder = project_root().join("../shared/groundtruth");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .map(|entries| entries.flatten().map(|entry| entry.path()).filter(|path| path.extension().is_some_and(|ext| ext == "jsonl")).collect())
+        .unwrap_or_default();
+    files.sort();
+    let mut rows = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
+            let row: TaskRow = serde_json::from_str(line).unwrap_or_else(|error| panic!("{}:{}: {error}", file.display(), index + 1));
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+fn first_difference(ours: &str, theirs: &str) -> String {
+    for (index, (a, b)) in ours.lines().zip(theirs.lines()).enumerate() {
+        if a != b {
+            return format!("line {}: ours {a:?}, theirs {b:?}", index + 1);
+        }
+    }
+    format!("lengths differ: ours {} lines, theirs {} lines", ours.lines().count(), theirs.lines().count())
+}
+
+#[test]
+fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
+    let Some(root) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS).map(PathBuf::from) else {
+        eprintln!("SKIPPED: set SWE_HARVEST_MIRRORS to a folder of bare mirrors with refs/pull/*/head to run the conformance test");
+        return;
+    };
+    let rows = groundtruth_rows();
+    assert!(!rows.is_empty(), "no ground-truth rows found under ../shared/groundtruth");
+    let rule = TestPathRule::new(Compat::Swebench, &[]).unwrap();
+    let (mut checked, mut matched, mut skipped) = (0, 0, Vec::new());
+    let mut failures = Vec::new();
+    for row in &rows {
+        let (owner, name) = row.repo.split_once('/').unwrap();
+        let Some(path) = find_mirror(&root, owner, name) else {
+            skipped.push(row.instance_id.clone());
+            continue;
+        };
+        let mirror = Mirror::open(&path).unwrap();
+        let number: u64 = row.instance_id.rsplit('-').next().unwrap().parse().unwrap();
+        let Some(head) = mirror.pull_head(number) else {
+            skipped.push(format!("{} (no refs/pull/{number}/head)", row.instance_id));
+            continue;
+        };
+        checked += 1;
+        let base = mirror.commit_id(&row.base_commit).expect("the base commit is in the mirror");
+        let merge_base = mirror.merge_base(base, head).expect("a merge base");
+        let files = mirror.three_dot_diff(merge_base, head).unwrap();
+        let split = split_files(&files, &rule);
+        let patch_ok = split.patch == row.patch;
+        let test_ok = split.test_patch == row.test_patch;
+        if patch_ok && test_ok {
+            matched += 1;
+        } else {
+            let mut message = format!("{}:", row.instance_id);
+            if !patch_ok {
+                message += &format!(" patch differs ({})", first_difference(&split.patch, &row.patch));
+            }
+            if !test_ok {
+                message += &format!(" test_patch differs ({})", first_difference(&split.test_patch, &row.test_patch));
+            }
+            failures.push(message);
+        }
+    }
+    eprintln!("conformance: {matched} rows matched / {checked} rows checked; {} rows without a mirror: {skipped:?}", skipped.len());
+    if checked == 0 {
+        eprintln!("SKIPPED: no mirror of a ground-truth repository under {}", root.display());
+        return;
+    }
+    assert!(failures.is_empty(), "{} of {checked} rows differ:\n{}", failures.len(), failures.join("\n"));
+}
