@@ -151,6 +151,8 @@ pub struct ExtractConfig {
     pub max_lines_changed: usize,
     /// Also trust the API's own closing references, not only the closing keywords.
     pub use_api_closing_references: bool,
+    /// Threads doing git work (diffs, merge-bases); 0 = one per core.
+    pub workers: usize,
 }
 
 impl Default for ExtractConfig {
@@ -161,6 +163,7 @@ impl Default for ExtractConfig {
             max_files_changed: 100,
             max_lines_changed: 5_000,
             use_api_closing_references: false,
+            workers: 0,
         }
     }
 }

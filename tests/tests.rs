@@ -8,5 +8,6 @@ mod dataset;
 mod discover;
 mod release;
 mod conformance;
+mod git_diff;
 mod store;
 mod validate;

@@ -8,9 +8,12 @@
 mod args;
 mod crawl;
 mod discover;
+mod export;
+mod extract;
 // The reporter and the settings' config are used by stage commands as they land.
 #[allow(dead_code)]
 mod logging;
+mod mirror;
 mod release;
 mod status;
 mod validate;
@@ -72,13 +75,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Status(args) => status::status(&settings, &args),
         Command::Discover(args) => discover::discover(&settings, &args),
         Command::Crawl(args) => crawl::crawl(&settings, &args),
-        Command::Mirror(_) => not_yet("mirror"),
-        Command::Extract(_) => not_yet("extract"),
+        Command::Mirror(args) => mirror::mirror(&settings, &args),
+        Command::Extract(args) => extract::extract(&settings, &args),
         Command::Validate(args) => validate::validate(&settings, &args),
         Command::Release(args) => release::release(&settings, &args),
         Command::Evaluate(_) => not_yet("evaluate"),
         Command::Run(_) => not_yet("run"),
-        Command::Export(_) => not_yet("export"),
+        Command::Export(args) => export::export(&settings, &args),
     }
     .with_context(|| format!("`{}` did not finish", command_name()))
 }

@@ -4,6 +4,7 @@
 
 pub mod github_sim;
 pub mod python_project;
+pub mod synthetic_repo;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
