@@ -8,6 +8,8 @@ mod dataset;
 mod discover;
 mod release;
 mod conformance;
+mod extract;
 mod git_diff;
+mod mirror;
 mod store;
 mod validate;

@@ -1,0 +1,349 @@
+//! `extract` on a synthetic repository and a store filled as crawl fills it: every
+//! drop reason, linking through commit messages, the hints cut-off, versions,
+//! environment_setup_commit, reruns that redo nothing, and `export`.
+
+use chrono::{DateTime, Utc};
+use git2::Oid;
+
+use swe_harvest::dataset::DatasetRow;
+use swe_harvest::model::{Candidate, RawComment, RawIssue, RawPullRequest, RepoSlug, Stage};
+use swe_harvest::store::{self, Store};
+
+use crate::support::synthetic_repo::{Change, SyntheticRepo, python_module};
+use crate::support::{SweHarvest, stderr, stdout};
+
+const REPO: &str = "octo/widgets";
+
+fn time(text: &str) -> DateTime<Utc> {
+    text.parse().unwrap()
+}
+
+fn pull_request(number: u64, title: &str, body: &str, base: Oid, head: Oid, created: &str, merged: bool) -> RawPullRequest {
+    RawPullRequest {
+        number,
+        title: title.into(),
+        body: Some(body.into()),
+        state: "closed".into(),
+        created_at: time(created),
+        updated_at: time(created),
+        merged_at: merged.then(|| time(created) + chrono::Duration::days(1)),
+        closed_at: Some(time(created) + chrono::Duration::days(1)),
+        base_ref: "main".into(),
+        base_sha: base.to_string(),
+        head_ref: format!("feature-{number}"),
+        head_sha: head.to_string(),
+        merge_commit_sha: None,
+        author: Some("someone".into()),
+        labels: vec![],
+    }
+}
+
+fn issue(number: u64, title: &str, body: Option<&str>) -> RawIssue {
+    RawIssue {
+        number,
+        title: title.into(),
+        body: body.map(String::from),
+        state: "closed".into(),
+        created_at: time("2023-12-01T00:00:00Z"),
+        updated_at: time("2023-12-01T00:00:00Z"),
+        closed_at: None,
+        author: None,
+        labels: vec![],
+    }
+}
+
+fn comment(id: u64, issue_number: u64, body: &str, created: &str) -> RawComment {
+    RawComment {
+        id,
+        issue_number,
+        body: Some(body.into()),
+        created_at: time(created),
+        updated_at: time(created),
+        author: None,
+    }
+}
+
+/// The fixture: a repository whose PRs cover every outcome, and a store holding
+/// them as crawl would.
+struct Fixture {
+    origin: SyntheticRepo,
+    harvest: SweHarvest,
+    v1_base: Oid,
+    v2_base: Oid,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let origin = SyntheticRepo::new();
+        let c0 = origin.commit(
+            &[],
+            "2024-01-01T00:00:00Z",
+            "init",
+            &[
+                Change::write("widgets/__init__.py", "__version__ = \"1.2.0\"\n"),
+                Change::write("widgets/core.py", python_module("core", 4, 10, 0)),
+                Change::write("tests/test_core.py", python_module("tests", 2, 3, 0)),
+                Change::write("README.md", "# widgets\n"),
+            ],
+        );
+        origin.tag("v1.2.0", c0);
+        let c1 = origin.commit(&[c0], "2024-01-05T00:00:00Z", "more", &[Change::write("widgets/extra.py", "x = 1\n")]);
+        let c2 = origin.commit(&[c1], "2024-02-01T00:00:00Z", "release 2.0", &[Change::write("widgets/__init__.py", "__version__ = \"2.0.0\"\n")]);
+        origin.annotated_tag("v2.0.0", c2);
+        origin.branch("main", c2);
+
+        let source = |variant| Change::write("widgets/core.py", python_module("core", 4, 10, variant));
+        let test = |variant| Change::write("tests/test_core.py", python_module("tests", 2, 3, variant));
+        let mut pulls = Vec::new();
+        let mut pr = |number: u64, base: Oid, title: &str, body: &str, message: &str, changes: &[Change], created: &str| {
+            let head = origin.commit(&[base], "2024-03-01T10:00:00Z", message, changes);
+            origin.pull_ref(number, head);
+            pulls.push(pull_request(number, title, body, base, head, created, true));
+            head
+        };
+        // 10: a candidate of version 1.2, linked from the body; issue 1 has comments.
+        pr(10, c0, "Fix widget sizes", "Fixes #1\n<!-- closes #2 -->", "fix", &[source(1), test(1)], "2024-03-01T00:00:00Z");
+        // 11: no closing reference at all.
+        pr(11, c0, "Refactor", "See #1", "refactor", &[source(2), test(2)], "2024-03-02T00:00:00Z");
+        // 12: references only a pull request.
+        pr(12, c0, "Follow-up", "Fixes #10", "follow-up", &[source(3), test(3)], "2024-03-03T00:00:00Z");
+        // 13: references an issue the store does not hold.
+        pr(13, c0, "Fix 99", "fixes #99", "fix", &[source(4), test(4)], "2024-03-04T00:00:00Z");
+        // 14: no test change.
+        pr(14, c0, "Fix 3", "Fixes #3", "fix", &[source(5)], "2024-03-05T00:00:00Z");
+        // 15: tests and docs only.
+        pr(15, c0, "Fix 4", "Fixes #4", "fix", &[test(5), Change::write("README.md", "# widgets!\n")], "2024-03-06T00:00:00Z");
+        // 16: too many files (the config allows 4).
+        let many: Vec<Change> = (0..5).map(|index| Change::write(&format!("widgets/gen_{index}.py"), "x = 1\n")).chain([test(6)]).collect();
+        pr(16, c0, "Fix 5", "Fixes #5", "fix", &many, "2024-03-07T00:00:00Z");
+        // 17: too many lines (the config allows 300).
+        let big: String = (0..400).map(|line| format!("value_{line} = {line}\n")).collect();
+        pr(17, c0, "Fix 6", "Fixes #6", "fix", &[Change::write("widgets/big.py", big), test(7)], "2024-03-08T00:00:00Z");
+        // 20: a candidate of version 2.0, linked from a commit message, and by URL.
+        pr(20, c2, "Improve", "", "Improve things\n\nResolves https://github.com/octo/widgets/issues/7", &[source(8), test(8)], "2024-03-10T00:00:00Z");
+        // 21: a later candidate of version 1.2 (on a release branch): its base sets
+        // the version's environment_setup_commit. Linked as owner/name#N.
+        pr(21, c1, "Backport", "Closes octo/widgets#8 and octo/other#1", "backport", &[source(9), test(9)], "2024-03-11T00:00:00Z");
+        // 18: merged, but its head is in no ref and not in the mirror.
+        let mut missing = pull_request(18, "Lost", "Fixes #1", c0, c0, "2024-03-09T00:00:00Z", true);
+        missing.head_sha = "1234567890123456789012345678901234567890".into();
+        pulls.push(missing);
+        // 19: not merged: not extract's concern.
+        pulls.push(pull_request(19, "Open", "Fixes #1", c0, c0, "2024-03-09T00:00:00Z", false));
+
+        let harvest = SweHarvest::new();
+        std::fs::write(
+            harvest.path("pipeline.toml"),
+            "[extract]\nmax_files_changed = 4\nmax_lines_changed = 300\n",
+        )
+        .unwrap();
+        let mut store = Store::open_in(&harvest.data_dir).unwrap();
+        let repo: RepoSlug = REPO.parse().unwrap();
+        store
+            .transaction(|transaction| -> Result<(), store::StoreError> {
+                for pull in &pulls {
+                    store::raw::upsert_pull_request(transaction, &repo, pull)?;
+                }
+                for (number, title) in [(1, "Sizes are wrong"), (2, "Commented out"), (3, "Three"), (4, "Four"), (5, "Five"), (6, "Six"), (7, "Seven"), (8, "Eight")] {
+                    let body = if number == 7 { None } else { Some(format!("Body of {number}.\r\nSecond line.")) };
+                    store::raw::upsert_issue(transaction, &repo, &issue(number, title, body.as_deref()))?;
+                }
+                // The first commit of PR 10 is authored at 2024-03-01T10:00:00Z.
+                store::raw::upsert_comment(transaction, &repo, &comment(102, 1, "second hint", "2024-02-20T00:00:00Z"))?;
+                store::raw::upsert_comment(transaction, &repo, &comment(101, 1, "first hint", "2024-02-10T00:00:00Z"))?;
+                store::raw::upsert_comment(transaction, &repo, &comment(103, 1, "at the same second", "2024-03-01T10:00:00Z"))?;
+                store::raw::upsert_comment(transaction, &repo, &comment(104, 1, "after", "2024-03-02T00:00:00Z"))?;
+                Ok(())
+            })
+            .unwrap();
+        drop(store);
+        let output = harvest.run(&["mirror", "--repo", REPO, "--clone-url", origin.path().to_str().unwrap()]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        Fixture { origin, harvest, v1_base: c1, v2_base: c2 }
+    }
+
+    fn extract(&self, extra: &[&str]) -> std::process::Output {
+        let config = self.harvest.path("pipeline.toml");
+        let mut args = vec!["--config", config.to_str().unwrap(), "extract", "--repo", REPO];
+        args.extend_from_slice(extra);
+        self.harvest.run(&args)
+    }
+
+    fn store(&self) -> Store {
+        Store::open_in(&self.harvest.data_dir).unwrap()
+    }
+
+    fn candidates(&self) -> Vec<Candidate> {
+        store::candidates::candidates(self.store().connection(), &[]).unwrap()
+    }
+}
+
+fn dropped_reasons(store: &Store) -> Vec<(String, String)> {
+    let mut statement = store
+        .connection()
+        .prepare("SELECT item, reason FROM stage_items WHERE stage = 'extract' AND outcome = 'dropped' ORDER BY CAST(item AS INTEGER)")
+        .unwrap();
+    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn extract_makes_candidates_and_records_every_drop_reason() {
+    let fixture = Fixture::new();
+    let output = fixture.extract(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    assert!(summary.contains("11 merged PRs in") && summary.contains("3 candidates out") && summary.contains("8 dropped"), "{summary}");
+    assert!(summary.contains("PRs/s"), "{summary}");
+
+    let store = fixture.store();
+    let reasons = dropped_reasons(&store);
+    let expected: Vec<(String, String)> = [
+        ("11", "no_linked_issue"),
+        ("12", "no_linked_issue"),
+        ("13", "linked_issue_missing"),
+        ("14", "no_test_change"),
+        ("15", "no_source_change"),
+        ("16", "too_many_files"),
+        ("17", "too_many_lines"),
+        ("18", "pull_head_missing"),
+    ]
+    .iter()
+    .map(|(item, reason)| (item.to_string(), reason.to_string()))
+    .collect();
+    assert_eq!(reasons, expected);
+    let funnel = store.funnel(&[]).unwrap();
+    let extract = funnel.total.iter().find(|stage| stage.stage == Stage::Extract).unwrap();
+    assert_eq!((extract.entered, extract.passed, extract.dropped), (11, 3, 8), "the unmerged PR 19 never enters");
+
+    let candidates = fixture.candidates();
+    let ids: Vec<&str> = candidates.iter().map(|candidate| candidate.instance_id.as_str()).collect();
+    assert_eq!(ids, ["octo__widgets-10", "octo__widgets-20", "octo__widgets-21"]);
+    let [c10, c20, c21] = [&candidates[0], &candidates[1], &candidates[2]];
+
+    // Linking: the commented-out `closes #2` is ignored; commit messages and URLs count;
+    // references to other repositories do not.
+    assert_eq!(c10.issue_numbers, vec![1]);
+    assert_eq!(c20.issue_numbers, vec![7]);
+    assert_eq!(c21.issue_numbers, vec![8]);
+
+    // The split and the diff: source in patch, tests in test_patch, python hunk headers.
+    assert!(c10.patch.starts_with("diff --git a/widgets/core.py b/widgets/core.py\n--- a/widgets/core.py\n"), "{}", c10.patch);
+    assert!(c10.patch.contains("@@ def method_1(self, value):"), "{}", c10.patch);
+    assert!(!c10.patch.contains("index "), "no index lines");
+    assert!(c10.test_patch.starts_with("diff --git a/tests/test_core.py b/tests/test_core.py\n"), "{}", c10.test_patch);
+    assert_eq!(c10.test_files, vec!["tests/test_core.py"]);
+
+    // problem_statement: title + "\n" + body + "\n"; a missing body is empty.
+    assert_eq!(c10.problem_statement, "Sizes are wrong\nBody of 1.\r\nSecond line.\n");
+    assert_eq!(c20.problem_statement, "Seven\n\n");
+    // hints_text: comments strictly before the first commit's author date, in order.
+    assert_eq!(c10.hints_text, "first hint\nsecond hint");
+    assert_eq!(c20.hints_text, "");
+
+    // Versions: the nearest tag (v1.2.0 for bases c0 and c1, v2.0.0 for c2).
+    assert_eq!((c10.version.as_str(), c20.version.as_str(), c21.version.as_str()), ("1.2", "2.0", "1.2"));
+    // environment_setup_commit: the base of the newest candidate of each version.
+    assert_eq!(c10.environment_setup_commit, fixture.v1_base.to_string(), "PR 21 is the newest 1.2 candidate");
+    assert_eq!(c21.environment_setup_commit, fixture.v1_base.to_string());
+    assert_eq!(c20.environment_setup_commit, fixture.v2_base.to_string());
+
+    assert_eq!(c10.created_at, time("2024-03-01T00:00:00Z"));
+    assert_eq!(c10.pull_number, 10);
+    assert_eq!(c10.base_commit.len(), 40);
+    let head = fixture.origin.repository().refname_to_id("refs/pull/10/head").unwrap();
+    assert_eq!(c10.head_commit, head.to_string());
+}
+
+#[test]
+fn rerun_redoes_nothing_and_an_edited_pull_request_is_redone() {
+    let fixture = Fixture::new();
+    assert!(fixture.extract(&[]).status.success());
+    let before = fixture.candidates();
+    let output = fixture.extract(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("11 unchanged since the last run, 0 candidates out, 0 dropped"), "{}", stdout(&output));
+    assert_eq!(fixture.candidates(), before, "nothing duplicated, nothing changed");
+
+    // PR 11 gets a closing reference: only it is redone, and it becomes a candidate.
+    let store = fixture.store();
+    let repo: RepoSlug = REPO.parse().unwrap();
+    let mut pull = store::raw::pull_request(store.connection(), &repo, 11).unwrap().unwrap();
+    pull.body = Some("Fixes #3".into());
+    pull.updated_at = time("2024-04-01T00:00:00Z");
+    store::raw::upsert_pull_request(store.connection(), &repo, &pull).unwrap();
+    drop(store);
+    let output = fixture.extract(&[]);
+    assert!(stdout(&output).contains("10 unchanged since the last run, 1 candidates out, 0 dropped"), "{}", stdout(&output));
+    assert_eq!(fixture.candidates().len(), 4);
+    assert!(!dropped_reasons(&fixture.store()).iter().any(|(item, _)| item == "11"));
+}
+
+#[test]
+fn compat_flag_switches_the_test_rule_and_redoes_the_work() {
+    let fixture = Fixture::new();
+    assert!(fixture.extract(&[]).status.success());
+    // In compatibility mode README.md (PR 15) is left out of patch, as before, but the
+    // settings changed, so every PR is redone.
+    let output = fixture.extract(&["--compat", "swebench"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("(Swebench): 11 merged PRs in, 0 unchanged"), "{}", stdout(&output));
+    assert_eq!(fixture.candidates().len(), 3);
+}
+
+#[test]
+fn a_missing_mirror_fails_the_run_with_a_hint() {
+    let harvest = SweHarvest::new();
+    let output = harvest.run(&["extract", "--repo", "nobody/none"]);
+    assert_eq!(output.status.code(), Some(1));
+    let error = stderr(&output);
+    assert!(error.contains("nobody/none") && error.contains("swe-harvest mirror --repo nobody/none"), "{error}");
+}
+
+#[test]
+fn export_writes_candidates_as_jsonl_and_parquet_rows() {
+    let fixture = Fixture::new();
+    assert!(fixture.extract(&[]).status.success());
+    let candidates = fixture.candidates();
+    let expected: Vec<DatasetRow> = candidates.iter().map(DatasetRow::from_candidate).collect();
+
+    let jsonl = fixture.harvest.path("candidates.jsonl");
+    let output = fixture.harvest.run(&["export", "--stage", "candidates", "--format", "jsonl", "--out", jsonl.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("wrote 3 candidates"), "{}", stdout(&output));
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let rows: Vec<DatasetRow> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(rows, expected);
+    // Every value is a string; the labels are empty lists; the columns are in order.
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert!(first.as_object().unwrap().values().all(serde_json::Value::is_string), "{first}");
+    assert_eq!(first["FAIL_TO_PASS"], "[]");
+    assert_eq!(first["PASS_TO_PASS"], "[]");
+    assert_eq!(first["issue_numbers"], "[1]");
+    assert_eq!(first["pull_number"], "10");
+    assert_eq!(first["patch"].as_str().unwrap(), candidates[0].patch);
+    let line = text.lines().next().unwrap();
+    assert!(line.starts_with("{\"instance_id\":") && line.find("\"environment_setup_commit\"") < line.find("\"pull_number\""));
+
+    let parquet = fixture.harvest.path("candidates.parquet");
+    let output =
+        fixture.harvest.run(&["export", "--stage", "candidates", "--format", "parquet", "--out", parquet.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    use polars::prelude::{ParquetReader, SerReader};
+    let frame = ParquetReader::new(std::fs::File::open(&parquet).unwrap()).finish().unwrap();
+    let names: Vec<String> = frame.get_column_names().iter().map(|name| name.to_string()).collect();
+    assert_eq!(names, swe_harvest::dataset::column_names());
+    assert_eq!(frame.height(), 3);
+    for (column_index, name) in names.iter().enumerate() {
+        let column = frame.column(name).unwrap().str().unwrap().clone();
+        for (row_index, row) in expected.iter().enumerate() {
+            assert_eq!(column.get(row_index), Some(row.values()[column_index]), "{name} of row {row_index}");
+        }
+    }
+
+    // Tasks: none yet; the export says so and writes an empty file.
+    let tasks = fixture.harvest.path("tasks.jsonl");
+    let output = fixture.harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", tasks.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("no tasks yet"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&tasks).unwrap(), "");
+}
