@@ -263,6 +263,20 @@ pub struct RepoExtractConfig {
     pub version_tag_pattern: Option<String>,
     /// A file holding the version string, read at base_commit when no tag fits.
     pub version_file: Option<String>,
+    /// Which source of the version is tried first: `tag` (the default) or `file`
+    /// (for projects whose version string names the coming release, e.g. astroid).
+    pub version_source: Option<VersionSource>,
+}
+
+/// Where a candidate's `major.minor` version comes from first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum VersionSource {
+    /// The nearest release tag reachable from base_commit, else the version file.
+    #[default]
+    Tag,
+    /// The version string in the package's files at base_commit, else the tag.
+    File,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use swe_harvest::config::Compat;
-use swe_harvest::extract::{TestPathRule, split_files};
+use swe_harvest::config::{Compat, VersionSource};
+use swe_harvest::extract::{TestPathRule, split_files, version};
 use swe_harvest::git::Mirror;
 use swe_harvest::model::TaskRow;
 
@@ -64,6 +64,8 @@ fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
     assert!(!rows.is_empty(), "no ground-truth rows found under ../shared/groundtruth");
     let rule = TestPathRule::new(Compat::Swebench, &[]).unwrap();
     let (mut checked, mut matched, mut skipped) = (0, 0, Vec::new());
+    let (mut versions_by_tag, mut versions_by_file) = (0, 0);
+    let tag_pattern = regex::Regex::new(version::DEFAULT_TAG_PATTERN).unwrap();
     let mut failures = Vec::new();
     for row in &rows {
         let (owner, name) = row.repo.split_once('/').unwrap();
@@ -82,6 +84,13 @@ fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
         let merge_base = mirror.merge_base(base, head).expect("a merge base");
         let files = mirror.three_dot_diff(merge_base, head).unwrap();
         let split = split_files(&files, &rule);
+        // Versions are reported, not asserted: SWE-bench's come from several sources.
+        for (source, count) in [(VersionSource::Tag, &mut versions_by_tag), (VersionSource::File, &mut versions_by_file)] {
+            let finder = version::VersionFinder::new(&mirror, &tag_pattern, None, source);
+            if finder.version_at(&mirror, base).0 == row.version {
+                *count += 1;
+            }
+        }
         let patch_ok = split.patch == row.patch;
         let test_ok = split.test_patch == row.test_patch;
         if patch_ok && test_ok {
@@ -98,6 +107,9 @@ fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
         }
     }
     eprintln!("conformance: {matched} rows matched / {checked} rows checked; {} rows without a mirror: {skipped:?}", skipped.len());
+    eprintln!(
+        "versions equal to the rows': {versions_by_tag} / {checked} with tags first (the default), {versions_by_file} / {checked} with version files first"
+    );
     if checked == 0 {
         eprintln!("SKIPPED: no mirror of a ground-truth repository under {}", root.display());
         return;

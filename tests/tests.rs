@@ -2,6 +2,7 @@
 
 mod support;
 
+mod bench;
 mod cli;
 mod crawl;
 mod dataset;

@@ -27,6 +27,7 @@ pub fn settings(global: &GlobalSettings, repo: &RepoSlug, compat: Option<CompatA
         max_lines_changed: config.max_lines_changed,
         version_tag_pattern: repo_config.version_tag_pattern,
         version_file: repo_config.version_file,
+        version_source: repo_config.version_source.unwrap_or_default(),
         workers: config.workers,
     })
 }

@@ -78,6 +78,8 @@ pub struct ExtractSettings {
     pub version_tag_pattern: Option<String>,
     /// A file holding the version string, read when no tag gives one.
     pub version_file: Option<String>,
+    /// Tags first (default) or the version file first.
+    pub version_source: crate::config::VersionSource,
     /// Worker threads for git work; 0 = one per core.
     pub workers: usize,
 }
@@ -86,13 +88,14 @@ impl ExtractSettings {
     /// What the outputs depend on; part of each PR's fingerprint.
     fn fingerprint_key(&self) -> String {
         format!(
-            "v1|{:?}|{:?}|{}|{}|{:?}|{:?}",
+            "v1|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}",
             self.compat,
             self.test_patterns,
             self.max_files_changed,
             self.max_lines_changed,
             self.version_tag_pattern,
-            self.version_file
+            self.version_file,
+            self.version_source
         )
     }
 }
@@ -213,7 +216,12 @@ pub fn run(
                         return;
                     }
                 };
-                let finder = version::VersionFinder::new(&mirror, context.tag_pattern, context.settings.version_file.clone());
+                let finder = version::VersionFinder::new(
+                    &mirror,
+                    context.tag_pattern,
+                    context.settings.version_file.clone(),
+                    context.settings.version_source,
+                );
                 for index in (worker..jobs.len()).step_by(workers) {
                     let outcome = context.prepare(&mirror, &finder, jobs[index].pull_request);
                     if sender.send((index, outcome)).is_err() {

@@ -6,8 +6,10 @@
 //! "Nearest" is the first tagged ancestor in commit-date order (newest first), which
 //! is what `git describe` finds on linear histories, at a bounded cost per PR.
 //! Files: per repository `version_file`, else `pyproject.toml`, `setup.cfg`,
-//! `setup.py`, then `__init__.py` / `_version.py` / `version.py` / `__version__.py`
-//! of the top-level packages (also under `src/`).
+//! `setup.py`, then `__init__.py` / `__pkginfo__.py` / `_version.py` / `version.py` /
+//! `__version__.py` of the top-level packages (also under `src/`). Per repository,
+//! `version_source = "file"` tries the files first (projects whose version string
+//! names the coming release, as SWE-bench's astroid and marshmallow rows do).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -15,6 +17,7 @@ use std::sync::OnceLock;
 use git2::Oid;
 use regex::Regex;
 
+use crate::config::VersionSource;
 use crate::git::Mirror;
 
 /// The version when neither a tag nor a file gives one.
@@ -58,10 +61,11 @@ pub fn version_from_text(text: &str) -> Option<String> {
 pub struct VersionFinder {
     tags_by_commit: HashMap<Oid, String>,
     version_file: Option<String>,
+    source: VersionSource,
 }
 
 impl VersionFinder {
-    pub fn new(mirror: &Mirror, tag_pattern: &Regex, version_file: Option<String>) -> VersionFinder {
+    pub fn new(mirror: &Mirror, tag_pattern: &Regex, version_file: Option<String>, source: VersionSource) -> VersionFinder {
         let mut tags_by_commit: HashMap<Oid, (String, Vec<u64>)> = HashMap::new();
         for (name, commit) in mirror.tags().unwrap_or_default() {
             let Some(version) = version_from_tag(tag_pattern, &name) else { continue };
@@ -75,25 +79,33 @@ impl VersionFinder {
         VersionFinder {
             tags_by_commit: tags_by_commit.into_iter().map(|(commit, (version, _))| (commit, version)).collect(),
             version_file,
+            source,
         }
     }
 
     /// The version at `base_commit`, and where it came from (`tag` or a file path).
     pub fn version_at(&self, mirror: &Mirror, base_commit: Oid) -> (String, String) {
-        if !self.tags_by_commit.is_empty() {
-            if let Some(version) =
-                mirror.nearest_ancestor(base_commit, TAG_WALK_LIMIT, |commit| self.tags_by_commit.get(&commit).cloned())
-            {
-                return (version, "tag".into());
-            }
+        let found = match self.source {
+            VersionSource::Tag => self.from_tags(mirror, base_commit).or_else(|| self.from_files(mirror, base_commit)),
+            VersionSource::File => self.from_files(mirror, base_commit).or_else(|| self.from_tags(mirror, base_commit)),
+        };
+        found.unwrap_or_else(|| (UNKNOWN_VERSION.to_string(), "unknown".into()))
+    }
+
+    fn from_tags(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {
+        if self.tags_by_commit.is_empty() {
+            return None;
         }
-        for path in self.version_files(mirror, base_commit) {
-            let Some(content) = mirror.file_at(base_commit, &path) else { continue };
-            if let Some(version) = version_from_text(&String::from_utf8_lossy(&content)) {
-                return (version, path);
-            }
-        }
-        (UNKNOWN_VERSION.to_string(), "unknown".into())
+        mirror
+            .nearest_ancestor(base_commit, TAG_WALK_LIMIT, |commit| self.tags_by_commit.get(&commit).cloned())
+            .map(|version| (version, "tag".into()))
+    }
+
+    fn from_files(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {
+        self.version_files(mirror, base_commit).into_iter().find_map(|path| {
+            let content = mirror.file_at(base_commit, &path)?;
+            version_from_text(&String::from_utf8_lossy(&content)).map(|version| (version, path))
+        })
     }
 
     fn version_files(&self, mirror: &Mirror, commit: Oid) -> Vec<String> {
@@ -115,7 +127,7 @@ impl VersionFinder {
                 .map(|name| format!("src/{name}")),
         );
         for package in packages {
-            for file in ["__init__.py", "_version.py", "version.py", "__version__.py"] {
+            for file in ["__init__.py", "__pkginfo__.py", "_version.py", "version.py", "__version__.py"] {
                 files.push(format!("{package}/{file}"));
             }
         }
