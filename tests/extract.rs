@@ -347,3 +347,26 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     assert!(stderr(&output).contains("no tasks yet"), "{}", stderr(&output));
     assert_eq!(std::fs::read_to_string(&tasks).unwrap(), "");
 }
+
+#[test]
+fn compat_comes_from_flag_then_environment_then_repository_file_then_config() {
+    let fixture = Fixture::new();
+    let repos = fixture.harvest.path("repos");
+    std::fs::create_dir_all(&repos).unwrap();
+    std::fs::write(repos.join("octo__widgets.toml"), "[extract]\ncompat = \"swebench\"\n").unwrap();
+    let config = fixture.harvest.path("pipeline.toml");
+    let run = |environment: Option<&str>, flag: Option<&str>| {
+        let mut command = fixture.harvest.command();
+        command.args(["--config", config.to_str().unwrap(), "extract", "--repo", REPO]);
+        if let Some(flag) = flag {
+            command.args(["--compat", flag]);
+        }
+        if let Some(value) = environment {
+            command.env("SWE_HARVEST_EXTRACT__COMPAT", value);
+        }
+        stdout(&command.output().unwrap())
+    };
+    assert!(run(None, None).contains("(Swebench)"), "the repository's file beats the config file");
+    assert!(run(Some("native"), None).contains("(Native)"), "the environment beats the repository's file");
+    assert!(run(Some("native"), Some("swebench")).contains("(Swebench)"), "the flag beats everything");
+}

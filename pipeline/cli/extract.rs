@@ -15,13 +15,18 @@ use super::args::{CompatArg, ExtractArgs};
 use super::logging::CliReporter;
 use super::{ExitStatus, GlobalSettings};
 
-/// Per repository: `--compat` > the repository's file (`configs/repos/`) > the
-/// environment (`SWE_HARVEST_EXTRACT__COMPAT`) > the config file > the default.
+/// Per repository, `compat`: `--compat` > the environment
+/// (`SWE_HARVEST_EXTRACT__COMPAT`) > the repository's file (`configs/repos/`) > the
+/// config file > the default. Other keys: the repository's file > the environment >
+/// the config file > the default.
 pub fn settings(global: &GlobalSettings, repo: &RepoSlug, compat: Option<CompatArg>) -> anyhow::Result<ExtractSettings> {
     let config = &global.config.config.extract;
     let repo_config = global.config.repo(repo)?.extract;
+    let compat_variable = format!("{}EXTRACT__COMPAT", swe_harvest::env_vars::CONFIG_OVERRIDE_PREFIX);
+    // The loaded config already holds the variable's value when it is set.
+    let from_environment = std::env::var_os(compat_variable).is_some().then_some(config.compat);
     Ok(ExtractSettings {
-        compat: compat.map(Compat::from).or(repo_config.compat).unwrap_or(config.compat),
+        compat: compat.map(Compat::from).or(from_environment).or(repo_config.compat).unwrap_or(config.compat),
         test_patterns: repo_config.test_patterns.unwrap_or_else(|| config.test_patterns.clone()),
         max_files_changed: config.max_files_changed,
         max_lines_changed: config.max_lines_changed,
