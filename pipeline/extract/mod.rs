@@ -316,16 +316,20 @@ impl WorkerContext<'_> {
             );
         }
 
-        let files = match mirror.three_dot_diff(merge_base, head) {
-            Ok(files) => files,
+        let too_many_files = |count: usize| {
+            dropped(
+                "too_many_files",
+                format!("{count} files changed, more than extract.max_files_changed = {}", self.settings.max_files_changed),
+            )
+        };
+        let files = match mirror.three_dot_diff_within(merge_base, head, self.settings.max_files_changed) {
+            Ok(Ok(files)) => files,
+            Ok(Err(count)) => return too_many_files(count),
             Err(error) => return Outcome::Failed(error_chain(&error)),
         };
         let split = split_files(&files, self.rule);
         if split.files_changed > self.settings.max_files_changed {
-            return dropped(
-                "too_many_files",
-                format!("{} files changed, more than extract.max_files_changed = {}", split.files_changed, self.settings.max_files_changed),
-            );
+            return too_many_files(split.files_changed);
         }
         if split.lines_changed > self.settings.max_lines_changed {
             return dropped(

@@ -78,6 +78,17 @@ impl FileDiff {
 
 /// The diff between two trees, file by file, in git's order.
 pub fn diff_trees(repository: &Repository, old: Option<Oid>, new: Oid) -> Result<Vec<FileDiff>, GitError> {
+    Ok(diff_trees_within(repository, old, new, usize::MAX)?.unwrap_or_default())
+}
+
+/// [`diff_trees`], unless more than `max_files` files changed: then `Ok(Err(count))`
+/// without printing any of them (printing is the expensive part).
+pub fn diff_trees_within(
+    repository: &Repository,
+    old: Option<Oid>,
+    new: Oid,
+    max_files: usize,
+) -> Result<Result<Vec<FileDiff>, usize>, GitError> {
     let tree_of = |commit: Oid| -> Result<git2::Tree<'_>, GitError> {
         repository
             .find_commit(commit)
@@ -95,6 +106,13 @@ pub fn diff_trees(repository: &Repository, old: Option<Oid>, new: Oid) -> Result
     let mut find = DiffFindOptions::new();
     find.renames(true).rename_threshold(50).rename_limit(1000);
     diff.find_similar(Some(&mut find)).map_err(diff_error)?;
+    let changed = diff
+        .deltas()
+        .filter(|delta| !matches!(delta.status(), Delta::Unmodified | Delta::Ignored | Delta::Untracked))
+        .count();
+    if changed > max_files {
+        return Ok(Err(changed));
+    }
 
     let mut files = Vec::with_capacity(diff.deltas().len());
     for index in 0..diff.deltas().len() {
@@ -105,7 +123,7 @@ pub fn diff_trees(repository: &Repository, old: Option<Oid>, new: Oid) -> Result
         let patch = git2::Patch::from_diff(&diff, index).map_err(diff_error)?;
         files.push(render_file(repository, &delta, patch.as_ref()).map_err(diff_error)?);
     }
-    Ok(files)
+    Ok(Ok(files))
 }
 
 /// libgit2 keeps a rename's similarity in its delta, but git2 does not expose it.

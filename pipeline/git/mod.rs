@@ -227,6 +227,17 @@ impl Mirror {
     pub fn three_dot_diff(&self, merge_base: Oid, head: Oid) -> Result<Vec<FileDiff>, GitError> {
         diff::diff_trees(&self.repository, Some(merge_base), head)
     }
+
+    /// [`Mirror::three_dot_diff`], or `Ok(Err(count))` when more than `max_files`
+    /// files changed (nothing is printed then).
+    pub fn three_dot_diff_within(
+        &self,
+        merge_base: Oid,
+        head: Oid,
+        max_files: usize,
+    ) -> Result<Result<Vec<FileDiff>, usize>, GitError> {
+        diff::diff_trees_within(&self.repository, Some(merge_base), head, max_files)
+    }
 }
 
 fn commit_info(commit: &git2::Commit<'_>) -> CommitInfo {
