@@ -370,3 +370,36 @@ fn compat_comes_from_flag_then_environment_then_repository_file_then_config() {
     assert!(run(Some("native"), None).contains("(Native)"), "the environment beats the repository's file");
     assert!(run(Some("native"), Some("swebench")).contains("(Swebench)"), "the flag beats everything");
 }
+
+#[test]
+fn unknown_base_commit_and_unrelated_histories_are_dropped_with_their_reasons() {
+    let origin = SyntheticRepo::new();
+    let base = origin.commit(&[], "2024-01-01T00:00:00Z", "init", &[Change::write("a.py", "a = 1\n")]);
+    let head = origin.commit(&[base], "2024-01-02T00:00:00Z", "Fixes #1", &[Change::write("a.py", "a = 2\n"), Change::write("tests/test_a.py", "x\n")]);
+    let orphan = origin.commit(&[], "2024-01-03T00:00:00Z", "Fixes #1", &[Change::write("b.py", "b = 1\n")]);
+    origin.branch("main", base);
+    origin.pull_ref(1, head);
+    origin.pull_ref(2, orphan);
+    let harvest = SweHarvest::new();
+    let repo: RepoSlug = REPO.parse().unwrap();
+    let mut store = Store::open_in(&harvest.data_dir).unwrap();
+    let mut unknown_base = pull_request(1, "A", "Fixes #1", base, head, "2024-01-02T00:00:00Z", true);
+    unknown_base.base_sha = "abcdefabcdefabcdefabcdefabcdefabcdefabcd".into();
+    let unrelated = pull_request(2, "B", "Fixes #1", base, orphan, "2024-01-03T00:00:00Z", true);
+    store
+        .transaction(|transaction| -> Result<(), store::StoreError> {
+            store::raw::upsert_pull_request(transaction, &repo, &unknown_base)?;
+            store::raw::upsert_pull_request(transaction, &repo, &unrelated)?;
+            store::raw::upsert_issue(transaction, &repo, &issue(1, "One", None))
+        })
+        .unwrap();
+    drop(store);
+    assert!(harvest.run(&["mirror", "--repo", REPO, "--clone-url", origin.path().to_str().unwrap()]).status.success());
+    let output = harvest.run(&["extract", "--repo", REPO]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let reasons = dropped_reasons(&Store::open_in(&harvest.data_dir).unwrap());
+    assert_eq!(
+        reasons,
+        vec![("1".to_string(), "base_commit_missing".to_string()), ("2".to_string(), "no_merge_base".to_string())]
+    );
+}
