@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use git2::Oid;
 
-use swe_harvest::dataset::DatasetRow;
+use swe_harvest::dataset;
 use swe_harvest::model::{Candidate, RawComment, RawIssue, RawPullRequest, RepoSlug, Stage};
 use swe_harvest::store::{self, Store};
 
@@ -304,41 +304,40 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     let fixture = Fixture::new();
     assert!(fixture.extract(&[]).status.success());
     let candidates = fixture.candidates();
-    let expected: Vec<DatasetRow> = candidates.iter().map(DatasetRow::from_candidate).collect();
 
     let jsonl = fixture.harvest.path("candidates.jsonl");
     let output = fixture.harvest.run(&["export", "--stage", "candidates", "--format", "jsonl", "--out", jsonl.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("wrote 3 candidates"), "{}", stdout(&output));
-    let text = std::fs::read_to_string(&jsonl).unwrap();
-    let rows: Vec<DatasetRow> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
-    assert_eq!(rows, expected);
-    // Every value is a string; the labels are empty lists; the columns are in order.
-    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert!(first.as_object().unwrap().values().all(serde_json::Value::is_string), "{first}");
-    assert_eq!(first["FAIL_TO_PASS"], "[]");
-    assert_eq!(first["PASS_TO_PASS"], "[]");
-    assert_eq!(first["issue_numbers"], "[1]");
-    assert_eq!(first["pull_number"], "10");
-    assert_eq!(first["patch"].as_str().unwrap(), candidates[0].patch);
-    let line = text.lines().next().unwrap();
-    assert!(line.starts_with("{\"instance_id\":") && line.find("\"environment_setup_commit\"") < line.find("\"pull_number\""));
-
     let parquet = fixture.harvest.path("candidates.parquet");
     let output =
         fixture.harvest.run(&["export", "--stage", "candidates", "--format", "parquet", "--out", parquet.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
-    use polars::prelude::{ParquetReader, SerReader};
-    let frame = ParquetReader::new(std::fs::File::open(&parquet).unwrap()).finish().unwrap();
-    let names: Vec<String> = frame.get_column_names().iter().map(|name| name.to_string()).collect();
-    assert_eq!(names, swe_harvest::dataset::column_names());
-    assert_eq!(frame.height(), 3);
-    for (column_index, name) in names.iter().enumerate() {
-        let column = frame.column(name).unwrap().str().unwrap().clone();
-        for (row_index, row) in expected.iter().enumerate() {
-            assert_eq!(column.get(row_index), Some(row.values()[column_index]), "{name} of row {row_index}");
-        }
+
+    let from_jsonl = dataset::read_records(&jsonl).unwrap();
+    let from_parquet = dataset::read_records(&parquet).unwrap();
+    assert_eq!(from_jsonl, from_parquet, "both formats hold the same rows");
+    assert_eq!(from_jsonl.len(), 3);
+    for (record, candidate) in from_jsonl.iter().zip(&candidates) {
+        assert!(record.values().all(serde_json::Value::is_string), "every value is a string: {record:?}");
+        assert_eq!(record["instance_id"], candidate.instance_id.as_str());
+        assert_eq!(record["patch"], candidate.patch.as_str());
+        assert_eq!(record["test_patch"], candidate.test_patch.as_str());
+        assert_eq!(record["problem_statement"], candidate.problem_statement.as_str());
+        assert_eq!(record["hints_text"], candidate.hints_text.as_str());
+        assert_eq!(record["version"], candidate.version.as_str());
+        assert_eq!(record["environment_setup_commit"], candidate.environment_setup_commit.as_str());
+        assert_eq!(record["FAIL_TO_PASS"], "[]");
+        assert_eq!(record["PASS_TO_PASS"], "[]");
+        assert_eq!(record["pull_number"], candidate.pull_number.to_string().as_str());
     }
+    assert_eq!(from_jsonl[0]["issue_numbers"], "[\"1\"]");
+    assert_eq!(from_jsonl[0]["created_at"], "2024-03-01T00:00:00Z");
+    // The rows read back as SWE-bench task rows; columns in SWE-bench's order first.
+    let rows = dataset::read_task_rows(&parquet).unwrap();
+    assert_eq!(rows[0].instance_id, "octo__widgets-10");
+    let line = std::fs::read_to_string(&jsonl).unwrap().lines().next().unwrap().to_string();
+    assert!(line.starts_with("{\"instance_id\":") && line.find("\"environment_setup_commit\"") < line.find("\"pull_number\""));
 
     // Tasks: none yet; the export says so and writes an empty file.
     let tasks = fixture.harvest.path("tasks.jsonl");

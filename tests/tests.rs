@@ -4,13 +4,13 @@ mod support;
 
 mod bench;
 mod cli;
+mod conformance;
 mod crawl;
 mod dataset;
 mod discover;
-mod release;
-mod conformance;
 mod extract;
 mod git_diff;
 mod mirror;
+mod release;
 mod store;
 mod validate;
