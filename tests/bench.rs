@@ -219,3 +219,51 @@ fn bench_extract() {
     std::os::unix::fs::symlink(origin.path(), &link).unwrap();
     measure(&harvest, &repo, "synthetic (native mode)", pulls.len(), "native");
 }
+
+/// Where extract's time goes on a real mirror, phase by phase (no store involved).
+#[test]
+#[ignore = "a benchmark: run scripts/bench-extract.sh"]
+fn bench_extract_phases() {
+    let Some(root) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS).map(PathBuf::from) else { return };
+    let slug = std::env::var("SWE_HARVEST_BENCH_REPO").unwrap_or_else(|_| "sqlfluff/sqlfluff".into());
+    let repo: RepoSlug = slug.parse().unwrap();
+    let Some(path) = find_mirror(&root, repo.owner(), repo.name()) else { return };
+    let repository = Repository::open_bare(&path).unwrap();
+    let pulls = synthesize_pull_requests(&repository);
+    if std::env::var_os("SWE_HARVEST_BENCH_UNTUNED").is_none() {
+        swe_harvest::git::tune_for_reading();
+    }
+    let mirror = swe_harvest::git::Mirror::open(&path).unwrap();
+    let pattern = regex::Regex::new(swe_harvest::extract::version::DEFAULT_TAG_PATTERN).unwrap();
+    let finder = swe_harvest::extract::version::VersionFinder::new(&mirror, &pattern, None, Default::default());
+    let (mut merge_base_s, mut commits_s, mut diff_s, mut version_s) = (0.0, 0.0, 0.0, 0.0);
+    let (mut files, mut slowest) = (0usize, (0.0f64, 0u64, 0usize));
+    for (number, base, head) in pulls.iter().step_by(4) {
+        let started = Instant::now();
+        let merge_base = mirror.merge_base(*base, *head).unwrap();
+        merge_base_s += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let _ = mirror.commits_between(merge_base, *head, 1000).unwrap();
+        commits_s += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let changed = match mirror.three_dot_diff_within(merge_base, *head, 100) {
+            Ok(Ok(changed)) => changed.len(),
+            Ok(Err(count)) => count,
+            Err(_) => 0,
+        };
+        let elapsed = started.elapsed().as_secs_f64();
+        diff_s += elapsed;
+        files += changed;
+        if elapsed > slowest.0 {
+            slowest = (elapsed, *number, changed);
+        }
+        let started = Instant::now();
+        let _ = finder.version_at(&mirror, *base);
+        version_s += started.elapsed().as_secs_f64();
+    }
+    let count = pulls.len().div_ceil(4);
+    println!(
+        "BENCH phases over {count} PRs of {repo}: merge-base {merge_base_s:.2}s, commits {commits_s:.2}s, diff {diff_s:.2}s ({files} files), version {version_s:.2}s; slowest diff {:.3}s (PR {}, {} files)",
+        slowest.0, slowest.1, slowest.2
+    );
+}

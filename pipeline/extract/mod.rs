@@ -155,6 +155,7 @@ pub fn run(
     reporter: &dyn Reporter,
 ) -> Result<ExtractSummary, ExtractError> {
     let started = Instant::now();
+    crate::git::tune_for_reading();
     let mirror = Mirror::open(&mirror_path).map_err(|source| ExtractError::Mirror { repo: repo.clone(), source })?;
     let rule = TestPathRule::new(settings.compat, &settings.test_patterns)?;
     let tag_pattern_text = settings.version_tag_pattern.clone().unwrap_or_else(|| version::DEFAULT_TAG_PATTERN.into());

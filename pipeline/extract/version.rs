@@ -3,14 +3,16 @@
 //!
 //! Tags: a regex with two groups (major, minor), by default `^v?(\d+)\.(\d+)` with an
 //! optional `release-`/`version-` style prefix; per repository `version_tag_pattern`.
-//! "Nearest" is the first tagged ancestor in commit-date order (newest first), which
-//! is what `git describe` finds on linear histories, at a bounded cost per PR.
+//! "Nearest" is the tagged ancestor with the newest commit date (the first that a
+//! newest-first walk meets, which is what `git describe` finds on linear histories),
+//! memoized over the history so that a repository's PRs walk each commit once.
 //! Files: per repository `version_file`, else `pyproject.toml`, `setup.cfg`,
 //! `setup.py`, then `__init__.py` / `__pkginfo__.py` / `_version.py` / `version.py` /
 //! `__version__.py` of the top-level packages (also under `src/`). Per repository,
 //! `version_source = "file"` tries the files first (projects whose version string
 //! names the coming release, as SWE-bench's astroid and marshmallow rows do).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -22,9 +24,6 @@ use crate::git::Mirror;
 
 /// The version when neither a tag nor a file gives one.
 pub const UNKNOWN_VERSION: &str = "0.0";
-
-/// How many ancestors of base_commit are looked at for a tag.
-const TAG_WALK_LIMIT: usize = 5_000;
 
 pub const DEFAULT_TAG_PATTERN: &str = r"^(?:[A-Za-z_-]*[-_])?v?(\d+)\.(\d+)(?:[.\-+_a-zA-Z0-9]*)$";
 
@@ -60,6 +59,8 @@ pub fn version_from_text(text: &str) -> Option<String> {
 /// Finds versions in one mirror, caching tag lookups across PRs.
 pub struct VersionFinder {
     tags_by_commit: HashMap<Oid, String>,
+    /// Per commit: the newest version-tagged ancestor (commit time, commit).
+    nearest: RefCell<HashMap<Oid, Option<(i64, Oid)>>>,
     version_file: Option<String>,
     source: VersionSource,
 }
@@ -80,6 +81,7 @@ impl VersionFinder {
             tags_by_commit: tags_by_commit.into_iter().map(|(commit, (version, _))| (commit, version)).collect(),
             version_file,
             source,
+            nearest: RefCell::new(HashMap::new()),
         }
     }
 
@@ -96,9 +98,42 @@ impl VersionFinder {
         if self.tags_by_commit.is_empty() {
             return None;
         }
-        mirror
-            .nearest_ancestor(base_commit, TAG_WALK_LIMIT, |commit| self.tags_by_commit.get(&commit).cloned())
-            .map(|version| (version, "tag".into()))
+        let tagged = self.newest_tagged_ancestor(mirror, base_commit)?;
+        self.tags_by_commit.get(&tagged).map(|version| (version.clone(), "tag".into()))
+    }
+
+    /// The version-tagged ancestor of `start` (itself included) with the newest commit
+    /// time: the first tagged commit that a newest-first walk would meet. Memoized
+    /// over the history, so that all PRs of a repository together walk each commit
+    /// once: best(c) = c when c is tagged, else the newest of best(parent).
+    fn newest_tagged_ancestor(&self, mirror: &Mirror, start: Oid) -> Option<Oid> {
+        let mut memo = self.nearest.borrow_mut();
+        let mut stack = vec![start];
+        while let Some(&commit) = stack.last() {
+            if memo.contains_key(&commit) {
+                stack.pop();
+                continue;
+            }
+            let Ok(parsed) = mirror.repository().find_commit(commit) else {
+                memo.insert(commit, None);
+                stack.pop();
+                continue;
+            };
+            if self.tags_by_commit.contains_key(&commit) {
+                memo.insert(commit, Some((parsed.time().seconds(), commit)));
+                stack.pop();
+                continue;
+            }
+            let pending: Vec<Oid> = parsed.parent_ids().filter(|parent| !memo.contains_key(parent)).collect();
+            if !pending.is_empty() {
+                stack.extend(pending);
+                continue;
+            }
+            let best = parsed.parent_ids().filter_map(|parent| memo.get(&parent).copied().flatten()).max();
+            memo.insert(commit, best);
+            stack.pop();
+        }
+        memo.get(&start).copied().flatten().map(|(_, commit)| commit)
     }
 
     fn from_files(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {

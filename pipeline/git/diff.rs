@@ -103,6 +103,20 @@ pub fn diff_trees_within(
     let mut diff = repository
         .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut options))
         .map_err(diff_error)?;
+    // Rename detection pairs added with deleted files; when even full pairing would
+    // leave too many files, skip it (it loads blobs) and report the lower bound.
+    let (mut added, mut deleted) = (0usize, 0usize);
+    for delta in diff.deltas() {
+        match delta.status() {
+            Delta::Added => added += 1,
+            Delta::Deleted => deleted += 1,
+            _ => {}
+        }
+    }
+    let at_least = diff.deltas().len() - added.min(deleted);
+    if at_least > max_files {
+        return Ok(Err(at_least));
+    }
     let mut find = DiffFindOptions::new();
     find.renames(true).rename_threshold(50).rename_limit(1000);
     diff.find_similar(Some(&mut find)).map_err(diff_error)?;
@@ -115,13 +129,11 @@ pub fn diff_trees_within(
     }
 
     let mut files = Vec::with_capacity(diff.deltas().len());
-    for index in 0..diff.deltas().len() {
-        let delta = diff.get_delta(index).expect("index below the delta count");
+    for delta in diff.deltas() {
         if matches!(delta.status(), Delta::Unmodified | Delta::Ignored | Delta::Untracked) {
             continue;
         }
-        let patch = git2::Patch::from_diff(&diff, index).map_err(diff_error)?;
-        files.push(render_file(repository, &delta, patch.as_ref()).map_err(diff_error)?);
+        files.push(render_file(repository, &delta, &mut options).map_err(diff_error)?);
     }
     Ok(Ok(files))
 }
@@ -148,10 +160,43 @@ fn similarity(delta: &git2::DiffDelta<'_>) -> u16 {
     raw.similarity.min(100)
 }
 
+/// git's test for binary content: a NUL byte in the first 8000 bytes.
+fn looks_binary(content: &[u8]) -> bool {
+    content[..content.len().min(8000)].contains(&0)
+}
+
+/// What a side of a file diff holds: a blob, a submodule commit, or nothing.
+enum Side<'repo> {
+    Missing,
+    Blob(git2::Blob<'repo>),
+    /// A gitlink, printed by git as `Subproject commit <id>`.
+    Submodule(Vec<u8>),
+}
+
+impl Side<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Side::Missing => &[],
+            Side::Blob(blob) => blob.content(),
+            Side::Submodule(text) => text,
+        }
+    }
+}
+
+fn load_side<'repo>(repository: &'repo Repository, file: &git2::DiffFile<'_>) -> Result<Side<'repo>, git2::Error> {
+    if file.id().is_zero() || !file.exists() {
+        return Ok(Side::Missing);
+    }
+    if u32::from(file.mode()) == 0o160000 {
+        return Ok(Side::Submodule(format!("Subproject commit {}\n", file.id()).into_bytes()));
+    }
+    Ok(Side::Blob(repository.find_blob(file.id())?))
+}
+
 fn render_file(
     repository: &Repository,
     delta: &git2::DiffDelta<'_>,
-    patch: Option<&git2::Patch<'_>>,
+    options: &mut DiffOptions,
 ) -> Result<FileDiff, git2::Error> {
     let old_file = delta.old_file();
     let new_file = delta.new_file();
@@ -200,72 +245,41 @@ fn render_file(
     let old_label = if status == FileStatus::Added { b"/dev/null".to_vec() } else { quote_path(b"a/", a_name) };
     let new_label = if status == FileStatus::Deleted { b"/dev/null".to_vec() } else { quote_path(b"b/", b_name) };
 
-    let load = |file: &git2::DiffFile<'_>| -> Option<git2::Blob<'_>> {
-        if file.id().is_zero() || u32::from(file.mode()) == 0o160000 {
-            return None;
-        }
-        repository.find_blob(file.id()).ok()
-    };
-    let old_blob = if content_changed { load(&old_file) } else { None };
-    let new_blob = if content_changed { load(&new_file) } else { None };
-    let not_utf8 = |blob: &Option<git2::Blob<'_>>| blob.as_ref().is_some_and(|blob| std::str::from_utf8(blob.content()).is_err());
-    let binary = content_changed
-        && (delta.flags().is_binary()
-            || patch.is_some_and(|patch| patch.delta().flags().is_binary())
-            || not_utf8(&old_blob)
-            || not_utf8(&new_blob));
-
     let mut lines_added = 0;
     let mut lines_removed = 0;
-    if binary {
-        out.extend_from_slice(b"Binary files ");
-        out.extend_from_slice(&old_label);
-        out.extend_from_slice(b" and ");
-        out.extend_from_slice(&new_label);
-        out.extend_from_slice(b" differ\n");
-    } else if let Some(patch) = patch.filter(|patch| patch.num_hunks() > 0) {
-        let name_has_space = |name: &[u8]| if name.contains(&b' ') { "\t" } else { "" };
-        out.extend_from_slice(b"--- ");
-        out.extend_from_slice(&old_label);
-        out.extend_from_slice(name_has_space(a_name).as_bytes());
-        out.extend_from_slice(b"\n+++ ");
-        out.extend_from_slice(&new_label);
-        out.extend_from_slice(name_has_space(b_name).as_bytes());
-        out.push(b'\n');
-
-        let driver = if is_python_path(b_name) || is_python_path(a_name) { Driver::Python } else { Driver::Default };
-        let old_lines = old_blob.as_ref().map(|blob| split_lines(blob.content())).unwrap_or_default();
-        for hunk_index in 0..patch.num_hunks() {
-            let (hunk, line_count) = patch.hunk(hunk_index)?;
-            let (old_start, old_count) = (hunk.old_start() as usize, hunk.old_lines() as usize);
-            // xdiff's 0-based first line of the hunk in the old file.
-            let first_old_line = if old_count == 0 { old_start } else { old_start.saturating_sub(1) };
-            out.extend_from_slice(b"@@ -");
-            out.extend_from_slice(range(hunk.old_start(), hunk.old_lines()).as_bytes());
-            out.extend_from_slice(b" +");
-            out.extend_from_slice(range(hunk.new_start(), hunk.new_lines()).as_bytes());
-            out.extend_from_slice(b" @@");
-            if let Some(name) = function_name(driver, &old_lines, first_old_line) {
-                out.push(b' ');
-                out.extend_from_slice(name);
-            }
-            out.push(b'\n');
-            for line_index in 0..line_count {
-                let line = patch.line_in_hunk(hunk_index, line_index)?;
-                match line.origin() {
-                    origin @ (' ' | '+' | '-') => {
-                        if origin == '+' {
-                            lines_added += 1;
-                        } else if origin == '-' {
-                            lines_removed += 1;
-                        }
-                        out.push(origin as u8);
-                        out.extend_from_slice(line.content());
-                    }
-                    // The end-of-file markers carry "\n\\ No newline at end of file\n".
-                    '=' | '>' | '<' => out.extend_from_slice(line.content()),
-                    _ => {}
-                }
+    let mut binary = false;
+    if content_changed {
+        // Each blob is read once: for the binary and UTF-8 checks, the diff itself,
+        // and the function names of hunk headers.
+        let old_side = load_side(repository, &old_file)?;
+        let new_side = load_side(repository, &new_file)?;
+        let (old_bytes, new_bytes) = (old_side.bytes(), new_side.bytes());
+        binary = looks_binary(old_bytes)
+            || looks_binary(new_bytes)
+            || std::str::from_utf8(old_bytes).is_err()
+            || std::str::from_utf8(new_bytes).is_err();
+        if binary {
+            out.extend_from_slice(b"Binary files ");
+            out.extend_from_slice(&old_label);
+            out.extend_from_slice(b" and ");
+            out.extend_from_slice(&new_label);
+            out.extend_from_slice(b" differ\n");
+        } else {
+            let patch = git2::Patch::from_buffers(old_bytes, None, new_bytes, None, Some(options))?;
+            if patch.num_hunks() > 0 {
+                let name_has_space = |name: &[u8]| if name.contains(&b' ') { "\t" } else { "" };
+                out.extend_from_slice(b"--- ");
+                out.extend_from_slice(&old_label);
+                out.extend_from_slice(name_has_space(a_name).as_bytes());
+                out.extend_from_slice(b"\n+++ ");
+                out.extend_from_slice(&new_label);
+                out.extend_from_slice(name_has_space(b_name).as_bytes());
+                out.push(b'\n');
+                let driver =
+                    if is_python_path(b_name) || is_python_path(a_name) { Driver::Python } else { Driver::Default };
+                let (added, removed) = print_hunks(&patch, driver, old_bytes, &mut out)?;
+                lines_added = added;
+                lines_removed = removed;
             }
         }
     }
@@ -283,6 +297,55 @@ fn render_file(
         lines_removed,
         text,
     })
+}
+
+/// Prints a patch's hunks (header with function name, then lines); returns the
+/// numbers of added and removed lines.
+fn print_hunks(
+    patch: &git2::Patch<'_>,
+    driver: Driver,
+    old_content: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(usize, usize), git2::Error> {
+    let (mut added, mut removed) = (0, 0);
+    let mut old_lines: Option<Vec<&[u8]>> = None;
+    for hunk_index in 0..patch.num_hunks() {
+        let (hunk, line_count) = patch.hunk(hunk_index)?;
+        let (old_start, old_count) = (hunk.old_start() as usize, hunk.old_lines() as usize);
+        // xdiff's 0-based first line of the hunk in the old file.
+        let first_old_line = if old_count == 0 { old_start } else { old_start.saturating_sub(1) };
+        out.extend_from_slice(b"@@ -");
+        out.extend_from_slice(range(hunk.old_start(), hunk.old_lines()).as_bytes());
+        out.extend_from_slice(b" +");
+        out.extend_from_slice(range(hunk.new_start(), hunk.new_lines()).as_bytes());
+        out.extend_from_slice(b" @@");
+        if first_old_line > 0 {
+            let lines = old_lines.get_or_insert_with(|| split_lines(old_content));
+            if let Some(name) = function_name(driver, lines, first_old_line) {
+                out.push(b' ');
+                out.extend_from_slice(name);
+            }
+        }
+        out.push(b'\n');
+        for line_index in 0..line_count {
+            let line = patch.line_in_hunk(hunk_index, line_index)?;
+            match line.origin() {
+                origin @ (' ' | '+' | '-') => {
+                    if origin == '+' {
+                        added += 1;
+                    } else if origin == '-' {
+                        removed += 1;
+                    }
+                    out.push(origin as u8);
+                    out.extend_from_slice(line.content());
+                }
+                // The end-of-file markers carry "\n\\ No newline at end of file\n".
+                '=' | '>' | '<' => out.extend_from_slice(line.content()),
+                _ => {}
+            }
+        }
+    }
+    Ok((added, removed))
 }
 
 fn range(start: u32, count: u32) -> String {

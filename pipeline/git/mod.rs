@@ -214,15 +214,6 @@ impl Mirror {
         Ok(tags)
     }
 
-    /// Walks the ancestors of `start`, newest commit date first, and returns the first
-    /// for which `accept` gives a value, looking at no more than `limit` commits.
-    pub fn nearest_ancestor<T>(&self, start: Oid, limit: usize, mut accept: impl FnMut(Oid) -> Option<T>) -> Option<T> {
-        let mut walk = self.repository.revwalk().ok()?;
-        walk.set_sorting(Sort::TIME).ok()?;
-        walk.push(start).ok()?;
-        walk.take(limit).filter_map(Result::ok).find_map(|id| accept(id))
-    }
-
     /// The three-dot diff: from the merge-base of `base` and `head` to `head`.
     pub fn three_dot_diff(&self, merge_base: Oid, head: Oid) -> Result<Vec<FileDiff>, GitError> {
         diff::diff_trees(&self.repository, Some(merge_base), head)
@@ -238,6 +229,23 @@ impl Mirror {
     ) -> Result<Result<Vec<FileDiff>, usize>, GitError> {
         diff::diff_trees_within(&self.repository, Some(merge_base), head, max_files)
     }
+}
+
+/// Process-wide libgit2 settings for reading mirrors fast, applied once: no SHA-1
+/// re-verification of every object read (the packs were verified when fetched), and
+/// blobs up to 1 MiB kept in libgit2's object cache (a repository's PRs read the same
+/// base blobs again and again).
+pub fn tune_for_reading() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        git2::opts::strict_hash_verification(false);
+        // SAFETY: called once per process, before the stage opens any repository;
+        // it only sets libgit2's cache limit for blobs.
+        let result = unsafe { git2::opts::set_cache_object_limit(git2::ObjectType::Blob, 1024 * 1024) };
+        if let Err(error) = result {
+            tracing::debug!("libgit2 kept its default blob cache: {error}");
+        }
+    });
 }
 
 fn commit_info(commit: &git2::Commit<'_>) -> CommitInfo {
