@@ -265,8 +265,12 @@ fn render_file(
             out.extend_from_slice(&new_label);
             out.extend_from_slice(b" differ\n");
         } else {
-            let patch = git2::Patch::from_buffers(old_bytes, None, new_bytes, None, Some(options))?;
-            if patch.num_hunks() > 0 {
+            let has_hunks = match (&old_side, &new_side) {
+                // One side missing: every line is added (or removed); no diff to run.
+                (Side::Missing, _) | (_, Side::Missing) => !old_bytes.is_empty() || !new_bytes.is_empty(),
+                _ => true,
+            };
+            if has_hunks {
                 let name_has_space = |name: &[u8]| if name.contains(&b' ') { "\t" } else { "" };
                 out.extend_from_slice(b"--- ");
                 out.extend_from_slice(&old_label);
@@ -277,7 +281,19 @@ fn render_file(
                 out.push(b'\n');
                 let driver =
                     if is_python_path(b_name) || is_python_path(a_name) { Driver::Python } else { Driver::Default };
-                let (added, removed) = print_hunks(&patch, driver, old_bytes, &mut out)?;
+                let (added, removed) = match (&old_side, &new_side) {
+                    (Side::Missing, _) => (print_whole_file(b'+', new_bytes, &mut out), 0),
+                    (_, Side::Missing) => (0, print_whole_file(b'-', old_bytes, &mut out)),
+                    (Side::Blob(old_blob), Side::Blob(new_blob)) => {
+                        // From the blobs: libgit2 knows their ids and hashes nothing.
+                        let patch = git2::Patch::from_blobs(old_blob, None, new_blob, None, Some(options))?;
+                        print_hunks(&patch, driver, old_bytes, &mut out)?
+                    }
+                    _ => {
+                        let patch = git2::Patch::from_buffers(old_bytes, None, new_bytes, None, Some(options))?;
+                        print_hunks(&patch, driver, old_bytes, &mut out)?
+                    }
+                };
                 lines_added = added;
                 lines_removed = removed;
             }
@@ -299,6 +315,27 @@ fn render_file(
     })
 }
 
+/// An added (`+`) or deleted (`-`) file as one hunk, as xdiff prints it; returns the
+/// number of lines.
+fn print_whole_file(origin: u8, content: &[u8], out: &mut Vec<u8>) -> usize {
+    let lines = split_lines(content);
+    let count = lines.len() as u32;
+    let whole = range(1, count);
+    if origin == b'+' {
+        out.extend_from_slice(format!("@@ -0,0 +{whole} @@\n").as_bytes());
+    } else {
+        out.extend_from_slice(format!("@@ -{whole} +0,0 @@\n").as_bytes());
+    }
+    for line in &lines {
+        out.push(origin);
+        out.extend_from_slice(line);
+        if !line.ends_with(b"\n") {
+            out.extend_from_slice(b"\n\\ No newline at end of file\n");
+        }
+    }
+    lines.len()
+}
+
 /// Prints a patch's hunks (header with function name, then lines); returns the
 /// numbers of added and removed lines.
 fn print_hunks(
@@ -308,7 +345,6 @@ fn print_hunks(
     out: &mut Vec<u8>,
 ) -> Result<(usize, usize), git2::Error> {
     let (mut added, mut removed) = (0, 0);
-    let mut old_lines: Option<Vec<&[u8]>> = None;
     for hunk_index in 0..patch.num_hunks() {
         let (hunk, line_count) = patch.hunk(hunk_index)?;
         let (old_start, old_count) = (hunk.old_start() as usize, hunk.old_lines() as usize);
@@ -319,9 +355,16 @@ fn print_hunks(
         out.extend_from_slice(b" +");
         out.extend_from_slice(range(hunk.new_start(), hunk.new_lines()).as_bytes());
         out.extend_from_slice(b" @@");
-        if first_old_line > 0 {
-            let lines = old_lines.get_or_insert_with(|| split_lines(old_content));
-            if let Some(name) = function_name(driver, lines, first_old_line) {
+        if first_old_line > 0 && line_count > 0 {
+            // The hunk's first line is context or a deletion (there is context above
+            // it): its byte offset in the old file is where the search starts.
+            let first = patch.line_in_hunk(hunk_index, 0)?;
+            let offset = usize::try_from(first.content_offset()).ok().filter(|_| matches!(first.origin(), ' ' | '-'));
+            let name = match offset {
+                Some(offset) if offset <= old_content.len() => function_name_before(driver, old_content, offset),
+                _ => function_name(driver, &split_lines(old_content), first_old_line),
+            };
+            if let Some(name) = name {
                 out.push(b' ');
                 out.extend_from_slice(name);
             }
@@ -414,6 +457,20 @@ pub fn function_name<'a>(driver: Driver, old_lines: &[&'a [u8]], first_old_line:
     old_lines[..end].iter().rev().find_map(|line| match_function_line(driver, line)).filter(|name| !name.is_empty())
 }
 
+/// [`function_name`] for the line starting at byte `offset` of `content`: scans the
+/// lines above it backwards without splitting the whole file.
+pub fn function_name_before(driver: Driver, content: &[u8], offset: usize) -> Option<&[u8]> {
+    let mut end = offset.min(content.len());
+    while end > 0 {
+        let start = content[..end - 1].iter().rposition(|&byte| byte == b'\n').map_or(0, |position| position + 1);
+        if let Some(name) = match_function_line(driver, &content[start..end]).filter(|name| !name.is_empty()) {
+            return Some(name);
+        }
+        end = start;
+    }
+    None
+}
+
 /// A path with a prefix as git prints it: C-quoted when it holds a byte that git's
 /// `core.quotePath` quotes (control characters, `"`, `\`, bytes above 0x7f).
 pub fn quote_path(prefix: &[u8], path: &[u8]) -> Vec<u8> {
@@ -496,6 +553,22 @@ mod tests {
         assert_eq!(function_name(Driver::Python, &old, 0), None);
         // Past the end (a hunk appending at end of file) searches from the last line.
         assert_eq!(function_name(Driver::Python, &old, 100), Some(&b"def f(self):"[..]));
+    }
+
+    #[test]
+    fn scanning_back_from_an_offset_equals_scanning_split_lines() {
+        let text = "import os\n\nclass A:\n    x = 1\n\n    def f(self):\n        return 1\n        pass\nlast";
+        let split = lines(text);
+        let mut offset = 0;
+        for (index, line) in split.iter().enumerate() {
+            assert_eq!(
+                function_name_before(Driver::Python, text.as_bytes(), offset),
+                function_name(Driver::Python, &split, index),
+                "line {index}"
+            );
+            offset += line.len();
+        }
+        assert_eq!(function_name_before(Driver::Default, b"abc\n  x\n", 6), Some(&b"abc"[..]));
     }
 
     #[test]
