@@ -178,7 +178,8 @@ fn measure(harvest: &SweHarvest, repo: &RepoSlug, label: &str, pulls: usize, com
     let started = Instant::now();
     let output = command.output().unwrap();
     let wall = started.elapsed().as_secs_f64();
-    assert!(output.status.success(), "{}", stderr(&output));
+    // Exit 1 when some PRs failed (a mirror missing objects); the figures still count.
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
     let peak_kib = stderr(&output)
         .lines()
         .find_map(|line| line.trim().strip_prefix("Maximum resident set size (kbytes): ").map(|value| value.trim().to_string()))

@@ -318,22 +318,27 @@ fn render_file(
 /// An added (`+`) or deleted (`-`) file as one hunk, as xdiff prints it; returns the
 /// number of lines.
 fn print_whole_file(origin: u8, content: &[u8], out: &mut Vec<u8>) -> usize {
-    let lines = split_lines(content);
-    let count = lines.len() as u32;
-    let whole = range(1, count);
+    let newlines = memchr::memchr_iter(b'\n', content).count();
+    let count = newlines + usize::from(!content.ends_with(b"\n") && !content.is_empty());
+    let whole = range(1, count as u32);
     if origin == b'+' {
         out.extend_from_slice(format!("@@ -0,0 +{whole} @@\n").as_bytes());
     } else {
         out.extend_from_slice(format!("@@ -{whole} +0,0 @@\n").as_bytes());
     }
-    for line in &lines {
+    out.reserve(content.len() + count + 32);
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', content) {
         out.push(origin);
-        out.extend_from_slice(line);
-        if !line.ends_with(b"\n") {
-            out.extend_from_slice(b"\n\\ No newline at end of file\n");
-        }
+        out.extend_from_slice(&content[start..=end]);
+        start = end + 1;
     }
-    lines.len()
+    if start < content.len() {
+        out.push(origin);
+        out.extend_from_slice(&content[start..]);
+        out.extend_from_slice(b"\n\\ No newline at end of file\n");
+    }
+    count
 }
 
 /// Prints a patch's hunks (header with function name, then lines); returns the
