@@ -184,7 +184,19 @@ fn measure(harvest: &SweHarvest, repo: &RepoSlug, label: &str, pulls: usize, com
         .lines()
         .find_map(|line| line.trim().strip_prefix("Maximum resident set size (kbytes): ").map(|value| value.trim().to_string()))
         .unwrap_or_else(|| "n/a".into());
-    println!("BENCH {label}: {pulls} PRs, whole process {wall:.2}s = {:.0} PRs/s, peak RSS {peak_kib} KiB", pulls as f64 / wall);
+    let field = |name: &str| {
+        stderr(&output)
+            .lines()
+            .find_map(|line| line.trim().strip_prefix(name).map(|value| value.trim().to_string()))
+            .unwrap_or_else(|| "n/a".into())
+    };
+    println!(
+        "BENCH {label}: {pulls} PRs, whole process {wall:.2}s = {:.0} PRs/s, peak RSS {peak_kib} KiB, CPU {} (user {}s, system {}s)",
+        pulls as f64 / wall,
+        field("Percent of CPU this job got:"),
+        field("User time (seconds):"),
+        field("System time (seconds):"),
+    );
     println!("BENCH {label}: extract says: {}", stdout(&output).trim());
 }
 
@@ -247,8 +259,8 @@ fn bench_extract_phases() {
         let _ = mirror.commits_between(merge_base, *head, 1000).unwrap();
         commits_s += started.elapsed().as_secs_f64();
         let started = Instant::now();
-        let changed = match mirror.three_dot_diff_within(merge_base, *head, 100) {
-            Ok(Ok(changed)) => changed.len(),
+        let changed = match mirror.three_dot_tree_diff(merge_base, *head, 100) {
+            Ok(Ok(mut tree_diff)) => (0..tree_diff.len()).filter(|index| tree_diff.print(*index).is_ok()).count(),
             Ok(Err(count)) => count,
             Err(_) => 0,
         };

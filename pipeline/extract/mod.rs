@@ -39,12 +39,12 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::config::Compat;
-use crate::git::{GitError, Mirror};
+use crate::git::{ChangedFile, GitError, Mirror};
 use crate::model::{Candidate, RawPullRequest, RepoSlug, Rejection, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
 
-pub use split::{SplitDiff, split_files};
+pub use split::{FileRole, SplitDiff, split_files};
 pub use test_paths::TestPathRule;
 
 /// At most this many commits of a PR are read (GitHub lists at most 250).
@@ -323,29 +323,48 @@ impl WorkerContext<'_> {
                 format!("{count} files changed, more than extract.max_files_changed = {}", self.settings.max_files_changed),
             )
         };
-        let files = match mirror.three_dot_diff_within(merge_base, head, self.settings.max_files_changed) {
-            Ok(Ok(files)) => files,
+        let mut tree_diff = match mirror.three_dot_tree_diff(merge_base, head, self.settings.max_files_changed) {
+            Ok(Ok(tree_diff)) => tree_diff,
             Ok(Err(count)) => return too_many_files(count),
             Err(error) => return Outcome::Failed(error_chain(&error)),
         };
-        let split = split_files(&files, self.rule);
-        if split.files_changed > self.settings.max_files_changed {
-            return too_many_files(split.files_changed);
+        // Test and source changes are decided from the paths, before printing.
+        let files: Vec<ChangedFile> = (0..tree_diff.len()).map(|index| tree_diff.file(index)).collect();
+        let roles: Vec<FileRole> = files
+            .iter()
+            .map(|file| split::classify(file.old_path.as_deref(), file.new_path.as_deref(), self.rule))
+            .collect();
+        if !roles.contains(&FileRole::Test) {
+            return dropped("no_test_change", format!("none of the {} changed files is a test file", files.len()));
         }
-        if split.lines_changed > self.settings.max_lines_changed {
-            return dropped(
-                "too_many_lines",
-                format!("{} lines changed, more than extract.max_lines_changed = {}", split.lines_changed, self.settings.max_lines_changed),
-            );
+        if !roles.contains(&FileRole::Source) {
+            let tests: Vec<&str> =
+                files.iter().zip(&roles).filter(|(_, role)| **role == FileRole::Test).map(|(file, _)| file.path()).collect();
+            return dropped("no_source_change", format!("no changed non-test source file (test files: {})", tests.join(", ")));
         }
-        if split.test_files.is_empty() {
-            return dropped("no_test_change", format!("none of the {} changed files is a test file", split.files_changed));
-        }
-        if split.source_files == 0 {
-            return dropped(
-                "no_source_change",
-                format!("no changed non-test source file (test files: {})", split.test_files.join(", ")),
-            );
+        let mut split = SplitDiff { files_changed: files.len(), ..SplitDiff::default() };
+        for (index, role) in roles.iter().enumerate() {
+            if *role == FileRole::Excluded {
+                continue;
+            }
+            let file = match tree_diff.print(index) {
+                Ok(file) => file,
+                Err(error) => return Outcome::Failed(error_chain(&error)),
+            };
+            split.add(&file, *role);
+            // Printing stops as soon as the PR is known to be too large.
+            if split.lines_changed > self.settings.max_lines_changed {
+                return dropped(
+                    "too_many_lines",
+                    format!(
+                        "more than {} lines changed (extract.max_lines_changed), {} after {} of {} files",
+                        self.settings.max_lines_changed,
+                        split.lines_changed,
+                        index + 1,
+                        files.len()
+                    ),
+                );
+            }
         }
         let (version, _source) = finder.version_at(mirror, base);
         Outcome::Ready(Box::new(Prepared {

@@ -18,26 +18,65 @@ pub struct SplitDiff {
     pub source_files: usize,
     /// Every changed file of the PR, whatever its side.
     pub files_changed: usize,
-    /// Added plus removed lines over every changed file (binary files count 0).
+    /// Added plus removed lines of the files in `patch` and `test_patch` (binary
+    /// files count 0; files that neither keeps are not printed, so not counted).
     pub lines_changed: usize,
+}
+
+/// What a changed file is to a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileRole {
+    /// Goes to `test_patch`.
+    Test,
+    /// Goes to `patch` and counts as a source change.
+    Source,
+    /// Goes to `patch` but is not source (documentation, changelog).
+    Other,
+    /// Goes nowhere (compatibility mode: non-test files that are not `.py`).
+    Excluded,
 }
 
 /// A file is a test file when its path (new path; old path for deletions; either
 /// path for renames) is a test path under `rule`.
+pub fn classify(old_path: Option<&str>, new_path: Option<&str>, rule: &TestPathRule) -> FileRole {
+    let path = new_path.or(old_path).unwrap_or_default();
+    if old_path.into_iter().chain(new_path).any(|path| rule.is_test(path)) {
+        FileRole::Test
+    } else if !rule.keeps_in_patch(path) {
+        FileRole::Excluded
+    } else if is_source_path(path) {
+        FileRole::Source
+    } else {
+        FileRole::Other
+    }
+}
+
+impl SplitDiff {
+    /// Adds a printed file in the role [`classify`] gave it.
+    pub fn add(&mut self, file: &FileDiff, role: FileRole) {
+        if role == FileRole::Excluded {
+            return;
+        }
+        self.lines_changed += file.lines_changed();
+        match role {
+            FileRole::Test => {
+                self.test_patch.push_str(&file.text);
+                self.test_files.push(file.path().to_string());
+            }
+            FileRole::Source | FileRole::Other => {
+                self.patch.push_str(&file.text);
+                self.source_files += usize::from(role == FileRole::Source);
+            }
+            FileRole::Excluded => {}
+        }
+    }
+}
+
+/// Splits printed files into `patch` and `test_patch`.
 pub fn split_files(files: &[FileDiff], rule: &TestPathRule) -> SplitDiff {
     let mut split = SplitDiff { files_changed: files.len(), ..SplitDiff::default() };
     for file in files {
-        split.lines_changed += file.lines_changed();
-        let is_test = file.paths().any(|path| rule.is_test(path));
-        if is_test {
-            split.test_patch.push_str(&file.text);
-            split.test_files.push(file.path().to_string());
-        } else if rule.keeps_in_patch(file.path()) {
-            split.patch.push_str(&file.text);
-            if is_source_path(file.path()) {
-                split.source_files += 1;
-            }
-        }
+        split.add(file, classify(file.old_path.as_deref(), file.new_path.as_deref(), rule));
     }
     split
 }

@@ -78,64 +78,132 @@ impl FileDiff {
 
 /// The diff between two trees, file by file, in git's order.
 pub fn diff_trees(repository: &Repository, old: Option<Oid>, new: Oid) -> Result<Vec<FileDiff>, GitError> {
-    Ok(diff_trees_within(repository, old, new, usize::MAX)?.unwrap_or_default())
+    let Ok(mut tree_diff) = TreeDiff::new(repository, old, new, usize::MAX)? else { return Ok(Vec::new()) };
+    (0..tree_diff.len()).map(|index| tree_diff.print(index)).collect()
 }
 
-/// [`diff_trees`], unless more than `max_files` files changed: then `Ok(Err(count))`
-/// without printing any of them (printing is the expensive part).
-pub fn diff_trees_within(
-    repository: &Repository,
+/// The changed files between two trees (renames found), listed cheaply; each file
+/// is printed only when asked for, so that a caller can decide from the paths alone
+/// or stop early.
+pub struct TreeDiff<'repo> {
+    repository: &'repo Repository,
+    diff: git2::Diff<'repo>,
+    /// Indexes of the changed deltas in `diff`.
+    changed: Vec<usize>,
+    options: DiffOptions,
     old: Option<Oid>,
     new: Oid,
-    max_files: usize,
-) -> Result<Result<Vec<FileDiff>, usize>, GitError> {
-    let tree_of = |commit: Oid| -> Result<git2::Tree<'_>, GitError> {
-        repository
-            .find_commit(commit)
-            .and_then(|commit| commit.tree())
-            .map_err(|source| GitError::Object { what: format!("the tree of commit {commit}"), source })
-    };
-    let old_tree = old.map(tree_of).transpose()?;
-    let new_tree = tree_of(new)?;
-    let mut options = DiffOptions::new();
-    options.context_lines(3).interhunk_lines(0).indent_heuristic(true).ignore_submodules(false);
-    let diff_error = |source| GitError::Diff { old, new, source };
-    let mut diff = repository
-        .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut options))
-        .map_err(diff_error)?;
-    // Rename detection pairs added with deleted files; when even full pairing would
-    // leave too many files, skip it (it loads blobs) and report the lower bound.
-    let (mut added, mut deleted) = (0usize, 0usize);
-    for delta in diff.deltas() {
-        match delta.status() {
-            Delta::Added => added += 1,
-            Delta::Deleted => deleted += 1,
-            _ => {}
-        }
-    }
-    let at_least = diff.deltas().len() - added.min(deleted);
-    if at_least > max_files {
-        return Ok(Err(at_least));
-    }
-    let mut find = DiffFindOptions::new();
-    find.renames(true).rename_threshold(50).rename_limit(1000);
-    diff.find_similar(Some(&mut find)).map_err(diff_error)?;
-    let changed = diff
-        .deltas()
-        .filter(|delta| !matches!(delta.status(), Delta::Unmodified | Delta::Ignored | Delta::Untracked))
-        .count();
-    if changed > max_files {
-        return Ok(Err(changed));
+}
+
+/// A changed file's paths, before it is printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedFile {
+    pub old_path: Option<String>,
+    pub new_path: Option<String>,
+    pub status: FileStatus,
+}
+
+impl ChangedFile {
+    /// The new path, or the old one for deletions.
+    pub fn path(&self) -> &str {
+        self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or_default()
     }
 
-    let mut files = Vec::with_capacity(diff.deltas().len());
-    for delta in diff.deltas() {
-        if matches!(delta.status(), Delta::Unmodified | Delta::Ignored | Delta::Untracked) {
-            continue;
-        }
-        files.push(render_file(repository, &delta, &mut options).map_err(diff_error)?);
+    /// Both paths (one for most files, two for renames).
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        let old = self.old_path.as_deref();
+        let new = self.new_path.as_deref().filter(|new| Some(*new) != old);
+        old.into_iter().chain(new)
     }
-    Ok(Ok(files))
+}
+
+impl<'repo> TreeDiff<'repo> {
+    /// Diffs the trees of two commits (`old` = `None`: the empty tree). When more
+    /// than `max_files` files changed, `Ok(Err(count))` (a lower bound when rename
+    /// detection was skipped because even full pairing would leave too many).
+    pub fn new(
+        repository: &'repo Repository,
+        old: Option<Oid>,
+        new: Oid,
+        max_files: usize,
+    ) -> Result<Result<TreeDiff<'repo>, usize>, GitError> {
+        let tree_of = |commit: Oid| -> Result<git2::Tree<'_>, GitError> {
+            repository
+                .find_commit(commit)
+                .and_then(|commit| commit.tree())
+                .map_err(|source| GitError::Object { what: format!("the tree of commit {commit}"), source })
+        };
+        let old_tree = old.map(tree_of).transpose()?;
+        let new_tree = tree_of(new)?;
+        let mut options = DiffOptions::new();
+        options.context_lines(3).interhunk_lines(0).indent_heuristic(true).ignore_submodules(false);
+        let diff_error = |source| GitError::Diff { old, new, source };
+        let mut diff = repository
+            .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut options))
+            .map_err(diff_error)?;
+        let (mut added, mut deleted) = (0usize, 0usize);
+        for delta in diff.deltas() {
+            match delta.status() {
+                Delta::Added => added += 1,
+                Delta::Deleted => deleted += 1,
+                _ => {}
+            }
+        }
+        let at_least = diff.deltas().len() - added.min(deleted);
+        if at_least > max_files {
+            return Ok(Err(at_least));
+        }
+        let mut find = DiffFindOptions::new();
+        find.renames(true).rename_threshold(50).rename_limit(1000);
+        diff.find_similar(Some(&mut find)).map_err(diff_error)?;
+        let changed: Vec<usize> = diff
+            .deltas()
+            .enumerate()
+            .filter(|(_, delta)| !matches!(delta.status(), Delta::Unmodified | Delta::Ignored | Delta::Untracked))
+            .map(|(index, _)| index)
+            .collect();
+        if changed.len() > max_files {
+            return Ok(Err(changed.len()));
+        }
+        Ok(Ok(TreeDiff { repository, diff, changed, options, old, new }))
+    }
+
+    /// How many files changed.
+    pub fn len(&self) -> usize {
+        self.changed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty()
+    }
+
+    /// The paths of the `index`-th changed file.
+    pub fn file(&self, index: usize) -> ChangedFile {
+        let delta = self.diff.get_delta(self.changed[index]).expect("a changed delta");
+        let status = file_status(delta.status());
+        let path = |file: git2::DiffFile<'_>| String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
+        ChangedFile {
+            old_path: (status != FileStatus::Added).then(|| path(delta.old_file())),
+            new_path: (status != FileStatus::Deleted).then(|| path(delta.new_file())),
+            status,
+        }
+    }
+
+    /// Prints the `index`-th changed file as `git diff` does.
+    pub fn print(&mut self, index: usize) -> Result<FileDiff, GitError> {
+        let delta = self.diff.get_delta(self.changed[index]).expect("a changed delta");
+        render_file(self.repository, &delta, &mut self.options)
+            .map_err(|source| GitError::Diff { old: self.old, new: self.new, source })
+    }
+}
+
+fn file_status(delta: Delta) -> FileStatus {
+    match delta {
+        Delta::Added => FileStatus::Added,
+        Delta::Deleted => FileStatus::Deleted,
+        Delta::Renamed => FileStatus::Renamed,
+        _ => FileStatus::Modified,
+    }
 }
 
 /// libgit2 keeps a rename's similarity in its delta, but git2 does not expose it.
@@ -202,12 +270,7 @@ fn render_file(
     let new_file = delta.new_file();
     let old_name = old_file.path_bytes().unwrap_or_default();
     let new_name = new_file.path_bytes().unwrap_or_default();
-    let status = match delta.status() {
-        Delta::Added => FileStatus::Added,
-        Delta::Deleted => FileStatus::Deleted,
-        Delta::Renamed => FileStatus::Renamed,
-        _ => FileStatus::Modified,
-    };
+    let status = file_status(delta.status());
     // git names an added or deleted file the same on both sides of `diff --git`.
     let (a_name, b_name) = match status {
         FileStatus::Added => (new_name, new_name),

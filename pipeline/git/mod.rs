@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, TimeZone, Utc};
 use git2::{Oid, Repository, Sort};
 
-pub use diff::{FileDiff, FileStatus};
+pub use diff::{ChangedFile, FileDiff, FileStatus, TreeDiff};
 pub use mirror::{MirrorOutcome, MirrorSettings};
 
 #[derive(Debug, thiserror::Error)]
@@ -219,15 +219,15 @@ impl Mirror {
         diff::diff_trees(&self.repository, Some(merge_base), head)
     }
 
-    /// [`Mirror::three_dot_diff`], or `Ok(Err(count))` when more than `max_files`
-    /// files changed (nothing is printed then).
-    pub fn three_dot_diff_within(
+    /// The changed files of the three-dot diff, to be printed one by one; or
+    /// `Ok(Err(count))` when more than `max_files` files changed.
+    pub fn three_dot_tree_diff(
         &self,
         merge_base: Oid,
         head: Oid,
         max_files: usize,
-    ) -> Result<Result<Vec<FileDiff>, usize>, GitError> {
-        diff::diff_trees_within(&self.repository, Some(merge_base), head, max_files)
+    ) -> Result<Result<diff::TreeDiff<'_>, usize>, GitError> {
+        diff::TreeDiff::new(&self.repository, Some(merge_base), head, max_files)
     }
 }
 
