@@ -413,6 +413,7 @@ fn print_hunks(
     out: &mut Vec<u8>,
 ) -> Result<(usize, usize), git2::Error> {
     let (mut added, mut removed) = (0, 0);
+    let mut line_starts: Option<Vec<usize>> = None;
     for hunk_index in 0..patch.num_hunks() {
         let (hunk, line_count) = patch.hunk(hunk_index)?;
         let (old_start, old_count) = (hunk.old_start() as usize, hunk.old_lines() as usize);
@@ -423,16 +424,14 @@ fn print_hunks(
         out.extend_from_slice(b" +");
         out.extend_from_slice(range(hunk.new_start(), hunk.new_lines()).as_bytes());
         out.extend_from_slice(b" @@");
-        if first_old_line > 0 && line_count > 0 {
-            // The hunk's first line is context or a deletion (there is context above
-            // it): its byte offset in the old file is where the search starts.
-            let first = patch.line_in_hunk(hunk_index, 0)?;
-            let offset = usize::try_from(first.content_offset()).ok().filter(|_| matches!(first.origin(), ' ' | '-'));
-            let name = match offset {
-                Some(offset) if offset <= old_content.len() => function_name_before(driver, old_content, offset),
-                _ => function_name(driver, &split_lines(old_content), first_old_line),
-            };
-            if let Some(name) = name {
+        if first_old_line > 0 {
+            // Where each old line starts, found once per file (memchr is fast; libgit2
+            // gives no old offset for context lines).
+            let starts = line_starts.get_or_insert_with(|| {
+                std::iter::once(0).chain(memchr::memchr_iter(b'\n', old_content).map(|end| end + 1)).collect()
+            });
+            let offset = starts.get(first_old_line).copied().unwrap_or(old_content.len());
+            if let Some(name) = function_name_before(driver, old_content, offset) {
                 out.push(b' ');
                 out.extend_from_slice(name);
             }
