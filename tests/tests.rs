@@ -7,6 +7,7 @@ mod cli;
 mod conformance;
 mod crawl;
 mod dataset;
+mod demo;
 mod discover;
 mod extract;
 mod git_diff;

@@ -15,6 +15,7 @@ mod extract;
 mod logging;
 mod mirror;
 mod release;
+mod run;
 mod status;
 mod validate;
 
@@ -80,7 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Validate(args) => validate::validate(&settings, &args),
         Command::Release(args) => release::release(&settings, &args),
         Command::Evaluate(_) => not_yet("evaluate"),
-        Command::Run(_) => not_yet("run"),
+        Command::Run(args) => run::run(&settings, &args),
         Command::Export(args) => export::export(&settings, &args),
     }
     .with_context(|| format!("`{}` did not finish", command_name()))

@@ -1,0 +1,61 @@
+"""Checks the offline demo's outcome against what demo-fixtures says it must be.
+
+usage: demo_check.py EXPECTED.json DATA_DIR RELEASE_DIR
+Prints one line per check and exits 1 when any fails.
+"""
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    expected = json.loads(Path(sys.argv[1]).read_text())
+    data_dir, release_dir = Path(sys.argv[2]), Path(sys.argv[3])
+    rows = {}
+    with open(release_dir / "tasks.jsonl") as lines:
+        for line in lines:
+            row = json.loads(line)
+            rows[row["instance_id"]] = row
+    store = sqlite3.connect(data_dir / "state.db")
+    outcomes = {
+        f"{stage} {repo} {item}": (outcome, reason)
+        for stage, repo, item, outcome, reason in store.execute(
+            "SELECT stage, repo, item, outcome, reason FROM stage_items"
+        )
+    }
+    failures = 0
+
+    def check(ok: bool, what: str) -> None:
+        nonlocal failures
+        print(("ok    " if ok else "FAIL  ") + what)
+        failures += 0 if ok else 1
+
+    check(sorted(rows) == expected["release"], f"the release holds exactly {expected['release']} (got {sorted(rows)})")
+    for key, reason in expected["dropped"].items():
+        got = outcomes.get(key)
+        check(got == ("dropped", reason), f"{key} dropped as {reason} (got {got})")
+    for instance_id, tests in expected["fail_to_pass"].items():
+        if instance_id in rows:
+            got = json.loads(rows[instance_id]["FAIL_TO_PASS"])
+            check(got == tests, f"{instance_id} FAIL_TO_PASS = {tests} (got {got})")
+    for instance_id, tests in expected["flaky"].items():
+        if instance_id in rows:
+            row = rows[instance_id]
+            got = json.loads(row["flaky_tests"])
+            labelled = json.loads(row["FAIL_TO_PASS"]) + json.loads(row["PASS_TO_PASS"])
+            check(got == tests, f"{instance_id} flaky_tests = {tests} (got {got})")
+            check(not set(tests) & set(labelled), f"{instance_id}: flaky tests are never labelled")
+    for instance_id, text in expected["hints"].items():
+        if instance_id in rows:
+            check(text in rows[instance_id]["hints_text"], f"{instance_id} hints hold the comment made before the fix")
+    for instance_id, text in expected["not_in_hints"].items():
+        if instance_id in rows:
+            check(text not in rows[instance_id]["hints_text"], f"{instance_id} hints leave out the comment made after it")
+    print(f"{failures} failed" if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
