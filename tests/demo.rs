@@ -1,25 +1,102 @@
 //! The offline demo, end to end: `scripts/demo.sh` with the binaries of this build
 //! (crawl from the simulator, mirror, extract, validate in Docker, release), and its
-//! own check of every expected task and drop reason.
+//! own check of every expected task and drop reason. Then the same tasks released
+//! with instance images and graded by SWE-bench's own harness (`swebench` 5.x from
+//! the package index): the gold patches resolve every task, empty and no-op
+//! predictions resolve none.
 
-use crate::support::project_root;
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{SweHarvest, project_root, python_venv, stderr, stdout};
+
+/// A prediction that applies everywhere and fixes nothing.
+const NO_OP_PATCH: &str =
+    "diff --git a/NOTES.txt b/NOTES.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.txt\n@@ -0,0 +1 @@\n+no fix here\n";
+
+fn run_harness(python: &Path, work: &Path, dataset: &Path, predictions: &str, run_id: &str) -> serde_json::Value {
+    let output = Command::new(python)
+        .current_dir(work)
+        .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
+        .arg(dataset)
+        .args(["--predictions_path", predictions, "--run_id", run_id, "--max_workers", "2", "--timeout", "300"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "run_evaluation failed:\n{}\n{}", stdout(&output), stderr(&output));
+    let model = if predictions == "gold" { "gold".to_string() } else { "probe".to_string() };
+    let report = work.join(format!("{model}.{run_id}.json"));
+    serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_else(|error| {
+        panic!("no harness report at {}: {error}\n{}", report.display(), stdout(&output))
+    }))
+    .unwrap()
+}
 
 #[test]
-fn offline_demo_releases_exactly_the_expected_tasks() {
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_swe-harvest")).parent().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new("bash")
+fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_unchanged() {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_swe-harvest")).parent().unwrap();
+    let harvest = SweHarvest::new();
+    let work = harvest.work_dir.path();
+    let output = Command::new("bash")
         .arg(project_root().join("scripts/demo.sh"))
         .env("SWE_HARVEST_DEMO_BIN_DIR", bin_dir)
-        .env("SWE_HARVEST_DEMO_DIR", work.path())
+        .env("SWE_HARVEST_DEMO_DIR", work)
         .env_remove("GITHUB_TOKEN")
         .env_remove("GITHUB_TOKENS")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the demo failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("all checks passed"), "{stdout}");
-    assert!(!stdout.contains("FAIL "), "{stdout}");
-    assert!(work.path().join("data/releases/demo/1/tasks.parquet").exists());
+    assert!(output.status.success(), "the demo failed:\n{}\n{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("all checks passed"), "{}", stdout(&output));
+    assert!(!stdout(&output).contains("FAIL "), "{}", stdout(&output));
+
+    // The demo's data dir (`<work>/data`) is the harness helper's data dir too.
+    let version = format!("img-{}", std::process::id());
+    let released = harvest.run(&["release", "--name", "demo", "--version", &version, "--images"]);
+    assert!(released.status.success(), "{}", stderr(&released));
+    let release_dir = std::path::PathBuf::from(stdout(&released).trim());
+    let dataset = release_dir.join("tasks.jsonl");
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&dataset)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    for row in &rows {
+        let expected_tag = format!("swe-harvest/{}:{version}", row["instance_id"].as_str().unwrap().to_lowercase());
+        assert_eq!(row["image"], expected_tag.as_str());
+        assert_eq!(row["log_parser"], "parse_log_pytest");
+        assert_eq!(row["eval_type"], "pass_and_fail");
+    }
+
+    let python = python_venv("swebench", &["swebench>=5,<6"]);
+    let gold = run_harness(&python, work, &dataset, "gold", &format!("gold-{version}"));
+    assert_eq!(gold["resolved_instances"], 3, "the gold patches resolve every task: {gold:#}");
+    assert_eq!(gold["error_instances"], 0, "{gold:#}");
+
+    let predictions = work.join("probe.jsonl");
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            serde_json::json!({"instance_id": row["instance_id"], "model_name_or_path": "probe", "model_patch": ""})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&predictions, lines.join("\n") + "\n").unwrap();
+    let empty = run_harness(&python, work, &dataset, predictions.to_str().unwrap(), &format!("empty-{version}"));
+    assert_eq!(empty["resolved_instances"], 0, "{empty:#}");
+
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            serde_json::json!({"instance_id": row["instance_id"], "model_name_or_path": "probe", "model_patch": NO_OP_PATCH})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&predictions, lines.join("\n") + "\n").unwrap();
+    let no_op = run_harness(&python, work, &dataset, predictions.to_str().unwrap(), &format!("noop-{version}"));
+    assert_eq!(no_op["completed_instances"], 3, "the no-op patch applies and the tests run: {no_op:#}");
+    assert_eq!(no_op["resolved_instances"], 0, "{no_op:#}");
+
+    for row in &rows {
+        let _ = Command::new("docker").args(["image", "rm", "-f", row["image"].as_str().unwrap()]).output();
+    }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::release::{self, Filters, ReleaseFile, ReleaseRequest, SplitPeriod};
+use swe_harvest::release::{self, Filters, ImageRequest, ReleaseFile, ReleaseRequest, SplitPeriod};
 use swe_harvest::store::Store;
 
 use super::args::{ReleaseArgs, SplitBy};
@@ -31,12 +31,23 @@ pub fn resolve(settings: &GlobalSettings, args: &ReleaseArgs) -> anyhow::Result<
         },
         split_by: args.split_by.map(|SplitBy::Month| SplitPeriod::Month).or(file.split_by),
         force: args.force,
+        images: args.images.then(|| {
+            let config = &settings.config.config;
+            ImageRequest {
+                prefix: config.release.image_prefix.clone(),
+                push_to: if args.push { config.release.registry.clone() } else { None },
+                build_timeout_secs: config.validate.build_timeout_secs,
+                mirrors_dir: std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
+            }
+        }),
     })
 }
 
 pub fn release(settings: &GlobalSettings, args: &ReleaseArgs) -> anyhow::Result<ExitStatus> {
-    if args.images {
-        anyhow::bail!("`release --images` is not implemented in this version yet");
+    if args.push && settings.config.config.release.registry.is_none() {
+        return Err(swe_harvest::UsageError::new("`--push` needs a registry to push to")
+            .with_hint("set `registry` under `[release]` in the config (or SWE_HARVEST_RELEASE__REGISTRY)")
+            .into());
     }
     let request = resolve(settings, args)?;
     let mut store = Store::open_in(&settings.data_dir)?;

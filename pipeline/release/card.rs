@@ -141,6 +141,19 @@ pub(super) fn render(
          lists. Extra columns: `pull_number`, `issue_numbers`, `merged_at`, `flaky_tests`, \
          `validation_runs`.\n"
     );
+    if dataset.columns.iter().any(|column| column == "eval_script") {
+        let _ = writeln!(
+            card,
+            "With instance images: `image` names each task's image (its environment plus the \
+             repository at `base_commit` in `/testbed`, one commit, installed; user root), \
+             `eval_script` applies the test patch and runs the touched tests with `pytest -rA` \
+             between SWE-bench's output markers, `log_parser` is `parse_log_pytest` and \
+             `eval_type` is `pass_and_fail`: SWE-bench's harness (`swebench` 5.x) runs the tasks \
+             unchanged:\n\n\
+             ```sh\npython -m swebench.harness.run_evaluation --dataset_name tasks.jsonl \\\n    \
+             --predictions_path predictions.jsonl --run_id my-run\n```\n"
+        );
+    }
     let _ = writeln!(card, "## Use\n");
     let _ = writeln!(
         card,

@@ -12,6 +12,7 @@
 
 mod card;
 pub mod filter;
+pub mod images;
 mod manifest;
 
 use std::collections::BTreeMap;
@@ -49,6 +50,8 @@ pub enum ReleaseError {
         #[source]
         source: std::io::Error,
     },
+    #[error("failed to make the instance images")]
+    Images(#[from] images::ImagesError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -83,6 +86,20 @@ pub struct ReleaseRequest {
     pub filters: Filters,
     pub split_by: Option<SplitPeriod>,
     pub force: bool,
+    /// Build an instance image per task (`--images`).
+    pub images: Option<ImageRequest>,
+}
+
+/// How instance images are built and published.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageRequest {
+    /// Tags are `<prefix>/<instance_id in lower case>:<release version>`.
+    pub prefix: String,
+    /// Push every image to this registry (`--push`).
+    pub push_to: Option<String>,
+    pub build_timeout_secs: u64,
+    /// Where mirrors are found besides `<data-dir>/mirrors`.
+    pub mirrors_dir: Option<PathBuf>,
 }
 
 /// The settings file `configs/releases/<name>.toml`.
@@ -194,16 +211,27 @@ fn write_release(
     staging: &Path,
     reporter: &dyn Reporter,
 ) -> Result<Manifest, ReleaseError> {
+    let image_columns = match &request.images {
+        Some(image_request) => Some(instance_images(store, data_dir, request, image_request, tasks, reporter)?),
+        None => None,
+    };
+    let columns: Vec<&str> = match image_columns {
+        Some(_) => EXTRA_COLUMNS.iter().chain(images::IMAGE_COLUMNS.iter()).copied().collect(),
+        None => EXTRA_COLUMNS.to_vec(),
+    };
     let mut splits: BTreeMap<String, Dataset> = BTreeMap::new();
-    let mut all = Dataset::with_extra_columns(&EXTRA_COLUMNS);
-    for task in tasks {
-        let (row, extra) = task_row(task);
+    let mut all = Dataset::with_extra_columns(&columns);
+    for (index, task) in tasks.iter().enumerate() {
+        let (row, mut extra) = task_row(task);
+        if let Some(image_columns) = &image_columns {
+            extra.extend(image_columns[index].iter().cloned());
+        }
         all.push_task(&row, extra.clone()).map_err(ReleaseError::Write)?;
         if let Some(SplitPeriod::Month) = request.split_by {
             let month = row.created_at[..7].to_string();
             splits
                 .entry(month)
-                .or_insert_with(|| Dataset::with_extra_columns(&EXTRA_COLUMNS))
+                .or_insert_with(|| Dataset::with_extra_columns(&columns))
                 .push_task(&row, extra)
                 .map_err(ReleaseError::Write)?;
         }
@@ -238,6 +266,57 @@ fn write_release(
     })
     .map_err(ReleaseError::Write)?;
     Ok(manifest)
+}
+
+/// Builds (and pushes) every task's instance image; returns, per task, the values of
+/// [`images::IMAGE_COLUMNS`].
+fn instance_images(
+    store: &Store,
+    data_dir: &Path,
+    request: &ReleaseRequest,
+    image_request: &ImageRequest,
+    tasks: &[Task],
+    reporter: &dyn Reporter,
+) -> Result<Vec<[String; 4]>, ReleaseError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| images::ImagesError::Docker(error.to_string()))?;
+    let columns = runtime.block_on(async {
+        let docker = crate::validate::connect_docker().await.map_err(|error| images::ImagesError::Docker(error.to_string()))?;
+        let build = images::ImageBuild {
+            docker: &docker,
+            data_dir,
+            mirrors_dir: image_request.mirrors_dir.as_deref(),
+            prefix: &image_request.prefix,
+            version: &request.version,
+            timeout: std::time::Duration::from_secs(image_request.build_timeout_secs),
+        };
+        let mut columns = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            let instance_id = &task.candidate.instance_id;
+            let environment_image = task
+                .image
+                .clone()
+                .ok_or_else(|| images::ImagesError::NoEnvironment { instance_id: instance_id.clone() })?;
+            let spec = crate::store::validation::environment_spec_for_image(store.connection(), &environment_image)?
+                .ok_or_else(|| images::ImagesError::NoEnvironment { instance_id: instance_id.clone() })?;
+            let mut tag = images::build_instance_image(&build, task, &environment_image).await?;
+            if let Some(registry) = &image_request.push_to {
+                tag = images::push(&docker, &tag, registry).await?;
+            }
+            let test_files = crate::validate::test_files_to_run(&task.candidate, &spec);
+            columns.push([
+                tag,
+                images::eval_script(task, &spec, &test_files),
+                images::LOG_PARSER.to_string(),
+                images::EVAL_TYPE.to_string(),
+            ]);
+            reporter.message(&format!("instance image {} of {}: {}", columns.len(), tasks.len(), columns[columns.len() - 1][0]));
+        }
+        Ok::<_, ReleaseError>(columns)
+    })?;
+    Ok(columns)
 }
 
 /// The released row of a task and its extra values, in [`EXTRA_COLUMNS`] order.

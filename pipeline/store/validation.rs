@@ -101,3 +101,16 @@ pub fn finished_instances(connection: &Connection) -> Result<BTreeSet<String>> {
     let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// The spec of the built environment whose image is `image`.
+pub fn environment_spec_for_image(connection: &Connection, image: &str) -> Result<Option<EnvironmentSpec>> {
+    let spec: Option<String> = rusqlite::OptionalExtension::optional(connection.query_row(
+        "SELECT spec FROM environments WHERE image = ?1 AND status = 'built' ORDER BY updated_at DESC LIMIT 1",
+        [image],
+        |row| row.get(0),
+    ))?;
+    spec.map(|spec| {
+        serde_json::from_str(&spec).map_err(|source| StoreError::Decode { kind: "environment", key: image.to_string(), source })
+    })
+    .transpose()
+}

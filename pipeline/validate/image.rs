@@ -307,41 +307,17 @@ impl Images {
         log.push_str(&dockerfile);
         log.push_str("\n--- build output ---\n");
         let labels: HashMap<String, String> = [("swe-harvest.key".to_string(), key.clone())].into();
-        let options = BuildImageOptionsBuilder::default()
-            .dockerfile("Dockerfile")
-            .t(&tag)
-            .rm(true)
-            .forcerm(true)
-            .labels(&labels)
-            .build();
-        let outcome = tokio::time::timeout(self.settings.build_timeout, async {
-            let mut stream = self.docker.build_image(options, None, Some(bollard::body_full(context.into())));
-            while let Some(item) = stream.next().await {
-                match item {
-                    Ok(info) => {
-                        if let Some(text) = info.stream {
-                            log.push_str(&text);
-                        }
-                        if let Some(detail) = info.error_detail {
-                            let message = detail.message.unwrap_or_else(|| "the build failed".to_string());
-                            log.push_str(&message);
-                            return Err(message);
-                        }
-                    }
-                    Err(error) => {
-                        log.push_str(&error.to_string());
-                        return Err(error.to_string());
-                    }
-                }
-            }
-            Ok(())
-        })
-        .await;
+        let outcome =
+            build_from_context(&self.docker, &tag, context, &labels, false, self.settings.build_timeout, &mut log).await;
         write_log(&log_path, &log);
         match outcome {
-            Err(_) => Err(ImageError::BuildTimeout { tag, seconds: self.settings.build_timeout.as_secs(), log: log_path }),
-            Ok(Err(message)) => Err(ImageError::BuildFailed { tag, message: last_lines(&message, 3), log: log_path }),
-            Ok(Ok(())) => {
+            Err(BuildFailure::TimedOut) => {
+                Err(ImageError::BuildTimeout { tag, seconds: self.settings.build_timeout.as_secs(), log: log_path })
+            }
+            Err(BuildFailure::Failed(message)) => {
+                Err(ImageError::BuildFailed { tag, message: last_lines(&message, 3), log: log_path })
+            }
+            Ok(()) => {
                 if self.docker.inspect_image(&tag).await.is_err() {
                     return Err(ImageError::Docker { tag, message: "the build ended but the image is not there".into() });
                 }
@@ -353,12 +329,63 @@ impl Images {
     }
 }
 
-fn last_lines(text: &str, count: usize) -> String {
+/// Why a build did not produce its image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildFailure {
+    TimedOut,
+    /// The engine's message.
+    Failed(String),
+}
+
+/// Builds the tar `context` (with its `Dockerfile`) as `tag`, appending the engine's
+/// output to `log`. With `network_none` the build's `RUN` steps have no network
+/// (instance images install offline: the code being installed is untrusted).
+pub async fn build_from_context(
+    docker: &Docker,
+    tag: &str,
+    context: Vec<u8>,
+    labels: &HashMap<String, String>,
+    network_none: bool,
+    timeout: Duration,
+    log: &mut String,
+) -> Result<(), BuildFailure> {
+    let mut options = BuildImageOptionsBuilder::default().dockerfile("Dockerfile").t(tag).rm(true).forcerm(true).labels(labels);
+    if network_none {
+        options = options.networkmode("none");
+    }
+    let options = options.build();
+    let outcome = tokio::time::timeout(timeout, async {
+        let mut stream = docker.build_image(options, None, Some(bollard::body_full(context.into())));
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(info) => {
+                    if let Some(text) = info.stream {
+                        log.push_str(&text);
+                    }
+                    if let Some(detail) = info.error_detail {
+                        let message = detail.message.unwrap_or_else(|| "the build failed".to_string());
+                        log.push_str(&message);
+                        return Err(BuildFailure::Failed(message));
+                    }
+                }
+                Err(error) => {
+                    log.push_str(&error.to_string());
+                    return Err(BuildFailure::Failed(error.to_string()));
+                }
+            }
+        }
+        Ok(())
+    })
+    .await;
+    outcome.unwrap_or(Err(BuildFailure::TimedOut))
+}
+
+pub fn last_lines(text: &str, count: usize) -> String {
     let lines: Vec<&str> = text.trim().lines().collect();
     lines[lines.len().saturating_sub(count)..].join(" | ")
 }
 
-fn write_log(path: &Path, text: &str) {
+pub fn write_log(path: &Path, text: &str) {
     if let Some(parent) = path.parent() {
         let _ = fs_err::create_dir_all(parent);
     }

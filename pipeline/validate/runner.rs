@@ -177,6 +177,25 @@ pub fn new_token() -> String {
     (0..24).map(|_| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.random_range(0..36)])).collect()
 }
 
+/// The shell function `install_repository`: installs `/testbed` into the
+/// environment's venv offline (the dependencies are in the image already). Shared
+/// by the run script and by release's instance images.
+pub const INSTALL_REPOSITORY_FUNCTION: &str = r#"install_repository() {
+    if [ -f setup.py ] || { [ -f pyproject.toml ] && grep -qE '^\[(build-system|project)\]' pyproject.toml; }; then
+        uv pip install --offline --no-deps --no-build-isolation -e . && return 0
+        # The environment's own editable install points at /testbed too: keep it when the
+        # offline reinstall cannot build (e.g. dependencies of the date that today's
+        # setuptools cannot build with).
+        if ls /opt/venv/lib/python3*/site-packages/ 2>/dev/null | grep -qE '^__editable__|\.egg-link$'; then
+            echo "swe-harvest: the offline reinstall failed; keeping the environment's editable install of /testbed"
+            return 0
+        fi
+        return 1
+    else
+        echo "nothing to install: no setup.py or pyproject.toml"
+    fi
+}"#;
+
 /// The script that runs inside the container. The token is its first argument.
 pub fn script(request: &RunRequest, phase_timeout: Duration) -> String {
     let files: Vec<String> = request.test_files.iter().map(|file| shell_quote(file)).collect();
@@ -194,21 +213,7 @@ apply_patch() {{
     command -v patch >/dev/null && patch --batch --fuzz=5 -p1 -i "$1" && return 0
     return 1
 }}
-install_repository() {{
-    if [ -f setup.py ] || {{ [ -f pyproject.toml ] && grep -qE '^\[(build-system|project)\]' pyproject.toml; }}; then
-        uv pip install --offline --no-deps --no-build-isolation -e . && return 0
-        # The environment's own editable install points at /testbed too: keep it when the
-        # offline reinstall cannot build (e.g. dependencies of the date that today's
-        # setuptools cannot build with).
-        if ls /opt/venv/lib/python3*/site-packages/ 2>/dev/null | grep -qE '^__editable__|\.egg-link$'; then
-            echo "swe-harvest: the offline reinstall failed; keeping the environment's editable install of /testbed"
-            return 0
-        fi
-        return 1
-    else
-        echo "nothing to install: no setup.py or pyproject.toml"
-    fi
-}}
+{install_function}
 run_tests() {{
     phase="$1"
     mark "$phase" begin
@@ -238,6 +243,7 @@ mark done begin
 mark done "end 0"
 "#,
         pretend = pretend_version(&request.version),
+        install_function = INSTALL_REPOSITORY_FUNCTION,
         timeout = phase_timeout.as_secs().max(1),
         command = request.test_command,
         files = files.join(" "),
