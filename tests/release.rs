@@ -274,3 +274,12 @@ print(len(rows), "rows ok")
     assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
     assert_eq!(stdout(&output).trim(), "5 rows ok");
 }
+
+#[test]
+fn push_without_a_registry_is_a_usage_error_that_says_where_to_set_one() {
+    let harvest = seeded();
+    let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--images", "--push"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("registry") && stderr(&output).contains("[release]"), "{}", stderr(&output));
+    assert!(!release_dir(&harvest, "bench", "1").exists());
+}
