@@ -198,6 +198,9 @@ fn measure(harvest: &SweHarvest, repo: &RepoSlug, label: &str, pulls: usize, com
         field("System time (seconds):"),
     );
     println!("BENCH {label}: extract says: {}", stdout(&output).trim());
+    if let Some(line) = stderr(&output).lines().find(|line| line.contains("extracting")) {
+        println!("BENCH {label}: {}", line.trim());
+    }
 }
 
 #[test]

@@ -183,14 +183,13 @@ pub fn run(
         }
         jobs.push(Job { pull_request, fingerprint });
     }
-    tracing::info!(repo = %repo, merged = pull_requests.len(), to_extract = jobs.len(), unchanged = summary.unchanged, "extracting");
-    reporter.start(&format!("extract {repo}"), Some(jobs.len() as u64));
-
     let workers = match settings.workers {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         workers => workers,
     }
     .clamp(1, jobs.len().max(1));
+    tracing::info!(repo = %repo, merged = pull_requests.len(), to_extract = jobs.len(), unchanged = summary.unchanged, workers, "extracting");
+    reporter.start(&format!("extract {repo}"), Some(jobs.len() as u64));
     let context = WorkerContext {
         repo,
         rule: &rule,
