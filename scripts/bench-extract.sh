@@ -8,4 +8,4 @@
 # How the PR list is synthesized from a mirror: see tests/bench.rs. Release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --release --test tests bench:: -- --ignored --nocapture --test-threads=1 2>&1 | grep -E "^BENCH|no mirror|test result"
+cargo test --release --test tests bench:: -- --ignored --nocapture --test-threads=1 2>&1 | grep -E "BENCH|no mirror|test result"
