@@ -41,5 +41,18 @@ impl UsageError {
     }
 }
 
+/// An error and its causes on one line, `outer: inner: innermost`, for the
+/// `detail` of a recorded drop or failure.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
 /// The pipeline's version, recorded in releases.
 pub const PIPELINE_VERSION: &str = env!("CARGO_PKG_VERSION");

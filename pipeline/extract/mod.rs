@@ -290,7 +290,7 @@ impl WorkerContext<'_> {
         };
         let commits = match mirror.commits_between(merge_base, head, MAX_COMMITS) {
             Ok(commits) => commits,
-            Err(error) => return Outcome::Failed(error_chain(&error)),
+            Err(error) => return Outcome::Failed(crate::error_chain(&error)),
         };
 
         // Linking: closing keywords in title, body and commit messages.
@@ -325,7 +325,7 @@ impl WorkerContext<'_> {
         let mut tree_diff = match mirror.three_dot_tree_diff(merge_base, head, self.settings.max_files_changed) {
             Ok(Ok(tree_diff)) => tree_diff,
             Ok(Err(count)) => return too_many_files(count),
-            Err(error) => return Outcome::Failed(error_chain(&error)),
+            Err(error) => return Outcome::Failed(crate::error_chain(&error)),
         };
         // Test and source changes are decided from the paths, before printing.
         let files: Vec<ChangedFile> = (0..tree_diff.len()).map(|index| tree_diff.file(index)).collect();
@@ -348,7 +348,7 @@ impl WorkerContext<'_> {
             }
             let file = match tree_diff.print(index) {
                 Ok(file) => file,
-                Err(error) => return Outcome::Failed(error_chain(&error)),
+                Err(error) => return Outcome::Failed(crate::error_chain(&error)),
             };
             split.add(&file, *role);
             // Printing stops as soon as the PR is known to be too large.
@@ -380,16 +380,6 @@ fn list(numbers: &[u64]) -> String {
     numbers.iter().map(|number| format!("#{number}")).collect::<Vec<_>>().join(", ")
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
-}
 
 /// Writes one PR's outcome in one transaction.
 fn write_outcome(

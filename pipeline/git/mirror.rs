@@ -95,7 +95,7 @@ pub fn run(
                 store.transaction(|transaction| store::record_passed(transaction, Stage::Mirror, repo, &repo.to_string()))?;
             }
             Err(error) => {
-                let message = error_chain(&error);
+                let message = crate::error_chain(&error);
                 tracing::error!(repo = %repo, "{message}");
                 outcome.error = Some(message.clone());
                 store.transaction(|transaction| {
@@ -120,16 +120,6 @@ pub fn run(
     Ok(outcomes)
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
-}
 
 /// Transfer figures of one fetch.
 #[derive(Debug, Clone, Copy, Default)]

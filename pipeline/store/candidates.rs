@@ -36,14 +36,25 @@ pub fn delete_candidate(connection: &Connection, instance_id: &str) -> Result<()
 
 /// Candidates of the given repositories (all when empty), by instance id.
 pub fn candidates(connection: &Connection, repos: &[RepoSlug]) -> Result<Vec<Candidate>> {
-    let mut statement = connection.prepare("SELECT instance_id, repo, data FROM candidates ORDER BY instance_id")?;
+    load_by_repo(connection, "SELECT instance_id, repo, data FROM candidates ORDER BY instance_id", "candidate", repos)
+}
+
+/// Rows of `(instance_id, repo, data)` from `query`, decoded, for the given
+/// repositories (all when empty).
+fn load_by_repo<T: serde::de::DeserializeOwned>(
+    connection: &Connection,
+    query: &str,
+    kind: &'static str,
+    repos: &[RepoSlug],
+) -> Result<Vec<T>> {
+    let mut statement = connection.prepare(query)?;
     let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
     let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
     let mut out = Vec::new();
     for row in rows {
         let (instance_id, repo, data) = row?;
         if wanted.is_empty() || wanted.contains(&repo) {
-            out.push(decode("candidate", &instance_id, &data)?);
+            out.push(decode(kind, &instance_id, &data)?);
         }
     }
     Ok(out)
@@ -80,15 +91,5 @@ pub fn delete_task(connection: &Connection, instance_id: &str) -> Result<()> {
 
 /// Tasks of the given repositories (all when empty), by instance id.
 pub fn tasks(connection: &Connection, repos: &[RepoSlug]) -> Result<Vec<Task>> {
-    let mut statement = connection.prepare("SELECT instance_id, repo, data FROM tasks ORDER BY instance_id")?;
-    let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
-    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (instance_id, repo, data) = row?;
-        if wanted.is_empty() || wanted.contains(&repo) {
-            out.push(decode("task", &instance_id, &data)?);
-        }
-    }
-    Ok(out)
+    load_by_repo(connection, "SELECT instance_id, repo, data FROM tasks ORDER BY instance_id", "task", repos)
 }

@@ -59,16 +59,10 @@ impl GitRepo {
     /// Writes `files` on top of `parent` and commits; returns the new sha.
     fn commit(&self, parent: &str, date: &str, message: &str, files: &[(&str, &str)]) -> String {
         self.git(&["checkout", "--quiet", "--detach", parent], None);
-        for (path, content) in files {
-            let path = self.work.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        self.git(&["add", "--all"], None);
-        self.git(&["commit", "--quiet", "-m", message], Some(date));
-        self.git(&["rev-parse", "HEAD"], None)
+        self.first_commit(date, message, files)
     }
 
+    /// Writes `files` on top of the checked-out tree (none at first) and commits.
     fn first_commit(&self, date: &str, message: &str, files: &[(&str, &str)]) -> String {
         for (path, content) in files {
             let path = self.work.join(path);
