@@ -180,6 +180,7 @@ fn unimplemented_stage_exits_1_saying_so() {
     let output = harvest.run(&["evaluate", "--release", "x", "--predictions", "p.jsonl", "--mode", "swe"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("not implemented"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("error: `evaluate` did not finish"), "names the command: {}", stderr(&output));
 }
 
 #[test]

@@ -63,6 +63,24 @@ pub enum Command {
     Export(ExportArgs),
 }
 
+impl Command {
+    /// The command's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Discover(_) => "discover",
+            Command::Crawl(_) => "crawl",
+            Command::Mirror(_) => "mirror",
+            Command::Extract(_) => "extract",
+            Command::Validate(_) => "validate",
+            Command::Release(_) => "release",
+            Command::Evaluate(_) => "evaluate",
+            Command::Run(_) => "run",
+            Command::Status(_) => "status",
+            Command::Export(_) => "export",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct DiscoverArgs {
     /// Primary language of the repositories, e.g. `Python`.

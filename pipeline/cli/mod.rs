@@ -72,6 +72,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     let config = LoadedConfig::load(cli.config.as_deref())?;
     let settings = GlobalSettings { data_dir: cli.data_dir, config };
+    let name = cli.command.name();
     match cli.command {
         Command::Status(args) => status::status(&settings, &args),
         Command::Discover(args) => discover::discover(&settings, &args),
@@ -84,11 +85,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Run(args) => run::run(&settings, &args),
         Command::Export(args) => export::export(&settings, &args),
     }
-    .with_context(|| format!("`{}` did not finish", command_name()))
-}
-
-fn command_name() -> String {
-    std::env::args().nth(1).unwrap_or_default()
+    .with_context(|| format!("`{name}` did not finish"))
 }
 
 /// A command whose stage has not landed yet.
