@@ -27,6 +27,19 @@ pub fn github_settings(settings: &GlobalSettings, api_url: Option<&String>) -> G
     github
 }
 
+/// The store of the data dir, for the commands that talk to GitHub.
+pub fn open_store(settings: &GlobalSettings) -> anyhow::Result<Store> {
+    Store::open_in(&settings.data_dir)
+        .with_context(|| format!("failed to open the store in `{}`", settings.data_dir.display()))
+}
+
+/// A GitHub client with the tokens of the environment, reporting through a new reporter.
+pub fn github_client(github: &GithubConfig) -> anyhow::Result<(GithubClient, Arc<CliReporter>)> {
+    let reporter = Arc::new(CliReporter::new());
+    let client = GithubClient::new(ClientSettings::from_config(github, env_vars::github_tokens()), reporter.clone())?;
+    Ok((client, reporter))
+}
+
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")
 }
@@ -51,12 +64,9 @@ pub fn crawl(settings: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<Exit
         per_issue_fetch_ratio: settings.config.config.crawl.per_issue_fetch_ratio,
     };
     let repos = args.selection.repos.clone();
-    let mut store = Store::open_in(&settings.data_dir)
-        .with_context(|| format!("failed to open the store in `{}`", settings.data_dir.display()))?;
+    let mut store = open_store(settings)?;
     let summary = runtime()?.block_on(async {
-        let reporter = Arc::new(CliReporter::new());
-        let client =
-            GithubClient::new(ClientSettings::from_config(&github, env_vars::github_tokens()), reporter.clone())?;
+        let (client, reporter) = github_client(&github)?;
         let summary = crawl::run(&client, &mut store, &repos, &options, reporter.as_ref()).await?;
         anyhow::Ok(summary)
     })?;

@@ -4,18 +4,12 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::sync::Arc;
 
-use anyhow::Context;
 
 use swe_harvest::discover::{self, DiscoverOptions};
-use swe_harvest::env_vars;
-use swe_harvest::github::{ClientSettings, GithubClient};
-use swe_harvest::store::Store;
 
 use super::args::DiscoverArgs;
-use super::crawl::{github_settings, runtime};
-use super::logging::CliReporter;
+use super::crawl::{github_client, github_settings, open_store, runtime};
 use super::{ExitStatus, GlobalSettings};
 
 pub fn discover(settings: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Result<ExitStatus> {
@@ -32,12 +26,9 @@ pub fn discover(settings: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Resul
         license: args.license.clone(),
         exclude,
     };
-    let mut store = Store::open_in(&settings.data_dir)
-        .with_context(|| format!("failed to open the store in `{}`", settings.data_dir.display()))?;
+    let mut store = open_store(settings)?;
     let summary = runtime()?.block_on(async {
-        let reporter = Arc::new(CliReporter::new());
-        let client =
-            GithubClient::new(ClientSettings::from_config(&github, env_vars::github_tokens()), reporter.clone())?;
+        let (client, reporter) = github_client(&github)?;
         let summary = discover::run(&client, &mut store, &options, reporter.as_ref()).await?;
         anyhow::Ok(summary)
     })?;

@@ -66,14 +66,17 @@ impl FileDiff {
 
     /// Both paths (one for most files, two for renames).
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        let old = self.old_path.as_deref();
-        let new = self.new_path.as_deref().filter(|new| Some(*new) != old);
-        old.into_iter().chain(new)
+        both_paths(self.old_path.as_deref(), self.new_path.as_deref())
     }
 
     pub fn lines_changed(&self) -> usize {
         self.lines_added + self.lines_removed
     }
+}
+
+/// The old path, then the new one when it differs (a rename).
+fn both_paths<'a>(old: Option<&'a str>, new: Option<&'a str>) -> impl Iterator<Item = &'a str> {
+    old.into_iter().chain(new.filter(|new| Some(*new) != old))
 }
 
 /// The diff between two trees, file by file, in git's order.
@@ -111,9 +114,7 @@ impl ChangedFile {
 
     /// Both paths (one for most files, two for renames).
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        let old = self.old_path.as_deref();
-        let new = self.new_path.as_deref().filter(|new| Some(*new) != old);
-        old.into_iter().chain(new)
+        both_paths(self.old_path.as_deref(), self.new_path.as_deref())
     }
 }
 
