@@ -5,7 +5,6 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 
-
 use swe_harvest::discover::{self, DiscoverOptions};
 
 use super::args::DiscoverArgs;
