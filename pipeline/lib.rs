@@ -20,6 +20,7 @@ pub mod release;
 pub mod report;
 pub mod secret;
 pub mod store;
+pub mod swt;
 pub mod validate;
 
 /// Bad input from the person at the terminal (exit code 2), with advice.

@@ -10,7 +10,7 @@
 //! Containers are always removed: on success explicitly, on errors and timeouts by
 //! [`ContainerGuard`], and on Ctrl-C by the stage loop through [`Containers::remove_all`].
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -28,7 +28,7 @@ use rand::Rng;
 use super::image::{USER, pretend_version};
 use super::infer::shell_quote;
 use super::parse::{self, ParsedRun, StepOutput};
-use super::source::{self, Mirror};
+use super::source::{self, Mirror, Owner};
 
 /// The label every swe-harvest container carries, with the data dir as value.
 pub const DATA_DIR_LABEL: &str = "swe-harvest.data-dir";
@@ -207,12 +207,7 @@ mark() {{ printf '\n@@swe-harvest %s %s %s\n' "$token" "$1" "$2"; }}
 cleanup() {{ for _ in 1 2 3; do kill -9 -1 2>/dev/null; done; }}
 cd /testbed || exit 1
 export SETUPTOOLS_SCM_PRETEND_VERSION={pretend}
-apply_patch() {{
-    git apply --verbose "$1" && return 0
-    git apply --verbose --ignore-whitespace "$1" && return 0
-    command -v patch >/dev/null && patch --batch --fuzz=5 -p1 -i "$1" && return 0
-    return 1
-}}
+{patch_functions}
 {install_function}
 run_tests() {{
     phase="$1"
@@ -243,6 +238,7 @@ mark done begin
 mark done "end 0"
 "#,
         pretend = pretend_version(&request.version),
+        patch_functions = PATCH_FUNCTIONS,
         install_function = INSTALL_REPOSITORY_FUNCTION,
         timeout = phase_timeout.as_secs().max(1),
         command = request.test_command,
@@ -250,60 +246,190 @@ mark done "end 0"
     )
 }
 
-/// The archive copied to `/` in the container: the repository under `testbed/` and
-/// the script and patches under `swe-harvest/`.
-fn payload(request: &RunRequest, script: &str) -> Result<Vec<u8>, String> {
+/// Shell functions shared by every container script: apply a patch (strict, then
+/// whitespace-tolerant, then `patch` with fuzz) and reverse one.
+pub const PATCH_FUNCTIONS: &str = r#"apply_patch() {
+    git apply --verbose "$1" && return 0
+    git apply --verbose --ignore-whitespace "$1" && return 0
+    command -v patch >/dev/null && patch --batch --fuzz=5 -p1 -i "$1" && return 0
+    return 1
+}
+reverse_patch() {
+    git apply --verbose -R "$1" && return 0
+    command -v patch >/dev/null && patch --batch -R -p1 -i "$1" && return 0
+    return 1
+}"#;
+
+/// One container to run: the image, what is copied in, the script and its limits.
+#[derive(Debug, Clone)]
+pub struct ContainerJob {
+    pub instance_id: String,
+    pub attempt: u32,
+    pub image: String,
+    /// The user the script runs as (the image's unprivileged user, or root for
+    /// instance images whose `/testbed` belongs to root).
+    pub user: Owner,
+    /// The repository at a commit, copied to `/testbed` from a mirror; `None` when
+    /// the image has `/testbed` already (instance images).
+    pub testbed: Option<(PathBuf, String)>,
+    /// Files under `/swe-harvest/`: relative path, content, mode.
+    pub files: Vec<(String, Vec<u8>, u32)>,
+    /// The script, run as `bash /swe-harvest/run.sh <token>`.
+    pub script: String,
+    pub token: String,
+    pub env: Vec<String>,
+    /// Test phases the script runs: the container's wall limit is this many phase
+    /// timeouts plus [`SETUP_ALLOWANCE`].
+    pub phases: u32,
+    /// Where the log is written; reports go next to it, prefixed with its stem.
+    pub log_path: PathBuf,
+    pub data_dir_label: String,
+}
+
+/// What a container left: its whole output, the files of `/swe-harvest/out`, and how it ended.
+#[derive(Debug, Clone, Default)]
+pub struct ContainerOutput {
+    pub log: String,
+    /// `.xml` and `.json` files of `/swe-harvest/out`, by file name.
+    pub reports: BTreeMap<String, String>,
+    pub exit_code: Option<i64>,
+    pub timed_out: bool,
+    pub oom_killed: bool,
+    pub duration_secs: f64,
+}
+
+/// The archive copied to `/` in the container: the repository under `testbed/` (when
+/// the job carries one) and the job's files under `swe-harvest/`.
+fn payload(job: &ContainerJob) -> Result<Vec<u8>, String> {
     let mut builder = tar::Builder::new(Vec::new());
-    let mirror = Mirror::open(&request.mirror).map_err(|error| error.to_string())?;
-    source::append_dir(&mut builder, "testbed", USER).map_err(|error| error.to_string())?;
-    mirror.append_tree(&mut builder, &request.base_commit, "testbed", USER).map_err(|error| error.to_string())?;
-    source::append_dir(&mut builder, "swe-harvest", USER).map_err(|error| error.to_string())?;
-    source::append_dir(&mut builder, "swe-harvest/out", USER).map_err(|error| error.to_string())?;
-    for (path, text, mode) in [
-        ("swe-harvest/run.sh", script, 0o755),
-        ("swe-harvest/test.patch", request.test_patch.as_str(), 0o644),
-        ("swe-harvest/gold.patch", request.gold_patch.as_str(), 0o644),
-    ] {
-        source::append_bytes(&mut builder, path, text.as_bytes(), mode, USER).map_err(|error| error.to_string())?;
+    if let Some((mirror, commit)) = &job.testbed {
+        let mirror = Mirror::open(mirror).map_err(|error| error.to_string())?;
+        source::append_dir(&mut builder, "testbed", job.user).map_err(|error| error.to_string())?;
+        mirror.append_tree(&mut builder, commit, "testbed", job.user).map_err(|error| error.to_string())?;
     }
+    source::append_dir(&mut builder, "swe-harvest", job.user).map_err(|error| error.to_string())?;
+    source::append_dir(&mut builder, "swe-harvest/out", job.user).map_err(|error| error.to_string())?;
+    let mut dirs = BTreeSet::new();
+    for (path, bytes, mode) in &job.files {
+        // Parent folders first, so that they belong to the job's user.
+        let mut parent = std::path::Path::new(path).parent();
+        let mut missing = Vec::new();
+        while let Some(dir) = parent.filter(|dir| !dir.as_os_str().is_empty()) {
+            missing.push(dir.to_string_lossy().into_owned());
+            parent = dir.parent();
+        }
+        for dir in missing.into_iter().rev() {
+            if dirs.insert(dir.clone()) {
+                source::append_dir(&mut builder, &format!("swe-harvest/{dir}"), job.user).map_err(|error| error.to_string())?;
+            }
+        }
+        source::append_bytes(&mut builder, &format!("swe-harvest/{path}"), bytes, *mode, job.user)
+            .map_err(|error| error.to_string())?;
+    }
+    source::append_bytes(&mut builder, "swe-harvest/run.sh", job.script.as_bytes(), 0o755, job.user)
+        .map_err(|error| error.to_string())?;
     builder.into_inner().map_err(|error| error.to_string())
 }
 
-/// Runs one container to its end (or its time limit) and removes it.
+/// Runs one validation attempt: install, test patch, pre, gold patch, post.
 pub async fn run(
     docker: &Docker,
     containers: &Containers,
     request: &RunRequest,
     limits: Limits,
 ) -> Result<RunOutcome, RunError> {
-    let instance_id = request.instance_id.clone();
+    let token = new_token();
+    let job = ContainerJob {
+        instance_id: request.instance_id.clone(),
+        attempt: request.attempt,
+        image: request.image.clone(),
+        user: USER,
+        testbed: Some((request.mirror.clone(), request.base_commit.clone())),
+        files: vec![
+            ("test.patch".into(), request.test_patch.clone().into_bytes(), 0o644),
+            ("gold.patch".into(), request.gold_patch.clone().into_bytes(), 0o644),
+        ],
+        script: script(request, limits.run_timeout),
+        token: token.clone(),
+        env: vec![format!("SWE_HARVEST_ATTEMPT={}", request.attempt)],
+        phases: 2,
+        log_path: request.log_dir.join(format!("run-{}.log", request.attempt)),
+        data_dir_label: request.data_dir_label.clone(),
+    };
+    let output = run_job(docker, containers, &job, limits).await?;
+    let steps = parse::split_steps(&output.log, &token);
+    let mut results = BTreeMap::new();
+    let mut phase_secs = BTreeMap::new();
+    for phase in ["pre", "post"] {
+        let Some(step) = steps.get(phase) else { continue };
+        results.insert(phase.to_string(), parse_phase(&output.reports, phase, step, &request.test_files));
+        if let Some(seconds) = phase_seconds(&output.log, &token, phase) {
+            phase_secs.insert(phase.to_string(), seconds);
+        }
+    }
+    Ok(RunOutcome {
+        steps,
+        results,
+        exit_code: output.exit_code,
+        timed_out: output.timed_out,
+        oom_killed: output.oom_killed,
+        duration_secs: output.duration_secs,
+        phase_secs,
+        log_path: job.log_path,
+    })
+}
+
+/// A test phase's results: from its JUnit report `<phase>.xml` when it has tests,
+/// else from the `-rA` summary in the phase's output.
+pub fn parse_phase(
+    reports: &BTreeMap<String, String>,
+    phase: &str,
+    step: &StepOutput,
+    test_files: &[String],
+) -> (ParsedRun, &'static str) {
+    let from_junit = reports
+        .get(&format!("{phase}.xml"))
+        .and_then(|xml| parse::parse_junit(xml, test_files).ok())
+        .filter(|run| !run.tests.is_empty());
+    match from_junit {
+        Some(run) => (run, "junit"),
+        None => (parse::parse_pytest_log(&step.text), "log"),
+    }
+}
+
+/// Runs one container to its end (or its time limit), keeps its log and reports, and
+/// removes it.
+pub async fn run_job(
+    docker: &Docker,
+    containers: &Containers,
+    job: &ContainerJob,
+    limits: Limits,
+) -> Result<ContainerOutput, RunError> {
+    let instance_id = job.instance_id.clone();
     let docker_error = |action: &'static str| {
         let instance_id = instance_id.clone();
         move |source| RunError::Docker { action, instance_id, source }
     };
-    let token = new_token();
-    let script = script(request, limits.run_timeout);
     let payload = {
-        let request = request.clone();
-        let script = script.clone();
-        tokio::task::spawn_blocking(move || payload(&request, &script))
+        let job = job.clone();
+        tokio::task::spawn_blocking(move || payload(&job))
             .await
             .map_err(|error| RunError::Source { instance_id: instance_id.clone(), message: error.to_string() })?
             .map_err(|message| RunError::Source { instance_id: instance_id.clone(), message })?
     };
 
-    let name = format!("swe-harvest-{}-{}-{}", sanitize(&request.instance_id), request.attempt, &token[..8]);
+    let name = format!("swe-harvest-{}-{}-{}", sanitize(&job.instance_id), job.attempt, &job.token[..8]);
     let labels: HashMap<String, String> = [
-        (DATA_DIR_LABEL.to_string(), request.data_dir_label.clone()),
-        (INSTANCE_LABEL.to_string(), request.instance_id.clone()),
+        (DATA_DIR_LABEL.to_string(), job.data_dir_label.clone()),
+        (INSTANCE_LABEL.to_string(), job.instance_id.clone()),
     ]
     .into();
     let body = ContainerCreateBody {
-        image: Some(request.image.clone()),
-        cmd: Some(vec!["bash".into(), "/swe-harvest/run.sh".into(), token.clone()]),
-        user: Some(format!("{}:{}", USER.uid, USER.gid)),
+        image: Some(job.image.clone()),
+        cmd: Some(vec!["bash".into(), "/swe-harvest/run.sh".into(), job.token.clone()]),
+        user: Some(format!("{}:{}", job.user.uid, job.user.gid)),
         working_dir: Some("/testbed".into()),
-        env: Some(vec![format!("SWE_HARVEST_ATTEMPT={}", request.attempt)]),
+        env: Some(job.env.clone()),
         network_disabled: Some(true),
         labels: Some(labels),
         host_config: Some(HostConfig {
@@ -334,12 +460,12 @@ pub async fn run(
     let started = Instant::now();
     docker.start_container(&created.id, None).await.map_err(docker_error("start the container"))?;
 
-    let wall_limit = limits.run_timeout * 2 + SETUP_ALLOWANCE;
+    let wall_limit = limits.run_timeout * job.phases.max(1) + SETUP_ALLOWANCE;
     let mut wait = docker.wait_container(&created.id, None);
     let waited = tokio::time::timeout(wall_limit, wait.next()).await;
     let timed_out = waited.is_err();
     if timed_out {
-        tracing::warn!(instance_id = %request.instance_id, seconds = wall_limit.as_secs(), "the container hit its time limit; killing it");
+        tracing::warn!(instance_id = %job.instance_id, seconds = wall_limit.as_secs(), "the container hit its time limit; killing it");
         let _ = docker.kill_container(&created.id, None::<bollard::query_parameters::KillContainerOptions>).await;
     }
     let duration_secs = started.elapsed().as_secs_f64();
@@ -353,34 +479,17 @@ pub async fn run(
     let reports = download_reports(docker, &created.id).await;
     guard.remove().await;
 
-    let _ = fs_err::create_dir_all(&request.log_dir);
-    let log_path = request.log_dir.join(format!("run-{}.log", request.attempt));
-    if let Err(error) = fs_err::write(&log_path, &log) {
+    if let Some(dir) = job.log_path.parent() {
+        let _ = fs_err::create_dir_all(dir);
+    }
+    if let Err(error) = fs_err::write(&job.log_path, &log) {
         tracing::warn!(%error, "could not write the run log");
     }
+    let stem = job.log_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
     for (name, text) in &reports {
-        let _ = fs_err::write(request.log_dir.join(format!("run-{}-{name}", request.attempt)), text);
+        let _ = fs_err::write(job.log_path.with_file_name(format!("{stem}-{name}")), text);
     }
-
-    let steps = parse::split_steps(&log, &token);
-    let mut results = BTreeMap::new();
-    let mut phase_secs = BTreeMap::new();
-    for phase in ["pre", "post"] {
-        let Some(step) = steps.get(phase) else { continue };
-        let from_junit = reports
-            .get(&format!("{phase}.xml"))
-            .and_then(|xml| parse::parse_junit(xml, &request.test_files).ok())
-            .filter(|run| !run.tests.is_empty());
-        let parsed = match from_junit {
-            Some(run) => (run, "junit"),
-            None => (parse::parse_pytest_log(&step.text), "log"),
-        };
-        results.insert(phase.to_string(), parsed);
-        if let Some(seconds) = phase_seconds(&log, &token, phase) {
-            phase_secs.insert(phase.to_string(), seconds);
-        }
-    }
-    Ok(RunOutcome { steps, results, exit_code, timed_out, oom_killed, duration_secs, phase_secs, log_path })
+    Ok(ContainerOutput { log, reports, exit_code, timed_out, oom_killed, duration_secs })
 }
 
 /// The seconds a phase took, from the line `@@swe-harvest <token> <phase>-seconds <start> <end>`.
@@ -412,7 +521,7 @@ async fn collect_logs(docker: &Docker, id: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// The files of `/swe-harvest/out` (the JUnit reports), by file name.
+/// The files of `/swe-harvest/out` (JUnit reports, line counts), by file name.
 async fn download_reports(docker: &Docker, id: &str) -> BTreeMap<String, String> {
     let options = DownloadFromContainerOptionsBuilder::default().path("/swe-harvest/out").build();
     let mut stream = docker.download_from_container(id, Some(options));
@@ -432,7 +541,7 @@ async fn download_reports(docker: &Docker, id: &str) -> BTreeMap<String, String>
     for mut entry in entries.flatten() {
         let Ok(path) = entry.path().map(|path| path.into_owned()) else { continue };
         let Some(name) = path.file_name().and_then(|name| name.to_str()).map(String::from) else { continue };
-        if !name.ends_with(".xml") {
+        if !(name.ends_with(".xml") || name.ends_with(".json")) {
             continue;
         }
         let mut text = String::new();

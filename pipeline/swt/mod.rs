@@ -1,0 +1,22 @@
+//! The test-generation view of a task (SWT-Bench): given the issue and the code
+//! before the fix, write tests that fail before the gold patch and pass after it.
+//!
+//! - [`lines`]: the lines a patch removes (on R) and adds (on R∘X);
+//! - [`metrics`]: executable lines, change coverage ΔC, transitions, reproduction;
+//! - [`flow`]: the container script that runs T^R and T^R ∪ T on R and R∘X with the
+//!   line counter ([`TRACER`]) on, and the parse of what it left.
+//!
+//! `validate --coverage` runs the flow with the golden test patch and stores each
+//! task's executable lines and ΔC; `evaluate --mode swt` runs it with generated tests.
+//!
+//! Why our own counter rather than coverage.py: ΔC compares execution *counts*
+//! (SWT-Bench traces with a counting `trace` module), coverage.py records only which
+//! lines ran, and the environment images are installed offline without it. The
+//! counter is standard-library Python that runs on every runtime we build.
+
+pub mod flow;
+pub mod lines;
+pub mod metrics;
+
+/// The line counter, installed as `sitecustomize` for traced test runs.
+pub const TRACER: &str = include_str!("tracer.py");
