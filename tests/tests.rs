@@ -14,4 +14,5 @@ mod git_diff;
 mod mirror;
 mod release;
 mod store;
+mod swt;
 mod validate;

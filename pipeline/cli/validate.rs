@@ -27,16 +27,14 @@ const FAILURE_REASONS: [&str; 2] = ["container_failed", "store_error"];
 
 pub fn validate(settings: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<ExitStatus> {
     let mirrors_dir = std::env::var_os(env_vars::SWE_HARVEST_MIRRORS).map(Into::into);
-    let validate_settings = ValidateSettings::resolve(
+    let mut validate_settings = ValidateSettings::resolve(
         settings.data_dir.clone(),
         settings.config.clone(),
         args.options.workers,
         args.options.runs,
         mirrors_dir,
     )?;
-    if args.options.coverage {
-        tracing::warn!("--coverage is not implemented yet; validating without it");
-    }
+    validate_settings.coverage = args.options.coverage;
     let rows = match &args.input {
         Some(path) => Some(read_rows(path)?),
         None => None,
@@ -143,6 +141,12 @@ fn write_rows(
         object.insert("PASS_TO_PASS".into(), encode_test_list(&pass_to_pass).into());
         object.insert("flaky_tests".into(), encode_test_list(&flaky).into());
         object.insert("validation_runs".into(), outcome.map_or(0, |outcome| outcome.runs).into());
+        if let Some(coverage) = outcome.and_then(|outcome| outcome.coverage.as_ref()) {
+            let values = swe_harvest::swt::coverage_columns(Some(coverage));
+            for (name, value) in swe_harvest::swt::COVERAGE_COLUMNS.iter().zip(values) {
+                object.insert((*name).into(), value.into());
+            }
+        }
         let mut diagnosis = diagnosis;
         if let Some(outcome) = outcome {
             diagnosis["image"] = outcome.image.clone().into();
@@ -259,6 +263,13 @@ fn render_summary(summary: &Summary, workers: usize, runs: u32) -> String {
                 outcome.instance_id, outcome.test_secs, outcome.total_secs
             );
         }
+    }
+    if summary.coverage_measured + summary.coverage_failed > 0 {
+        let _ = writeln!(
+            text,
+            "  coverage: {} measured, {} failed (logs: logs/validate/<instance>/coverage.log)",
+            summary.coverage_measured, summary.coverage_failed
+        );
     }
     if summary.interrupted {
         let _ = writeln!(text, "  interrupted: run `validate` again to resume");

@@ -137,6 +137,16 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo, pull_number)
     );
     "#,
+    // 5: validate --coverage: per task, the golden tests' change coverage of the gold
+    // patch (status `measured` or `failed`, the measurement as JSON).
+    r#"
+    CREATE TABLE task_coverage (
+        instance_id TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        data TEXT NOT NULL,
+        measured_at TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

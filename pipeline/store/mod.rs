@@ -11,6 +11,7 @@
 //! Docker.
 
 pub mod candidates;
+pub mod coverage;
 pub mod crawl;
 pub mod discover;
 pub mod extract;

@@ -20,3 +20,24 @@ pub mod metrics;
 
 /// The line counter, installed as `sitecustomize` for traced test runs.
 pub const TRACER: &str = include_str!("tracer.py");
+
+use crate::store::coverage::GoldenCoverage;
+
+/// The columns a release (and `validate --input`) adds for test generation, in order:
+/// the gold patch's executable lines (a count), the golden tests' change coverage
+/// ΔC (a share with four decimals), and the executable lines themselves (JSON
+/// `{"removed": {path: [line, ...]}, "added": {...}}`, which `evaluate --mode swt`
+/// grades against). Empty strings when coverage was not measured; ΔC is also empty
+/// when the patch has no executable line.
+pub const COVERAGE_COLUMNS: [&str; 3] = ["gold_executable_lines", "golden_change_coverage", "gold_executable_line_map"];
+
+pub fn coverage_columns(coverage: Option<&GoldenCoverage>) -> [String; 3] {
+    match coverage {
+        Some(GoldenCoverage::Measured { executable, coverage }) => [
+            coverage.executable.to_string(),
+            coverage.share().map(|share| format!("{share:.4}")).unwrap_or_default(),
+            serde_json::to_string(executable).expect("line maps serialize"),
+        ],
+        _ => [String::new(), String::new(), String::new()],
+    }
+}

@@ -16,9 +16,14 @@
 //! `validate` skips finished tasks and resumes the others at their first missing
 //! attempt. Tasks named with `--instance` are validated again from scratch.
 //!
+//! With `--coverage`, each labelled task also gets one coverage run ([`coverage`]),
+//! stored with its labels in the same transaction; labelled tasks that have no
+//! coverage outcome yet are picked up again (their stored runs are reused).
+//!
 //! Inside every test container `SWE_HARVEST_ATTEMPT` holds the attempt number (1..=runs):
 //! nothing secret, and useful to tell runs apart in logs.
 
+pub mod coverage;
 pub mod image;
 pub mod infer;
 pub mod labels;
@@ -39,6 +44,7 @@ use serde::Serialize;
 use crate::config::{LoadedConfig, ValidateConfig};
 use crate::model::{Candidate, EnvironmentSpec, Rejection, RunPhase, Stage, Task, ValidationRun};
 use crate::progress::Reporter;
+use crate::store::coverage::GoldenCoverage;
 use crate::store::{self, Store, StoreError, candidates, validation};
 use image::{EnvironmentRequest, ImageSettings, Images};
 use labels::Labels;
@@ -68,6 +74,8 @@ pub struct ValidateSettings {
     pub mirrors_dir: Option<PathBuf>,
     pub workers: usize,
     pub runs: u32,
+    /// Also measure the golden tests' change coverage (`--coverage`).
+    pub coverage: bool,
     pub limits: Limits,
     pub images: ImageSettings,
     pub config: LoadedConfig,
@@ -97,6 +105,7 @@ impl ValidateSettings {
         Ok(ValidateSettings {
             workers,
             runs: runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
+            coverage: false,
             limits: Limits {
                 memory_bytes: validate.memory_bytes as i64,
                 nano_cpus: (validate.cpus * 1e9) as i64,
@@ -164,6 +173,8 @@ pub struct TaskOutcome {
     pub spec: Option<EnvironmentSpec>,
     /// Attempts whose runs are stored.
     pub runs: u32,
+    /// The golden tests' change coverage, with `--coverage`.
+    pub coverage: Option<GoldenCoverage>,
     /// Seconds spent in test phases (inside containers) and in total, this session.
     pub test_secs: f64,
     pub total_secs: f64,
@@ -178,6 +189,9 @@ pub struct Summary {
     pub dropped: BTreeMap<String, usize>,
     pub images_built: usize,
     pub images_reused: usize,
+    /// With `--coverage`: tasks whose coverage was measured, or failed, in this run.
+    pub coverage_measured: usize,
+    pub coverage_failed: usize,
     pub image_build_secs: Vec<f64>,
     pub elapsed_secs: f64,
     pub interrupted: bool,
@@ -242,11 +256,17 @@ pub async fn run(
         Work::Rows(rows) => (rows, false, BTreeSet::new()),
     };
     let mut summary = Summary { selected: selected.len(), ..Summary::default() };
-    let finished = if persist { validation::finished_instances(store.connection())? } else { BTreeSet::new() };
+    let mut finished = if persist { validation::finished_instances(store.connection())? } else { BTreeSet::new() };
+    if persist && settings.coverage {
+        for instance_id in store::coverage::labelled_without_coverage(store.connection())? {
+            finished.remove(&instance_id);
+        }
+    }
     let mut todo = Vec::new();
     for candidate in selected {
         if explicit.contains(&candidate.instance_id) {
             validation::delete_runs(store.connection(), &candidate.instance_id)?;
+            store::coverage::delete(store.connection(), &candidate.instance_id)?;
             todo.push(candidate);
         } else if finished.contains(&candidate.instance_id) {
             summary.skipped_finished += 1;
@@ -300,6 +320,11 @@ pub async fn run(
             Ok(_) => summary.labelled += 1,
             Err(dropped) => *summary.dropped.entry(dropped.reason.clone()).or_default() += 1,
         }
+        match &outcome.coverage {
+            Some(GoldenCoverage::Measured { .. }) => summary.coverage_measured += 1,
+            Some(GoldenCoverage::Failed { .. }) => summary.coverage_failed += 1,
+            None => {}
+        }
     }
     summary.images_built = context.built.lock().expect("not poisoned").len();
     summary.images_reused = context.reused.lock().expect("not poisoned").len();
@@ -344,6 +369,7 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
         image: None,
         spec: None,
         runs: 0,
+        coverage: None,
         test_secs: 0.0,
         total_secs: 0.0,
     };
@@ -389,10 +415,14 @@ fn record_outcome(
                     image: outcome.image.clone(),
                 };
                 candidates::upsert_task(transaction, &task)?;
+                if let Some(coverage) = &outcome.coverage {
+                    store::coverage::upsert(transaction, &candidate.instance_id, coverage)?;
+                }
                 store::record_passed(transaction, Stage::Validate, &candidate.repo, &candidate.instance_id)
             }
             Err(dropped) => {
                 candidates::delete_task(transaction, &candidate.instance_id)?;
+                store::coverage::delete(transaction, &candidate.instance_id)?;
                 store::record_dropped(
                     transaction,
                     &Rejection {
@@ -589,6 +619,39 @@ async fn validate_task(
                 labels.pass_to_fail.len()
             ),
         ));
+    }
+    if settings.coverage {
+        let stored = if context.persist {
+            let store = context.store.lock().expect("not poisoned");
+            store::coverage::get(store.connection(), &candidate.instance_id).map_err(|error| dropped("store_error", error.to_string()))?
+        } else {
+            None
+        };
+        outcome.coverage = Some(match stored {
+            Some(coverage) => coverage,
+            None => {
+                let request = coverage::CoverageRequest {
+                    candidate,
+                    spec: &spec,
+                    image: &built.tag,
+                    mirror: mirror.clone(),
+                    test_files: &test_files,
+                    logs_dir: settings.data_dir.join("logs"),
+                    data_dir_label: context.data_dir_label.clone(),
+                };
+                let measured = coverage::measure(&context.docker, &context.containers, &request, settings.limits).await;
+                match &measured {
+                    GoldenCoverage::Measured { coverage, .. } => tracing::info!(
+                        instance_id = %candidate.instance_id, executable_lines = coverage.executable, covered = coverage.covered,
+                        "measured the golden tests' change coverage"
+                    ),
+                    GoldenCoverage::Failed { detail } => {
+                        tracing::warn!(instance_id = %candidate.instance_id, %detail, "could not measure coverage")
+                    }
+                }
+                measured
+            }
+        });
     }
     Ok(labels)
 }

@@ -1,0 +1,82 @@
+//! The golden tests' change coverage per task (`validate --coverage`): measured, or
+//! failed with the reason (not retried unless the task is validated again).
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use super::{Result, StoreError, now};
+use crate::swt::metrics::{ChangeCoverage, ExecutableLines};
+
+/// The outcome of one task's coverage measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum GoldenCoverage {
+    Measured {
+        /// The lines of the gold patch that T^R or the golden tests run.
+        executable: ExecutableLines,
+        /// ΔC of the golden tests.
+        coverage: ChangeCoverage,
+    },
+    Failed {
+        detail: String,
+    },
+}
+
+impl GoldenCoverage {
+    fn status(&self) -> &'static str {
+        match self {
+            GoldenCoverage::Measured { .. } => "measured",
+            GoldenCoverage::Failed { .. } => "failed",
+        }
+    }
+}
+
+pub fn upsert(connection: &Connection, instance_id: &str, coverage: &GoldenCoverage) -> Result<()> {
+    connection.execute(
+        "INSERT INTO task_coverage (instance_id, status, data, measured_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (instance_id) DO UPDATE SET status = excluded.status, data = excluded.data,
+            measured_at = excluded.measured_at",
+        params![instance_id, coverage.status(), serde_json::to_string(coverage).expect("coverage serializes"), now()],
+    )?;
+    Ok(())
+}
+
+pub fn delete(connection: &Connection, instance_id: &str) -> Result<()> {
+    connection.execute("DELETE FROM task_coverage WHERE instance_id = ?1", [instance_id])?;
+    Ok(())
+}
+
+fn decode(instance_id: &str, data: &str) -> Result<GoldenCoverage> {
+    serde_json::from_str(data).map_err(|source| StoreError::Decode { kind: "task coverage", key: instance_id.to_string(), source })
+}
+
+pub fn get(connection: &Connection, instance_id: &str) -> Result<Option<GoldenCoverage>> {
+    let data: Option<String> = connection
+        .query_row("SELECT data FROM task_coverage WHERE instance_id = ?1", [instance_id], |row| row.get(0))
+        .optional()?;
+    data.map(|data| decode(instance_id, &data)).transpose()
+}
+
+/// Every task's coverage, by instance id.
+pub fn all(connection: &Connection) -> Result<BTreeMap<String, GoldenCoverage>> {
+    let mut statement = connection.prepare("SELECT instance_id, data FROM task_coverage")?;
+    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
+    let mut out = BTreeMap::new();
+    for row in rows {
+        let (instance_id, data) = row?;
+        let coverage = decode(&instance_id, &data)?;
+        out.insert(instance_id, coverage);
+    }
+    Ok(out)
+}
+
+/// Labelled tasks with no coverage outcome yet: `validate --coverage` measures them.
+pub fn labelled_without_coverage(connection: &Connection) -> Result<std::collections::BTreeSet<String>> {
+    let mut statement = connection.prepare(
+        "SELECT instance_id FROM tasks WHERE instance_id NOT IN (SELECT instance_id FROM task_coverage)",
+    )?;
+    let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
