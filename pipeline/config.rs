@@ -236,11 +236,13 @@ pub struct ReleaseConfig {
     pub image_prefix: String,
     /// Where `release --images --push` pushes; none means pushing is an error.
     pub registry: Option<String>,
+    /// `release --swt` keeps tasks validated in at least this many runs (SWT-Bench: 5).
+    pub swt_min_runs: u32,
 }
 
 impl Default for ReleaseConfig {
     fn default() -> Self {
-        ReleaseConfig { image_prefix: "swe-harvest".into(), registry: None }
+        ReleaseConfig { image_prefix: "swe-harvest".into(), registry: None, swt_min_runs: 5 }
     }
 }
 
@@ -422,6 +424,9 @@ impl Check for Config {
         }
         if self.release.image_prefix.is_empty() {
             return Err(invalid(origin, "release.image_prefix", "must not be empty"));
+        }
+        if self.release.swt_min_runs == 0 {
+            return Err(invalid(origin, "release.swt_min_runs", "must be at least 1"));
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ pub mod crawl;
 pub mod dataset;
 pub mod discover;
 pub mod env_vars;
+pub mod evaluate;
 pub mod extract;
 pub mod git;
 pub mod github;

@@ -105,3 +105,191 @@ fn validate_coverage_measures_the_golden_tests_change_coverage() {
     assert!(stderr(&again).contains("2 already finished"), "{}", stderr(&again));
     assert!(docker.containers().is_empty(), "every container is removed");
 }
+
+/// A patch that creates `path` with `body`.
+fn new_file_patch(path: &str, body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let mut patch = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for line in lines {
+        patch.push('+');
+        patch.push_str(line);
+        patch.push('\n');
+    }
+    patch
+}
+
+fn prediction(instance_id: &str, model: &str, patch: &str) -> String {
+    serde_json::json!({"instance_id": instance_id, "model_name_or_path": model, "model_patch": patch}).to_string()
+}
+
+/// The `evaluate` report of `predictions` (JSONL lines) against `release`.
+fn evaluate(harvest: &SweHarvest, release: &std::path::Path, mode: &str, predictions: &[String]) -> (serde_json::Value, String) {
+    let path = harvest.data_dir.join(format!("predictions-{mode}.jsonl"));
+    std::fs::write(&path, predictions.join("\n") + "\n").unwrap();
+    let out = harvest.data_dir.join(format!("report-{mode}.json"));
+    let output = harvest_with(
+        harvest,
+        &[
+            "evaluate",
+            "--release",
+            release.to_str().unwrap(),
+            "--predictions",
+            path.to_str().unwrap(),
+            "--mode",
+            mode,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "evaluate --mode {mode} failed:\n{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(!harvest.data_dir.join(format!("report-{mode}.json.progress.jsonl")).exists(), "the progress file is replaced");
+    (report, crate::support::stdout(&output))
+}
+
+fn prediction_report<'a>(report: &'a serde_json::Value, instance_id: &str, model: &str) -> &'a serde_json::Value {
+    report["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["instance_id"] == instance_id && entry["model_name_or_path"] == model)
+        .unwrap_or_else(|| panic!("no report for {model} on {instance_id}: {report:#}"))
+}
+
+fn totals<'a>(report: &'a serde_json::Value, model: &str) -> &'a serde_json::Value {
+    report["totals"].as_array().unwrap().iter().find(|entry| entry["model_name_or_path"] == model).unwrap()
+}
+
+fn close(value: &serde_json::Value, expected: f64) -> bool {
+    value.as_f64().is_some_and(|value| (value - expected).abs() < 1e-9)
+}
+
+const REPRODUCING_TEST: &str = "from calc import add\n\n\ndef test_negative():\n    assert add(1, -1) == 0\n";
+/// Passes before and after the fix; runs line 2 but not line 3: half of task 1's lines.
+const PASSING_TEST: &str = "from calc import add\n\n\ndef test_positive():\n    assert add(2, 2) == 4\n";
+const FAILING_TEST: &str = "from calc import add\n\n\ndef test_wrong():\n    assert add(1, 1) == 3\n";
+
+#[test]
+fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let _project = calc_tasks(&harvest);
+    let output = harvest_with(&harvest, &["validate", "--runs", "1", "--coverage"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = harvest_with(&harvest, &["release", "--name", "calc", "--version", "1", "--images"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let release = harvest.data_dir.join("releases/calc/1");
+
+    // The release carries the coverage columns and the card's test-generation section.
+    let rows = swe_harvest::dataset::read_records(&release.join("tasks.jsonl")).unwrap();
+    let row = |id: &str| rows.iter().find(|row| row["instance_id"] == id).unwrap().clone();
+    assert_eq!(row("acme__calc-1")["gold_executable_lines"], "2");
+    assert_eq!(row("acme__calc-1")["golden_change_coverage"], "1.0000");
+    assert_eq!(row("acme__calc-2")["gold_executable_lines"], "4");
+    assert_eq!(row("acme__calc-2")["golden_change_coverage"], "0.5000");
+    assert!(row("acme__calc-1")["test_command"].as_str().is_some_and(|command| command.starts_with("pytest -rA")));
+    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    assert!(card.contains("## Test generation (SWT-Bench)"), "{card}");
+    assert!(card.contains("| 100% | 1 |") && card.contains("| (25%, 50%] | 1 |"), "{card}");
+    assert!(card.contains("mean 75.0%"), "{card}");
+
+    // --mode swt: hand-built generated tests whose outcomes are known.
+    let missing_file = "diff --git a/tests/test_missing.py b/tests/test_missing.py\n--- a/tests/test_missing.py\n+++ b/tests/test_missing.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n";
+    let generated = |body: &str| new_file_patch("tests/test_gen.py", body);
+    let predictions = vec![
+        prediction("acme__calc-1", "reproduces", &generated(REPRODUCING_TEST)),
+        prediction("acme__calc-1", "passes", &generated(PASSING_TEST)),
+        prediction("acme__calc-1", "fails", &generated(FAILING_TEST)),
+        prediction("acme__calc-1", "does-not-apply", missing_file),
+        prediction("acme__calc-1", "empty", ""),
+        prediction("acme__calc-99", "reproduces", &generated(REPRODUCING_TEST)),
+        // One model over both tasks: S = F→P = P→P = 1/2; ΔC 1 on task 1 and, on task 2,
+        // line 2 of the four executable lines: mean 0.625.
+        prediction("acme__calc-1", "suite", &generated(REPRODUCING_TEST)),
+        prediction("acme__calc-2", "suite", &generated(PASSING_TEST)),
+    ];
+    let (report, table) = evaluate(&harvest, &release, "swt", &predictions);
+
+    let reproduces = prediction_report(&report, "acme__calc-1", "reproduces");
+    assert_eq!(reproduces["applied"], true);
+    assert_eq!(reproduces["reproduced"], true, "{reproduces:#}");
+    assert_eq!(reproduces["tests"]["fail_to_pass"], serde_json::json!(["tests/test_gen.py::test_negative"]));
+    assert_eq!(reproduces["tests"]["pass_to_pass"], serde_json::json!([]), "the existing tests are T^R's, not T's");
+    assert!(close(&reproduces["change_coverage"], 1.0), "{reproduces:#}");
+
+    let passes = prediction_report(&report, "acme__calc-1", "passes");
+    assert_eq!(passes["reproduced"], false);
+    assert_eq!(passes["tests"]["pass_to_pass"], serde_json::json!(["tests/test_gen.py::test_positive"]));
+    assert!(close(&passes["change_coverage"], 0.5), "covers line 2, not line 3: {passes:#}");
+
+    let fails = prediction_report(&report, "acme__calc-1", "fails");
+    assert_eq!(fails["reproduced"], false);
+    assert_eq!(fails["tests"]["fail_to_fail"], serde_json::json!(["tests/test_gen.py::test_wrong"]));
+
+    let not_applied = prediction_report(&report, "acme__calc-1", "does-not-apply");
+    assert_eq!((not_applied["status"].as_str(), not_applied["applied"].as_bool()), (Some("evaluated"), Some(false)));
+    assert!(close(&not_applied["change_coverage"], 0.0));
+    assert_eq!(prediction_report(&report, "acme__calc-1", "empty")["status"], "empty_patch");
+    assert_eq!(prediction_report(&report, "acme__calc-99", "reproduces")["status"], "unknown_task");
+    assert_eq!(report["unknown_tasks"], serde_json::json!(["acme__calc-99"]));
+
+    let suite = totals(&report, "suite");
+    assert_eq!(suite["tasks"], 2);
+    assert!(close(&suite["applied_share"], 1.0));
+    assert!(close(&suite["swt"]["success_rate"], 0.5), "{suite:#}");
+    assert!(close(&suite["swt"]["fail_to_pass_share"], 0.5));
+    assert!(close(&suite["swt"]["fail_before_share"], 0.5));
+    assert!(close(&suite["swt"]["pass_to_pass_share"], 0.5));
+    assert!(close(&suite["swt"]["mean_change_coverage"], 0.625), "{suite:#}");
+    assert!(close(&totals(&report, "does-not-apply")["applied_share"], 0.0));
+    assert!(close(&totals(&report, "reproduces")["swt"]["success_rate"], 1.0), "the unknown task is not counted");
+    assert!(table.contains("mean ΔC") && table.contains("suite"), "{table}");
+
+    // --mode swe: code patches against FAIL_TO_PASS / PASS_TO_PASS.
+    let gold = |id: &str| row(id)["patch"].as_str().unwrap().to_string();
+    let comment_only = "diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n+++ b/calc/__init__.py\n@@ -1,2 +1,3 @@\n+# a comment\n def add(a, b):\n     if b < 0:\n";
+    let predictions = vec![
+        prediction("acme__calc-1", "gold", &gold("acme__calc-1")),
+        prediction("acme__calc-2", "gold", &gold("acme__calc-2")),
+        prediction("acme__calc-1", "comment", comment_only),
+        prediction("acme__calc-1", "does-not-apply", missing_file),
+        prediction("acme__calc-1", "empty", ""),
+    ];
+    let (report, _) = evaluate(&harvest, &release, "swe", &predictions);
+    let gold_totals = totals(&report, "gold");
+    assert!(close(&gold_totals["swe"]["resolved_share"], 1.0), "{report:#}");
+    let comment = prediction_report(&report, "acme__calc-1", "comment");
+    assert_eq!((comment["applied"].as_bool(), comment["resolved"].as_bool()), (Some(true), Some(false)), "{comment:#}");
+    assert_eq!(comment["fail_to_pass"], serde_json::json!({"passed": 0, "total": 1}));
+    assert_eq!(comment["pass_to_pass"], serde_json::json!({"passed": 2, "total": 2}));
+    assert_eq!(prediction_report(&report, "acme__calc-1", "does-not-apply")["applied"], false);
+    assert_eq!(prediction_report(&report, "acme__calc-1", "empty")["status"], "empty_patch");
+    assert!(docker.containers().is_empty(), "every container is removed");
+}
+
+#[test]
+fn evaluate_needs_a_release_with_images_and_readable_predictions() {
+    let harvest = SweHarvest::new();
+    let release = harvest.data_dir.join("releases/plain/1");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::write(release.join("tasks.jsonl"), r#"{"instance_id": "a__b-1", "patch": "", "test_patch": ""}"#.to_string() + "\n").unwrap();
+    let predictions = harvest.data_dir.join("predictions.jsonl");
+    std::fs::write(&predictions, prediction("a__b-1", "m", "x") + "\n").unwrap();
+    let run = |release: &str, predictions: &str| {
+        harvest.run(&["evaluate", "--release", release, "--predictions", predictions, "--mode", "swt"])
+    };
+    let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("has no instance image") && stderr(&output).contains("--images"), "{}", stderr(&output));
+
+    std::fs::write(&predictions, "not json\n").unwrap();
+    let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+
+    let output = run(harvest.data_dir.join("nowhere").to_str().unwrap(), predictions.to_str().unwrap());
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("does not exist"), "{}", stderr(&output));
+}

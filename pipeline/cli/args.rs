@@ -245,6 +245,10 @@ pub struct ReleaseArgs {
     /// Push the instance images to the configured registry.
     #[arg(long, requires = "images")]
     pub push: bool,
+    /// An SWT release: only tasks with measured coverage (`validate --coverage`)
+    /// whose golden FAIL_TO_PASS held in every one of `release.swt_min_runs` runs.
+    #[arg(long)]
+    pub swt: bool,
     /// Replace an existing release of this name and version.
     #[arg(long)]
     pub force: bool,
@@ -266,6 +270,12 @@ pub struct EvaluateArgs {
     /// `swe`: the patches fix code; `swt`: the patches add tests.
     #[arg(long, value_enum)]
     pub mode: EvaluateMode,
+    /// Containers at once (default: as for validate).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// The JSON report (default: `<data-dir>/evaluations/<name>-<version>.<mode>.<predictions>.json`).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -8,6 +8,7 @@
 mod args;
 mod crawl;
 mod discover;
+mod evaluate;
 mod export;
 mod extract;
 // The reporter and the settings' config are used by stage commands as they land.
@@ -81,21 +82,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Extract(args) => extract::extract(&settings, &args),
         Command::Validate(args) => validate::validate(&settings, &args),
         Command::Release(args) => release::release(&settings, &args),
-        Command::Evaluate(_) => not_yet("evaluate"),
+        Command::Evaluate(args) => evaluate::evaluate(&settings, &args),
         Command::Run(args) => run::run(&settings, &args),
         Command::Export(args) => export::export(&settings, &args),
     }
     .with_context(|| format!("`{name}` did not finish"))
 }
-
-/// A command whose stage has not landed yet.
-fn not_yet(command: &str) -> anyhow::Result<ExitStatus> {
-    Err(anyhow::anyhow!(NotImplemented(command.to_string())))
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("`{0}` is not implemented in this version of swe-harvest yet")]
-struct NotImplemented(String);
 
 /// Bad input exits 2; everything else that stops a command exits 1.
 fn exit_code_of(error: &anyhow::Error) -> u8 {
@@ -127,8 +119,6 @@ fn report_error(error: &anyhow::Error) {
             usage.hint.clone()
         } else if let Some(release) = cause.downcast_ref::<ReleaseError>() {
             release.hint()
-        } else if cause.is::<NotImplemented>() {
-            Some("run `swe-harvest --help` to see what this version can do".to_string())
         } else {
             None
         };

@@ -31,6 +31,7 @@ pub fn resolve(settings: &GlobalSettings, args: &ReleaseArgs) -> anyhow::Result<
         },
         split_by: args.split_by.map(|SplitBy::Month| SplitPeriod::Month).or(file.split_by),
         force: args.force,
+        swt_min_runs: (args.swt || file.swt).then_some(settings.config.config.release.swt_min_runs),
         images: args.images.then(|| {
             let config = &settings.config.config;
             ImageRequest {

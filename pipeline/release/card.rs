@@ -30,6 +30,7 @@ pub(super) fn render(
     dataset: &Dataset,
     funnel: &FunnelReport,
     licenses: &BTreeMap<String, Option<String>>,
+    test_generation: &str,
 ) -> String {
     let mut card = String::new();
     let total = manifest.counts.total;
@@ -154,6 +155,7 @@ pub(super) fn render(
              --predictions_path predictions.jsonl --run_id my-run\n```\n"
         );
     }
+    card.push_str(test_generation);
     let _ = writeln!(card, "## Use\n");
     let _ = writeln!(
         card,

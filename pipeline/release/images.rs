@@ -23,8 +23,9 @@ use crate::validate::source::{self, Mirror, Owner};
 pub const LOG_PARSER: &str = "parse_log_pytest";
 /// SWE-bench's grading mode: FAIL_TO_PASS must pass and PASS_TO_PASS keep passing.
 pub const EVAL_TYPE: &str = "pass_and_fail";
-/// The extra columns of a release with images, in order.
-pub const IMAGE_COLUMNS: [&str; 4] = ["image", "eval_script", "log_parser", "eval_type"];
+/// The extra columns of a release with images, in order: the four that SWE-bench's
+/// harness reads, and the test command that `evaluate` runs generated tests with.
+pub const IMAGE_COLUMNS: [&str; 5] = ["image", "eval_script", "log_parser", "eval_type", "test_command"];
 
 const ROOT: Owner = Owner { uid: 0, gid: 0 };
 /// Ends the test patch's here-document; a line no diff can hold (every diff line

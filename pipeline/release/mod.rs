@@ -14,6 +14,7 @@ mod card;
 pub mod filter;
 pub mod images;
 mod manifest;
+pub mod swt;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -88,6 +89,9 @@ pub struct ReleaseRequest {
     pub force: bool,
     /// Build an instance image per task (`--images`).
     pub images: Option<ImageRequest>,
+    /// An SWT release (`--swt`): only tasks with measured coverage whose golden
+    /// FAIL_TO_PASS held in every one of at least this many validation runs.
+    pub swt_min_runs: Option<u32>,
 }
 
 /// How instance images are built and published.
@@ -111,6 +115,8 @@ pub struct ReleaseFile {
     pub repos: Vec<crate::model::RepoSlug>,
     pub exclude_datasets: Vec<PathBuf>,
     pub split_by: Option<SplitPeriod>,
+    /// An SWT release: see `release --swt`.
+    pub swt: bool,
 }
 
 /// What a release run produced.
@@ -153,7 +159,12 @@ pub fn run(
     let tasks = crate::store::candidates::tasks(store.connection(), &[])?;
     let total = tasks.len();
     let exclusions = filter::Exclusions::load(&request.filters.exclude_datasets).map_err(ReleaseError::Exclusions)?;
-    let (mut kept, dropped) = filter::select(tasks, &request.filters, &exclusions);
+    let (kept, mut dropped) = filter::select(tasks, &request.filters, &exclusions);
+    let coverage = crate::store::coverage::all(store.connection())?;
+    let mut kept = match request.swt_min_runs {
+        Some(min_runs) => swt::select(store.connection(), kept, &coverage, min_runs, &mut dropped)?,
+        None => kept,
+    };
     if kept.is_empty() {
         let dropped = dropped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
         return Err(ReleaseError::Empty {
@@ -174,7 +185,7 @@ pub fn run(
     }
     std::fs::create_dir_all(&staging).map_err(write_error)?;
 
-    let result = write_release(store, data_dir, request, &kept, dropped, &staging, reporter);
+    let result = write_release(store, data_dir, request, &kept, &coverage, dropped, &staging, reporter);
     let manifest = match result {
         Ok(manifest) => manifest,
         Err(error) => {
@@ -207,6 +218,7 @@ fn write_release(
     data_dir: &Path,
     request: &ReleaseRequest,
     tasks: &[Task],
+    coverage: &BTreeMap<String, crate::store::coverage::GoldenCoverage>,
     dropped: BTreeMap<String, u64>,
     staging: &Path,
     reporter: &dyn Reporter,
@@ -215,14 +227,15 @@ fn write_release(
         Some(image_request) => Some(instance_images(store, data_dir, request, image_request, tasks, reporter)?),
         None => None,
     };
-    let columns: Vec<&str> = match image_columns {
-        Some(_) => EXTRA_COLUMNS.iter().chain(images::IMAGE_COLUMNS.iter()).copied().collect(),
-        None => EXTRA_COLUMNS.to_vec(),
-    };
+    let mut columns: Vec<&str> = EXTRA_COLUMNS.iter().chain(crate::swt::COVERAGE_COLUMNS.iter()).copied().collect();
+    if image_columns.is_some() {
+        columns.extend(images::IMAGE_COLUMNS);
+    }
     let mut splits: BTreeMap<String, Dataset> = BTreeMap::new();
     let mut all = Dataset::with_extra_columns(&columns);
     for (index, task) in tasks.iter().enumerate() {
         let (row, mut extra) = task_row(task);
+        extra.extend(crate::swt::coverage_columns(coverage.get(&task.candidate.instance_id)));
         if let Some(image_columns) = &image_columns {
             extra.extend(image_columns[index].iter().cloned());
         }
@@ -254,7 +267,8 @@ fn write_release(
     };
     let funnel = store.funnel(&repos)?;
     let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
-    let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?);
+    let swt_section = swt::card_section(tasks, coverage, request.swt_min_runs);
+    let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?, &swt_section);
     crate::dataset::write_durably(&staging.join("README.md"), |file| {
         std::io::Write::write_all(file, card.as_bytes())
     })
@@ -277,7 +291,7 @@ fn instance_images(
     image_request: &ImageRequest,
     tasks: &[Task],
     reporter: &dyn Reporter,
-) -> Result<Vec<[String; 4]>, ReleaseError> {
+) -> Result<Vec<[String; 5]>, ReleaseError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -311,6 +325,7 @@ fn instance_images(
                 images::eval_script(task, &spec, &test_files),
                 images::LOG_PARSER.to_string(),
                 images::EVAL_TYPE.to_string(),
+                spec.test_command.clone(),
             ]);
             reporter.message(&format!("instance image {} of {}: {}", columns.len(), tasks.len(), columns[columns.len() - 1][0]));
         }

@@ -48,6 +48,11 @@ fn outcome(status: Option<&TestStatus>) -> Outcome {
     }
 }
 
+/// Whether a status counts as a pass (PASSED, XFAIL, XPASS); missing is a failure.
+pub fn passes(status: Option<&TestStatus>) -> bool {
+    outcome(status) == Outcome::Pass
+}
+
 /// The one outcome of a test over all runs of a phase, or `None` when runs disagree.
 fn consistent(test: &str, runs: &[RunResults]) -> Option<Outcome> {
     let mut outcomes = runs.iter().map(|run| outcome(run.get(test)));

@@ -1,0 +1,207 @@
+//! Grading one prediction in a container from its task's instance image (the
+//! repository at base_commit in `/testbed`, installed): network off, the same
+//! limits as validate, as root (the image's `/testbed` belongs to root; every
+//! capability is dropped).
+//!
+//! - `swt`: the [`crate::swt::flow`] script with the prediction as the test-side
+//!   patch: T^R (the golden test files as they are at R) and T^R ∪ T on R and on R∘X.
+//! - `swe`: apply the prediction, then the task's own `eval_script` (test patch, the
+//!   touched tests with `pytest -rA` between SWE-bench's markers), as SWE-bench does.
+
+use std::path::PathBuf;
+
+use bollard::Docker;
+
+use super::inputs::{ReleaseTask, python_test_files};
+use super::report::{Passed, PredictionReport, Status};
+use crate::swt::TRACER;
+use crate::swt::flow::{self, FlowOutcome, FlowScript};
+use crate::swt::lines::ChangedLines;
+use crate::swt::metrics::{Transitions, change_coverage};
+use crate::validate::labels;
+use crate::validate::parse::{self, split_steps};
+use crate::validate::runner::{self, ContainerJob, Containers, Limits, PATCH_FUNCTIONS};
+use crate::validate::source::Owner;
+
+const ROOT: Owner = Owner { uid: 0, gid: 0 };
+
+/// Where a prediction's container runs and leaves its log.
+pub struct GradeContext<'a> {
+    pub docker: &'a Docker,
+    pub containers: &'a Containers,
+    pub limits: Limits,
+    pub logs_dir: PathBuf,
+    pub data_dir_label: String,
+}
+
+fn job(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, name: &str, files: Vec<(String, Vec<u8>, u32)>, script: String, token: &str, phases: u32) -> ContainerJob {
+    let model_dir: String = model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    ContainerJob {
+        instance_id: task.instance_id.clone(),
+        attempt: 0,
+        image: task.image.clone(),
+        user: ROOT,
+        testbed: None,
+        files,
+        script,
+        token: token.to_string(),
+        env: Vec::new(),
+        phases,
+        log_path: context.logs_dir.join(model_dir).join(&task.instance_id).join(format!("{name}.log")),
+        data_dir_label: context.data_dir_label.clone(),
+    }
+}
+
+fn error(task: &ReleaseTask, model: &str, detail: String) -> PredictionReport {
+    PredictionReport { detail: Some(detail), ..PredictionReport::new(&task.instance_id, model, Status::Error) }
+}
+
+/// Grades generated tests (SWT-Bench).
+pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, patch: &str) -> PredictionReport {
+    let base_files = task.golden_test_files();
+    let mut with_files = base_files.clone();
+    for file in python_test_files(patch) {
+        if !with_files.contains(&file) {
+            with_files.push(file);
+        }
+    }
+    let traced: Vec<String> = match &task.executable {
+        Some(executable) => executable.removed.keys().chain(executable.added.keys()).cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
+        None => ChangedLines::of_patch(&task.patch).files().into_iter().collect(),
+    };
+    let script = FlowScript {
+        install: false,
+        base_files,
+        with_files: with_files.clone(),
+        traced_files: traced,
+        test_command: task.test_command.clone(),
+        version: task.version.clone(),
+        phase_timeout: context.limits.run_timeout,
+    };
+    let token = runner::new_token();
+    let files = vec![
+        (flow::TRACER_PATH.to_string(), TRACER.as_bytes().to_vec(), 0o644),
+        (flow::TESTS_PATCH.to_string(), with_newline(patch).into_bytes(), 0o644),
+        (flow::GOLD_PATCH.to_string(), with_newline(&task.patch).into_bytes(), 0o644),
+    ];
+    let job = job(context, task, model, "swt", files, script.render(), &token, flow::PHASES.len() as u32);
+    let output = match runner::run_job(context.docker, context.containers, &job, context.limits).await {
+        Ok(output) => output,
+        Err(failure) => return error(task, model, failure.to_string()),
+    };
+    let outcome = FlowOutcome::parse(&output, &token, &with_files);
+    let mut report = PredictionReport::new(&task.instance_id, model, Status::Evaluated);
+    report.applied = outcome.applied();
+    report.executable_lines = task.executable.as_ref().map(|executable| executable.count());
+    let log = job.log_path.display().to_string();
+    if !report.applied {
+        report.reproduced = Some(false);
+        report.change_coverage = task.executable.as_ref().filter(|executable| executable.count() > 0).map(|_| 0.0);
+        let text = outcome.steps.get("tests_patch").map(|step| crate::validate::image::last_lines(&step.text, 3)).unwrap_or_default();
+        report.detail = Some(format!("the patch does not apply to base_commit: {text} (log: {log})"));
+        return report;
+    }
+    if output.timed_out || output.oom_killed || !outcome.complete() {
+        let (step, text) = outcome.failed_step().unwrap_or_else(|| ("the container".into(), "hit its time or memory limit".into()));
+        report.reproduced = Some(false);
+        report.detail = Some(format!("the run stopped at `{step}`: {text} (log: {log})"));
+        return report;
+    }
+    let transitions = Transitions::of(
+        &outcome.phase_results("with_pre"),
+        &outcome.phase_results("with_post"),
+        &outcome.phase_results("base_pre"),
+        &outcome.phase_results("base_post"),
+    );
+    report.reproduced = Some(transitions.reproduces());
+    if let Some(executable) = &task.executable {
+        report.change_coverage = change_coverage(executable, &outcome.measurements()).share();
+    }
+    report.tests = Some(transitions);
+    report
+}
+
+fn with_newline(text: &str) -> String {
+    if text.ends_with('\n') { text.to_string() } else { format!("{text}\n") }
+}
+
+/// The script of a `swe` grading: apply the prediction, run the task's eval script.
+fn swe_script() -> String {
+    format!(
+        r#"#!/bin/bash
+# Generated by swe-harvest (pipeline/evaluate/grade.rs). Argument: the run's marker token.
+token="$1"
+mark() {{ printf '\n@@swe-harvest %s %s %s\n' "$token" "$1" "$2"; }}
+cd /testbed || exit 1
+{PATCH_FUNCTIONS}
+mark model_patch begin
+apply_patch /swe-harvest/model.patch 2>&1; code=$?
+mark model_patch "end $code"
+[ "$code" -eq 0 ] || exit 0
+mark eval begin
+bash /swe-harvest/eval.sh 2>&1; code=$?
+mark eval "end $code"
+"#
+    )
+}
+
+/// The test output between SWE-bench's markers in an eval script's output (`set -x`
+/// prints the `:` commands that carry them).
+fn between_markers(text: &str) -> &str {
+    let start = text.find(">>>>> Start Test Output").map(|at| text[at..].find('\n').map_or(text.len(), |end| at + end));
+    let Some(start) = start else { return text };
+    let end = text[start..].find(">>>>> End Test Output").map_or(text.len(), |end| start + end);
+    &text[start..end]
+}
+
+/// Grades a code patch against the task's FAIL_TO_PASS and PASS_TO_PASS.
+pub async fn swe(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, patch: &str) -> PredictionReport {
+    if task.eval_script.is_empty() {
+        return error(task, model, "the release row has no eval_script; make the release with `--images`".into());
+    }
+    let token = runner::new_token();
+    let files = vec![
+        ("model.patch".to_string(), with_newline(patch).into_bytes(), 0o644),
+        ("eval.sh".to_string(), task.eval_script.clone().into_bytes(), 0o755),
+    ];
+    let job = job(context, task, model, "swe", files, swe_script(), &token, 1);
+    let output = match runner::run_job(context.docker, context.containers, &job, context.limits).await {
+        Ok(output) => output,
+        Err(failure) => return error(task, model, failure.to_string()),
+    };
+    let steps = split_steps(&output.log, &token);
+    let mut report = PredictionReport::new(&task.instance_id, model, Status::Evaluated);
+    report.applied = steps.get("model_patch").and_then(|step| step.exit_code) == Some(0);
+    let log = job.log_path.display().to_string();
+    if !report.applied {
+        report.resolved = Some(false);
+        report.detail = Some(format!("the patch does not apply to base_commit (log: {log})"));
+        return report;
+    }
+    let Some(eval) = steps.get("eval").filter(|step| step.exit_code.is_some()) else {
+        report.resolved = Some(false);
+        report.detail = Some(format!("the eval script did not finish (log: {log})"));
+        return report;
+    };
+    let results = parse::parse_pytest_log(between_markers(&eval.text)).tests;
+    let passed = |tests: &[String]| Passed {
+        passed: tests.iter().filter(|test| labels::passes(results.get(*test))).count(),
+        total: tests.len(),
+    };
+    let (fail_to_pass, pass_to_pass) = (passed(&task.fail_to_pass), passed(&task.pass_to_pass));
+    report.resolved = Some(fail_to_pass.passed == fail_to_pass.total && pass_to_pass.passed == pass_to_pass.total);
+    report.fail_to_pass = Some(fail_to_pass);
+    report.pass_to_pass = Some(pass_to_pass);
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_output_between_the_markers_is_graded() {
+        let text = "+ git apply\nPASSED a::fake\n+ : '>>>>> Start Test Output'\nPASSED t::real\n+ : '>>>>> End Test Output'\nPASSED b::after\n";
+        assert_eq!(between_markers(text), "\nPASSED t::real\n+ : '");
+    }
+}
