@@ -175,15 +175,6 @@ fn status_json_has_the_same_counts() {
 }
 
 #[test]
-fn unimplemented_stage_exits_1_saying_so() {
-    let harvest = SweHarvest::new();
-    let output = harvest.run(&["evaluate", "--release", "x", "--predictions", "p.jsonl", "--mode", "swe"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("not implemented"), "{}", stderr(&output));
-    assert!(stderr(&output).contains("error: `evaluate` did not finish"), "names the command: {}", stderr(&output));
-}
-
-#[test]
 fn status_report_writes_an_html_page_with_a_chart_and_the_numbers() {
     let harvest = SweHarvest::new();
     seeded_store(&harvest);

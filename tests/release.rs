@@ -283,3 +283,93 @@ fn push_without_a_registry_is_a_usage_error_that_says_where_to_set_one() {
     assert!(stderr(&output).contains("registry") && stderr(&output).contains("[release]"), "{}", stderr(&output));
     assert!(!release_dir(&harvest, "bench", "1").exists());
 }
+
+/// Stores `attempts` validation runs of a task: before the fix its test fails, after
+/// it passes, except in the attempts listed in `wobbly` (where it fails after too).
+fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32, wobbly: &[u32]) {
+    use swe_harvest::model::{RunPhase, TestStatus, ValidationRun};
+    let mut store = Store::open_in(&harvest.data_dir).unwrap();
+    let run = |phase: RunPhase, attempt: u32, status: TestStatus| ValidationRun {
+        instance_id: instance_id.to_string(),
+        phase,
+        attempt,
+        image: "img".into(),
+        exit_code: Some(1),
+        timed_out: false,
+        duration_secs: 1.0,
+        tests: [(test.to_string(), status)].into(),
+        test_durations: Default::default(),
+        results_source: "junit".into(),
+    };
+    store
+        .transaction(|tx| -> Result<(), StoreError> {
+            for attempt in 1..=attempts {
+                let after = if wobbly.contains(&attempt) { TestStatus::Failed } else { TestStatus::Passed };
+                store::validation::insert_runs(tx, &[run(RunPhase::Pre, attempt, TestStatus::Failed), run(RunPhase::Post, attempt, after)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn store_coverage(harvest: &SweHarvest, instance_id: &str, coverage: store::coverage::GoldenCoverage) {
+    let mut store = Store::open_in(&harvest.data_dir).unwrap();
+    store.transaction(|tx| store::coverage::upsert(tx, instance_id, &coverage)).unwrap();
+}
+
+fn half_covered() -> store::coverage::GoldenCoverage {
+    let executable: swe_harvest::swt::metrics::ExecutableLines =
+        serde_json::from_str(r#"{"removed": {"src/m.py": [1, 2]}, "added": {}}"#).unwrap();
+    store::coverage::GoldenCoverage::Measured {
+        executable,
+        coverage: swe_harvest::swt::metrics::ChangeCoverage { covered: 1, executable: 2 },
+    }
+}
+
+#[test]
+fn an_swt_release_keeps_only_tasks_with_coverage_and_golden_tests_that_held_in_every_run() {
+    let harvest = seeded();
+    // Kept: coverage, two runs that agree.
+    store_coverage(&harvest, "acme__widgets-10", half_covered());
+    store_runs(&harvest, "acme__widgets-10", "tests/test_10.py::test_fixed", 2, &[]);
+    // The golden test did not pass after the fix in the second run.
+    store_coverage(&harvest, "acme__widgets-12", half_covered());
+    store_runs(&harvest, "acme__widgets-12", "tests/test_12.py::test_fixed", 2, &[2]);
+    // One run only.
+    store_coverage(&harvest, "acme__widgets-20", half_covered());
+    store_runs(&harvest, "acme__widgets-20", "tests/test_20.py::test_fixed", 1, &[]);
+    // No coverage, and coverage that failed.
+    store_runs(&harvest, "octo__gadgets-5", "tests/test_5.py::test_fixed", 2, &[]);
+    store_coverage(&harvest, "octo__gadgets-9", store::coverage::GoldenCoverage::Failed { detail: "install".into() });
+    store_runs(&harvest, "octo__gadgets-9", "tests/test_9.py::test_fixed", 2, &[]);
+
+    let output = harvest
+        .command()
+        .env("SWE_HARVEST_RELEASE__SWT_MIN_RUNS", "2")
+        .args(["release", "--name", "swt", "--version", "1", "--swt"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = release_dir(&harvest, "swt", "1");
+    assert_eq!(ids(&dir.join("tasks.jsonl")), ["acme__widgets-10"]);
+    let manifest = manifest(&dir);
+    let left_out = &manifest["counts"]["left_out_by_filters"];
+    assert_eq!(left_out["swt_coverage_not_measured"], 2, "{manifest:#}");
+    assert_eq!(left_out["swt_fewer_validation_runs"], 1);
+    assert_eq!(left_out["swt_golden_tests_unstable"], 1);
+    let rows = read_records(&dir.join("tasks.jsonl")).unwrap();
+    assert_eq!(rows[0]["gold_executable_lines"], "2");
+    assert_eq!(rows[0]["golden_change_coverage"], "0.5000");
+    assert_eq!(rows[0]["gold_executable_line_map"], r#"{"removed":{"src/m.py":[1,2]},"added":{}}"#);
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(card.contains("This is an SWT release") && card.contains("at least 2 validation runs"), "{card}");
+    assert!(card.contains("| (25%, 50%] | 1 |"), "{card}");
+
+    // An ordinary release holds every task; coverage columns are empty where unmeasured.
+    let output = harvest.run(&["release", "--name", "all", "--version", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let rows = read_records(&release_dir(&harvest, "all", "1").join("tasks.jsonl")).unwrap();
+    assert_eq!(rows.len(), 5);
+    let gadget = rows.iter().find(|row| row["instance_id"] == "octo__gadgets-9").unwrap();
+    assert_eq!((gadget["gold_executable_lines"].as_str(), gadget["golden_change_coverage"].as_str()), (Some(""), Some("")));
+}
