@@ -5,7 +5,7 @@
 # the totals and times. Reads mirrors from SWE_HARVEST_MIRRORS (a directory of
 # `<owner>+<name>/repo` or `<owner>__<name>.git`); fetches nothing itself.
 #
-# usage: scripts/validate-groundtruth.sh [ROWS.jsonl] [extra validate args...]
+# usage: scripts/validate-groundtruth.sh [ROWS.jsonl] [extra validate args, e.g. --coverage]
 #   CONFIG=configs/pipeline.toml   a config whose repos/ folder holds per-repo overrides
 #                                  (omit for inference only)
 set -euo pipefail
@@ -39,3 +39,20 @@ start=$(date +%s)
 "${CARGO_TARGET_DIR:-target}/debug/swe-harvest" --data-dir "$data_dir" "${config_args[@]}" validate \
     --input "$selected" --out "$data_dir/validated.jsonl" --compare "$@" || true
 echo "wall time: $(( $(date +%s) - start ))s; rows with diagnoses: $data_dir/validated.jsonl; logs: $data_dir/logs" >&2
+# With --coverage: the golden tests' change coverage per row, and its distribution.
+python3 - "$data_dir/validated.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+measured = [row for row in rows if row.get("gold_executable_lines", "") != ""]
+if not measured:
+    sys.exit(0)
+shares = []
+for row in measured:
+    share = row["golden_change_coverage"]
+    print(f"coverage {row['instance_id']}: {row['gold_executable_lines']} executable lines, ΔC {share or '-'}", file=sys.stderr)
+    if share:
+        shares.append(float(share))
+print(f"coverage: {len(measured)} of {len(rows)} rows measured, {len(shares)} with executable lines; "
+      f"mean ΔC {statistics.mean(shares):.3f}, median {statistics.median(shares):.3f}, "
+      f"ΔC = 1: {sum(s == 1.0 for s in shares)}, ΔC = 0: {sum(s == 0.0 for s in shares)}" if shares else "", file=sys.stderr)
+PY

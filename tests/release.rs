@@ -357,6 +357,7 @@ fn an_swt_release_keeps_only_tasks_with_coverage_and_golden_tests_that_held_in_e
     assert_eq!(left_out["swt_coverage_not_measured"], 2, "{manifest:#}");
     assert_eq!(left_out["swt_fewer_validation_runs"], 1);
     assert_eq!(left_out["swt_golden_tests_unstable"], 1);
+    assert_eq!(manifest["filters"]["swt_min_runs"], 2);
     let rows = read_records(&dir.join("tasks.jsonl")).unwrap();
     assert_eq!(rows[0]["gold_executable_lines"], "2");
     assert_eq!(rows[0]["golden_change_coverage"], "0.5000");

@@ -268,6 +268,28 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
     assert_eq!(prediction_report(&report, "acme__calc-1", "does-not-apply")["applied"], false);
     assert_eq!(prediction_report(&report, "acme__calc-1", "empty")["status"], "empty_patch");
     assert!(docker.containers().is_empty(), "every container is removed");
+
+    // Resume: a prediction recorded in the progress file (as a killed run leaves it,
+    // with a last line cut short) is not graded again; the others are.
+    let tasks = swe_harvest::evaluate::inputs::read_release(&release).unwrap();
+    let recorded = swe_harvest::evaluate::inputs::Prediction {
+        instance_id: "acme__calc-1".into(),
+        model: "gold".into(),
+        patch: Some(gold("acme__calc-1")),
+    };
+    let key = swe_harvest::evaluate::prediction_key(swe_harvest::evaluate::Mode::Swe, &tasks["acme__calc-1"], &recorded);
+    let mut marker = swe_harvest::evaluate::report::PredictionReport::new("acme__calc-1", "gold", swe_harvest::evaluate::report::Status::Evaluated);
+    marker.applied = true;
+    marker.resolved = Some(true);
+    marker.detail = Some("recorded before the kill".into());
+    let line = serde_json::to_string(&swe_harvest::evaluate::ProgressLine { key, report: marker }).unwrap();
+    let out = harvest.data_dir.join("report-swe.json");
+    std::fs::remove_file(&out).unwrap();
+    std::fs::write(swe_harvest::evaluate::progress_path(&out), format!("{line}\n{{\"key\": \"cut")).unwrap();
+    let (report, _) = evaluate(&harvest, &release, "swe", &predictions[..2]);
+    assert_eq!(prediction_report(&report, "acme__calc-1", "gold")["detail"], "recorded before the kill");
+    let fresh = prediction_report(&report, "acme__calc-2", "gold");
+    assert_eq!((fresh["resolved"].as_bool(), fresh.get("detail")), (Some(true), None), "{fresh:#}");
 }
 
 #[test]

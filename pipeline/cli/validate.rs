@@ -256,10 +256,15 @@ fn render_summary(summary: &Summary, workers: usize, runs: u32) -> String {
         summary.images_reused
     );
     for outcome in &summary.outcomes {
-        if outcome.test_secs > 0.0 {
+        if outcome.test_secs > 0.0 || outcome.coverage_secs > 0.0 {
+            let coverage = if outcome.coverage_secs > 0.0 {
+                format!(", {:.1}s in the coverage run", outcome.coverage_secs)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 text,
-                "  {}: {:.1}s in containers' tests, {:.1}s in total",
+                "  {}: {:.1}s in containers' tests{coverage}, {:.1}s in total",
                 outcome.instance_id, outcome.test_secs, outcome.total_secs
             );
         }

@@ -57,14 +57,15 @@ pub struct EvaluateSettings {
     pub data_dir_label: String,
 }
 
-fn progress_path(out: &Path) -> PathBuf {
+/// `<out>.progress.jsonl`: the predictions graded so far, one JSON line each.
+pub fn progress_path(out: &Path) -> PathBuf {
     let mut name = out.file_name().map(|name| name.to_os_string()).unwrap_or_default();
     name.push(".progress.jsonl");
     out.with_file_name(name)
 }
 
 /// What identifies a graded prediction across runs: mode, task, image, model, patch.
-fn prediction_key(mode: Mode, task: &ReleaseTask, prediction: &Prediction) -> String {
+pub fn prediction_key(mode: Mode, task: &ReleaseTask, prediction: &Prediction) -> String {
     let mut hasher = Sha256::new();
     for part in [mode.name(), &task.instance_id, &task.image, &prediction.model, prediction.patch.as_deref().unwrap_or("")] {
         hasher.update(part.as_bytes());
@@ -73,10 +74,11 @@ fn prediction_key(mode: Mode, task: &ReleaseTask, prediction: &Prediction) -> St
     hex::encode(hasher.finalize())
 }
 
+/// One line of the progress file.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct ProgressLine {
-    key: String,
-    report: PredictionReport,
+pub struct ProgressLine {
+    pub key: String,
+    pub report: PredictionReport,
 }
 
 fn read_progress(path: &Path) -> BTreeMap<String, PredictionReport> {

@@ -34,6 +34,9 @@ pub struct ManifestFilters {
     pub repos: Vec<String>,
     pub exclude_datasets: Vec<ExcludedDataset>,
     pub split_by: Option<SplitPeriod>,
+    /// An SWT release: the validation runs its golden tests held in (`--swt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swt_min_runs: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,6 +129,7 @@ impl Manifest {
                     .map(|path| ExcludedDataset { path: path.clone(), sha256: sha256_of(path).ok().map(|(hash, _)| hash) })
                     .collect(),
                 split_by: request.split_by,
+                swt_min_runs: request.swt_min_runs,
             },
             counts: Counts {
                 total: tasks.len(),

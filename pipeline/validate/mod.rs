@@ -175,6 +175,8 @@ pub struct TaskOutcome {
     pub runs: u32,
     /// The golden tests' change coverage, with `--coverage`.
     pub coverage: Option<GoldenCoverage>,
+    /// Seconds of this session's coverage run (0 when none ran).
+    pub coverage_secs: f64,
     /// Seconds spent in test phases (inside containers) and in total, this session.
     pub test_secs: f64,
     pub total_secs: f64,
@@ -370,6 +372,7 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
         spec: None,
         runs: 0,
         coverage: None,
+        coverage_secs: 0.0,
         test_secs: 0.0,
         total_secs: 0.0,
     };
@@ -639,7 +642,9 @@ async fn validate_task(
                     logs_dir: settings.data_dir.join("logs"),
                     data_dir_label: context.data_dir_label.clone(),
                 };
+                let started = Instant::now();
                 let measured = coverage::measure(&context.docker, &context.containers, &request, settings.limits).await;
+                outcome.coverage_secs = started.elapsed().as_secs_f64();
                 match &measured {
                     GoldenCoverage::Measured { coverage, .. } => tracing::info!(
                         instance_id = %candidate.instance_id, executable_lines = coverage.executable, covered = coverage.covered,
