@@ -60,7 +60,7 @@ run_status=0
     --repo demo-org/calculator demo-org/textkit \
     --api-url "$api_url" \
     --clone-url "$work/world/repos/{owner}__{name}.git" \
-    --runs 4 || run_status=$?
+    --runs 4 --coverage || run_status=$?
 
 step "swe-harvest release"
 release_dir=$("$bin/swe-harvest" --data-dir "$data" release --name demo --version 1 --split-by month)

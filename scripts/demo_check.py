@@ -53,6 +53,13 @@ def main() -> int:
     for instance_id, text in expected["not_in_hints"].items():
         if instance_id in rows:
             check(text not in rows[instance_id]["hints_text"], f"{instance_id} hints leave out the comment made after it")
+    for instance_id, row in sorted(rows.items()):
+        # validate --coverage: each gold patch changes lines its failing test runs.
+        lines, share = row.get("gold_executable_lines", ""), row.get("golden_change_coverage", "")
+        check(
+            lines.isdigit() and int(lines) > 0 and share != "" and 0.0 < float(share) <= 1.0,
+            f"{instance_id}: the golden tests' change coverage is measured (executable lines {lines!r}, ΔC {share!r})",
+        )
     print(f"{failures} failed" if failures else "all checks passed")
     return 1 if failures else 0
 

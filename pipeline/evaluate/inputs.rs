@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::UsageError;
 use crate::swt::metrics::ExecutableLines;
-use crate::validate::source::files_changed_by;
+pub use crate::validate::source::python_test_files;
 
 /// One task of the release, as `evaluate` needs it.
 #[derive(Debug, Clone)]
@@ -31,19 +31,6 @@ impl ReleaseTask {
     pub fn golden_test_files(&self) -> Vec<String> {
         python_test_files(&self.test_patch)
     }
-}
-
-/// The Python files a patch creates or changes that are run as tests: all but
-/// `conftest.py` and `__init__.py`.
-pub fn python_test_files(patch: &str) -> Vec<String> {
-    files_changed_by(patch)
-        .into_iter()
-        .filter(|file| file.ends_with(".py"))
-        .filter(|file| {
-            let name = file.rsplit('/').next().unwrap_or(file);
-            name != "conftest.py" && name != "__init__.py"
-        })
-        .collect()
 }
 
 /// One prediction.

@@ -339,7 +339,6 @@ pub async fn run(
 /// The files of the test patch that are run: Python files it creates or changes,
 /// without `conftest.py` and `__init__.py`, within the spec's patterns if it has any.
 pub fn test_files_to_run(candidate: &Candidate, spec: &EnvironmentSpec) -> Vec<String> {
-    let touched = source::files_changed_by(&candidate.test_patch);
     let patterns = if spec.test_path_patterns.is_empty() {
         None
     } else {
@@ -351,13 +350,8 @@ pub fn test_files_to_run(candidate: &Candidate, spec: &EnvironmentSpec) -> Vec<S
         }
         builder.build().ok()
     };
-    touched
+    source::python_test_files(&candidate.test_patch)
         .into_iter()
-        .filter(|file| file.ends_with(".py"))
-        .filter(|file| {
-            let name = file.rsplit('/').next().unwrap_or(file);
-            name != "conftest.py" && name != "__init__.py"
-        })
         .filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file)))
         .collect()
 }

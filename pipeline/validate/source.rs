@@ -260,6 +260,19 @@ pub fn files_changed_by(diff: &str) -> Vec<String> {
     files
 }
 
+/// The Python files a diff creates or changes that can be run as tests: all but
+/// `conftest.py` and `__init__.py`.
+pub fn python_test_files(diff: &str) -> Vec<String> {
+    files_changed_by(diff)
+        .into_iter()
+        .filter(|file| file.ends_with(".py"))
+        .filter(|file| {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            name != "conftest.py" && name != "__init__.py"
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
