@@ -315,3 +315,55 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("does not exist"), "{}", stderr(&output));
 }
+
+/// Runs `script` with the line counter as `sitecustomize`, counting `traced`; returns
+/// what the counter wrote.
+fn count_lines(files: &[(&str, &str)], traced: &str, script: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("trace")).unwrap();
+    std::fs::write(dir.path().join("trace/sitecustomize.py"), swe_harvest::swt::TRACER).unwrap();
+    std::fs::write(dir.path().join("main.py"), script).unwrap();
+    let output = std::process::Command::new("python3")
+        .arg("main.py")
+        .current_dir(dir.path())
+        .env("PYTHONPATH", dir.path().join("trace"))
+        .env("SWE_HARVEST_TRACE_FILES", traced)
+        .env("SWE_HARVEST_TRACE_OUT", dir.path().join("out"))
+        .env("SWE_HARVEST_TRACE_ROOT", dir.path())
+        .output()
+        .expect("python3 runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let written: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("out."))
+        .collect();
+    assert_eq!(written.len(), 1, "one file per process: {written:?}");
+    serde_json::from_str(&std::fs::read_to_string(&written[0]).unwrap()).unwrap()
+}
+
+#[test]
+fn the_line_counter_counts_executions_in_every_thread_of_the_named_files_only() {
+    let calc = project::BUGGY_CALC;
+    let other = "def unrelated():\n    return 1\n";
+    let script = "import threading\nfrom calc import add, sub\nfrom other import unrelated\n\
+                  for b in (1, 2, -1):\n    add(1, b)\nunrelated()\n\
+                  thread = threading.Thread(target=sub, args=(3, 1))\nthread.start()\nthread.join()\n";
+    let written = count_lines(&[("calc/__init__.py", calc), ("other.py", other)], "calc/__init__.py\n", script);
+    // Lines 1 and 7 are the `def`s (run once at import); `if b < 0` runs on each of
+    // the three calls, `return a - b` once, `return a + b` twice; `sub` once, in a thread.
+    assert_eq!(
+        written,
+        serde_json::json!({"counts": {"calc/__init__.py": {"1": 1, "2": 3, "3": 1, "4": 2, "7": 1, "8": 1}}, "tracer_replaced": false})
+    );
+
+    let replacing = "import sys\nfrom calc import add\nadd(1, 2)\nsys.settrace(lambda *args: None)\nadd(1, -1)\n";
+    let written = count_lines(&[("calc/__init__.py", calc)], "calc/__init__.py", replacing);
+    assert_eq!(written["tracer_replaced"], true, "{written}");
+    assert_eq!(written["counts"]["calc/__init__.py"]["2"], 1, "the call after the replacement is not counted: {written}");
+}

@@ -115,7 +115,14 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     );
     report.reproduced = Some(transitions.reproduces());
     if let Some(executable) = &task.executable {
-        report.change_coverage = change_coverage(executable, &outcome.measurements()).share();
+        if outcome.tracer_replaced.is_empty() {
+            report.change_coverage = change_coverage(executable, &outcome.measurements()).share();
+        } else {
+            report.detail = Some(format!(
+                "no ΔC: the tests replaced the line counter in the {} run(s) (log: {log})",
+                outcome.tracer_replaced.join(", ")
+            ));
+        }
     }
     report.tests = Some(transitions);
     report

@@ -106,6 +106,16 @@ step done true
     }
 }
 
+/// What the line counter writes per process.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct TraceFile {
+    pub counts: LineCounts,
+    /// The code under test installed its own tracer (pytest-cov, a debugger): the
+    /// counts miss whatever ran after that.
+    #[serde(default)]
+    pub tracer_replaced: bool,
+}
+
 /// What one flow container produced.
 #[derive(Debug, Clone, Default)]
 pub struct FlowOutcome {
@@ -114,6 +124,8 @@ pub struct FlowOutcome {
     pub results: BTreeMap<String, RunResults>,
     /// Line counts per phase (all processes of the phase added up).
     pub counts: BTreeMap<String, LineCounts>,
+    /// Phases in which some process replaced the line counter.
+    pub tracer_replaced: Vec<String>,
 }
 
 impl FlowOutcome {
@@ -121,6 +133,7 @@ impl FlowOutcome {
         let steps = parse::split_steps(&output.log, token);
         let mut results = BTreeMap::new();
         let mut counts: BTreeMap<String, LineCounts> = BTreeMap::new();
+        let mut tracer_replaced = Vec::new();
         for phase in PHASES {
             let Some(step) = steps.get(phase) else { continue };
             let (parsed, _) = runner::parse_phase(&output.reports, phase, step, with_files);
@@ -131,13 +144,18 @@ impl FlowOutcome {
                 if !(name.starts_with(&prefix) && name.ends_with(".json")) {
                     continue;
                 }
-                match serde_json::from_str::<LineCounts>(text) {
-                    Ok(more) => merge_counts(into, &more),
+                match serde_json::from_str::<TraceFile>(text) {
+                    Ok(file) => {
+                        merge_counts(into, &file.counts);
+                        if file.tracer_replaced && !tracer_replaced.iter().any(|known| known == phase) {
+                            tracer_replaced.push(phase.to_string());
+                        }
+                    }
                     Err(error) => tracing::warn!(file = %name, %error, "unreadable line counts"),
                 }
             }
         }
-        FlowOutcome { steps, results, counts }
+        FlowOutcome { steps, results, counts, tracer_replaced }
     }
 
     /// The step's exit code, when it finished.
@@ -217,14 +235,15 @@ mod tests {
         let output = ContainerOutput {
             log: log.into(),
             reports: [
-                ("base_pre.cov.10.json".to_string(), r#"{"m.py": {"3": 2}}"#.to_string()),
-                ("base_pre.cov.11.json".to_string(), r#"{"m.py": {"3": 1, "4": 1}}"#.to_string()),
+                ("base_pre.cov.10.json".to_string(), r#"{"counts": {"m.py": {"3": 2}}, "tracer_replaced": false}"#.to_string()),
+                ("base_pre.cov.11.json".to_string(), r#"{"counts": {"m.py": {"3": 1, "4": 1}}, "tracer_replaced": true}"#.to_string()),
             ]
             .into(),
             ..ContainerOutput::default()
         };
         let outcome = FlowOutcome::parse(&output, token, &[]);
         assert_eq!(outcome.counts["base_pre"]["m.py"], [(3, 3), (4, 1)].into());
+        assert_eq!(outcome.tracer_replaced, vec!["base_pre".to_string()]);
         assert!(!outcome.applied());
         assert_eq!(outcome.failed_step().map(|(step, _)| step), Some("tests_patch".to_string()));
     }

@@ -4,12 +4,14 @@
 # It does nothing unless SWE_HARVEST_TRACE_FILES names files (one path per line,
 # relative to SWE_HARVEST_TRACE_ROOT, /testbed by default). Then it counts how often
 # each line of those files runs, in every thread of this process, and at exit writes
-# {"path": {"line": count}} to SWE_HARVEST_TRACE_OUT.<pid>.json. Counts, not a set
-# of covered lines: SWT-Bench's change coverage compares execution counts.
+# {"counts": {"path": {"line": count}}, "tracer_replaced": bool} to
+# SWE_HARVEST_TRACE_OUT.<pid>.json. Counts, not a set of covered lines: SWT-Bench's
+# change coverage compares execution counts.
 #
 # Only frames of the named files get a line tracer, so other code pays for one call
 # event per function call. A forked child starts from zero counts (its parent writes
-# its own). A test that installs its own tracer (pytest-cov, debuggers) replaces this one.
+# its own). Code that installs its own tracer (pytest-cov, debuggers) replaces this
+# one; `tracer_replaced` then says that the counts are incomplete.
 import os
 
 _FILES = os.environ.get("SWE_HARVEST_TRACE_FILES", "")
@@ -59,10 +61,12 @@ if _FILES.strip() and _OUT:
         return _line_tracer
 
     def _write():
+        replaced = sys.gettrace() is not _global_tracer
         sys.settrace(None)
+        counts = {path: {str(line): hits for line, hits in lines.items()} for path, lines in _counts.items()}
         try:
             with open("%s.%d.json" % (_OUT, os.getpid()), "w") as out:
-                json.dump({path: {str(line): hits for line, hits in lines.items()} for path, lines in _counts.items()}, out)
+                json.dump({"counts": counts, "tracer_replaced": replaced}, out)
         except OSError:
             pass
 

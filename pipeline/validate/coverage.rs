@@ -91,6 +91,17 @@ pub async fn measure(docker: &Docker, containers: &Containers, request: &Coverag
             detail: format!("the coverage run failed at `{step}`: {text}\n(log: {})", job.log_path.display()),
         };
     }
+    if !outcome.tracer_replaced.is_empty() {
+        return GoldenCoverage::Failed {
+            detail: format!(
+                "the tests replaced the line counter in the {} run(s) (pytest-cov in addopts, or a debugger), so the \
+                 counts are incomplete; give the repository a test_command that turns it off (e.g. `-p no:cov`) \
+                 in configs/repos/ (log: {})",
+                outcome.tracer_replaced.join(", "),
+                job.log_path.display()
+            ),
+        };
+    }
     let measured = outcome.measurements();
     let executable = ExecutableLines::of_golden(&changed, &measured);
     let coverage = change_coverage(&executable, &measured);
