@@ -12,16 +12,15 @@ use std::path::PathBuf;
 
 use bollard::Docker;
 
-use super::inputs::{ReleaseTask, python_test_files};
+use super::inputs::ReleaseTask;
 use super::report::{Passed, PredictionReport, Status};
-use crate::swt::TRACER;
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
 use crate::swt::lines::ChangedLines;
 use crate::swt::metrics::{Transitions, change_coverage};
 use crate::validate::labels;
 use crate::validate::parse::{self, split_steps};
 use crate::validate::runner::{self, ContainerJob, Containers, Limits};
-use crate::validate::source::Owner;
+use crate::validate::source::{Owner, python_test_files};
 
 const ROOT: Owner = Owner { uid: 0, gid: 0 };
 
@@ -65,25 +64,17 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
             with_files.push(file);
         }
     }
-    let traced: Vec<String> = match &task.executable {
-        Some(executable) => executable.removed.keys().chain(executable.added.keys()).cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect(),
-        None => ChangedLines::of_patch(&task.patch).files().into_iter().collect(),
-    };
     let script = FlowScript {
         install: false,
         base_files,
         with_files: with_files.clone(),
-        traced_files: traced,
+        traced_files: ChangedLines::of_patch(&task.patch).files().into_iter().collect(),
         test_command: task.test_command.clone(),
         version: task.version.clone(),
         phase_timeout: context.limits.run_timeout,
     };
     let token = runner::new_token();
-    let files = vec![
-        (flow::TRACER_PATH.to_string(), TRACER.as_bytes().to_vec(), 0o644),
-        (flow::TESTS_PATCH.to_string(), with_newline(patch).into_bytes(), 0o644),
-        (flow::GOLD_PATCH.to_string(), with_newline(&task.patch).into_bytes(), 0o644),
-    ];
+    let files = flow::payload_files(patch, &task.patch);
     let job = job(context, task, model, "swt", files, script.render(), &token, flow::PHASES.len() as u32);
     let output = match runner::run_job(context.docker, context.containers, &job, context.limits).await {
         Ok(output) => output,
@@ -96,7 +87,7 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     let log = job.log_path.display().to_string();
     if !report.applied {
         report.reproduced = Some(false);
-        report.change_coverage = task.executable.as_ref().filter(|executable| executable.count() > 0).map(|_| 0.0);
+        report.change_coverage = task.change_coverage_of_nothing();
         let text = outcome.steps.get("tests_patch").map(|step| crate::validate::image::last_lines(&step.text, 3)).unwrap_or_default();
         report.detail = Some(format!("the patch does not apply to base_commit: {text} (log: {log})"));
         return report;
@@ -126,10 +117,6 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     }
     report.tests = Some(transitions);
     report
-}
-
-fn with_newline(text: &str) -> String {
-    if text.ends_with('\n') { text.to_string() } else { format!("{text}\n") }
 }
 
 /// The script of a `swe` grading: apply the prediction, run the task's eval script.
@@ -163,7 +150,7 @@ pub async fn swe(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     }
     let token = runner::new_token();
     let files = vec![
-        ("model.patch".to_string(), with_newline(patch).into_bytes(), 0o644),
+        ("model.patch".to_string(), flow::with_newline(patch).into_bytes(), 0o644),
         ("eval.sh".to_string(), task.eval_script.clone().into_bytes(), 0o755),
     ];
     let job = job(context, task, model, "swe", files, swe_script(&task.version), &token, 1);

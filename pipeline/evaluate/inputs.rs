@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::UsageError;
 use crate::swt::metrics::ExecutableLines;
-pub use crate::validate::source::python_test_files;
+use crate::validate::source::python_test_files;
 
 /// One task of the release, as `evaluate` needs it.
 #[derive(Debug, Clone)]
@@ -30,6 +30,12 @@ impl ReleaseTask {
     /// The golden test patch's test files: the files of T^R.
     pub fn golden_test_files(&self) -> Vec<String> {
         python_test_files(&self.test_patch)
+    }
+
+    /// ΔC of tests that run nothing (an empty patch, one that does not apply): 0 when
+    /// the gold patch has executable lines, none when they are unknown or absent.
+    pub fn change_coverage_of_nothing(&self) -> Option<f64> {
+        self.executable.as_ref().filter(|executable| executable.count() > 0).map(|_| 0.0)
     }
 }
 

@@ -131,8 +131,7 @@ pub async fn run(
             let mut report = PredictionReport::new(&prediction.instance_id, &prediction.model, Status::EmptyPatch);
             if settings.mode == Mode::Swt {
                 report.reproduced = Some(false);
-                report.change_coverage =
-                    task.executable.as_ref().filter(|executable| executable.count() > 0).map(|_| 0.0);
+                report.change_coverage = task.change_coverage_of_nothing();
             } else {
                 report.resolved = Some(false);
             }
@@ -162,11 +161,10 @@ pub async fn run(
         logs_dir: settings.logs_dir.clone(),
         data_dir_label: settings.data_dir_label.clone(),
     };
-    let progress = std::sync::Mutex::new(
-        fs_err::OpenOptions::new().create(true).append(true).open(&progress_path)?,
-    );
+    let mut progress = fs_err::OpenOptions::new().create(true).append(true).open(&progress_path)?;
     reporter.start(&format!("evaluate {}", settings.mode.name()), Some(todo.len() as u64));
-    let graded: std::sync::Mutex<Vec<(usize, PredictionReport)>> = std::sync::Mutex::default();
+    let mut graded: Vec<(usize, PredictionReport)> = Vec::new();
+    // One task drives the pool and records each result as it comes.
     let pool = async {
         let mut stream = futures::stream::iter(todo)
             .map(|(index, key, task, prediction)| {
@@ -194,11 +192,10 @@ pub async fn run(
         while let Some((index, key, report)) = stream.next().await {
             reporter.advance(1);
             let line = serde_json::to_string(&ProgressLine { key, report: report.clone() }).expect("reports serialize");
-            let mut file = progress.lock().expect("not poisoned");
-            if let Err(error) = writeln!(file, "{line}").and_then(|()| file.sync_data()) {
+            if let Err(error) = writeln!(progress, "{line}").and_then(|()| progress.sync_data()) {
                 tracing::warn!(%error, "could not record progress");
             }
-            graded.lock().expect("not poisoned").push((index, report));
+            graded.push((index, report));
         }
     };
     let interrupted = tokio::select! {
@@ -213,7 +210,7 @@ pub async fn run(
             progress_path.display()
         );
     }
-    for (index, report) in graded.into_inner().expect("not poisoned") {
+    for (index, report) in graded {
         reports[index] = Some(report);
     }
     let predictions_reports: Vec<PredictionReport> = reports.into_iter().map(|report| report.expect("every prediction is graded")).collect();

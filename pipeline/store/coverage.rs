@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
 use super::{Result, StoreError, now};
@@ -50,13 +50,6 @@ pub fn delete(connection: &Connection, instance_id: &str) -> Result<()> {
 
 fn decode(instance_id: &str, data: &str) -> Result<GoldenCoverage> {
     serde_json::from_str(data).map_err(|source| StoreError::Decode { kind: "task coverage", key: instance_id.to_string(), source })
-}
-
-pub fn get(connection: &Connection, instance_id: &str) -> Result<Option<GoldenCoverage>> {
-    let data: Option<String> = connection
-        .query_row("SELECT data FROM task_coverage WHERE instance_id = ?1", [instance_id], |row| row.get(0))
-        .optional()?;
-    data.map(|data| decode(instance_id, &data)).transpose()
 }
 
 /// Every task's coverage, by instance id.

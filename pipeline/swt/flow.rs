@@ -32,6 +32,21 @@ pub const GOLD_PATCH: &str = "gold.patch";
 /// The four test runs, in order.
 pub const PHASES: [&str; 4] = ["base_pre", "with_pre", "with_post", "base_post"];
 
+/// The files the script needs under `/swe-harvest/`: the line counter, the
+/// test-side patch and the gold patch (each ending in a newline, as `git apply` wants).
+pub fn payload_files(tests_patch: &str, gold_patch: &str) -> Vec<(String, Vec<u8>, u32)> {
+    vec![
+        (TRACER_PATH.to_string(), super::TRACER.as_bytes().to_vec(), 0o644),
+        (TESTS_PATCH.to_string(), with_newline(tests_patch).into_bytes(), 0o644),
+        (GOLD_PATCH.to_string(), with_newline(gold_patch).into_bytes(), 0o644),
+    ]
+}
+
+/// A patch as `git apply` wants it: ending in a newline.
+pub fn with_newline(patch: &str) -> String {
+    if patch.ends_with('\n') { patch.to_string() } else { format!("{patch}\n") }
+}
+
 /// What the script does.
 #[derive(Debug, Clone)]
 pub struct FlowScript {

@@ -14,7 +14,6 @@ use crate::store::coverage::GoldenCoverage;
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
 use crate::swt::lines::ChangedLines;
 use crate::swt::metrics::{ChangeCoverage, ExecutableLines, change_coverage};
-use crate::swt::TRACER;
 
 /// Where a task's coverage run leaves its log.
 pub fn log_path(logs_dir: &std::path::Path, instance_id: &str) -> PathBuf {
@@ -60,11 +59,7 @@ pub async fn measure(docker: &Docker, containers: &Containers, request: &Coverag
         image: request.image.to_string(),
         user: USER,
         testbed: Some((request.mirror.clone(), candidate.base_commit.clone())),
-        files: vec![
-            (flow::TRACER_PATH.into(), TRACER.as_bytes().to_vec(), 0o644),
-            (flow::TESTS_PATCH.into(), candidate.test_patch.clone().into_bytes(), 0o644),
-            (flow::GOLD_PATCH.into(), candidate.patch.clone().into_bytes(), 0o644),
-        ],
+        files: flow::payload_files(&candidate.test_patch, &candidate.patch),
         script: script.render(),
         token: token.clone(),
         env: Vec::new(),

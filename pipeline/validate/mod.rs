@@ -617,40 +617,31 @@ async fn validate_task(
             ),
         ));
     }
+    // Coverage is stored in the same transaction as the labels, so a task that gets
+    // here has none yet (finished tasks with coverage are skipped by `run`).
     if settings.coverage {
-        let stored = if context.persist {
-            let store = context.store.lock().expect("not poisoned");
-            store::coverage::get(store.connection(), &candidate.instance_id).map_err(|error| dropped("store_error", error.to_string()))?
-        } else {
-            None
+        let request = coverage::CoverageRequest {
+            candidate,
+            spec: &spec,
+            image: &built.tag,
+            mirror: mirror.clone(),
+            test_files: &test_files,
+            logs_dir: settings.data_dir.join("logs"),
+            data_dir_label: context.data_dir_label.clone(),
         };
-        outcome.coverage = Some(match stored {
-            Some(coverage) => coverage,
-            None => {
-                let request = coverage::CoverageRequest {
-                    candidate,
-                    spec: &spec,
-                    image: &built.tag,
-                    mirror: mirror.clone(),
-                    test_files: &test_files,
-                    logs_dir: settings.data_dir.join("logs"),
-                    data_dir_label: context.data_dir_label.clone(),
-                };
-                let started = Instant::now();
-                let measured = coverage::measure(&context.docker, &context.containers, &request, settings.limits).await;
-                outcome.coverage_secs = started.elapsed().as_secs_f64();
-                match &measured {
-                    GoldenCoverage::Measured { coverage, .. } => tracing::info!(
-                        instance_id = %candidate.instance_id, executable_lines = coverage.executable, covered = coverage.covered,
-                        "measured the golden tests' change coverage"
-                    ),
-                    GoldenCoverage::Failed { detail } => {
-                        tracing::warn!(instance_id = %candidate.instance_id, %detail, "could not measure coverage")
-                    }
-                }
-                measured
+        let started = Instant::now();
+        let measured = coverage::measure(&context.docker, &context.containers, &request, settings.limits).await;
+        outcome.coverage_secs = started.elapsed().as_secs_f64();
+        match &measured {
+            GoldenCoverage::Measured { coverage, .. } => tracing::info!(
+                instance_id = %candidate.instance_id, executable_lines = coverage.executable, covered = coverage.covered,
+                "measured the golden tests' change coverage"
+            ),
+            GoldenCoverage::Failed { detail } => {
+                tracing::warn!(instance_id = %candidate.instance_id, %detail, "could not measure coverage")
             }
-        });
+        }
+        outcome.coverage = Some(measured);
     }
     Ok(labels)
 }
