@@ -169,18 +169,10 @@ impl Default for ExtractConfig {
 }
 
 pub fn default_test_patterns() -> Vec<String> {
-    [
-        "**/test/**",
-        "**/tests/**",
-        "**/testing/**",
-        "**/test_*.py",
-        "**/*_test.py",
-        "**/*_tests.py",
-        "**/conftest.py",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
+    ["**/test/**", "**/tests/**", "**/testing/**", "**/test_*.py", "**/*_test.py", "**/*_tests.py", "**/conftest.py"]
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 /// The validate stage.
@@ -324,8 +316,8 @@ impl LoadedConfig {
         };
         let config = match &path {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
                 parse::<Config>(&text, path)?
             }
             None => Config::default(),
@@ -335,7 +327,12 @@ impl LoadedConfig {
             Some(path) => path.parent().unwrap_or(Path::new(".")).to_path_buf(),
             None => PathBuf::from("configs"),
         };
-        Ok(LoadedConfig { config, path, repos_dir: configs_dir.join("repos"), releases_dir: configs_dir.join("releases") })
+        Ok(LoadedConfig {
+            config,
+            path,
+            repos_dir: configs_dir.join("repos"),
+            releases_dir: configs_dir.join("releases"),
+        })
     }
 
     /// The overrides of one repository; defaults when it has no file.
@@ -501,9 +498,10 @@ where
     T: serde::de::DeserializeOwned + Check,
 {
     let origin = path.display().to_string();
-    let table: toml::Table = text
-        .parse()
-        .map_err(|error: toml::de::Error| ConfigError::Syntax { path: path.to_path_buf(), message: error.to_string() })?;
+    let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    })?;
     let value = from_table::<T>(table, &origin)?;
     value.check(&origin)?;
     Ok(value)
@@ -518,10 +516,7 @@ fn from_table<T: serde::de::DeserializeOwned>(table: toml::Table, origin: &str) 
 }
 
 /// Applies `SWE_HARVEST_API_URL` and every `SWE_HARVEST_<SECTION>__<KEY>` variable.
-fn apply_env_overrides(
-    config: Config,
-    env: impl IntoIterator<Item = (String, String)>,
-) -> Result<Config, ConfigError> {
+fn apply_env_overrides(config: Config, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
     let mut config = config;
     let mut overrides: Vec<(String, String, String, String)> = Vec::new();
     for (name, value) in env {
@@ -567,10 +562,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pipeline.toml");
         std::fs::write(&path, text).unwrap();
-        LoadedConfig::load_with_env(
-            Some(&path),
-            env.iter().map(|(name, value)| (name.to_string(), value.to_string())),
-        )
+        LoadedConfig::load_with_env(Some(&path), env.iter().map(|(name, value)| (name.to_string(), value.to_string())))
     }
 
     #[test]

@@ -81,7 +81,11 @@ impl Dataset {
 
     pub fn push(&mut self, values: Vec<String>) -> Result<(), DatasetError> {
         if values.len() != self.columns.len() {
-            return Err(DatasetError::RowWidth { row: self.rows.len(), found: values.len(), expected: self.columns.len() });
+            return Err(DatasetError::RowWidth {
+                row: self.rows.len(),
+                found: values.len(),
+                expected: self.columns.len(),
+            });
         }
         self.rows.push(values);
         Ok(())
@@ -94,8 +98,11 @@ impl Dataset {
 
     /// Writes zstd-compressed parquet, every column a string column.
     pub fn write_parquet(&self, path: &Path) -> Result<(), DatasetError> {
-        let parquet_error =
-            |error: PolarsError| DatasetError::Parquet { path: path.to_path_buf(), action: "written", message: error.to_string() };
+        let parquet_error = |error: PolarsError| DatasetError::Parquet {
+            path: path.to_path_buf(),
+            action: "written",
+            message: error.to_string(),
+        };
         let columns: Vec<Column> = self
             .columns
             .iter()
@@ -210,7 +217,11 @@ fn read_jsonl(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
                 });
             }
             Err(error) => {
-                return Err(DatasetError::JsonLine { path: path.to_path_buf(), line: index + 1, message: error.to_string() });
+                return Err(DatasetError::JsonLine {
+                    path: path.to_path_buf(),
+                    line: index + 1,
+                    message: error.to_string(),
+                });
             }
         }
     }
@@ -218,8 +229,11 @@ fn read_jsonl(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
 }
 
 fn read_parquet(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
-    let parquet_error =
-        |error: PolarsError| DatasetError::Parquet { path: path.to_path_buf(), action: "read", message: error.to_string() };
+    let parquet_error = |error: PolarsError| DatasetError::Parquet {
+        path: path.to_path_buf(),
+        action: "read",
+        message: error.to_string(),
+    };
     let file = std::fs::File::open(path).map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
     let frame = ParquetReader::new(file).finish().map_err(parquet_error)?;
     let mut records = vec![Map::new(); frame.height()];
@@ -298,7 +312,11 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
         let first_line = text.lines().next().unwrap();
         assert!(first_line.starts_with(r#"{"instance_id":"a__b-1","repo":"a/b","base_commit""#), "{first_line}");
-        assert!(first_line.ends_with(r#""environment_setup_commit":"1111111111111111111111111111111111111111","pull_number":"7"}"#));
+        assert!(
+            first_line.ends_with(
+                r#""environment_setup_commit":"1111111111111111111111111111111111111111","pull_number":"7"}"#
+            )
+        );
         let rows = read_task_rows(&dir.path().join("t.parquet")).unwrap();
         assert_eq!(rows[1].fail_to_pass_list().unwrap(), vec!["t.py::test_a".to_string()]);
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();

@@ -33,9 +33,5 @@ pub fn github_tokens() -> Vec<crate::secret::Secret> {
         .filter(|value| !value.trim().is_empty())
         .or_else(|| std::env::var(GITHUB_TOKEN).ok())
         .unwrap_or_default();
-    raw.split(',')
-        .map(str::trim)
-        .filter(|token| !token.is_empty())
-        .map(crate::secret::Secret::new)
-        .collect()
+    raw.split(',').map(str::trim).filter(|token| !token.is_empty()).map(crate::secret::Secret::new).collect()
 }

@@ -124,10 +124,7 @@ impl fmt::Display for Stage {
 impl FromStr for Stage {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Stage::ALL
-            .into_iter()
-            .find(|stage| stage.as_str() == s)
-            .ok_or_else(|| format!("unknown stage `{s}`"))
+        Stage::ALL.into_iter().find(|stage| stage.as_str() == s).ok_or_else(|| format!("unknown stage `{s}`"))
     }
 }
 

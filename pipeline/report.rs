@@ -79,7 +79,11 @@ fn legend(colors: &[(String, &'static str)]) -> String {
     let mut html = String::from("<p class=\"legend\">");
     let _ = write!(html, "<span><i class=\"swatch\" style=\"background:{PASSED_COLOR}\"></i>passed</span>");
     for (reason, color) in colors {
-        let _ = write!(html, "<span><i class=\"swatch\" style=\"background:{color}\"></i>dropped: {}</span>", escape(reason));
+        let _ = write!(
+            html,
+            "<span><i class=\"swatch\" style=\"background:{color}\"></i>dropped: {}</span>",
+            escape(reason)
+        );
     }
     html.push_str("</p>\n");
     html
@@ -146,7 +150,8 @@ fn table(stages: &[StageFunnel]) -> String {
     for stage in stages {
         let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons: Vec<String> = reasons.iter().map(|(reason, count)| format!("{} {count}", escape(reason))).collect();
+        let reasons: Vec<String> =
+            reasons.iter().map(|(reason, count)| format!("{} {count}", escape(reason))).collect();
         let _ = write!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"reasons\">{}</td></tr>\n",
@@ -184,7 +189,8 @@ mod tests {
 
     #[test]
     fn bars_are_proportional_and_numbers_stand_beside_them() {
-        let stages = vec![stage(Stage::Crawl, 80, &[("not_merged", 20)]), stage(Stage::Extract, 20, &[("no_test_change", 60)])];
+        let stages =
+            vec![stage(Stage::Crawl, 80, &[("not_merged", 20)]), stage(Stage::Extract, 20, &[("no_test_change", 60)])];
         let report = FunnelReport {
             repositories: vec![RepositoryFunnel { repo: "a/<b>".into(), stages: stages.clone() }],
             total: stages,

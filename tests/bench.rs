@@ -132,8 +132,12 @@ fn synthetic(count: u64) -> (SyntheticRepo, Vec<(u64, Oid, Oid)>) {
     let repo = SyntheticRepo::new();
     let mut changes = vec![Change::write("pkg/__init__.py", "__version__ = \"1.0.0\"\n")];
     for module in 0..50 {
-        changes.push(Change::write(&format!("pkg/module_{module}.py"), python_module(&format!("m{module}"), 10, 20, 0)));
-        changes.push(Change::write(&format!("tests/test_module_{module}.py"), python_module(&format!("t{module}"), 5, 10, 0)));
+        changes
+            .push(Change::write(&format!("pkg/module_{module}.py"), python_module(&format!("m{module}"), 10, 20, 0)));
+        changes.push(Change::write(
+            &format!("tests/test_module_{module}.py"),
+            python_module(&format!("t{module}"), 5, 10, 0),
+        ));
     }
     let mut main = repo.commit(&[], "2020-01-01T00:00:00Z", "init", &changes);
     repo.tag("v1.0.0", main);
@@ -146,14 +150,25 @@ fn synthetic(count: u64) -> (SyntheticRepo, Vec<(u64, Oid, Oid)>) {
             &when,
             "change",
             &[
-                Change::write(&format!("pkg/module_{module}.py"), python_module(&format!("m{module}"), 10, 20, number as usize)),
-                Change::write(&format!("tests/test_module_{module}.py"), python_module(&format!("t{module}"), 5, 10, number as usize)),
+                Change::write(
+                    &format!("pkg/module_{module}.py"),
+                    python_module(&format!("m{module}"), 10, 20, number as usize),
+                ),
+                Change::write(
+                    &format!("tests/test_module_{module}.py"),
+                    python_module(&format!("t{module}"), 5, 10, number as usize),
+                ),
             ],
         );
         repo.pull_ref(number, head);
         pulls.push((number, main, head));
         if number % 10 == 0 {
-            main = repo.commit(&[main], &when, "main moves", &[Change::write("pkg/counter.py", format!("n = {number}\n"))]);
+            main = repo.commit(
+                &[main],
+                &when,
+                "main moves",
+                &[Change::write("pkg/counter.py", format!("n = {number}\n"))],
+            );
         }
     }
     repo.branch("main", main);
@@ -174,7 +189,15 @@ fn measure(harvest: &SweHarvest, repo: &RepoSlug, label: &str, pulls: usize, com
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .current_dir(harvest.work_dir.path())
-        .args(["--data-dir", harvest.data_dir.to_str().unwrap(), "extract", "--repo", &repo.to_string(), "--compat", compat]);
+        .args([
+            "--data-dir",
+            harvest.data_dir.to_str().unwrap(),
+            "extract",
+            "--repo",
+            &repo.to_string(),
+            "--compat",
+            compat,
+        ]);
     let started = Instant::now();
     let output = command.output().unwrap();
     let wall = started.elapsed().as_secs_f64();
@@ -182,7 +205,9 @@ fn measure(harvest: &SweHarvest, repo: &RepoSlug, label: &str, pulls: usize, com
     assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
     let peak_kib = stderr(&output)
         .lines()
-        .find_map(|line| line.trim().strip_prefix("Maximum resident set size (kbytes): ").map(|value| value.trim().to_string()))
+        .find_map(|line| {
+            line.trim().strip_prefix("Maximum resident set size (kbytes): ").map(|value| value.trim().to_string())
+        })
         .unwrap_or_else(|| "n/a".into());
     let field = |name: &str| {
         stderr(&output)
@@ -225,7 +250,8 @@ fn bench_extract() {
         }
         None => eprintln!("no mirror of {repo} under $SWE_HARVEST_MIRRORS: benchmarking a synthetic repository only"),
     }
-    let count: u64 = std::env::var("SWE_HARVEST_BENCH_SYNTHETIC_PRS").ok().and_then(|value| value.parse().ok()).unwrap_or(3000);
+    let count: u64 =
+        std::env::var("SWE_HARVEST_BENCH_SYNTHETIC_PRS").ok().and_then(|value| value.parse().ok()).unwrap_or(3000);
     let (origin, pulls) = synthetic(count);
     let repo: RepoSlug = "synthetic/bench".parse().unwrap();
     let harvest = SweHarvest::new();

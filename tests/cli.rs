@@ -13,7 +13,10 @@ fn every_command_of_the_contract_has_help() {
         ("crawl", &["--repo", "--since", "--until", "--api-url"][..]),
         ("mirror", &["--repo", "--clone-url"][..]),
         ("extract", &["--repo", "--compat"][..]),
-        ("validate", &["--repo", "--instance", "--input", "--out", "--compare", "--workers", "--runs", "--coverage"][..]),
+        (
+            "validate",
+            &["--repo", "--instance", "--input", "--out", "--compare", "--workers", "--runs", "--coverage"][..],
+        ),
         (
             "release",
             &[

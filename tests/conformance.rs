@@ -15,7 +15,12 @@ use crate::support::project_root;
 
 /// Where a repository's bare mirror is under `root`, in any of the accepted layouts.
 pub fn find_mirror(root: &Path, owner: &str, name: &str) -> Option<PathBuf> {
-    let names = [format!("{owner}+{name}/repo"), format!("{owner}__{name}.git"), format!("{owner}+{name}"), format!("{owner}__{name}")];
+    let names = [
+        format!("{owner}+{name}/repo"),
+        format!("{owner}__{name}.git"),
+        format!("{owner}+{name}"),
+        format!("{owner}__{name}"),
+    ];
     let mut candidates: Vec<PathBuf> = names.iter().map(|relative| root.join(relative)).collect();
     // One level deeper: <root>/<anything>/<layout>.
     if let Ok(entries) = std::fs::read_dir(root) {
@@ -31,14 +36,21 @@ pub fn find_mirror(root: &Path, owner: &str, name: &str) -> Option<PathBuf> {
 pub fn groundtruth_rows() -> Vec<TaskRow> {
     let folder = project_root().join("../shared/groundtruth");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
-        .map(|entries| entries.flatten().map(|entry| entry.path()).filter(|path| path.extension().is_some_and(|ext| ext == "jsonl")).collect())
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     let mut rows = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
-            let row: TaskRow = serde_json::from_str(line).unwrap_or_else(|error| panic!("{}:{}: {error}", file.display(), index + 1));
+            let row: TaskRow =
+                serde_json::from_str(line).unwrap_or_else(|error| panic!("{}:{}: {error}", file.display(), index + 1));
             rows.push(row);
         }
     }
@@ -57,7 +69,9 @@ fn first_difference(ours: &str, theirs: &str) -> String {
 #[test]
 fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
     let Some(root) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS).map(PathBuf::from) else {
-        eprintln!("SKIPPED: set SWE_HARVEST_MIRRORS to a folder of bare mirrors with refs/pull/*/head to run the conformance test");
+        eprintln!(
+            "SKIPPED: set SWE_HARVEST_MIRRORS to a folder of bare mirrors with refs/pull/*/head to run the conformance test"
+        );
         return;
     };
     let rows = groundtruth_rows();
@@ -85,7 +99,9 @@ fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
         let files = mirror.three_dot_diff(merge_base, head).unwrap();
         let split = split_files(&files, &rule);
         // Versions are reported, not asserted: SWE-bench's come from several sources.
-        for (source, count) in [(VersionSource::Tag, &mut versions_by_tag), (VersionSource::File, &mut versions_by_file)] {
+        for (source, count) in
+            [(VersionSource::Tag, &mut versions_by_tag), (VersionSource::File, &mut versions_by_file)]
+        {
             let finder = version::VersionFinder::new(&mirror, &tag_pattern, None, source);
             if finder.version_at(&mirror, base).0 == row.version {
                 *count += 1;
@@ -106,7 +122,10 @@ fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
             failures.push(message);
         }
     }
-    eprintln!("conformance: {matched} rows matched / {checked} rows checked; {} rows without a mirror: {skipped:?}", skipped.len());
+    eprintln!(
+        "conformance: {matched} rows matched / {checked} rows checked; {} rows without a mirror: {skipped:?}",
+        skipped.len()
+    );
     eprintln!(
         "versions equal to the rows': {versions_by_tag} / {checked} with tags first (the default), {versions_by_file} / {checked} with version files first"
     );

@@ -636,8 +636,10 @@ async fn a_rate_limit_wait_is_shown_as_a_countdown_then_the_request_succeeds() {
 
     let sim = GithubSim::start(fixtures_with(small_repo()));
     sim.add_fault(Fault::new("/pulls", FaultKind::PrimaryExhausted { reset_in_secs: 3 }));
-    let config =
-        swe_harvest::config::GithubConfig { api_url: sim.url().to_string(), ..swe_harvest::config::GithubConfig::default() };
+    let config = swe_harvest::config::GithubConfig {
+        api_url: sim.url().to_string(),
+        ..swe_harvest::config::GithubConfig::default()
+    };
     let reporter = Arc::new(RecordingReporter::default());
     let client = GithubClient::new(
         ClientSettings::from_config(&config, vec![swe_harvest::secret::Secret::new(TOKEN)]),

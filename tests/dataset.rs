@@ -41,7 +41,8 @@ fn groundtruth_rows_round_trip_unchanged_through_parquet_and_jsonl() {
                     // The older encoding: a JSON list; we write it as a string holding that list.
                     serde_json::Value::Array(list) => {
                         let decoded: Vec<String> = serde_json::from_str(value).unwrap();
-                        let expected: Vec<String> = list.iter().map(|item| item.as_str().unwrap().to_string()).collect();
+                        let expected: Vec<String> =
+                            list.iter().map(|item| item.as_str().unwrap().to_string()).collect();
                         assert_eq!(decoded, expected, "{column} of {}", written["instance_id"]);
                     }
                     other => assert_eq!(value, other.as_str().unwrap(), "{column} of {}", written["instance_id"]),

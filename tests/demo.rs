@@ -11,8 +11,7 @@ use std::process::Command;
 use crate::support::{SweHarvest, project_root, python_venv, stderr, stdout};
 
 /// A prediction that applies everywhere and fixes nothing.
-const NO_OP_PATCH: &str =
-    "diff --git a/NOTES.txt b/NOTES.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.txt\n@@ -0,0 +1 @@\n+no fix here\n";
+const NO_OP_PATCH: &str = "diff --git a/NOTES.txt b/NOTES.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.txt\n@@ -0,0 +1 @@\n+no fix here\n";
 
 fn run_harness(python: &Path, work: &Path, dataset: &Path, predictions: &str, run_id: &str) -> serde_json::Value {
     let output = Command::new(python)
@@ -25,9 +24,10 @@ fn run_harness(python: &Path, work: &Path, dataset: &Path, predictions: &str, ru
     assert!(output.status.success(), "run_evaluation failed:\n{}\n{}", stdout(&output), stderr(&output));
     let model = if predictions == "gold" { "gold".to_string() } else { "probe".to_string() };
     let report = work.join(format!("{model}.{run_id}.json"));
-    serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_else(|error| {
-        panic!("no harness report at {}: {error}\n{}", report.display(), stdout(&output))
-    }))
+    serde_json::from_str(
+        &std::fs::read_to_string(&report)
+            .unwrap_or_else(|error| panic!("no harness report at {}: {error}\n{}", report.display(), stdout(&output))),
+    )
     .unwrap()
 }
 
@@ -54,11 +54,8 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
     assert!(released.status.success(), "{}", stderr(&released));
     let release_dir = std::path::PathBuf::from(stdout(&released).trim());
     let dataset = release_dir.join("tasks.jsonl");
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&dataset)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(&dataset).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     assert_eq!(rows.len(), 3);
     for row in &rows {
         let expected_tag = format!("swe-harvest/{}:{version}", row["instance_id"].as_str().unwrap().to_lowercase());

@@ -18,7 +18,15 @@ fn time(text: &str) -> DateTime<Utc> {
     text.parse().unwrap()
 }
 
-fn pull_request(number: u64, title: &str, body: &str, base: Oid, head: Oid, created: &str, merged: bool) -> RawPullRequest {
+fn pull_request(
+    number: u64,
+    title: &str,
+    body: &str,
+    base: Oid,
+    head: Oid,
+    created: &str,
+    merged: bool,
+) -> RawPullRequest {
     RawPullRequest {
         number,
         title: title.into(),
@@ -88,21 +96,35 @@ impl Fixture {
         );
         origin.tag("v1.2.0", c0);
         let c1 = origin.commit(&[c0], "2024-01-05T00:00:00Z", "more", &[Change::write("widgets/extra.py", "x = 1\n")]);
-        let c2 = origin.commit(&[c1], "2024-02-01T00:00:00Z", "release 2.0", &[Change::write("widgets/__init__.py", "__version__ = \"2.0.0\"\n")]);
+        let c2 = origin.commit(
+            &[c1],
+            "2024-02-01T00:00:00Z",
+            "release 2.0",
+            &[Change::write("widgets/__init__.py", "__version__ = \"2.0.0\"\n")],
+        );
         origin.annotated_tag("v2.0.0", c2);
         origin.branch("main", c2);
 
         let source = |variant| Change::write("widgets/core.py", python_module("core", 4, 10, variant));
         let test = |variant| Change::write("tests/test_core.py", python_module("tests", 2, 3, variant));
         let mut pulls = Vec::new();
-        let mut pr = |number: u64, base: Oid, title: &str, body: &str, message: &str, changes: &[Change], created: &str| {
-            let head = origin.commit(&[base], "2024-03-01T10:00:00Z", message, changes);
-            origin.pull_ref(number, head);
-            pulls.push(pull_request(number, title, body, base, head, created, true));
-            head
-        };
+        let mut pr =
+            |number: u64, base: Oid, title: &str, body: &str, message: &str, changes: &[Change], created: &str| {
+                let head = origin.commit(&[base], "2024-03-01T10:00:00Z", message, changes);
+                origin.pull_ref(number, head);
+                pulls.push(pull_request(number, title, body, base, head, created, true));
+                head
+            };
         // 10: a candidate of version 1.2, linked from the body; issue 1 has comments.
-        pr(10, c0, "Fix widget sizes", "Fixes #1\n<!-- closes #2 -->", "fix", &[source(1), test(1)], "2024-03-01T00:00:00Z");
+        pr(
+            10,
+            c0,
+            "Fix widget sizes",
+            "Fixes #1\n<!-- closes #2 -->",
+            "fix",
+            &[source(1), test(1)],
+            "2024-03-01T00:00:00Z",
+        );
         // 11: no closing reference at all.
         pr(11, c0, "Refactor", "See #1", "refactor", &[source(2), test(2)], "2024-03-02T00:00:00Z");
         // 12: references only a pull request.
@@ -112,18 +134,51 @@ impl Fixture {
         // 14: no test change.
         pr(14, c0, "Fix 3", "Fixes #3", "fix", &[source(5)], "2024-03-05T00:00:00Z");
         // 15: tests and docs only.
-        pr(15, c0, "Fix 4", "Fixes #4", "fix", &[test(5), Change::write("README.md", "# widgets!\n")], "2024-03-06T00:00:00Z");
+        pr(
+            15,
+            c0,
+            "Fix 4",
+            "Fixes #4",
+            "fix",
+            &[test(5), Change::write("README.md", "# widgets!\n")],
+            "2024-03-06T00:00:00Z",
+        );
         // 16: too many files (the config allows 4).
-        let many: Vec<Change> = (0..5).map(|index| Change::write(&format!("widgets/gen_{index}.py"), "x = 1\n")).chain([test(6)]).collect();
+        let many: Vec<Change> =
+            (0..5).map(|index| Change::write(&format!("widgets/gen_{index}.py"), "x = 1\n")).chain([test(6)]).collect();
         pr(16, c0, "Fix 5", "Fixes #5", "fix", &many, "2024-03-07T00:00:00Z");
         // 17: too many lines (the config allows 300).
         let big: String = (0..400).map(|line| format!("value_{line} = {line}\n")).collect();
-        pr(17, c0, "Fix 6", "Fixes #6", "fix", &[Change::write("widgets/big.py", big), test(7)], "2024-03-08T00:00:00Z");
+        pr(
+            17,
+            c0,
+            "Fix 6",
+            "Fixes #6",
+            "fix",
+            &[Change::write("widgets/big.py", big), test(7)],
+            "2024-03-08T00:00:00Z",
+        );
         // 20: a candidate of version 2.0, linked from a commit message, and by URL.
-        pr(20, c2, "Improve", "", "Improve things\n\nResolves https://github.com/octo/widgets/issues/7", &[source(8), test(8)], "2024-03-10T00:00:00Z");
+        pr(
+            20,
+            c2,
+            "Improve",
+            "",
+            "Improve things\n\nResolves https://github.com/octo/widgets/issues/7",
+            &[source(8), test(8)],
+            "2024-03-10T00:00:00Z",
+        );
         // 21: a later candidate of version 1.2 (on a release branch): its base sets
         // the version's environment_setup_commit. Linked as owner/name#N.
-        pr(21, c1, "Backport", "Closes octo/widgets#8 and octo/other#1", "backport", &[source(9), test(9)], "2024-03-11T00:00:00Z");
+        pr(
+            21,
+            c1,
+            "Backport",
+            "Closes octo/widgets#8 and octo/other#1",
+            "backport",
+            &[source(9), test(9)],
+            "2024-03-11T00:00:00Z",
+        );
         // 18: merged, but its head is in no ref and not in the mirror.
         let mut missing = pull_request(18, "Lost", "Fixes #1", c0, c0, "2024-03-09T00:00:00Z", true);
         missing.head_sha = "1234567890123456789012345678901234567890".into();
@@ -132,11 +187,8 @@ impl Fixture {
         pulls.push(pull_request(19, "Open", "Fixes #1", c0, c0, "2024-03-09T00:00:00Z", false));
 
         let harvest = SweHarvest::new();
-        std::fs::write(
-            harvest.path("pipeline.toml"),
-            "[extract]\nmax_files_changed = 4\nmax_lines_changed = 300\n",
-        )
-        .unwrap();
+        std::fs::write(harvest.path("pipeline.toml"), "[extract]\nmax_files_changed = 4\nmax_lines_changed = 300\n")
+            .unwrap();
         let mut store = Store::open_in(&harvest.data_dir).unwrap();
         let repo: RepoSlug = REPO.parse().unwrap();
         store
@@ -144,14 +196,31 @@ impl Fixture {
                 for pull in &pulls {
                     store::raw::upsert_pull_request(transaction, &repo, pull)?;
                 }
-                for (number, title) in [(1, "Sizes are wrong"), (2, "Commented out"), (3, "Three"), (4, "Four"), (5, "Five"), (6, "Six"), (7, "Seven"), (8, "Eight")] {
+                for (number, title) in [
+                    (1, "Sizes are wrong"),
+                    (2, "Commented out"),
+                    (3, "Three"),
+                    (4, "Four"),
+                    (5, "Five"),
+                    (6, "Six"),
+                    (7, "Seven"),
+                    (8, "Eight"),
+                ] {
                     let body = if number == 7 { None } else { Some(format!("Body of {number}.\r\nSecond line.")) };
                     store::raw::upsert_issue(transaction, &repo, &issue(number, title, body.as_deref()))?;
                 }
                 // The first commit of PR 10 is authored at 2024-03-01T10:00:00Z.
-                store::raw::upsert_comment(transaction, &repo, &comment(102, 1, "second hint", "2024-02-20T00:00:00Z"))?;
+                store::raw::upsert_comment(
+                    transaction,
+                    &repo,
+                    &comment(102, 1, "second hint", "2024-02-20T00:00:00Z"),
+                )?;
                 store::raw::upsert_comment(transaction, &repo, &comment(101, 1, "first hint", "2024-02-10T00:00:00Z"))?;
-                store::raw::upsert_comment(transaction, &repo, &comment(103, 1, "at the same second", "2024-03-01T10:00:00Z"))?;
+                store::raw::upsert_comment(
+                    transaction,
+                    &repo,
+                    &comment(103, 1, "at the same second", "2024-03-01T10:00:00Z"),
+                )?;
                 store::raw::upsert_comment(transaction, &repo, &comment(104, 1, "after", "2024-03-02T00:00:00Z"))?;
                 Ok(())
             })
@@ -192,7 +261,10 @@ fn extract_makes_candidates_and_records_every_drop_reason() {
     let output = fixture.extract(&[]);
     assert!(output.status.success(), "{}", stderr(&output));
     let summary = stdout(&output);
-    assert!(summary.contains("11 merged PRs in") && summary.contains("3 candidates out") && summary.contains("8 dropped"), "{summary}");
+    assert!(
+        summary.contains("11 merged PRs in") && summary.contains("3 candidates out") && summary.contains("8 dropped"),
+        "{summary}"
+    );
     assert!(summary.contains("PRs/s"), "{summary}");
 
     let store = fixture.store();
@@ -227,7 +299,11 @@ fn extract_makes_candidates_and_records_every_drop_reason() {
     assert_eq!(c21.issue_numbers, vec![8]);
 
     // The split and the diff: source in patch, tests in test_patch, python hunk headers.
-    assert!(c10.patch.starts_with("diff --git a/widgets/core.py b/widgets/core.py\n--- a/widgets/core.py\n"), "{}", c10.patch);
+    assert!(
+        c10.patch.starts_with("diff --git a/widgets/core.py b/widgets/core.py\n--- a/widgets/core.py\n"),
+        "{}",
+        c10.patch
+    );
     assert!(c10.patch.contains("@@ def method_1(self, value):"), "{}", c10.patch);
     assert!(!c10.patch.contains("index "), "no index lines");
     assert!(c10.test_patch.starts_with("diff --git a/tests/test_core.py b/tests/test_core.py\n"), "{}", c10.test_patch);
@@ -261,7 +337,11 @@ fn rerun_redoes_nothing_and_an_edited_pull_request_is_redone() {
     let before = fixture.candidates();
     let output = fixture.extract(&[]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("11 unchanged since the last run, 0 candidates out, 0 dropped"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("11 unchanged since the last run, 0 candidates out, 0 dropped"),
+        "{}",
+        stdout(&output)
+    );
     assert_eq!(fixture.candidates(), before, "nothing duplicated, nothing changed");
 
     // PR 11 gets a closing reference: only it is redone, and it becomes a candidate.
@@ -273,7 +353,11 @@ fn rerun_redoes_nothing_and_an_edited_pull_request_is_redone() {
     store::raw::upsert_pull_request(store.connection(), &repo, &pull).unwrap();
     drop(store);
     let output = fixture.extract(&[]);
-    assert!(stdout(&output).contains("10 unchanged since the last run, 1 candidates out, 0 dropped"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("10 unchanged since the last run, 1 candidates out, 0 dropped"),
+        "{}",
+        stdout(&output)
+    );
     assert_eq!(fixture.candidates().len(), 4);
     assert!(!dropped_reasons(&fixture.store()).iter().any(|(item, _)| item == "11"));
 }
@@ -306,12 +390,27 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     let candidates = fixture.candidates();
 
     let jsonl = fixture.harvest.path("candidates.jsonl");
-    let output = fixture.harvest.run(&["export", "--stage", "candidates", "--format", "jsonl", "--out", jsonl.to_str().unwrap()]);
+    let output = fixture.harvest.run(&[
+        "export",
+        "--stage",
+        "candidates",
+        "--format",
+        "jsonl",
+        "--out",
+        jsonl.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("wrote 3 candidates"), "{}", stdout(&output));
     let parquet = fixture.harvest.path("candidates.parquet");
-    let output =
-        fixture.harvest.run(&["export", "--stage", "candidates", "--format", "parquet", "--out", parquet.to_str().unwrap()]);
+    let output = fixture.harvest.run(&[
+        "export",
+        "--stage",
+        "candidates",
+        "--format",
+        "parquet",
+        "--out",
+        parquet.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
 
     let from_jsonl = dataset::read_records(&jsonl).unwrap();
@@ -337,11 +436,15 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     let rows = dataset::read_task_rows(&parquet).unwrap();
     assert_eq!(rows[0].instance_id, "octo__widgets-10");
     let line = std::fs::read_to_string(&jsonl).unwrap().lines().next().unwrap().to_string();
-    assert!(line.starts_with("{\"instance_id\":") && line.find("\"environment_setup_commit\"") < line.find("\"pull_number\""));
+    assert!(
+        line.starts_with("{\"instance_id\":")
+            && line.find("\"environment_setup_commit\"") < line.find("\"pull_number\"")
+    );
 
     // Tasks: none yet; the export says so and writes an empty file.
     let tasks = fixture.harvest.path("tasks.jsonl");
-    let output = fixture.harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", tasks.to_str().unwrap()]);
+    let output =
+        fixture.harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", tasks.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stderr(&output).contains("no tasks yet"), "{}", stderr(&output));
     assert_eq!(std::fs::read_to_string(&tasks).unwrap(), "");
@@ -374,7 +477,12 @@ fn compat_comes_from_flag_then_environment_then_repository_file_then_config() {
 fn unknown_base_commit_and_unrelated_histories_are_dropped_with_their_reasons() {
     let origin = SyntheticRepo::new();
     let base = origin.commit(&[], "2024-01-01T00:00:00Z", "init", &[Change::write("a.py", "a = 1\n")]);
-    let head = origin.commit(&[base], "2024-01-02T00:00:00Z", "Fixes #1", &[Change::write("a.py", "a = 2\n"), Change::write("tests/test_a.py", "x\n")]);
+    let head = origin.commit(
+        &[base],
+        "2024-01-02T00:00:00Z",
+        "Fixes #1",
+        &[Change::write("a.py", "a = 2\n"), Change::write("tests/test_a.py", "x\n")],
+    );
     let orphan = origin.commit(&[], "2024-01-03T00:00:00Z", "Fixes #1", &[Change::write("b.py", "b = 1\n")]);
     origin.branch("main", base);
     origin.pull_ref(1, head);

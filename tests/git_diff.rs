@@ -62,7 +62,10 @@ fn diffs_equal_git_cli_output_for_every_kind_of_change() {
         "change everything",
         &[
             Change::write("pkg/core.py", python_module("core", 6, 12, 4)),
-            Change::write("pkg/util.py", python_module("util", 3, 5, 2).replace("import os\n", "import os\nimport sys\n")),
+            Change::write(
+                "pkg/util.py",
+                python_module("util", 3, 5, 2).replace("import os\n", "import os\nimport sys\n"),
+            ),
             Change::rename("pkg/moved_away.py", "pkg/moved_here.py"),
             Change::rename("pkg/renamed_and_edited.py", "pkg/edited_now.py"),
             Change::write("pkg/edited_now.py", python_module("edited", 4, 8, 2)),
@@ -76,7 +79,10 @@ fn diffs_equal_git_cli_output_for_every_kind_of_change() {
             Change::write("docs/notes with space.txt", long_text.replace("line 30\n", "line thirty\n")),
             Change::write("docs/café.txt", "bonjour!\n"),
             Change::write("queries/q.sql", "SELECT a\nFROM t\nWHERE x = 1\n\n\n\n\n\n\nSELECT b\nFROM v\n"),
-            Change::write("tests/test_core.py", python_module("tests", 2, 4, 1) + "\n\ndef test_new():\n    assert True\n"),
+            Change::write(
+                "tests/test_core.py",
+                python_module("tests", 2, 4, 1) + "\n\ndef test_new():\n    assert True\n",
+            ),
         ],
     );
     let Some(expected) = git_cli_diff(&repo, base, head) else {
@@ -109,7 +115,12 @@ fn diffs_equal_git_cli_output_for_every_kind_of_change() {
 #[test]
 fn three_dot_diff_leaves_out_what_the_base_branch_did_since_the_fork() {
     let repo = SyntheticRepo::new();
-    let fork = repo.commit(&[], "2024-01-01T00:00:00Z", "init", &[Change::write("a.py", "a = 1\n"), Change::write("b.py", "b = 1\n")]);
+    let fork = repo.commit(
+        &[],
+        "2024-01-01T00:00:00Z",
+        "init",
+        &[Change::write("a.py", "a = 1\n"), Change::write("b.py", "b = 1\n")],
+    );
     let main = repo.commit(&[fork], "2024-01-03T00:00:00Z", "main moves on", &[Change::write("b.py", "b = 2\n")]);
     let head = repo.commit(&[fork], "2024-01-02T00:00:00Z", "the PR", &[Change::write("a.py", "a = 2\n")]);
     let mirror = Mirror::open(repo.path()).unwrap();
@@ -126,7 +137,12 @@ fn three_dot_diff_leaves_out_what_the_base_branch_did_since_the_fork() {
 fn non_utf8_content_is_printed_as_a_binary_change() {
     let repo = SyntheticRepo::new();
     let base = repo.commit(&[], "2024-01-01T00:00:00Z", "init", &[Change::write("tests/latin1.txt", b"caf\xe9\n")]);
-    let head = repo.commit(&[base], "2024-01-02T00:00:00Z", "edit", &[Change::write("tests/latin1.txt", b"caf\xe9 au lait\n")]);
+    let head = repo.commit(
+        &[base],
+        "2024-01-02T00:00:00Z",
+        "edit",
+        &[Change::write("tests/latin1.txt", b"caf\xe9 au lait\n")],
+    );
     let mirror = Mirror::open(repo.path()).unwrap();
     let files = mirror.three_dot_diff(base, head).unwrap();
     assert_eq!(files.len(), 1);

@@ -55,7 +55,11 @@ fn second_mirror_run_fetches_only_what_is_new() {
     assert!(harvest.run(&["mirror", "--repo", "octo/widgets", "--clone-url", &url]).status.success());
     // Nothing new: nothing received.
     let output = harvest.run(&["mirror", "--repo", "octo/widgets", "--clone-url", &url]);
-    assert!(stdout(&output).contains("fetched into") && stdout(&output).contains(", 0 objects received"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("fetched into") && stdout(&output).contains(", 0 objects received"),
+        "{}",
+        stdout(&output)
+    );
 
     let newer = origin.commit(&[head], "2024-01-03T00:00:00Z", "more", &[Change::write("b.py", "b = 1\n")]);
     origin.pull_ref(2, newer);

@@ -39,7 +39,10 @@ fn task(repo: &str, number: u64, created: (i32, u32, u32), patch: &str) -> Task 
 }
 
 fn patch(n: u64) -> String {
-    format!("diff --git a/src/m{n}.py b/src/m{n}.py\n--- a/src/m{n}.py\n+++ b/src/m{n}.py\n@@ -1 +1 @@\n-x = {n}\n+x = {}\n", n + 1)
+    format!(
+        "diff --git a/src/m{n}.py b/src/m{n}.py\n--- a/src/m{n}.py\n+++ b/src/m{n}.py\n@@ -1 +1 @@\n-x = {n}\n+x = {}\n",
+        n + 1
+    )
 }
 
 /// Five tasks over two repositories and three months.
@@ -57,7 +60,12 @@ fn seeded() -> SweHarvest {
         .transaction(|tx| -> Result<(), StoreError> {
             for task in &tasks {
                 store::candidates::upsert_task(tx, task)?;
-                store::record_passed(tx, swe_harvest::model::Stage::Validate, &task.candidate.repo, &task.candidate.instance_id)?;
+                store::record_passed(
+                    tx,
+                    swe_harvest::model::Stage::Validate,
+                    &task.candidate.repo,
+                    &task.candidate.instance_id,
+                )?;
             }
             Ok(())
         })
@@ -138,7 +146,15 @@ fn an_existing_release_is_never_modified_unless_forced() {
 fn date_window_is_half_open_and_repos_filter() {
     let harvest = seeded();
     let output = harvest.run(&[
-        "release", "--name", "feb", "--version", "1", "--created-after", "2024-02-01", "--created-before", "2024-03-01",
+        "release",
+        "--name",
+        "feb",
+        "--version",
+        "1",
+        "--created-after",
+        "2024-02-01",
+        "--created-before",
+        "2024-03-01",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let dir = release_dir(&harvest, "feb", "1");
@@ -165,7 +181,12 @@ fn exclude_dataset_drops_by_instance_id_and_by_normalised_patch() {
         serde_json::json!({"instance_id": "someone__else-1", "patch": reworded}),
     ];
     std::fs::write(&other, rows.iter().map(|row| row.to_string() + "\n").collect::<String>()).unwrap();
-    let output = harvest.command().args(["release", "--name", "clean", "--version", "1", "--exclude-dataset"]).arg(&other).output().unwrap();
+    let output = harvest
+        .command()
+        .args(["release", "--name", "clean", "--version", "1", "--exclude-dataset"])
+        .arg(&other)
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let dir = release_dir(&harvest, "clean", "1");
     assert_eq!(ids(&dir.join("tasks.jsonl")), ["acme__widgets-12", "acme__widgets-20", "octo__gadgets-9"]);
@@ -176,7 +197,12 @@ fn exclude_dataset_drops_by_instance_id_and_by_normalised_patch() {
 
     // A parquet dataset works the same way: exclude everything an earlier release holds.
     let earlier = release_dir(&harvest, "clean", "1").join("tasks.parquet");
-    let output = harvest.command().args(["release", "--name", "rest", "--version", "1", "--exclude-dataset"]).arg(&earlier).output().unwrap();
+    let output = harvest
+        .command()
+        .args(["release", "--name", "rest", "--version", "1", "--exclude-dataset"])
+        .arg(&earlier)
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(ids(&release_dir(&harvest, "rest", "1").join("tasks.jsonl")), ["acme__widgets-10", "octo__gadgets-5"]);
 }
@@ -202,7 +228,11 @@ fn release_settings_file_is_used_and_flags_beat_it() {
     let harvest = seeded();
     std::fs::create_dir_all(harvest.path("configs/releases")).unwrap();
     std::fs::write(harvest.path("configs/pipeline.toml"), "").unwrap();
-    std::fs::write(harvest.path("configs/releases/monthly.toml"), "created_after = 2024-02-01\nrepos = [\"acme/widgets\"]\n").unwrap();
+    std::fs::write(
+        harvest.path("configs/releases/monthly.toml"),
+        "created_after = 2024-02-01\nrepos = [\"acme/widgets\"]\n",
+    )
+    .unwrap();
     let output = harvest.run(&["release", "--name", "monthly", "--version", "1"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(ids(&release_dir(&harvest, "monthly", "1").join("tasks.jsonl")), ["acme__widgets-20"]);
@@ -305,7 +335,10 @@ fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32
         .transaction(|tx| -> Result<(), StoreError> {
             for attempt in 1..=attempts {
                 let after = if wobbly.contains(&attempt) { TestStatus::Failed } else { TestStatus::Passed };
-                store::validation::insert_runs(tx, &[run(RunPhase::Pre, attempt, TestStatus::Failed), run(RunPhase::Post, attempt, after)])?;
+                store::validation::insert_runs(
+                    tx,
+                    &[run(RunPhase::Pre, attempt, TestStatus::Failed), run(RunPhase::Post, attempt, after)],
+                )?;
             }
             Ok(())
         })
@@ -372,5 +405,8 @@ fn an_swt_release_keeps_only_tasks_with_coverage_and_golden_tests_that_held_in_e
     let rows = read_records(&release_dir(&harvest, "all", "1").join("tasks.jsonl")).unwrap();
     assert_eq!(rows.len(), 5);
     let gadget = rows.iter().find(|row| row["instance_id"] == "octo__gadgets-9").unwrap();
-    assert_eq!((gadget["gold_executable_lines"].as_str(), gadget["golden_change_coverage"].as_str()), (Some(""), Some("")));
+    assert_eq!(
+        (gadget["gold_executable_lines"].as_str(), gadget["golden_change_coverage"].as_str()),
+        (Some(""), Some(""))
+    );
 }

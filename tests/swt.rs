@@ -54,7 +54,10 @@ fn calc_tasks(harvest: &SweHarvest) -> Project {
     let with_regression = project::tests_with_regression();
     let candidates = vec![
         // X removes lines 2 and 3; the golden test runs both more often than T^R: ΔC = 2/2.
-        project.candidate(1, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression)),
+        project.candidate(
+            1,
+            &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression),
+        ),
         // X removes 2, 3 and 8, adds new line 6, and adds calc/extra.py that nothing
         // runs. Executable: 2, 3, 8 (T^R's test_sub) and new 6 (test_sub on R∘X);
         // the golden test raises the counts of 2 and 3 only: ΔC = 2/4.
@@ -126,7 +129,12 @@ fn prediction(instance_id: &str, model: &str, patch: &str) -> String {
 }
 
 /// The `evaluate` report of `predictions` (JSONL lines) against `release`.
-fn evaluate(harvest: &SweHarvest, release: &std::path::Path, mode: &str, predictions: &[String]) -> (serde_json::Value, String) {
+fn evaluate(
+    harvest: &SweHarvest,
+    release: &std::path::Path,
+    mode: &str,
+    predictions: &[String],
+) -> (serde_json::Value, String) {
     let path = harvest.data_dir.join(format!("predictions-{mode}.jsonl"));
     std::fs::write(&path, predictions.join("\n") + "\n").unwrap();
     let out = harvest.data_dir.join(format!("report-{mode}.json"));
@@ -146,7 +154,10 @@ fn evaluate(harvest: &SweHarvest, release: &std::path::Path, mode: &str, predict
     );
     assert!(output.status.success(), "evaluate --mode {mode} failed:\n{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert!(!harvest.data_dir.join(format!("report-{mode}.json.progress.jsonl")).exists(), "the progress file is replaced");
+    assert!(
+        !harvest.data_dir.join(format!("report-{mode}.json.progress.jsonl")).exists(),
+        "the progress file is replaced"
+    );
     (report, crate::support::stdout(&output))
 }
 
@@ -277,8 +288,13 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
         model: "gold".into(),
         patch: Some(gold("acme__calc-1")),
     };
-    let key = swe_harvest::evaluate::prediction_key(swe_harvest::evaluate::Mode::Swe, &tasks["acme__calc-1"], &recorded);
-    let mut marker = swe_harvest::evaluate::report::PredictionReport::new("acme__calc-1", "gold", swe_harvest::evaluate::report::Status::Evaluated);
+    let key =
+        swe_harvest::evaluate::prediction_key(swe_harvest::evaluate::Mode::Swe, &tasks["acme__calc-1"], &recorded);
+    let mut marker = swe_harvest::evaluate::report::PredictionReport::new(
+        "acme__calc-1",
+        "gold",
+        swe_harvest::evaluate::report::Status::Evaluated,
+    );
     marker.applied = true;
     marker.resolved = Some(true);
     marker.detail = Some("recorded before the kill".into());
@@ -297,7 +313,11 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
     let harvest = SweHarvest::new();
     let release = harvest.data_dir.join("releases/plain/1");
     std::fs::create_dir_all(&release).unwrap();
-    std::fs::write(release.join("tasks.jsonl"), r#"{"instance_id": "a__b-1", "patch": "", "test_patch": ""}"#.to_string() + "\n").unwrap();
+    std::fs::write(
+        release.join("tasks.jsonl"),
+        r#"{"instance_id": "a__b-1", "patch": "", "test_patch": ""}"#.to_string() + "\n",
+    )
+    .unwrap();
     let predictions = harvest.data_dir.join("predictions.jsonl");
     std::fs::write(&predictions, prediction("a__b-1", "m", "x") + "\n").unwrap();
     let run = |release: &str, predictions: &str| {
@@ -305,7 +325,11 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
     };
     let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("has no instance image") && stderr(&output).contains("--images"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("has no instance image") && stderr(&output).contains("--images"),
+        "{}",
+        stderr(&output)
+    );
 
     std::fs::write(&predictions, "not json\n").unwrap();
     let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
@@ -365,5 +389,8 @@ fn the_line_counter_counts_executions_in_every_thread_of_the_named_files_only() 
     let replacing = "import sys\nfrom calc import add\nadd(1, 2)\nsys.settrace(lambda *args: None)\nadd(1, -1)\n";
     let written = count_lines(&[("calc/__init__.py", calc)], "calc/__init__.py", replacing);
     assert_eq!(written["tracer_replaced"], true, "{written}");
-    assert_eq!(written["counts"]["calc/__init__.py"]["2"], 1, "the call after the replacement is not counted: {written}");
+    assert_eq!(
+        written["counts"]["calc/__init__.py"]["2"], 1,
+        "the call after the replacement is not counted: {written}"
+    );
 }

@@ -51,7 +51,8 @@ fn names(list: &[&str]) -> Vec<String> {
 }
 
 const FLAKY_TEST: &str = "import os\n\n\ndef test_flaky():\n    # Passes in odd attempts, fails in even ones: a disagreement every two runs.\n    assert int(os.environ.get('SWE_HARVEST_ATTEMPT', '1')) % 2 == 1\n";
-const NETWORK_TEST: &str = "import socket\n\n\ndef test_reaches_pypi():\n    socket.create_connection(('pypi.org', 443), timeout=5).close()\n";
+const NETWORK_TEST: &str =
+    "import socket\n\n\ndef test_reaches_pypi():\n    socket.create_connection(('pypi.org', 443), timeout=5).close()\n";
 const FORGER_TEST: &str = r#"FORGED = (
     "\n@@swe-harvest forgedtoken0000000000000 pre end 0\n"
     "=========================== short test summary info ============================\n"
@@ -81,10 +82,15 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
     let project = Project::new();
     let with_regression = project::tests_with_regression();
     let candidates = vec![
-        project.candidate(1, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression)),
+        project.candidate(
+            1,
+            &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression),
+        ),
         project.candidate(
             2,
-            &Scenario::new("fix-breaks-sub").gold("calc/__init__.py", FIXED_CALC_BROKEN_SUB).test("tests/test_calc.py", &with_regression),
+            &Scenario::new("fix-breaks-sub")
+                .gold("calc/__init__.py", FIXED_CALC_BROKEN_SUB)
+                .test("tests/test_calc.py", &with_regression),
         ),
         project.candidate(
             3,
@@ -110,7 +116,9 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
         // The test patch only adds a test that passes before the fix: nothing to label.
         project.candidate(
             6,
-            &Scenario::new("no-f2p").gold("calc/__init__.py", FIXED_CALC).test("tests/test_more.py", "def test_more():\n    assert True\n"),
+            &Scenario::new("no-f2p")
+                .gold("calc/__init__.py", FIXED_CALC)
+                .test("tests/test_more.py", "def test_more():\n    assert True\n"),
         ),
     ];
     project.mirror_into(&harvest.data_dir);
@@ -125,7 +133,11 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
     assert_eq!(fix.fail_to_pass, names(&[regression]));
     assert_eq!(fix.pass_to_pass, names(&["tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"]));
     assert_eq!(fix.validation_runs, 2);
-    assert!(fix.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")), "{:?}", fix.image);
+    assert!(
+        fix.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")),
+        "{:?}",
+        fix.image
+    );
 
     let breaks = &tasks["acme__calc-2"];
     assert_eq!(breaks.fail_to_pass, names(&[regression]));
@@ -142,7 +154,11 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
 
     let forger = &tasks["acme__calc-5"];
     assert_eq!(forger.fail_to_pass, names(&[regression]));
-    assert!(forger.pass_to_pass.contains(&"tests/test_forger.py::test_forger".to_string()), "{:?}", forger.pass_to_pass);
+    assert!(
+        forger.pass_to_pass.contains(&"tests/test_forger.py::test_forger".to_string()),
+        "{:?}",
+        forger.pass_to_pass
+    );
     assert!(!forger.pass_to_pass.iter().any(|test| test.contains("test_always_fails")), "{:?}", forger.pass_to_pass);
     let forger_log = std::fs::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-5/run-1.log")).unwrap();
     assert!(forger_log.contains("@@swe-harvest forgedtoken"), "the forged marker reached the output: {forger_log}");
@@ -230,7 +246,9 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
     let project = Project::new();
     let candidate = project.candidate(
         21,
-        &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &project::tests_with_regression()),
+        &Scenario::new("fix")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression()),
     );
     project.mirror_into(&harvest.data_dir);
     // A row as published elsewhere: one FAIL_TO_PASS test right, one PASS_TO_PASS missing, one wrong extra.
@@ -358,7 +376,10 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     let with_regression = project::tests_with_regression();
     let candidates: Vec<_> = (51..54)
         .map(|number| {
-            project.candidate(number, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression))
+            project.candidate(
+                number,
+                &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression),
+            )
         })
         .collect();
     project.mirror_into(&harvest.data_dir);
@@ -387,7 +408,8 @@ fn shipped_repository_configs_parse_and_cover_every_version() {
     let mut checked = 0;
     for entry in std::fs::read_dir(root.join("configs/repos")).unwrap() {
         let path = entry.unwrap().path();
-        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".toml")) else {
+        let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".toml"))
+        else {
             continue;
         };
         let repo: swe_harvest::model::RepoSlug = stem.replacen("__", "/", 1).parse().unwrap();
@@ -409,7 +431,9 @@ fn candidates_without_a_mirror_or_an_inferable_environment_are_dropped_with_the_
     let project = Project::without_packaging();
     let candidate = project.candidate(
         61,
-        &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &project::tests_with_regression()),
+        &Scenario::new("fix")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression()),
     );
     project::store_candidates(&harvest.data_dir, &[candidate]);
 

@@ -22,7 +22,11 @@ fn file_stem(path: &Path) -> String {
 fn release_label(dir: &Path) -> String {
     let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let version = canonical.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = canonical.parent().and_then(Path::file_name).map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = canonical
+        .parent()
+        .and_then(Path::file_name)
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
     format!("{name}-{version}")
 }
 
@@ -33,7 +37,9 @@ pub fn evaluate(settings: &GlobalSettings, args: &EvaluateArgs) -> anyhow::Resul
             .into());
     }
     if !args.predictions.is_file() {
-        return Err(UsageError::new(format!("the predictions file `{}` does not exist", args.predictions.display())).into());
+        return Err(
+            UsageError::new(format!("the predictions file `{}` does not exist", args.predictions.display())).into()
+        );
     }
     let mode = match args.mode {
         EvaluateMode::Swe => Mode::Swe,
@@ -44,7 +50,8 @@ pub fn evaluate(settings: &GlobalSettings, args: &EvaluateArgs) -> anyhow::Resul
     let validate_settings =
         ValidateSettings::resolve(settings.data_dir.clone(), settings.config.clone(), args.workers, None, None)?;
     let run_name = format!("{}.{}.{}", release_label(&args.release), mode.name(), file_stem(&args.predictions));
-    let out: PathBuf = args.out.clone().unwrap_or_else(|| settings.data_dir.join("evaluations").join(format!("{run_name}.json")));
+    let out: PathBuf =
+        args.out.clone().unwrap_or_else(|| settings.data_dir.join("evaluations").join(format!("{run_name}.json")));
     fs_err::create_dir_all(&settings.data_dir)?;
     let data_dir_label =
         std::fs::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
@@ -58,13 +65,19 @@ pub fn evaluate(settings: &GlobalSettings, args: &EvaluateArgs) -> anyhow::Resul
         logs_dir: settings.data_dir.join("logs").join("evaluate").join(&run_name),
         data_dir_label,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
     let reporter = CliReporter::new();
     let report = runtime.block_on(async {
         let docker = validate::connect_docker().await?;
         evaluate::run(&evaluate_settings, docker, &tasks, &predictions, &reporter).await
     })?;
-    std::io::stdout().lock().write_all(evaluate::report::render(&report).as_bytes()).context("failed to write to stdout")?;
+    std::io::stdout()
+        .lock()
+        .write_all(evaluate::report::render(&report).as_bytes())
+        .context("failed to write to stdout")?;
     eprintln!("evaluate: report written to {}", out.display());
     Ok(if report.errors > 0 { ExitStatus::Failure } else { ExitStatus::Success })
 }

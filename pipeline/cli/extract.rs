@@ -19,7 +19,11 @@ use super::{ExitStatus, GlobalSettings};
 /// (`SWE_HARVEST_EXTRACT__COMPAT`) > the repository's file (`configs/repos/`) > the
 /// config file > the default. Other keys: the repository's file > the environment >
 /// the config file > the default.
-pub fn settings(global: &GlobalSettings, repo: &RepoSlug, compat: Option<CompatArg>) -> anyhow::Result<ExtractSettings> {
+pub fn settings(
+    global: &GlobalSettings,
+    repo: &RepoSlug,
+    compat: Option<CompatArg>,
+) -> anyhow::Result<ExtractSettings> {
     let config = &global.config.config.extract;
     let repo_config = global.config.repo(repo)?.extract;
     let compat_variable = format!("{}EXTRACT__COMPAT", swe_harvest::env_vars::CONFIG_OVERRIDE_PREFIX);

@@ -140,11 +140,9 @@ impl Reporter for CliReporter {
         if self.terminal {
             let bar = match total {
                 Some(total) => ProgressBar::new(total).with_style(
-                    ProgressStyle::with_template(
-                        "{spinner} {prefix} [{bar:30}] {pos}/{len} {per_sec} ETA {eta} {msg}",
-                    )
-                    .expect("valid template")
-                    .progress_chars("=> "),
+                    ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} {per_sec} ETA {eta} {msg}")
+                        .expect("valid template")
+                        .progress_chars("=> "),
                 ),
                 None => ProgressBar::new_spinner().with_style(
                     ProgressStyle::with_template("{spinner} {prefix} {pos} {per_sec} {msg}").expect("valid template"),

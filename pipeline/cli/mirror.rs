@@ -24,7 +24,11 @@ pub fn mirror(global: &GlobalSettings, args: &MirrorArgs) -> anyhow::Result<Exit
 }
 
 /// Mirrors the repositories and prints one line per repository; used by `run` too.
-pub fn run(store: &mut Store, repos: &[swe_harvest::model::RepoSlug], settings: &MirrorSettings) -> anyhow::Result<ExitStatus> {
+pub fn run(
+    store: &mut Store,
+    repos: &[swe_harvest::model::RepoSlug],
+    settings: &MirrorSettings,
+) -> anyhow::Result<ExitStatus> {
     let reporter = CliReporter::new();
     let outcomes = mirror::run(store, repos, settings, &reporter)?;
     let mut stdout = std::io::stdout().lock();

@@ -26,10 +26,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
+use swe_harvest::UsageError;
 use swe_harvest::config::{ConfigError, LoadedConfig};
 use swe_harvest::model::RepoSlugError;
 use swe_harvest::release::ReleaseError;
-use swe_harvest::UsageError;
 
 use args::{Cli, Command};
 

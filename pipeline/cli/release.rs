@@ -27,7 +27,11 @@ pub fn resolve(settings: &GlobalSettings, args: &ReleaseArgs) -> anyhow::Result<
             created_after: args.created_after.or(file.created_after),
             created_before: args.created_before.or(file.created_before),
             repos: if args.repos.is_empty() { file.repos } else { args.repos.clone() },
-            exclude_datasets: if args.exclude_dataset.is_empty() { file.exclude_datasets } else { args.exclude_dataset.clone() },
+            exclude_datasets: if args.exclude_dataset.is_empty() {
+                file.exclude_datasets
+            } else {
+                args.exclude_dataset.clone()
+            },
         },
         split_by: args.split_by.map(|SplitBy::Month| SplitPeriod::Month).or(file.split_by),
         force: args.force,

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::store::{FunnelReport, StageFunnel, Store, STORE_FILE};
+use swe_harvest::store::{FunnelReport, STORE_FILE, StageFunnel, Store};
 
 use super::args::StatusArgs;
 use super::{ExitStatus, GlobalSettings};
@@ -25,11 +25,7 @@ pub fn status(settings: &GlobalSettings, args: &StatusArgs) -> anyhow::Result<Ex
         fs_err::write(path, html)?;
         tracing::info!(path = %path.display(), "wrote the funnel report");
     }
-    let text = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
-    } else {
-        render_table(&report)
-    };
+    let text = if args.json { serde_json::to_string_pretty(&report)? + "\n" } else { render_table(&report) };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitStatus::Success)
 }

@@ -44,7 +44,10 @@ pub fn validate(settings: &GlobalSettings, args: &ValidateArgs) -> anyhow::Resul
         None => Work::Store { repos: args.repos.clone(), instances: args.instances.clone() },
     };
     let store = Store::open_in(&settings.data_dir).context("failed to open the state store")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
     let reporter = CliReporter::new();
     let summary = runtime.block_on(async {
         let docker = validate::connect_docker().await?;
@@ -80,7 +83,8 @@ fn read_rows(path: &Path) -> anyhow::Result<Vec<(serde_json::Map<String, serde_j
             serde_json::from_str(&line).map_err(|error| bad(error.to_string()))?;
         let row: TaskRow = serde_json::from_value(serde_json::Value::Object(object.clone()))
             .map_err(|error| bad(error.to_string()))?;
-        let repo: RepoSlug = row.repo.parse().map_err(|error: swe_harvest::model::RepoSlugError| bad(error.to_string()))?;
+        let repo: RepoSlug =
+            row.repo.parse().map_err(|error: swe_harvest::model::RepoSlugError| bad(error.to_string()))?;
         let created_at: DateTime<Utc> = DateTime::parse_from_rfc3339(&row.created_at)
             .map_err(|error| bad(format!("created_at `{}`: {error}", row.created_at)))?
             .with_timezone(&Utc);
@@ -135,7 +139,12 @@ fn write_rows(
                 Vec::new(),
                 serde_json::json!({"status": "dropped", "reason": dropped.reason, "detail": dropped.detail}),
             ),
-            None => (Vec::new(), Vec::new(), Vec::new(), serde_json::json!({"status": "not_validated", "reason": "interrupted"})),
+            None => (
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+                serde_json::json!({"status": "not_validated", "reason": "interrupted"}),
+            ),
         };
         object.insert("FAIL_TO_PASS".into(), encode_test_list(&fail_to_pass).into());
         object.insert("PASS_TO_PASS".into(), encode_test_list(&pass_to_pass).into());
@@ -172,7 +181,9 @@ fn compare(rows: &[(serde_json::Map<String, serde_json::Value>, Candidate)], sum
     let mut text = String::new();
     let list = |object: &serde_json::Map<String, serde_json::Value>, key: &str| -> BTreeSet<String> {
         match object.get(key) {
-            Some(serde_json::Value::String(encoded)) => serde_json::from_str::<Vec<String>>(encoded).unwrap_or_default(),
+            Some(serde_json::Value::String(encoded)) => {
+                serde_json::from_str::<Vec<String>>(encoded).unwrap_or_default()
+            }
             Some(value) => serde_json::from_value::<Vec<String>>(value.clone()).unwrap_or_default(),
             None => Vec::new(),
         }

@@ -629,10 +629,10 @@ impl RepoCrawl<'_> {
         let plan = if !listing_fits_one_page
             && (mentioned.len() as u64).saturating_mul(self.options.per_issue_fetch_ratio as u64) < estimated_issues
         {
-                Plan::PerIssue
-            } else {
-                Plan::Bulk
-            };
+            Plan::PerIssue
+        } else {
+            Plan::Bulk
+        };
         tracing::info!(
             repo = %self.repo,
             estimated_issues,

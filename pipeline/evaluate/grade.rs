@@ -33,8 +33,18 @@ pub struct GradeContext<'a> {
     pub data_dir_label: String,
 }
 
-fn job(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, name: &str, files: Vec<(String, Vec<u8>, u32)>, script: String, token: &str, phases: u32) -> ContainerJob {
-    let model_dir: String = model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+fn job(
+    context: &GradeContext<'_>,
+    task: &ReleaseTask,
+    model: &str,
+    name: &str,
+    files: Vec<(String, Vec<u8>, u32)>,
+    script: String,
+    token: &str,
+    phases: u32,
+) -> ContainerJob {
+    let model_dir: String =
+        model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     ContainerJob {
         instance_id: task.instance_id.clone(),
         attempt: 0,
@@ -88,12 +98,17 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     if !report.applied {
         report.reproduced = Some(false);
         report.change_coverage = task.change_coverage_of_nothing();
-        let text = outcome.steps.get("tests_patch").map(|step| crate::validate::image::last_lines(&step.text, 3)).unwrap_or_default();
+        let text = outcome
+            .steps
+            .get("tests_patch")
+            .map(|step| crate::validate::image::last_lines(&step.text, 3))
+            .unwrap_or_default();
         report.detail = Some(format!("the patch does not apply to base_commit: {text} (log: {log})"));
         return report;
     }
     if output.timed_out || output.oom_killed || !outcome.complete() {
-        let (step, text) = outcome.failed_step().unwrap_or_else(|| ("the container".into(), "hit its time or memory limit".into()));
+        let (step, text) =
+            outcome.failed_step().unwrap_or_else(|| ("the container".into(), "hit its time or memory limit".into()));
         report.reproduced = Some(false);
         report.detail = Some(format!("the run stopped at `{step}`: {text} (log: {log})"));
         return report;

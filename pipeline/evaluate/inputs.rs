@@ -55,17 +55,19 @@ fn string(record: &Map<String, Value>, key: &str) -> Option<String> {
 /// The release's tasks, by instance id. A release without instance images cannot be
 /// evaluated: that is a usage error with the command that makes one.
 pub fn read_release(dir: &Path) -> anyhow::Result<BTreeMap<String, ReleaseTask>> {
-    let path = ["tasks.jsonl", "tasks.parquet"].iter().map(|name| dir.join(name)).find(|path| path.is_file()).ok_or_else(|| {
-        UsageError::new(format!("`{}` is not a release: it has no tasks.jsonl or tasks.parquet", dir.display()))
-            .with_hint("pass a release folder, `<data-dir>/releases/NAME/VERSION`")
-    })?;
+    let path =
+        ["tasks.jsonl", "tasks.parquet"].iter().map(|name| dir.join(name)).find(|path| path.is_file()).ok_or_else(
+            || {
+                UsageError::new(format!("`{}` is not a release: it has no tasks.jsonl or tasks.parquet", dir.display()))
+                    .with_hint("pass a release folder, `<data-dir>/releases/NAME/VERSION`")
+            },
+        )?;
     let records = crate::dataset::read_records(&path)?;
     let mut tasks = BTreeMap::new();
     for (index, record) in records.iter().enumerate() {
         let field = |key: &str| string(record, key);
-        let instance_id = field("instance_id").ok_or_else(|| {
-            UsageError::new(format!("row {} of `{}` has no instance_id", index + 1, path.display()))
-        })?;
+        let instance_id = field("instance_id")
+            .ok_or_else(|| UsageError::new(format!("row {} of `{}` has no instance_id", index + 1, path.display())))?;
         let image = field("image").filter(|image| !image.is_empty()).ok_or_else(|| {
             UsageError::new(format!("task `{instance_id}` of `{}` has no instance image", path.display()))
                 .with_hint("make the release with images: `swe-harvest release --name NAME --version VERSION --images`")
@@ -81,7 +83,9 @@ pub fn read_release(dir: &Path) -> anyhow::Result<BTreeMap<String, ReleaseTask>>
             patch: field("patch").unwrap_or_default(),
             test_patch: field("test_patch").unwrap_or_default(),
             eval_script: field("eval_script").unwrap_or_default(),
-            test_command: field("test_command").filter(|command| !command.is_empty()).unwrap_or_else(|| "pytest -rA".into()),
+            test_command: field("test_command")
+                .filter(|command| !command.is_empty())
+                .unwrap_or_else(|| "pytest -rA".into()),
             fail_to_pass: list("FAIL_TO_PASS"),
             pass_to_pass: list("PASS_TO_PASS"),
             executable,
@@ -100,11 +104,13 @@ pub fn read_release(dir: &Path) -> anyhow::Result<BTreeMap<String, ReleaseTask>>
 pub fn read_predictions(path: &PathBuf) -> anyhow::Result<Vec<Prediction>> {
     let text = fs_err::read_to_string(path)?;
     let bad = |place: String, message: String| {
-        UsageError::new(format!("{place} of `{}` is not a prediction: {message}", path.display()))
-            .with_hint("predictions are JSON objects {\"instance_id\", \"model_name_or_path\", \"model_patch\"}, one per line")
+        UsageError::new(format!("{place} of `{}` is not a prediction: {message}", path.display())).with_hint(
+            "predictions are JSON objects {\"instance_id\", \"model_name_or_path\", \"model_patch\"}, one per line",
+        )
     };
     let records: Vec<(String, Value)> = if text.trim_start().starts_with('[') {
-        let list: Vec<Value> = serde_json::from_str(&text).map_err(|error| bad("the list".into(), error.to_string()))?;
+        let list: Vec<Value> =
+            serde_json::from_str(&text).map_err(|error| bad("the list".into(), error.to_string()))?;
         list.into_iter().enumerate().map(|(index, value)| (format!("item {}", index + 1), value)).collect()
     } else {
         let mut records = Vec::new();
@@ -121,7 +127,8 @@ pub fn read_predictions(path: &PathBuf) -> anyhow::Result<Vec<Prediction>> {
     let mut predictions = Vec::with_capacity(records.len());
     for (place, value) in records {
         let Value::Object(record) = value else { return Err(bad(place, "not a JSON object".into()).into()) };
-        let instance_id = string(&record, "instance_id").ok_or_else(|| bad(place.clone(), "no `instance_id`".into()))?;
+        let instance_id =
+            string(&record, "instance_id").ok_or_else(|| bad(place.clone(), "no `instance_id`".into()))?;
         predictions.push(Prediction {
             instance_id,
             model: string(&record, "model_name_or_path").unwrap_or_else(|| "unnamed".into()),

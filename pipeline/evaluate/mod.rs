@@ -67,7 +67,9 @@ pub fn progress_path(out: &Path) -> PathBuf {
 /// What identifies a graded prediction across runs: mode, task, image, model, patch.
 pub fn prediction_key(mode: Mode, task: &ReleaseTask, prediction: &Prediction) -> String {
     let mut hasher = Sha256::new();
-    for part in [mode.name(), &task.instance_id, &task.image, &prediction.model, prediction.patch.as_deref().unwrap_or("")] {
+    for part in
+        [mode.name(), &task.instance_id, &task.image, &prediction.model, prediction.patch.as_deref().unwrap_or("")]
+    {
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
@@ -120,7 +122,8 @@ pub async fn run(
     let mut todo = Vec::new();
     for (index, prediction) in predictions.iter().enumerate() {
         let Some(task) = tasks.get(&prediction.instance_id) else {
-            reports[index] = Some(PredictionReport::new(&prediction.instance_id, &prediction.model, Status::UnknownTask));
+            reports[index] =
+                Some(PredictionReport::new(&prediction.instance_id, &prediction.model, Status::UnknownTask));
             continue;
         };
         if !seen.insert((prediction.model.clone(), prediction.instance_id.clone())) {
@@ -213,7 +216,8 @@ pub async fn run(
     for (index, report) in graded {
         reports[index] = Some(report);
     }
-    let predictions_reports: Vec<PredictionReport> = reports.into_iter().map(|report| report.expect("every prediction is graded")).collect();
+    let predictions_reports: Vec<PredictionReport> =
+        reports.into_iter().map(|report| report.expect("every prediction is graded")).collect();
     let report = Report {
         mode: settings.mode.name().to_string(),
         release: settings.release_dir.display().to_string(),

@@ -168,7 +168,8 @@ pub fn totals(predictions: &[PredictionReport], swt: bool) -> Vec<Totals> {
                     fail_before_share: with(Transitions::fails_before),
                     fail_to_pass_share: with(|tests| !tests.fail_to_pass.is_empty()),
                     pass_to_pass_share: with(|tests| !tests.pass_to_pass.is_empty()),
-                    mean_change_coverage: (!coverage.is_empty()).then(|| coverage.iter().sum::<f64>() / coverage.len() as f64),
+                    mean_change_coverage: (!coverage.is_empty())
+                        .then(|| coverage.iter().sum::<f64>() / coverage.len() as f64),
                     coverage_tasks: coverage.len(),
                 }
             });
@@ -211,15 +212,33 @@ pub fn render(report: &Report) -> String {
     );
     let mut rows: Vec<Vec<String>> = Vec::new();
     if swt {
-        rows.push(["instance_id", "model", "status", "applied", "reproduced", "F→P", "F→F", "P→P", "P→F", "ΔC"].map(String::from).to_vec());
+        rows.push(
+            ["instance_id", "model", "status", "applied", "reproduced", "F→P", "F→F", "P→P", "P→F", "ΔC"]
+                .map(String::from)
+                .to_vec(),
+        );
     } else {
-        rows.push(["instance_id", "model", "status", "applied", "resolved", "FAIL_TO_PASS", "PASS_TO_PASS"].map(String::from).to_vec());
+        rows.push(
+            ["instance_id", "model", "status", "applied", "resolved", "FAIL_TO_PASS", "PASS_TO_PASS"]
+                .map(String::from)
+                .to_vec(),
+        );
     }
     for prediction in &report.predictions {
-        let status = serde_json::to_value(prediction.status).ok().and_then(|value| value.as_str().map(String::from)).unwrap_or_default();
-        let mut row = vec![prediction.instance_id.clone(), prediction.model_name_or_path.clone(), status, yes_no(prediction.applied).to_string()];
+        let status = serde_json::to_value(prediction.status)
+            .ok()
+            .and_then(|value| value.as_str().map(String::from))
+            .unwrap_or_default();
+        let mut row = vec![
+            prediction.instance_id.clone(),
+            prediction.model_name_or_path.clone(),
+            status,
+            yes_no(prediction.applied).to_string(),
+        ];
         if swt {
-            let count = |pick: fn(&Transitions) -> usize| prediction.tests.as_ref().map(|tests| pick(tests).to_string()).unwrap_or_else(|| "-".into());
+            let count = |pick: fn(&Transitions) -> usize| {
+                prediction.tests.as_ref().map(|tests| pick(tests).to_string()).unwrap_or_else(|| "-".into())
+            };
             row.push(prediction.reproduced.map(|value| yes_no(value).to_string()).unwrap_or_else(|| "-".into()));
             row.push(count(|tests| tests.fail_to_pass.len()));
             row.push(count(|tests| tests.fail_to_fail.len()));
@@ -227,7 +246,9 @@ pub fn render(report: &Report) -> String {
             row.push(count(|tests| tests.pass_to_fail.len()));
             row.push(prediction.change_coverage.map(percent).unwrap_or_else(|| "-".into()));
         } else {
-            let passed = |value: Option<Passed>| value.map(|value| format!("{}/{}", value.passed, value.total)).unwrap_or_else(|| "-".into());
+            let passed = |value: Option<Passed>| {
+                value.map(|value| format!("{}/{}", value.passed, value.total)).unwrap_or_else(|| "-".into())
+            };
             row.push(prediction.resolved.map(|value| yes_no(value).to_string()).unwrap_or_else(|| "-".into()));
             row.push(passed(prediction.fail_to_pass));
             row.push(passed(prediction.pass_to_pass));
@@ -260,21 +281,27 @@ pub fn render(report: &Report) -> String {
     }
     write_table(&mut text, &rows);
     if !report.unknown_tasks.is_empty() {
-        let _ = writeln!(text, "\npredictions for tasks the release does not hold: {}", report.unknown_tasks.join(", "));
+        let _ =
+            writeln!(text, "\npredictions for tasks the release does not hold: {}", report.unknown_tasks.join(", "));
     }
     if report.empty_patches > 0 {
         let _ = writeln!(text, "empty patches: {} (counted as not applied)", report.empty_patches);
     }
     if report.errors > 0 {
-        let _ = writeln!(text, "errors: {} (see `detail` in the JSON report; run evaluate again to retry them)", report.errors);
+        let _ = writeln!(
+            text,
+            "errors: {} (see `detail` in the JSON report; run evaluate again to retry them)",
+            report.errors
+        );
     }
     text
 }
 
 fn write_table(text: &mut String, rows: &[Vec<String>]) {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..columns).map(|column| rows.iter().filter_map(|row| row.get(column)).map(|cell| cell.chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..columns)
+        .map(|column| rows.iter().filter_map(|row| row.get(column)).map(|cell| cell.chars().count()).max().unwrap_or(0))
+        .collect();
     for row in rows {
         let cells: Vec<String> =
             row.iter().enumerate().map(|(column, cell)| format!("{cell:<width$}", width = widths[column])).collect();
@@ -286,7 +313,13 @@ fn write_table(text: &mut String, rows: &[Vec<String>]) {
 mod tests {
     use super::*;
 
-    fn swt_report(model: &str, applied: bool, reproduced: bool, tests: Transitions, coverage: Option<f64>) -> PredictionReport {
+    fn swt_report(
+        model: &str,
+        applied: bool,
+        reproduced: bool,
+        tests: Transitions,
+        coverage: Option<f64>,
+    ) -> PredictionReport {
         PredictionReport {
             applied,
             reproduced: Some(reproduced),

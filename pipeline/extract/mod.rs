@@ -40,7 +40,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Compat;
 use crate::git::{ChangedFile, GitError, Mirror};
-use crate::model::{Candidate, RawPullRequest, RepoSlug, Rejection, Stage};
+use crate::model::{Candidate, RawPullRequest, Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
 
@@ -172,12 +172,14 @@ pub fn run(
     let issue_numbers = store::extract::issue_numbers(connection, repo)?;
     let settings_key = settings.fingerprint_key();
 
-    let mut summary = ExtractSummary { repo: repo.to_string(), pull_requests: pull_requests.len(), ..Default::default() };
+    let mut summary =
+        ExtractSummary { repo: repo.to_string(), pull_requests: pull_requests.len(), ..Default::default() };
     let mut jobs = Vec::new();
     for pull_request in &pull_requests {
         let head = resolve_head(&mirror, pull_request);
         let fingerprint = fingerprint(pull_request, head, &settings_key);
-        if store::extract::fingerprint(connection, repo, pull_request.number)?.as_deref() == Some(fingerprint.as_str()) {
+        if store::extract::fingerprint(connection, repo, pull_request.number)?.as_deref() == Some(fingerprint.as_str())
+        {
             summary.unchanged += 1;
             continue;
         }
@@ -283,7 +285,10 @@ impl WorkerContext<'_> {
             );
         };
         let Some(base) = mirror.commit_id(&pull_request.base_sha) else {
-            return dropped("base_commit_missing", format!("the base commit {} is not in the mirror", pull_request.base_sha));
+            return dropped(
+                "base_commit_missing",
+                format!("the base commit {} is not in the mirror", pull_request.base_sha),
+            );
         };
         let Some(merge_base) = mirror.merge_base(base, head) else {
             return dropped("no_merge_base", format!("{base} and the PR head {head} have no common ancestor"));
@@ -302,7 +307,8 @@ impl WorkerContext<'_> {
             references.iter().partition(|number| self.pull_numbers.contains(number) || **number == pull_request.number);
         if issues.is_empty() {
             let detail = if pulls.is_empty() {
-                "no closing keyword followed by an issue of this repository in the title, body or commit messages".into()
+                "no closing keyword followed by an issue of this repository in the title, body or commit messages"
+                    .into()
             } else {
                 format!("the closing references {} are pull requests, not issues", list(&pulls))
             };
@@ -319,7 +325,10 @@ impl WorkerContext<'_> {
         let too_many_files = |count: usize| {
             dropped(
                 "too_many_files",
-                format!("{count} files changed, more than extract.max_files_changed = {}", self.settings.max_files_changed),
+                format!(
+                    "{count} files changed, more than extract.max_files_changed = {}",
+                    self.settings.max_files_changed
+                ),
             )
         };
         let mut tree_diff = match mirror.three_dot_tree_diff(merge_base, head, self.settings.max_files_changed) {
@@ -337,9 +346,16 @@ impl WorkerContext<'_> {
             return dropped("no_test_change", format!("none of the {} changed files is a test file", files.len()));
         }
         if !roles.contains(&FileRole::Source) {
-            let tests: Vec<&str> =
-                files.iter().zip(&roles).filter(|(_, role)| **role == FileRole::Test).map(|(file, _)| file.path()).collect();
-            return dropped("no_source_change", format!("no changed non-test source file (test files: {})", tests.join(", ")));
+            let tests: Vec<&str> = files
+                .iter()
+                .zip(&roles)
+                .filter(|(_, role)| **role == FileRole::Test)
+                .map(|(file, _)| file.path())
+                .collect();
+            return dropped(
+                "no_source_change",
+                format!("no changed non-test source file (test files: {})", tests.join(", ")),
+            );
         }
         let mut split = SplitDiff { files_changed: files.len(), ..SplitDiff::default() };
         for (index, role) in roles.iter().enumerate() {
@@ -379,7 +395,6 @@ impl WorkerContext<'_> {
 fn list(numbers: &[u64]) -> String {
     numbers.iter().map(|number| format!("#{number}")).collect::<Vec<_>>().join(", ")
 }
-
 
 /// Writes one PR's outcome in one transaction.
 fn write_outcome(

@@ -115,7 +115,10 @@ mod tests {
             split.patch,
             "diff --git a/CHANGES.md b/CHANGES.md\ndiff --git a/src/a.py b/src/a.py\ndiff --git a/src/contest.py b/src/contest.py\n"
         );
-        assert_eq!(split.test_patch, "diff --git a/tests/test_a.py b/tests/test_a.py\ndiff --git a/src/moved.py b/src/moved.py\n");
+        assert_eq!(
+            split.test_patch,
+            "diff --git a/tests/test_a.py b/tests/test_a.py\ndiff --git a/src/moved.py b/src/moved.py\n"
+        );
         assert_eq!(split.test_files, vec!["tests/test_a.py", "src/moved.py"]);
         assert_eq!(split.source_files, 2, "the changelog is not source");
         assert_eq!(split.files_changed, 5);

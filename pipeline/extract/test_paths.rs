@@ -35,13 +35,11 @@ impl TestPathRule {
             Compat::Native => {
                 let mut builder = GlobSetBuilder::new();
                 for pattern in patterns {
-                    let glob = Glob::new(pattern)
-                        .map_err(|source| PatternError { pattern: pattern.clone(), source })?;
+                    let glob =
+                        Glob::new(pattern).map_err(|source| PatternError { pattern: pattern.clone(), source })?;
                     builder.add(glob);
                 }
-                let set = builder
-                    .build()
-                    .map_err(|source| PatternError { pattern: patterns.join(", "), source })?;
+                let set = builder.build().map_err(|source| PatternError { pattern: patterns.join(", "), source })?;
                 Ok(TestPathRule::Native(set))
             }
         }
@@ -69,7 +67,11 @@ impl TestPathRule {
 /// not.
 pub fn is_source_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    let in_docs = lower.split('/').rev().skip(1).any(|component| matches!(component, "doc" | "docs" | "changelog.d" | "changes" | "news"));
+    let in_docs = lower
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|component| matches!(component, "doc" | "docs" | "changelog.d" | "changes" | "news"));
     let prose = [".md", ".rst", ".txt", ".adoc"].iter().any(|extension| lower.ends_with(extension));
     let file_name = lower.rsplit('/').next().unwrap_or(&lower);
     let meta = matches!(file_name, "license" | "authors" | "contributors" | ".gitignore" | ".mailmap");
@@ -140,7 +142,8 @@ mod tests {
 
     #[test]
     fn documentation_is_not_source() {
-        for path in ["CHANGELOG.md", "docs/index.rst", "doc/api/x.py", "README.txt", "changelog.d/1.bugfix", "LICENSE"] {
+        for path in ["CHANGELOG.md", "docs/index.rst", "doc/api/x.py", "README.txt", "changelog.d/1.bugfix", "LICENSE"]
+        {
             assert!(!is_source_path(path), "{path}");
         }
         for path in ["src/pkg/core.py", "setup.py", "pkg/data/schema.json", "Makefile", "pkg/docs.py"] {

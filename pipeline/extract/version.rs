@@ -66,7 +66,12 @@ pub struct VersionFinder {
 }
 
 impl VersionFinder {
-    pub fn new(mirror: &Mirror, tag_pattern: &Regex, version_file: Option<String>, source: VersionSource) -> VersionFinder {
+    pub fn new(
+        mirror: &Mirror,
+        tag_pattern: &Regex,
+        version_file: Option<String>,
+        source: VersionSource,
+    ) -> VersionFinder {
         let mut tags_by_commit: HashMap<Oid, (String, Vec<u64>)> = HashMap::new();
         for (name, commit) in mirror.tags().unwrap_or_default() {
             let Some(version) = version_from_tag(tag_pattern, &name) else { continue };
@@ -151,7 +156,11 @@ impl VersionFinder {
         let mut packages: Vec<String> = mirror
             .entries_under(commit, "")
             .into_iter()
-            .filter(|name| !name.starts_with('.') && !name.contains('.') && !matches!(name.as_str(), "tests" | "test" | "docs" | "doc" | "src"))
+            .filter(|name| {
+                !name.starts_with('.')
+                    && !name.contains('.')
+                    && !matches!(name.as_str(), "tests" | "test" | "docs" | "doc" | "src")
+            })
             .collect();
         // `src/` layouts: look one level down.
         packages.extend(

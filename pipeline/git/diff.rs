@@ -139,9 +139,8 @@ impl<'repo> TreeDiff<'repo> {
         let mut options = DiffOptions::new();
         options.context_lines(3).interhunk_lines(0).indent_heuristic(true).ignore_submodules(false);
         let diff_error = |source| GitError::Diff { old, new, source };
-        let mut diff = repository
-            .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut options))
-            .map_err(diff_error)?;
+        let mut diff =
+            repository.diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut options)).map_err(diff_error)?;
         let (mut added, mut deleted) = (0usize, 0usize);
         for delta in diff.deltas() {
             match delta.status() {
@@ -182,7 +181,8 @@ impl<'repo> TreeDiff<'repo> {
     pub fn file(&self, index: usize) -> ChangedFile {
         let delta = self.diff.get_delta(self.changed[index]).expect("a changed delta");
         let status = file_status(delta.status());
-        let path = |file: git2::DiffFile<'_>| String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
+        let path =
+            |file: git2::DiffFile<'_>| String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
         ChangedFile {
             old_path: (status != FileStatus::Added).then(|| path(delta.old_file())),
             new_path: (status != FileStatus::Deleted).then(|| path(delta.new_file())),
@@ -193,8 +193,11 @@ impl<'repo> TreeDiff<'repo> {
     /// Prints the `index`-th changed file as `git diff` does.
     pub fn print(&mut self, index: usize) -> Result<FileDiff, GitError> {
         let delta = self.diff.get_delta(self.changed[index]).expect("a changed delta");
-        render_file(self.repository, &delta, &mut self.options)
-            .map_err(|source| GitError::Diff { old: self.old, new: self.new, source })
+        render_file(self.repository, &delta, &mut self.options).map_err(|source| GitError::Diff {
+            old: self.old,
+            new: self.new,
+            source,
+        })
     }
 }
 

@@ -15,7 +15,7 @@ use git2::{AutotagOption, FetchOptions, FetchPrune, RemoteCallbacks, Repository}
 use serde::Serialize;
 
 use super::GitError;
-use crate::model::{RepoSlug, Rejection, Stage};
+use crate::model::{Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store};
 
@@ -90,9 +90,12 @@ pub fn run(
             Ok(stats) => {
                 outcome.received_objects = stats.received_objects;
                 outcome.received_bytes = stats.received_bytes;
-                outcome.pull_heads = super::Mirror::open(&path).and_then(|mirror| mirror.pull_heads()).map_or(0, |heads| heads.len());
+                outcome.pull_heads =
+                    super::Mirror::open(&path).and_then(|mirror| mirror.pull_heads()).map_or(0, |heads| heads.len());
                 tracing::info!(repo = %repo, path = %path.display(), pull_heads = outcome.pull_heads, objects = stats.received_objects, "mirror up to date");
-                store.transaction(|transaction| store::record_passed(transaction, Stage::Mirror, repo, &repo.to_string()))?;
+                store.transaction(|transaction| {
+                    store::record_passed(transaction, Stage::Mirror, repo, &repo.to_string())
+                })?;
             }
             Err(error) => {
                 let message = crate::error_chain(&error);
@@ -119,7 +122,6 @@ pub fn run(
     reporter.finish();
     Ok(outcomes)
 }
-
 
 /// Transfer figures of one fetch.
 #[derive(Debug, Clone, Copy, Default)]
@@ -172,14 +174,12 @@ pub fn sync_mirror(path: &Path, url: &str, reporter: &dyn Reporter) -> Result<Fe
     let stats = remote.stats();
     let stats = FetchStats { received_objects: stats.received_objects(), received_bytes: stats.received_bytes() };
 
-    let head_target = default_branch
-        .filter(|name| repository.find_reference(name).is_ok())
-        .or_else(|| {
-            ["refs/heads/main", "refs/heads/master"]
-                .into_iter()
-                .find(|name| repository.find_reference(name).is_ok())
-                .map(String::from)
-        });
+    let head_target = default_branch.filter(|name| repository.find_reference(name).is_ok()).or_else(|| {
+        ["refs/heads/main", "refs/heads/master"]
+            .into_iter()
+            .find(|name| repository.find_reference(name).is_ok())
+            .map(String::from)
+    });
     if let Some(target) = head_target {
         repository.set_head(&target).map_err(fetch_error)?;
     }

@@ -173,7 +173,8 @@ pub(super) fn render(
         let _ = writeln!(card, "| {repo} | {} |", license.as_deref().unwrap_or("unknown: check the repository"));
     }
     let _ = writeln!(card, "\n## Funnel\n");
-    let _ = writeln!(card, "How the items of these repositories fared at each stage (all time, not only this release):\n");
+    let _ =
+        writeln!(card, "How the items of these repositories fared at each stage (all time, not only this release):\n");
     let _ = writeln!(card, "| stage | entered | passed | dropped | drop reasons |\n| --- | ---: | ---: | ---: | --- |");
     for stage in &funnel.total {
         let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();

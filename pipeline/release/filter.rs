@@ -115,7 +115,8 @@ mod tests {
 
     #[test]
     fn fingerprint_ignores_whitespace_and_index_lines() {
-        let a = "diff --git a/x.py b/x.py\nindex 1234..5678 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a  = 1\n+a = 2\n";
+        let a =
+            "diff --git a/x.py b/x.py\nindex 1234..5678 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a  = 1\n+a = 2\n";
         let b = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n\n@@ -1 +1 @@\n-a = 1\r\n+a = 2   \n";
         let c = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 3\n";
         assert_eq!(patch_fingerprint(a), patch_fingerprint(b));

@@ -74,9 +74,12 @@ fn with_summary(test_command: &str) -> String {
 pub fn eval_script(task: &Task, spec: &EnvironmentSpec, test_files: &[String]) -> String {
     let candidate = &task.candidate;
     let touched = source::files_changed_by(&candidate.test_patch);
-    let quoted = |files: &[String]| files.iter().map(|file| crate::validate::infer::shell_quote(file)).collect::<Vec<_>>();
-    let reset: Vec<String> =
-        quoted(&touched).iter().map(|file| format!("git checkout HEAD -- {file} 2>/dev/null || rm -f {file}")).collect();
+    let quoted =
+        |files: &[String]| files.iter().map(|file| crate::validate::infer::shell_quote(file)).collect::<Vec<_>>();
+    let reset: Vec<String> = quoted(&touched)
+        .iter()
+        .map(|file| format!("git checkout HEAD -- {file} 2>/dev/null || rm -f {file}"))
+        .collect();
     let mut patch = candidate.test_patch.clone();
     if !patch.ends_with('\n') {
         patch.push('\n');
@@ -152,7 +155,10 @@ pub async fn build_instance_image(
     let instance_id = &task.candidate.instance_id;
     let tag = instance_tag(build.prefix, instance_id, build.version);
     if build.docker.inspect_image(environment_image).await.is_err() {
-        return Err(ImagesError::EnvironmentMissing { instance_id: instance_id.clone(), image: environment_image.into() });
+        return Err(ImagesError::EnvironmentMissing {
+            instance_id: instance_id.clone(),
+            image: environment_image.into(),
+        });
     }
     let mirror = source::find_mirror(build.data_dir, build.mirrors_dir, &task.candidate.repo)
         .map_err(|error| ImagesError::Source { instance_id: instance_id.clone(), message: error.to_string() })?;
@@ -171,10 +177,14 @@ pub async fn build_instance_image(
     write_log(&log_path, &log);
     match outcome {
         Ok(()) => Ok(tag),
-        Err(BuildFailure::TimedOut) => {
-            Err(ImagesError::Build { tag, message: format!("timed out after {}s", build.timeout.as_secs()), log: log_path })
+        Err(BuildFailure::TimedOut) => Err(ImagesError::Build {
+            tag,
+            message: format!("timed out after {}s", build.timeout.as_secs()),
+            log: log_path,
+        }),
+        Err(BuildFailure::Failed(message)) => {
+            Err(ImagesError::Build { tag, message: last_lines(&message, 3), log: log_path })
         }
-        Err(BuildFailure::Failed(message)) => Err(ImagesError::Build { tag, message: last_lines(&message, 3), log: log_path }),
     }
 }
 
@@ -245,7 +255,8 @@ mod tests {
 
     #[test]
     fn eval_script_has_swebenchs_shape() {
-        let spec = EnvironmentSpec { test_command: "python -m pytest -p no:cacheprovider".into(), ..Default::default() };
+        let spec =
+            EnvironmentSpec { test_command: "python -m pytest -p no:cacheprovider".into(), ..Default::default() };
         let files = vec!["tests/test_a.py".to_string(), "tests/test_new.py".to_string()];
         let script = eval_script(&task(), &spec, &files);
         let lines: Vec<&str> = script.lines().collect();
@@ -256,8 +267,14 @@ mod tests {
         assert_eq!(lines[start + 1], "python -m pytest -p no:cacheprovider -rA tests/test_a.py tests/test_new.py");
         let apply = lines.iter().position(|line| line.starts_with("git apply -v - <<'")).unwrap();
         assert!(apply < start);
-        assert!(script.contains("+def test_new(): pass\nEOF_SWE_HARVEST_TEST_PATCH\n"), "the patch ends with a newline before the delimiter");
-        let resets = lines.iter().filter(|line| line.starts_with("git checkout HEAD -- tests/test_new.py 2>/dev/null || rm -f")).count();
+        assert!(
+            script.contains("+def test_new(): pass\nEOF_SWE_HARVEST_TEST_PATCH\n"),
+            "the patch ends with a newline before the delimiter"
+        );
+        let resets = lines
+            .iter()
+            .filter(|line| line.starts_with("git checkout HEAD -- tests/test_new.py 2>/dev/null || rm -f"))
+            .count();
         assert_eq!(resets, 2, "test files are reset before applying and after running");
         assert!(lines.last().unwrap().starts_with("git checkout HEAD -- "));
     }

@@ -126,7 +126,10 @@ impl Manifest {
                 exclude_datasets: filters
                     .exclude_datasets
                     .iter()
-                    .map(|path| ExcludedDataset { path: path.clone(), sha256: sha256_of(path).ok().map(|(hash, _)| hash) })
+                    .map(|path| ExcludedDataset {
+                        path: path.clone(),
+                        sha256: sha256_of(path).ok().map(|(hash, _)| hash),
+                    })
                     .collect(),
                 split_by: request.split_by,
                 swt_min_runs: request.swt_min_runs,

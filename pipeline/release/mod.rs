@@ -269,10 +269,8 @@ fn write_release(
     let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
     let swt_section = swt::card_section(tasks, coverage, request.swt_min_runs);
     let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?, &swt_section);
-    crate::dataset::write_durably(&staging.join("README.md"), |file| {
-        std::io::Write::write_all(file, card.as_bytes())
-    })
-    .map_err(ReleaseError::Write)?;
+    crate::dataset::write_durably(&staging.join("README.md"), |file| std::io::Write::write_all(file, card.as_bytes()))
+        .map_err(ReleaseError::Write)?;
     manifest.record_files(staging).map_err(ReleaseError::Write)?;
     let text = serde_json::to_string_pretty(&manifest).expect("manifests serialize") + "\n";
     crate::dataset::write_durably(&staging.join("manifest.json"), |file| {
@@ -297,7 +295,8 @@ fn instance_images(
         .build()
         .map_err(|error| images::ImagesError::Docker(error.to_string()))?;
     let columns = runtime.block_on(async {
-        let docker = crate::validate::connect_docker().await.map_err(|error| images::ImagesError::Docker(error.to_string()))?;
+        let docker =
+            crate::validate::connect_docker().await.map_err(|error| images::ImagesError::Docker(error.to_string()))?;
         let build = images::ImageBuild {
             docker: &docker,
             data_dir,
@@ -327,7 +326,12 @@ fn instance_images(
                 images::EVAL_TYPE.to_string(),
                 spec.test_command.clone(),
             ]);
-            reporter.message(&format!("instance image {} of {}: {}", columns.len(), tasks.len(), columns[columns.len() - 1][0]));
+            reporter.message(&format!(
+                "instance image {} of {}: {}",
+                columns.len(),
+                tasks.len(),
+                columns[columns.len() - 1][0]
+            ));
         }
         Ok::<_, ReleaseError>(columns)
     })?;

@@ -141,8 +141,14 @@ pub fn card_section(tasks: &[Task], coverage: &BTreeMap<String, GoldenCoverage>,
 }
 
 /// The bins of the card's ΔC table: exactly 0, then quarters, then exactly 1.
-const COVERAGE_BINS: [(&str, f64, f64); 6] =
-    [("0%", 0.0, 0.0), ("(0%, 25%]", 0.0, 0.25), ("(25%, 50%]", 0.25, 0.5), ("(50%, 75%]", 0.5, 0.75), ("(75%, 100%)", 0.75, 1.0), ("100%", 1.0, 1.0)];
+const COVERAGE_BINS: [(&str, f64, f64); 6] = [
+    ("0%", 0.0, 0.0),
+    ("(0%, 25%]", 0.0, 0.25),
+    ("(25%, 50%]", 0.25, 0.5),
+    ("(50%, 75%]", 0.5, 0.75),
+    ("(75%, 100%)", 0.75, 1.0),
+    ("100%", 1.0, 1.0),
+];
 
 fn in_bin(share: f64, low: f64, high: f64) -> bool {
     if low == high {

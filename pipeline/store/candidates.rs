@@ -49,7 +49,8 @@ fn load_by_repo<T: serde::de::DeserializeOwned>(
 ) -> Result<Vec<T>> {
     let mut statement = connection.prepare(query)?;
     let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
-    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
+    let rows = statement
+        .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
     let mut out = Vec::new();
     for row in rows {
         let (instance_id, repo, data) = row?;

@@ -49,7 +49,11 @@ pub fn delete(connection: &Connection, instance_id: &str) -> Result<()> {
 }
 
 fn decode(instance_id: &str, data: &str) -> Result<GoldenCoverage> {
-    serde_json::from_str(data).map_err(|source| StoreError::Decode { kind: "task coverage", key: instance_id.to_string(), source })
+    serde_json::from_str(data).map_err(|source| StoreError::Decode {
+        kind: "task coverage",
+        key: instance_id.to_string(),
+        source,
+    })
 }
 
 /// Every task's coverage, by instance id.
@@ -67,9 +71,8 @@ pub fn all(connection: &Connection) -> Result<BTreeMap<String, GoldenCoverage>> 
 
 /// Labelled tasks with no coverage outcome yet: `validate --coverage` measures them.
 pub fn labelled_without_coverage(connection: &Connection) -> Result<std::collections::BTreeSet<String>> {
-    let mut statement = connection.prepare(
-        "SELECT instance_id FROM tasks WHERE instance_id NOT IN (SELECT instance_id FROM task_coverage)",
-    )?;
+    let mut statement = connection
+        .prepare("SELECT instance_id FROM tasks WHERE instance_id NOT IN (SELECT instance_id FROM task_coverage)")?;
     let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -8,7 +8,7 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::{Result, now};
-use crate::model::{RepoSlug, Rejection, Stage};
+use crate::model::{Rejection, RepoSlug, Stage};
 
 /// Records that `item` passed `stage`.
 pub fn record_passed(connection: &Connection, stage: Stage, repo: &RepoSlug, item: &str) -> Result<()> {

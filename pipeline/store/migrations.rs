@@ -158,8 +158,7 @@ pub(super) fn migrate(connection: &mut Connection, path: &Path, target: u32) -> 
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, supported: SCHEMA_VERSION });
     }
     for version in (found + 1)..=target.min(SCHEMA_VERSION) {
-        let migration_error =
-            |source| StoreError::Migrate { path: path.to_path_buf(), version, source };
+        let migration_error = |source| StoreError::Migrate { path: path.to_path_buf(), version, source };
         let transaction = connection.transaction().map_err(migration_error)?;
         transaction.execute_batch(MIGRATIONS[version as usize - 1]).map_err(migration_error)?;
         // PRAGMA takes no bound parameters; `version` is our own integer.

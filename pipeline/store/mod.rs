@@ -133,10 +133,8 @@ impl Store {
     {
         // IMMEDIATE takes the write lock up front, so two writers queue instead of
         // failing halfway with SQLITE_BUSY.
-        let transaction = self
-            .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(StoreError::from)?;
+        let transaction =
+            self.connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
         let value = work(&transaction)?;
         transaction.commit().map_err(StoreError::from)?;
         Ok(value)

@@ -44,8 +44,7 @@ pub fn upsert_pull_request(connection: &Connection, repo: &RepoSlug, pull_reques
 
 /// Every stored pull request of a repository, by number.
 pub fn pull_requests(connection: &Connection, repo: &RepoSlug) -> Result<Vec<RawPullRequest>> {
-    let mut statement =
-        connection.prepare("SELECT number, data FROM pull_requests WHERE repo = ?1 ORDER BY number")?;
+    let mut statement = connection.prepare("SELECT number, data FROM pull_requests WHERE repo = ?1 ORDER BY number")?;
     let rows = statement.query_map([repo.to_string()], |row| Ok((row.get::<_, u64>(0)?, row.get::<_, String>(1)?)))?;
     rows.map(|row| {
         let (number, data) = row?;
@@ -97,11 +96,11 @@ pub fn upsert_comment(connection: &Connection, repo: &RepoSlug, comment: &RawCom
 
 /// The comments of one issue, oldest first.
 pub fn comments(connection: &Connection, repo: &RepoSlug, issue_number: u64) -> Result<Vec<RawComment>> {
-    let mut statement = connection.prepare(
-        "SELECT id, data FROM issue_comments WHERE repo = ?1 AND issue_number = ?2 ORDER BY created_at, id",
-    )?;
-    let rows = statement
-        .query_map(params![repo.to_string(), issue_number], |row| Ok((row.get::<_, u64>(0)?, row.get::<_, String>(1)?)))?;
+    let mut statement = connection
+        .prepare("SELECT id, data FROM issue_comments WHERE repo = ?1 AND issue_number = ?2 ORDER BY created_at, id")?;
+    let rows = statement.query_map(params![repo.to_string(), issue_number], |row| {
+        Ok((row.get::<_, u64>(0)?, row.get::<_, String>(1)?))
+    })?;
     rows.map(|row| {
         let (id, data) = row?;
         decode("comment", format!("{repo} comment {id}"), &data)

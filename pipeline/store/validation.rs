@@ -110,7 +110,11 @@ pub fn environment_spec_for_image(connection: &Connection, image: &str) -> Resul
         |row| row.get(0),
     ))?;
     spec.map(|spec| {
-        serde_json::from_str(&spec).map_err(|source| StoreError::Decode { kind: "environment", key: image.to_string(), source })
+        serde_json::from_str(&spec).map_err(|source| StoreError::Decode {
+            kind: "environment",
+            key: image.to_string(),
+            source,
+        })
     })
     .transpose()
 }

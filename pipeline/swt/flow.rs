@@ -232,10 +232,20 @@ mod tests {
             phase_timeout: Duration::from_secs(30),
         }
         .render();
-        let order: Vec<usize> = ["step install", "run_traced base_pre", "step tests_patch", "run_traced with_pre", "step gold_patch", "run_traced with_post", "step tests_revert", "run_traced base_post", "step done"]
-            .iter()
-            .map(|needle| script.find(&format!("\n{needle}")).unwrap_or_else(|| panic!("`{needle}` missing:\n{script}")))
-            .collect();
+        let order: Vec<usize> = [
+            "step install",
+            "run_traced base_pre",
+            "step tests_patch",
+            "run_traced with_pre",
+            "step gold_patch",
+            "run_traced with_post",
+            "step tests_revert",
+            "run_traced base_post",
+            "step done",
+        ]
+        .iter()
+        .map(|needle| script.find(&format!("\n{needle}")).unwrap_or_else(|| panic!("`{needle}` missing:\n{script}")))
+        .collect();
         assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{order:?}");
         assert!(script.contains("with_files=(tests/test_a.py 'tests/test new.py')"), "{script}");
         assert!(script.contains("traced_files='pkg/a.py\npkg/b.py'"), "{script}");
@@ -250,8 +260,14 @@ mod tests {
         let output = ContainerOutput {
             log: log.into(),
             reports: [
-                ("base_pre.cov.10.json".to_string(), r#"{"counts": {"m.py": {"3": 2}}, "tracer_replaced": false}"#.to_string()),
-                ("base_pre.cov.11.json".to_string(), r#"{"counts": {"m.py": {"3": 1, "4": 1}}, "tracer_replaced": true}"#.to_string()),
+                (
+                    "base_pre.cov.10.json".to_string(),
+                    r#"{"counts": {"m.py": {"3": 2}}, "tracer_replaced": false}"#.to_string(),
+                ),
+                (
+                    "base_pre.cov.11.json".to_string(),
+                    r#"{"counts": {"m.py": {"3": 1, "4": 1}}, "tracer_replaced": true}"#.to_string(),
+                ),
             ]
             .into(),
             ..ContainerOutput::default()

@@ -35,7 +35,8 @@ impl ChangedLines {
                     new_path = side_path(path, "b/");
                 } else if let Some(header) = line.strip_prefix("@@ ") {
                     if let Some(hunk) = Hunk::parse(header) {
-                        (old_line, new_line, old_left, new_left) = (hunk.old_start, hunk.new_start, hunk.old_count, hunk.new_count);
+                        (old_line, new_line, old_left, new_left) =
+                            (hunk.old_start, hunk.new_start, hunk.old_count, hunk.new_count);
                     }
                 }
                 continue;

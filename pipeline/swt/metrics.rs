@@ -138,7 +138,12 @@ impl Transitions {
     /// (`with_pre` on R, `with_post` on R∘X) except those that behave exactly as in
     /// the runs of T^R alone (`base_pre`, `base_post`): the existing tests that T left
     /// alone. This is SWT-Bench's comparison against the base run.
-    pub fn of(with_pre: &RunResults, with_post: &RunResults, base_pre: &RunResults, base_post: &RunResults) -> Transitions {
+    pub fn of(
+        with_pre: &RunResults,
+        with_post: &RunResults,
+        base_pre: &RunResults,
+        base_post: &RunResults,
+    ) -> Transitions {
         let mut transitions = Transitions::default();
         let tests: BTreeSet<&String> = with_pre.keys().chain(with_post.keys()).collect();
         for test in tests {
@@ -237,8 +242,10 @@ mod tests {
         use TestStatus::*;
         let base_pre = results(&[("t.py::old", Passed), ("t.py::broken", Failed)]);
         let base_post = results(&[("t.py::old", Passed), ("t.py::broken", Failed)]);
-        let with_pre = results(&[("t.py::old", Passed), ("t.py::broken", Failed), ("t.py::new", Failed), ("t.py::keep", Skipped)]);
-        let with_post = results(&[("t.py::old", Passed), ("t.py::broken", Failed), ("t.py::new", Passed), ("t.py::keep", Passed)]);
+        let with_pre =
+            results(&[("t.py::old", Passed), ("t.py::broken", Failed), ("t.py::new", Failed), ("t.py::keep", Skipped)]);
+        let with_post =
+            results(&[("t.py::old", Passed), ("t.py::broken", Failed), ("t.py::new", Passed), ("t.py::keep", Passed)]);
         let transitions = Transitions::of(&with_pre, &with_post, &base_pre, &base_post);
         assert_eq!(transitions.fail_to_pass, vec!["t.py::new".to_string()]);
         assert_eq!(transitions.pass_to_pass, vec!["t.py::keep".to_string()], "a skip passes");

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use bollard::Docker;
 
 use super::image::USER;
-use super::runner::{self, Containers, ContainerJob, Limits};
+use super::runner::{self, ContainerJob, Containers, Limits};
 use crate::model::{Candidate, EnvironmentSpec};
 use crate::store::coverage::GoldenCoverage;
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
@@ -32,7 +32,12 @@ pub struct CoverageRequest<'a> {
 }
 
 /// Measures the golden tests' change coverage of one task.
-pub async fn measure(docker: &Docker, containers: &Containers, request: &CoverageRequest<'_>, limits: Limits) -> GoldenCoverage {
+pub async fn measure(
+    docker: &Docker,
+    containers: &Containers,
+    request: &CoverageRequest<'_>,
+    limits: Limits,
+) -> GoldenCoverage {
     let candidate = request.candidate;
     let changed = ChangedLines::of_patch(&candidate.patch);
     let traced: Vec<String> = changed.files().into_iter().collect();

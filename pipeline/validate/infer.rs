@@ -55,7 +55,8 @@ pub enum InferError {
 pub fn wanted(path: &str) -> bool {
     let top_level = !path.contains('/');
     let name = path.rsplit('/').next().unwrap_or(path);
-    (top_level && matches!(name, "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "pytest.ini" | ".travis.yml"))
+    (top_level
+        && matches!(name, "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "pytest.ini" | ".travis.yml"))
         || (top_level && name.ends_with(".txt") && name.contains("requirements"))
         || (path.starts_with("requirements/") && name.ends_with(".txt") && path.matches('/').count() == 1)
         || (path.starts_with(".github/workflows/") && (name.ends_with(".yml") || name.ends_with(".yaml")))
@@ -101,8 +102,7 @@ pub fn requires_python_allows(requires: &str, runtime: &str) -> bool {
         let operator_end = clause.find(|c: char| c.is_ascii_digit()).unwrap_or(clause.len());
         let (operator, version) = clause.split_at(operator_end);
         let wildcard = version.ends_with(".*");
-        let parts: Vec<u32> =
-            version.trim_end_matches(".*").split('.').filter_map(|part| part.parse().ok()).collect();
+        let parts: Vec<u32> = version.trim_end_matches(".*").split('.').filter_map(|part| part.parse().ok()).collect();
         let want = (parts.first().copied().unwrap_or(0), parts.get(1).copied().unwrap_or(0));
         // A patch level in a lower bound (`>=3.6.2`) is met by the minor version's later releases.
         match operator.trim() {
@@ -111,11 +111,19 @@ pub fn requires_python_allows(requires: &str, runtime: &str) -> bool {
             "<" => have < want || (parts.len() > 2 && have == want && parts[2] > 0),
             "<=" => have <= want,
             "==" if wildcard || parts.len() <= 2 => {
-                if parts.len() == 1 { have.0 == want.0 } else { have == want }
+                if parts.len() == 1 {
+                    have.0 == want.0
+                } else {
+                    have == want
+                }
             }
             "==" => have == want,
             "!=" if wildcard || parts.len() <= 2 => {
-                if parts.len() == 1 { have.0 != want.0 } else { have != want }
+                if parts.len() == 1 {
+                    have.0 != want.0
+                } else {
+                    have != want
+                }
             }
             "~=" => have >= want && have.0 == want.0,
             _ => true,
@@ -167,7 +175,9 @@ fn facts(files: &RepoFiles) -> Facts {
                         .and_then(|value| value.get("requires"))
                         .and_then(|value| value.as_array())
                     {
-                        facts.build_requires.extend(requires.iter().filter_map(|value| value.as_str()).map(String::from));
+                        facts
+                            .build_requires
+                            .extend(requires.iter().filter_map(|value| value.as_str()).map(String::from));
                     }
                     if let Some(addopts) = table
                         .get("tool")
@@ -252,7 +262,8 @@ fn facts(files: &RepoFiles) -> Facts {
         let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
         name.contains("test") || (path.starts_with("requirements/") && name == "dev.txt") || name.contains("-dev")
     };
-    let mut chosen: Vec<String> = requirement_files.iter().filter(|path| testish(path)).map(|path| path.to_string()).collect();
+    let mut chosen: Vec<String> =
+        requirement_files.iter().filter(|path| testish(path)).map(|path| path.to_string()).collect();
     if chosen.is_empty() {
         chosen.extend(requirement_files.iter().filter(|path| path.contains("dev")).map(|path| path.to_string()));
     }
@@ -305,7 +316,12 @@ fn plugins_for(addopts: &str) -> Vec<&'static str> {
     if has("--cov") || addopts.contains("--cov") {
         plugins.push("pytest-cov");
     }
-    if has("-n") || has("--numprocesses") || words.iter().any(|word| word.starts_with("-n") && word.len() > 2 && word[2..].chars().all(|c| c.is_ascii_digit())) {
+    if has("-n")
+        || has("--numprocesses")
+        || words
+            .iter()
+            .any(|word| word.starts_with("-n") && word.len() > 2 && word[2..].chars().all(|c| c.is_ascii_digit()))
+    {
         plugins.push("pytest-xdist");
     }
     if has("--timeout") {
@@ -396,7 +412,11 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         .iter()
         .enumerate()
         .map(|(index, rung)| {
-            if index == 0 { format!("{{ {rung}; }}") } else { format!("{{ echo 'swe-harvest: install rung {}'; {rung}; }}", index + 1) }
+            if index == 0 {
+                format!("{{ {rung}; }}")
+            } else {
+                format!("{{ echo 'swe-harvest: install rung {}'; {rung}; }}", index + 1)
+            }
         })
         .collect::<Vec<_>>()
         .join(" || ");
@@ -419,7 +439,9 @@ fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> R
     runtimes.sort();
     let allowed: Vec<&(u32, u32, &String)> = runtimes
         .iter()
-        .filter(|(_, _, runtime)| facts.requires_python.as_deref().is_none_or(|requires| requires_python_allows(requires, runtime)))
+        .filter(|(_, _, runtime)| {
+            facts.requires_python.as_deref().is_none_or(|requires| requires_python_allows(requires, runtime))
+        })
         .collect();
     let released = |runtime: &String| released_by(runtime, date);
     let declared_and_released = allowed
@@ -499,7 +521,10 @@ mod tests {
         assert_eq!(infer(&tox, date(2024, 1), &available()).unwrap().runtime, "3.11");
         let ci = files(&[
             ("setup.py", "setup(name='x')"),
-            (".github/workflows/ci.yml", "jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: [\"3.8\", \"3.9\", \"3.13\"]\n"),
+            (
+                ".github/workflows/ci.yml",
+                "jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: [\"3.8\", \"3.9\", \"3.13\"]\n",
+            ),
         ]);
         assert_eq!(infer(&ci, date(2025, 1), &available()).unwrap().runtime, "3.13");
     }
@@ -560,7 +585,10 @@ mod tests {
         assert_eq!(infer(&repo, date(2022, 1), &available()), Err(InferError::NotAPythonProject));
         let only_requirements = files(&[("requirements.txt", "flask\n")]);
         let spec = infer(&only_requirements, date(2022, 1), &available()).unwrap();
-        assert_eq!(spec.install, vec!["{ uv pip install --no-build-isolation -r requirements.txt pytest; }".to_string()]);
+        assert_eq!(
+            spec.install,
+            vec!["{ uv pip install --no-build-isolation -r requirements.txt pytest; }".to_string()]
+        );
     }
 
     #[test]
@@ -584,7 +612,9 @@ mod tests {
 
     #[test]
     fn wanted_files() {
-        for path in ["setup.py", "pyproject.toml", "requirements-dev.txt", "requirements/test.txt", ".github/workflows/ci.yaml"] {
+        for path in
+            ["setup.py", "pyproject.toml", "requirements-dev.txt", "requirements/test.txt", ".github/workflows/ci.yaml"]
+        {
             assert!(wanted(path), "{path}");
         }
         for path in ["src/setup.py", "docs/requirements.txt", "requirements/sub/x.txt", "README.md"] {

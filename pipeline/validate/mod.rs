@@ -533,7 +533,8 @@ async fn validate_task(
     // The runs, resuming after the attempts already stored.
     let stored = {
         let store = context.store.lock().expect("not poisoned");
-        validation::runs(store.connection(), &candidate.instance_id).map_err(|error| dropped("store_error", error.to_string()))?
+        validation::runs(store.connection(), &candidate.instance_id)
+            .map_err(|error| dropped("store_error", error.to_string()))?
     };
     let complete = |attempt: u32| {
         stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Pre)
@@ -658,7 +659,10 @@ fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dr
         ));
     }
     if run.oom_killed {
-        return Err(dropped("out_of_memory", format!("the container ran out of memory (validate.memory_bytes); log: {log}")));
+        return Err(dropped(
+            "out_of_memory",
+            format!("the container ran out of memory (validate.memory_bytes); log: {log}"),
+        ));
     }
     let failed = |step: &str| match run.steps.get(step) {
         Some(output) if output.exit_code == Some(0) => None,
@@ -676,11 +680,17 @@ fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dr
         // Test phases may exit non-zero (failing tests); they must only finish.
         if step == "pre" || step == "post" {
             if !finished {
-                return Err(dropped(reason, format!("the {step} tests did not finish (exit code {:?}); log: {log}", run.exit_code)));
+                return Err(dropped(
+                    reason,
+                    format!("the {step} tests did not finish (exit code {:?}); log: {log}", run.exit_code),
+                ));
             }
             let killed = run.steps.get(step).and_then(|output| output.exit_code) == Some(137);
             if killed {
-                return Err(dropped("killed", format!("the {step} tests were killed (memory or process limits); log: {log}")));
+                return Err(dropped(
+                    "killed",
+                    format!("the {step} tests were killed (memory or process limits); log: {log}"),
+                ));
             }
             continue;
         }

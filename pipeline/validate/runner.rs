@@ -329,7 +329,8 @@ fn payload(job: &ContainerJob) -> Result<Vec<u8>, String> {
         }
         for dir in missing.into_iter().rev() {
             if dirs.insert(dir.clone()) {
-                source::append_dir(&mut builder, &format!("swe-harvest/{dir}"), job.user).map_err(|error| error.to_string())?;
+                source::append_dir(&mut builder, &format!("swe-harvest/{dir}"), job.user)
+                    .map_err(|error| error.to_string())?;
             }
         }
         source::append_bytes(&mut builder, &format!("swe-harvest/{path}"), bytes, *mode, job.user)
@@ -459,7 +460,8 @@ pub async fn run_job(
     let options = CreateContainerOptionsBuilder::default().name(&name).build();
     let created = docker.create_container(Some(options), body).await.map_err(docker_error("create a container"))?;
     containers.add(&created.id);
-    let guard = ContainerGuard { docker: docker.clone(), id: created.id.clone(), containers: containers.clone(), armed: true };
+    let guard =
+        ContainerGuard { docker: docker.clone(), id: created.id.clone(), containers: containers.clone(), armed: true };
 
     let upload = UploadToContainerOptionsBuilder::default().path("/").build();
     docker

@@ -81,16 +81,15 @@ pub struct Owner {
 
 impl Mirror {
     pub fn open(path: &Path) -> Result<Mirror, SourceError> {
-        let repository =
-            Repository::open_bare(path).or_else(|_| Repository::open(path)).map_err(|source| SourceError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let repository = Repository::open_bare(path)
+            .or_else(|_| Repository::open(path))
+            .map_err(|source| SourceError::Open { path: path.to_path_buf(), source })?;
         Ok(Mirror { repository, path: path.to_path_buf() })
     }
 
     fn commit(&self, commit: &str) -> Result<git2::Commit<'_>, SourceError> {
-        let missing = |source| SourceError::MissingCommit { commit: commit.to_string(), path: self.path.clone(), source };
+        let missing =
+            |source| SourceError::MissingCommit { commit: commit.to_string(), path: self.path.clone(), source };
         let oid = Oid::from_str(commit).map_err(missing)?;
         self.repository.find_commit(oid).map_err(missing)
     }

@@ -12,7 +12,10 @@ use crate::model::EnvironmentSpec;
 
 /// The config entry for `version`: the first whose `versions` holds it or `*`.
 pub fn config_entry<'a>(config: &'a RepoConfig, version: &str) -> Option<&'a RepoEnvironment> {
-    config.environment.iter().find(|entry| entry.versions.iter().any(|candidate| candidate == "*" || candidate == version))
+    config
+        .environment
+        .iter()
+        .find(|entry| entry.versions.iter().any(|candidate| candidate == "*" || candidate == version))
 }
 
 /// Whether a config entry says everything, so no inference is needed.

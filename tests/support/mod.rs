@@ -66,7 +66,8 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
     if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
         return python;
     }
-    let status = Command::new("python3").arg("-m").arg("venv").arg("--clear").arg(&venv).status().expect("python3 runs");
+    let status =
+        Command::new("python3").arg("-m").arg("venv").arg("--clear").arg(&venv).status().expect("python3 runs");
     assert!(status.success(), "python3 -m venv {} failed", venv.display());
     let output = Command::new(&python)
         .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])

@@ -38,7 +38,8 @@ packages = ["calc"]
 "#;
 
 /// `add` is wrong for negative numbers: the bug every scenario's gold patch fixes.
-pub const BUGGY_CALC: &str = "def add(a, b):\n    if b < 0:\n        return a - b\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+pub const BUGGY_CALC: &str =
+    "def add(a, b):\n    if b < 0:\n        return a - b\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
 pub const FIXED_CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
 /// Fixes `add` and breaks `sub`.
 pub const FIXED_CALC_BROKEN_SUB: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n";

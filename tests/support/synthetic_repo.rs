@@ -23,16 +23,33 @@ use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Signature, Time};
 #[derive(Debug, Clone)]
 pub enum Change {
     /// Create or overwrite a regular file (mode 100644).
-    Write { path: String, content: Vec<u8> },
+    Write {
+        path: String,
+        content: Vec<u8>,
+    },
     /// Create or overwrite an executable file (mode 100755).
-    Executable { path: String, content: Vec<u8> },
+    Executable {
+        path: String,
+        content: Vec<u8>,
+    },
     /// Create a symbolic link (mode 120000) pointing at `target`.
-    Symlink { path: String, target: String },
+    Symlink {
+        path: String,
+        target: String,
+    },
     /// Change only the mode of an existing file (`true`: 100755).
-    SetExecutable { path: String, executable: bool },
-    Delete { path: String },
+    SetExecutable {
+        path: String,
+        executable: bool,
+    },
+    Delete {
+        path: String,
+    },
     /// Move a file, keeping its content and mode.
-    Rename { from: String, to: String },
+    Rename {
+        from: String,
+        to: String,
+    },
 }
 
 impl Change {
@@ -103,7 +120,8 @@ impl SyntheticRepo {
                 }
                 Change::Delete { path } => index.remove_path(Path::new(path)).expect("remove a path"),
                 Change::Rename { from, to } => {
-                    let entry = index.get_path(Path::new(from), 0).unwrap_or_else(|| panic!("no file {from} to rename"));
+                    let entry =
+                        index.get_path(Path::new(from), 0).unwrap_or_else(|| panic!("no file {from} to rename"));
                     let content = repo.find_blob(entry.id).expect("blob").content().to_vec();
                     index.remove_path(Path::new(from)).expect("remove the old path");
                     add(repo, &mut index, to, &content, entry.mode);
@@ -113,8 +131,8 @@ impl SyntheticRepo {
         let tree_id = index.write_tree_to(repo).expect("write the tree");
         let tree = repo.find_tree(tree_id).expect("tree");
         let time = chrono::DateTime::parse_from_rfc3339(when).expect("an RFC 3339 time");
-        let signature =
-            Signature::new("Synthetic Author", "author@example.com", &Time::new(time.timestamp(), 0)).expect("signature");
+        let signature = Signature::new("Synthetic Author", "author@example.com", &Time::new(time.timestamp(), 0))
+            .expect("signature");
         let parent_commits: Vec<git2::Commit<'_>> =
             parents.iter().map(|id| repo.find_commit(*id).expect("parent commit")).collect();
         let parent_refs: Vec<&git2::Commit<'_>> = parent_commits.iter().collect();

@@ -232,10 +232,20 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
     repo.git(&["tag", "v1.0", &c0], None);
 
     // #2 fixes #1: the clean task.
-    let ops_v2 = OPS_V1.replace("    if b == 0:\n        return None\n", "    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n");
-    let test_v2 = TEST_OPS_V1.replace("from calc.ops import add, divide, subtract\n", "import pytest\n\nfrom calc.ops import add, divide, subtract\n")
-        + "\n\ndef test_divide_by_zero():\n    with pytest.raises(ZeroDivisionError):\n        divide(1, 0)\n";
-    let h2 = repo.commit(&c0, "2024-01-07T09:00:00Z", "Raise ZeroDivisionError in divide()", &[("calc/ops.py", &ops_v2), ("tests/test_ops.py", &test_v2)]);
+    let ops_v2 = OPS_V1.replace(
+        "    if b == 0:\n        return None\n",
+        "    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n",
+    );
+    let test_v2 = TEST_OPS_V1.replace(
+        "from calc.ops import add, divide, subtract\n",
+        "import pytest\n\nfrom calc.ops import add, divide, subtract\n",
+    ) + "\n\ndef test_divide_by_zero():\n    with pytest.raises(ZeroDivisionError):\n        divide(1, 0)\n";
+    let h2 = repo.commit(
+        &c0,
+        "2024-01-07T09:00:00Z",
+        "Raise ZeroDivisionError in divide()",
+        &[("calc/ops.py", &ops_v2), ("tests/test_ops.py", &test_v2)],
+    );
 
     // #4 closes #3 without a test.
     let ops_v4 = ops_v2.replace("def divide(a, b):", "def multiply(a, b):\n    return a * b\n\n\ndef divide(a, b):");
@@ -258,17 +268,36 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
     );
 
     // #8 "fixes" #7, but its gold patch does not make the new test pass.
-    let ops_v8 = ops_v6.replace("def square_root(value):\n    return value ** 0.5\n", "def square_root(value):\n    \"\"\"The square root of `value`.\"\"\"\n    return abs(value) ** 0.5\n");
+    let ops_v8 = ops_v6.replace(
+        "def square_root(value):\n    return value ** 0.5\n",
+        "def square_root(value):\n    \"\"\"The square root of `value`.\"\"\"\n    return abs(value) ** 0.5\n",
+    );
     let test_sqrt = "import pytest\n\nfrom calc.ops import square_root\n\n\ndef test_square_root_of_negative_raises():\n    with pytest.raises(ValueError):\n        square_root(-4)\n";
-    let h8 = repo.commit(&h6, "2024-01-16T09:00:00Z", "square_root: handle negative input", &[("calc/ops.py", &ops_v8), ("tests/test_sqrt.py", test_sqrt)]);
+    let h8 = repo.commit(
+        &h6,
+        "2024-01-16T09:00:00Z",
+        "square_root: handle negative input",
+        &[("calc/ops.py", &ops_v8), ("tests/test_sqrt.py", test_sqrt)],
+    );
 
     // #9 closes an issue of another repository.
-    let ops_v9 = ops_v8.replace("def subtract(a, b):\n    return a - b\n", "def subtract(a, b):\n    return round(a - b, 12)\n");
+    let ops_v9 =
+        ops_v8.replace("def subtract(a, b):\n    return a - b\n", "def subtract(a, b):\n    return round(a - b, 12)\n");
     let test_v9 = test_v2.clone() + "\n\ndef test_subtract_floats():\n    assert subtract(0.3, 0.1) == 0.2\n";
-    let h9 = repo.commit(&h8, "2024-01-18T09:00:00Z", "Round subtraction like otherlib", &[("calc/ops.py", &ops_v9), ("tests/test_ops.py", &test_v9)]);
+    let h9 = repo.commit(
+        &h8,
+        "2024-01-18T09:00:00Z",
+        "Round subtraction like otherlib",
+        &[("calc/ops.py", &ops_v9), ("tests/test_ops.py", &test_v9)],
+    );
 
     // #10 is closed without merging.
-    let h10 = repo.commit(&h9, "2024-01-19T09:00:00Z", "Rewrite divide()", &[("calc/ops.py", &ops_v9.replace("division by zero", "cannot divide by zero"))]);
+    let h10 = repo.commit(
+        &h9,
+        "2024-01-19T09:00:00Z",
+        "Rewrite divide()",
+        &[("calc/ops.py", &ops_v9.replace("division by zero", "cannot divide by zero"))],
+    );
 
     for (number, sha) in [(2, &h2), (4, &h4), (6, &h6), (8, &h8), (9, &h9), (10, &h10)] {
         repo.set_ref(&format!("refs/pull/{number}/head"), sha);
@@ -277,12 +306,60 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
     repo.publish(&root.join("repos/demo-org__calculator.git"));
 
     let pulls = [
-        Pull { number: 2, title: "Raise ZeroDivisionError in divide()", body: "Fixes #1.\n\nAdds a regression test.", created: "2024-01-07T10:00:00Z", merged: Some("2024-01-08T10:00:00Z"), base_sha: c0.clone(), head_sha: h2.clone() },
-        Pull { number: 4, title: "Add multiply()", body: "Closes #3", created: "2024-01-11T10:00:00Z", merged: Some("2024-01-11T12:00:00Z"), base_sha: h2.clone(), head_sha: h4.clone() },
-        Pull { number: 6, title: "Reject zero to a negative power", body: "fixes: #5\n\n<!-- Fixes #3 (an old template line) -->", created: "2024-01-13T10:00:00Z", merged: Some("2024-01-14T10:00:00Z"), base_sha: h4.clone(), head_sha: h6.clone() },
-        Pull { number: 8, title: "square_root: handle negative input", body: "Resolves https://github.com/demo-org/calculator/issues/7", created: "2024-01-16T10:00:00Z", merged: Some("2024-01-17T10:00:00Z"), base_sha: h6.clone(), head_sha: h8.clone() },
-        Pull { number: 9, title: "Round subtraction like otherlib", body: "Fixes other-org/otherlib#3", created: "2024-01-18T10:00:00Z", merged: Some("2024-01-18T12:00:00Z"), base_sha: h8.clone(), head_sha: h9.clone() },
-        Pull { number: 10, title: "Rewrite divide()", body: "Fixes #1", created: "2024-01-19T10:00:00Z", merged: None, base_sha: h9.clone(), head_sha: h10.clone() },
+        Pull {
+            number: 2,
+            title: "Raise ZeroDivisionError in divide()",
+            body: "Fixes #1.\n\nAdds a regression test.",
+            created: "2024-01-07T10:00:00Z",
+            merged: Some("2024-01-08T10:00:00Z"),
+            base_sha: c0.clone(),
+            head_sha: h2.clone(),
+        },
+        Pull {
+            number: 4,
+            title: "Add multiply()",
+            body: "Closes #3",
+            created: "2024-01-11T10:00:00Z",
+            merged: Some("2024-01-11T12:00:00Z"),
+            base_sha: h2.clone(),
+            head_sha: h4.clone(),
+        },
+        Pull {
+            number: 6,
+            title: "Reject zero to a negative power",
+            body: "fixes: #5\n\n<!-- Fixes #3 (an old template line) -->",
+            created: "2024-01-13T10:00:00Z",
+            merged: Some("2024-01-14T10:00:00Z"),
+            base_sha: h4.clone(),
+            head_sha: h6.clone(),
+        },
+        Pull {
+            number: 8,
+            title: "square_root: handle negative input",
+            body: "Resolves https://github.com/demo-org/calculator/issues/7",
+            created: "2024-01-16T10:00:00Z",
+            merged: Some("2024-01-17T10:00:00Z"),
+            base_sha: h6.clone(),
+            head_sha: h8.clone(),
+        },
+        Pull {
+            number: 9,
+            title: "Round subtraction like otherlib",
+            body: "Fixes other-org/otherlib#3",
+            created: "2024-01-18T10:00:00Z",
+            merged: Some("2024-01-18T12:00:00Z"),
+            base_sha: h8.clone(),
+            head_sha: h9.clone(),
+        },
+        Pull {
+            number: 10,
+            title: "Rewrite divide()",
+            body: "Fixes #1",
+            created: "2024-01-19T10:00:00Z",
+            merged: None,
+            base_sha: h9.clone(),
+            head_sha: h10.clone(),
+        },
     ];
     let issues = [
         Issue {
@@ -292,13 +369,38 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
             created: "2024-01-05T08:00:00Z",
             closed: Some("2024-01-08T10:00:00Z"),
             comments: vec![
-                ("2024-01-06T08:00:00Z", "maintainer", "Confirmed. It should raise ZeroDivisionError, like Python does."),
+                (
+                    "2024-01-06T08:00:00Z",
+                    "maintainer",
+                    "Confirmed. It should raise ZeroDivisionError, like Python does.",
+                ),
                 ("2024-01-09T08:00:00Z", "reporter", "Thanks, works now."),
             ],
         },
-        Issue { number: 3, title: "Add multiply()", body: "There is no multiplication.", created: "2024-01-10T08:00:00Z", closed: Some("2024-01-11T12:00:00Z"), comments: vec![] },
-        Issue { number: 5, title: "power(0, -1) raises a bare ZeroDivisionError", body: "It should say what is wrong: a ValueError.", created: "2024-01-12T08:00:00Z", closed: Some("2024-01-14T10:00:00Z"), comments: vec![] },
-        Issue { number: 7, title: "square_root(-4) returns a complex number", body: "Expected a ValueError.", created: "2024-01-15T08:00:00Z", closed: Some("2024-01-17T10:00:00Z"), comments: vec![] },
+        Issue {
+            number: 3,
+            title: "Add multiply()",
+            body: "There is no multiplication.",
+            created: "2024-01-10T08:00:00Z",
+            closed: Some("2024-01-11T12:00:00Z"),
+            comments: vec![],
+        },
+        Issue {
+            number: 5,
+            title: "power(0, -1) raises a bare ZeroDivisionError",
+            body: "It should say what is wrong: a ValueError.",
+            created: "2024-01-12T08:00:00Z",
+            closed: Some("2024-01-14T10:00:00Z"),
+            comments: vec![],
+        },
+        Issue {
+            number: 7,
+            title: "square_root(-4) returns a complex number",
+            body: "Expected a ValueError.",
+            created: "2024-01-15T08:00:00Z",
+            closed: Some("2024-01-17T10:00:00Z"),
+            comments: vec![],
+        },
     ];
     let sim = fixtures.repos.entry(slug.to_string()).or_default();
     add_to(sim, slug, &pulls, &issues, comment_ids);
@@ -308,29 +410,53 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
     expected.dropped.insert(format!("extract {slug} 4"), "no_test_change".into());
     expected.dropped.insert(format!("extract {slug} 9"), "no_linked_issue".into());
     expected.dropped.insert(format!("validate {slug} demo-org__calculator-8"), "no_fail_to_pass".into());
-    expected.fail_to_pass.insert("demo-org__calculator-2".into(), vec!["tests/test_ops.py::test_divide_by_zero".into()]);
-    expected.fail_to_pass.insert("demo-org__calculator-6".into(), vec!["tests/test_power.py::test_power_zero_negative".into()]);
+    expected
+        .fail_to_pass
+        .insert("demo-org__calculator-2".into(), vec!["tests/test_ops.py::test_divide_by_zero".into()]);
+    expected
+        .fail_to_pass
+        .insert("demo-org__calculator-6".into(), vec!["tests/test_power.py::test_power_zero_negative".into()]);
     expected.flaky.insert("demo-org__calculator-6".into(), vec!["tests/test_timing.py::test_timing_budget".into()]);
-    expected.hints.insert("demo-org__calculator-2".into(), "Confirmed. It should raise ZeroDivisionError, like Python does.".into());
+    expected.hints.insert(
+        "demo-org__calculator-2".into(),
+        "Confirmed. It should raise ZeroDivisionError, like Python does.".into(),
+    );
     expected.not_in_hints.insert("demo-org__calculator-2".into(), "Thanks, works now.".into());
 }
 
 fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, comment_ids: &mut u64) {
     let slug = "demo-org/textkit";
     let repo = GitRepo::init(root.join("work/textkit"));
-    let pyproject = PYPROJECT_CALC.replace("name = \"calc\"", "name = \"textkit\"").replace("version = \"1.0.0\"", "version = \"0.3.0\"")
-        .replace("A small calculator", "Text helpers").replace("packages = [\"calc\"]", "packages = [\"textkit\"]");
+    let pyproject = PYPROJECT_CALC
+        .replace("name = \"calc\"", "name = \"textkit\"")
+        .replace("version = \"1.0.0\"", "version = \"0.3.0\"")
+        .replace("A small calculator", "Text helpers")
+        .replace("packages = [\"calc\"]", "packages = [\"textkit\"]");
     let slug_v1 = "import re\n\n\ndef slugify(text):\n    \"\"\"Lower-case `text` and join its words with dashes.\"\"\"\n    return re.sub(r\"[^a-z0-9]+\", \"-\", text.lower())\n";
     let test_v1 = "from textkit.slug import slugify\n\n\ndef test_slugify_simple():\n    assert slugify(\"Hello World\") == \"hello-world\"\n";
     let c0 = repo.first_commit(
         "2024-02-01T10:00:00Z",
         "Initial textkit",
-        &[("pyproject.toml", &pyproject), ("textkit/__init__.py", "__version__ = \"0.3.0\"\n"), ("textkit/slug.py", slug_v1), ("tests/test_slug.py", test_v1)],
+        &[
+            ("pyproject.toml", &pyproject),
+            ("textkit/__init__.py", "__version__ = \"0.3.0\"\n"),
+            ("textkit/slug.py", slug_v1),
+            ("tests/test_slug.py", test_v1),
+        ],
     );
     repo.git(&["tag", "v0.3.0", &c0], None);
-    let slug_v2 = slug_v1.replace("return re.sub(r\"[^a-z0-9]+\", \"-\", text.lower())", "return re.sub(r\"[^a-z0-9]+\", \"-\", text.lower()).strip(\"-\")");
-    let test_v2 = test_v1.to_string() + "\n\ndef test_slugify_strips_dashes():\n    assert slugify(\"Hello, World!\") == \"hello-world\"\n";
-    let h2 = repo.commit(&c0, "2024-02-05T09:00:00Z", "slugify: strip leading and trailing dashes\n\nResolves #1", &[("textkit/slug.py", &slug_v2), ("tests/test_slug.py", &test_v2)]);
+    let slug_v2 = slug_v1.replace(
+        "return re.sub(r\"[^a-z0-9]+\", \"-\", text.lower())",
+        "return re.sub(r\"[^a-z0-9]+\", \"-\", text.lower()).strip(\"-\")",
+    );
+    let test_v2 = test_v1.to_string()
+        + "\n\ndef test_slugify_strips_dashes():\n    assert slugify(\"Hello, World!\") == \"hello-world\"\n";
+    let h2 = repo.commit(
+        &c0,
+        "2024-02-05T09:00:00Z",
+        "slugify: strip leading and trailing dashes\n\nResolves #1",
+        &[("textkit/slug.py", &slug_v2), ("tests/test_slug.py", &test_v2)],
+    );
     repo.set_ref("refs/pull/2/head", &h2);
     repo.git(&["checkout", "--quiet", "-B", "main", &h2], None);
     repo.publish(&root.join("repos/demo-org__textkit.git"));
@@ -359,7 +485,9 @@ fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
     add_to(sim, slug, &pulls, &issues, comment_ids);
 
     expected.release.push("demo-org__textkit-2".into());
-    expected.fail_to_pass.insert("demo-org__textkit-2".into(), vec!["tests/test_slug.py::test_slugify_strips_dashes".into()]);
+    expected
+        .fail_to_pass
+        .insert("demo-org__textkit-2".into(), vec!["tests/test_slug.py::test_slugify_strips_dashes".into()]);
     expected.hints.insert("demo-org__textkit-2".into(), "A leading dash has the same problem.".into());
     expected.not_in_hints.insert("demo-org__textkit-2".into(), "Released in 0.3.1.".into());
 }
