@@ -229,6 +229,10 @@ impl Candidate {
 /// How one repository at one environment commit is installed and tested.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub struct EnvironmentSpec {
+    /// The ecosystem that runs it ([`crate::ecosystem::Ecosystem::name`], e.g.
+    /// `python`); empty in specs stored before there was more than one.
+    #[serde(default)]
+    pub ecosystem: String,
     /// Language runtime, e.g. `3.11` for Python.
     pub runtime: String,
     #[serde(default)]

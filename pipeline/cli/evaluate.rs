@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use swe_harvest::UsageError;
 use swe_harvest::evaluate::{self, EvaluateSettings, Mode, inputs};
-use swe_harvest::validate::{self, ValidateSettings};
+use swe_harvest::validate::ValidateSettings;
 
 use super::args::{EvaluateArgs, EvaluateMode};
 use super::logging::CliReporter;
@@ -71,8 +71,8 @@ pub fn evaluate(settings: &GlobalSettings, args: &EvaluateArgs) -> anyhow::Resul
         .context("failed to start the async runtime")?;
     let reporter = CliReporter::new();
     let report = runtime.block_on(async {
-        let docker = validate::connect_docker().await?;
-        evaluate::run(&evaluate_settings, docker, &tasks, &predictions, &reporter).await
+        let backend = swe_harvest::sandbox::connect(swe_harvest::sandbox::BackendKind::Local).await?;
+        evaluate::run(&evaluate_settings, backend, &tasks, &predictions, &reporter).await
     })?;
     std::io::stdout()
         .lock()

@@ -50,8 +50,8 @@ pub fn validate(settings: &GlobalSettings, args: &ValidateArgs) -> anyhow::Resul
         .context("failed to start the async runtime")?;
     let reporter = CliReporter::new();
     let summary = runtime.block_on(async {
-        let docker = validate::connect_docker().await?;
-        validate::run(&validate_settings, docker, store, work, &reporter).await
+        let backend = swe_harvest::sandbox::connect(swe_harvest::sandbox::BackendKind::Local).await?;
+        validate::run(&validate_settings, backend, store, work, &reporter).await
     })?;
 
     if let (Some(rows), Some(out)) = (&rows, &args.out) {
@@ -104,7 +104,7 @@ fn read_rows(path: &Path) -> anyhow::Result<Vec<(serde_json::Map<String, serde_j
             merged_at: None,
             version: row.version.clone(),
             environment_setup_commit: row.environment_setup_commit.clone(),
-            test_files: validate::source::files_changed_by(&row.test_patch),
+            test_files: swe_harvest::git::diff::files_changed_by(&row.test_patch),
         };
         rows.push((object, candidate));
     }

@@ -10,24 +10,18 @@
 
 use std::path::PathBuf;
 
-use bollard::Docker;
-
 use super::inputs::ReleaseTask;
 use super::report::{Passed, PredictionReport, Status};
+use crate::sandbox::script::{self, split_steps};
+use crate::sandbox::{self, Backend, Job, Limits, Owner};
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
 use crate::swt::lines::ChangedLines;
 use crate::swt::metrics::{Transitions, change_coverage};
 use crate::validate::labels;
-use crate::validate::parse::{self, split_steps};
-use crate::validate::runner::{self, ContainerJob, Containers, Limits};
-use crate::validate::source::{Owner, python_test_files};
-
-const ROOT: Owner = Owner { uid: 0, gid: 0 };
 
 /// Where a prediction's container runs and leaves its log.
 pub struct GradeContext<'a> {
-    pub docker: &'a Docker,
-    pub containers: &'a Containers,
+    pub backend: &'a dyn Backend,
     pub limits: Limits,
     pub logs_dir: PathBuf,
     pub data_dir_label: String,
@@ -42,14 +36,14 @@ fn job(
     script: String,
     token: &str,
     phases: u32,
-) -> ContainerJob {
+) -> Job {
     let model_dir: String =
         model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    ContainerJob {
+    Job {
         instance_id: task.instance_id.clone(),
         attempt: 0,
         image: task.image.clone(),
-        user: ROOT,
+        user: Owner::ROOT,
         testbed: None,
         files,
         script,
@@ -69,7 +63,7 @@ fn error(task: &ReleaseTask, model: &str, detail: String) -> PredictionReport {
 pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, patch: &str) -> PredictionReport {
     let base_files = task.golden_test_files();
     let mut with_files = base_files.clone();
-    for file in python_test_files(patch) {
+    for file in task.ecosystem().runnable_test_files(patch) {
         if !with_files.contains(&file) {
             with_files.push(file);
         }
@@ -83,14 +77,15 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
         version: task.version.clone(),
         phase_timeout: context.limits.run_timeout,
     };
-    let token = runner::new_token();
+    let token = script::new_token();
     let files = flow::payload_files(patch, &task.patch);
-    let job = job(context, task, model, "swt", files, script.render(), &token, flow::PHASES.len() as u32);
-    let output = match runner::run_job(context.docker, context.containers, &job, context.limits).await {
+    let rendered = script.render(task.ecosystem());
+    let job = job(context, task, model, "swt", files, rendered, &token, flow::PHASES.len() as u32);
+    let output = match sandbox::run_job(context.backend, &job, context.limits).await {
         Ok(output) => output,
         Err(failure) => return error(task, model, failure.to_string()),
     };
-    let outcome = FlowOutcome::parse(&output, &token, &with_files);
+    let outcome = FlowOutcome::parse(&output, &token, &with_files, task.ecosystem());
     let mut report = PredictionReport::new(&task.instance_id, model, Status::Evaluated);
     report.applied = outcome.applied();
     report.executable_lines = task.executable.as_ref().map(|executable| executable.count());
@@ -98,11 +93,8 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     if !report.applied {
         report.reproduced = Some(false);
         report.change_coverage = task.change_coverage_of_nothing();
-        let text = outcome
-            .steps
-            .get("tests_patch")
-            .map(|step| crate::validate::image::last_lines(&step.text, 3))
-            .unwrap_or_default();
+        let text =
+            outcome.steps.get("tests_patch").map(|step| script::last_lines(&step.text, 3, " | ")).unwrap_or_default();
         report.detail = Some(format!("the patch does not apply to base_commit: {text} (log: {log})"));
         return report;
     }
@@ -135,7 +127,7 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
 }
 
 /// The script of a `swe` grading: apply the prediction, run the task's eval script.
-fn swe_script(version: &str) -> String {
+fn swe_script(task: &ReleaseTask) -> String {
     format!(
         r#"{preamble}mark model_patch begin
 apply_patch /swe-harvest/model.patch 2>&1; code=$?
@@ -145,7 +137,7 @@ mark eval begin
 bash /swe-harvest/eval.sh 2>&1; code=$?
 mark eval "end $code"
 "#,
-        preamble = runner::script_preamble("pipeline/evaluate/grade.rs", version),
+        preamble = script::preamble("pipeline/evaluate/grade.rs", &task.ecosystem().script_setup(&task.version)),
     )
 }
 
@@ -163,13 +155,13 @@ pub async fn swe(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
     if task.eval_script.is_empty() {
         return error(task, model, "the release row has no eval_script; make the release with `--images`".into());
     }
-    let token = runner::new_token();
+    let token = script::new_token();
     let files = vec![
         ("model.patch".to_string(), flow::with_newline(patch).into_bytes(), 0o644),
         ("eval.sh".to_string(), task.eval_script.clone().into_bytes(), 0o755),
     ];
-    let job = job(context, task, model, "swe", files, swe_script(&task.version), &token, 1);
-    let output = match runner::run_job(context.docker, context.containers, &job, context.limits).await {
+    let job = job(context, task, model, "swe", files, swe_script(task), &token, 1);
+    let output = match sandbox::run_job(context.backend, &job, context.limits).await {
         Ok(output) => output,
         Err(failure) => return error(task, model, failure.to_string()),
     };
@@ -187,7 +179,9 @@ pub async fn swe(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
         report.detail = Some(format!("the eval script did not finish (log: {log})"));
         return report;
     };
-    let results = parse::parse_pytest_log(between_markers(&eval.text)).tests;
+    // The harness's output carries no report: the ecosystem reads the log, as SWE-bench's parser does.
+    let (results, _) = task.ecosystem().parse_results(None, between_markers(&eval.text), &[]);
+    let results = results.tests;
     let passed = |tests: &[String]| Passed {
         passed: tests.iter().filter(|test| labels::passes(results.get(*test))).count(),
         total: tests.len(),

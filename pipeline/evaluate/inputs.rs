@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::UsageError;
+use crate::ecosystem::{self, Ecosystem};
 use crate::swt::metrics::ExecutableLines;
-use crate::validate::source::python_test_files;
 
 /// One task of the release, as `evaluate` needs it.
 #[derive(Debug, Clone)]
@@ -29,7 +29,14 @@ pub struct ReleaseTask {
 impl ReleaseTask {
     /// The golden test patch's test files: the files of T^R.
     pub fn golden_test_files(&self) -> Vec<String> {
-        python_test_files(&self.test_patch)
+        self.ecosystem().runnable_test_files(&self.test_patch)
+    }
+
+    /// The ecosystem that runs the task's tests. Releases hold Python tasks only until
+    /// they carry a `language` column (the other languages' issues add it): until then,
+    /// every release task is Python's.
+    pub fn ecosystem(&self) -> &'static dyn Ecosystem {
+        ecosystem::ALL[0]
     }
 
     /// ΔC of tests that run nothing (an empty patch, one that does not apply): 0 when

@@ -23,7 +23,7 @@ use futures::StreamExt;
 use sha2::{Digest, Sha256};
 
 use crate::progress::Reporter;
-use crate::validate::runner::{Containers, Limits};
+use crate::sandbox::{Backend, Limits};
 use grade::GradeContext;
 use inputs::{Prediction, ReleaseTask};
 use report::{PredictionReport, Report, Status};
@@ -98,12 +98,12 @@ fn read_progress(path: &Path) -> BTreeMap<String, PredictionReport> {
 /// Grades every prediction; returns the report (also written to `settings.out`).
 pub async fn run(
     settings: &EvaluateSettings,
-    docker: bollard::Docker,
+    backend: std::sync::Arc<dyn Backend>,
     tasks: &BTreeMap<String, ReleaseTask>,
     predictions: &[Prediction],
     reporter: &dyn Reporter,
 ) -> anyhow::Result<Report> {
-    let removed = crate::validate::runner::remove_leftovers(&docker, &settings.data_dir_label).await;
+    let removed = backend.sweep(&settings.data_dir_label).await;
     if removed > 0 {
         tracing::info!(removed, "removed containers left by an earlier, interrupted run");
     }
@@ -151,15 +151,13 @@ pub async fn run(
     // Images must be on the engine: a missing one is an error for its predictions.
     let mut missing_images = BTreeSet::new();
     for image in todo.iter().map(|(_, _, task, _)| task.image.clone()).collect::<BTreeSet<_>>() {
-        if docker.inspect_image(&image).await.is_err() {
+        if backend.image_id(&image).await.is_none() {
             missing_images.insert(image);
         }
     }
 
-    let containers = Containers::default();
     let context = GradeContext {
-        docker: &docker,
-        containers: &containers,
+        backend: backend.as_ref(),
         limits: settings.limits,
         logs_dir: settings.logs_dir.clone(),
         data_dir_label: settings.data_dir_label.clone(),
@@ -205,7 +203,7 @@ pub async fn run(
         () = pool => false,
         _ = tokio::signal::ctrl_c() => true,
     };
-    containers.remove_all(&docker).await;
+    backend.remove_running().await;
     reporter.finish();
     if interrupted {
         anyhow::bail!(

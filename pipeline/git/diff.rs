@@ -573,6 +573,25 @@ pub fn quote_path(prefix: &[u8], path: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The files that a unified diff creates or changes (its `+++ b/...` lines), in diff
+/// order; deleted files are left out.
+pub fn files_changed_by(diff: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for line in diff.lines() {
+        if let Some(path) = line.strip_prefix("+++ ") {
+            let path = path.split('\t').next().unwrap_or(path).trim();
+            if path == "/dev/null" {
+                continue;
+            }
+            let path = path.strip_prefix("b/").unwrap_or(path).to_string();
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,5 +667,26 @@ mod tests {
         assert_eq!(quote_path(b"a/", b"with space.py"), b"a/with space.py");
         assert_eq!(quote_path(b"b/", "café.py".as_bytes()), b"\"b/caf\\303\\251.py\"");
         assert_eq!(quote_path(b"", b"tab\there\"q"), b"\"tab\\there\\\"q\"");
+    }
+
+    #[test]
+    fn files_changed_by_a_diff_skip_deletions() {
+        let diff = "\
+diff --git a/tests/test_a.py b/tests/test_a.py
+--- a/tests/test_a.py
++++ b/tests/test_a.py
+@@ -1 +1 @@
+-x
++y
+diff --git a/tests/old.py b/tests/old.py
+deleted file mode 100644
+--- a/tests/old.py
++++ /dev/null
+diff --git a/tests/new.py b/tests/new.py
+new file mode 100644
+--- /dev/null
++++ b/tests/new.py\t
+";
+        assert_eq!(files_changed_by(diff), vec!["tests/test_a.py".to_string(), "tests/new.py".to_string()]);
     }
 }

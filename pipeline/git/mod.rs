@@ -6,11 +6,15 @@
 //! The `mirror` stage's `run` lives in [`mirror`] too: the stage is nothing but this
 //! module's clone-or-fetch applied to each repository.
 //!
+//! The repository at one commit ([`tree`]): file contents, the file list, a walk
+//! over the whole tree, and the one way to find a repository's mirror.
+//!
 //! Everything here is blocking; callers on an async runtime use `spawn_blocking`.
 //! This module knows nothing of the store, of test files or of tasks.
 
 pub mod diff;
 pub mod mirror;
+pub mod tree;
 
 use std::path::{Path, PathBuf};
 
@@ -19,9 +23,29 @@ use git2::{Oid, Repository, Sort};
 
 pub use diff::{ChangedFile, FileDiff, FileStatus, TreeDiff};
 pub use mirror::{MirrorOutcome, MirrorSettings};
+pub use tree::{TreeItem, find_mirror};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    #[error(
+        "there is no mirror of `{repo}` (looked in {looked}); run `swe-harvest mirror --repo {repo}` \
+         (with `--clone-url` for a local copy) first"
+    )]
+    NoMirror { repo: crate::model::RepoSlug, looked: String },
+    #[error("commit `{commit}` is not in the mirror `{path}`; update the mirror (`swe-harvest mirror`)")]
+    MissingCommit {
+        commit: String,
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("failed to copy `{path}` of commit `{commit}` out of the mirror")]
+    Walk {
+        commit: String,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("failed to open the git mirror `{path}`; run `swe-harvest mirror --repo OWNER/NAME` first")]
     Open {
         path: PathBuf,

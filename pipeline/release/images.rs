@@ -8,26 +8,21 @@
 //! repository's own build code, which is untrusted, and the dependencies are in the
 //! environment image already.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bollard::Docker;
-
+use crate::ecosystem::Ecosystem;
+use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Task};
-use crate::validate::image::{BuildFailure, build_from_context, last_lines, pretend_version, write_log};
-use crate::validate::runner::INSTALL_REPOSITORY_FUNCTION;
-use crate::validate::source::{self, Mirror, Owner};
-
-/// The parser of `swebench.harness.log_parsers` that reads `pytest -rA` output.
-pub const LOG_PARSER: &str = "parse_log_pytest";
+use crate::sandbox::images::write_log;
+use crate::sandbox::script::{last_lines, shell_words};
+use crate::sandbox::{Backend, BuildFailure, ImageBuild, Owner, archive};
 /// SWE-bench's grading mode: FAIL_TO_PASS must pass and PASS_TO_PASS keep passing.
 pub const EVAL_TYPE: &str = "pass_and_fail";
 /// The extra columns of a release with images, in order: the four that SWE-bench's
 /// harness reads, and the test command that `evaluate` runs generated tests with.
 pub const IMAGE_COLUMNS: [&str; 5] = ["image", "eval_script", "log_parser", "eval_type", "test_command"];
 
-const ROOT: Owner = Owner { uid: 0, gid: 0 };
 /// Ends the test patch's here-document; a line no diff can hold (every diff line
 /// starts with a space, `+`, `-`, `@`, `\` or a header word).
 const HEREDOC_END: &str = "EOF_SWE_HARVEST_TEST_PATCH";
@@ -51,8 +46,8 @@ pub enum ImagesError {
     Push { tag: String, message: String },
     #[error("`--push` needs a registry: set `release.registry` in the config")]
     NoRegistry,
-    #[error("the Docker engine did not answer: {0}")]
-    Docker(String),
+    #[error("the container engine did not answer: {0}")]
+    Engine(String),
 }
 
 /// `<prefix>/<instance_id in lower case>:<release version>`.
@@ -60,48 +55,40 @@ pub fn instance_tag(prefix: &str, instance_id: &str, version: &str) -> String {
     format!("{prefix}/{}:{version}", instance_id.to_lowercase())
 }
 
-/// `pytest -rA` at least: SWE-bench's `parse_log_pytest` reads the `-rA` summary.
-fn with_summary(test_command: &str) -> String {
-    if test_command.split_whitespace().any(|word| word == "-rA") {
-        test_command.to_string()
-    } else {
-        format!("{test_command} -rA")
-    }
-}
-
 /// The eval script of a task, in SWE-bench's shape: reset the touched test files,
 /// apply the test patch, run the touched tests between the harness's markers, reset.
-pub fn eval_script(task: &Task, spec: &EnvironmentSpec, test_files: &[String]) -> String {
+pub fn eval_script(ecosystem: &dyn Ecosystem, task: &Task, spec: &EnvironmentSpec, test_files: &[String]) -> String {
     let candidate = &task.candidate;
-    let touched = source::files_changed_by(&candidate.test_patch);
-    let quoted =
-        |files: &[String]| files.iter().map(|file| crate::validate::infer::shell_quote(file)).collect::<Vec<_>>();
-    let reset: Vec<String> = quoted(&touched)
+    let touched = files_changed_by(&candidate.test_patch);
+    let reset: Vec<String> = touched
         .iter()
-        .map(|file| format!("git checkout HEAD -- {file} 2>/dev/null || rm -f {file}"))
+        .map(|file| {
+            let file = crate::sandbox::script::shell_quote(file);
+            format!("git checkout HEAD -- {file} 2>/dev/null || rm -f {file}")
+        })
         .collect();
     let mut patch = candidate.test_patch.clone();
     if !patch.ends_with('\n') {
         patch.push('\n');
     }
-    let mut lines = vec![
-        "#!/bin/bash".to_string(),
-        "set -uxo pipefail".to_string(),
-        "source /opt/venv/bin/activate".to_string(),
-        "cd /testbed".to_string(),
-        format!("export SETUPTOOLS_SCM_PRETEND_VERSION={}", pretend_version(&candidate.version)),
-    ];
+    let mut lines = vec!["#!/bin/bash".to_string(), "set -uxo pipefail".to_string()];
+    let mut setup = ecosystem.harness_setup(&candidate.version).into_iter();
+    // The environment is activated before `cd /testbed`, the rest after, as SWE-bench's own scripts do.
+    lines.extend(setup.next());
+    lines.push("cd /testbed".to_string());
+    lines.extend(setup);
     lines.extend(reset.iter().cloned());
     lines.push(format!("git apply -v - <<'{HEREDOC_END}'\n{patch}{HEREDOC_END}"));
     lines.push(": '>>>>> Start Test Output'".to_string());
-    lines.push(format!("{} {}", with_summary(&spec.test_command), quoted(test_files).join(" ")));
+    lines.push(format!("{} {}", ecosystem.harness_test_command(&spec.test_command), shell_words(test_files)));
     lines.push(": '>>>>> End Test Output'".to_string());
     lines.extend(reset);
     lines.join("\n") + "\n"
 }
 
-/// The Dockerfile of an instance image.
-pub fn dockerfile(environment_image: &str, task: &Task) -> String {
+/// The Dockerfile of an instance image; `setup` is the ecosystem's environment
+/// (exported before the install script runs).
+pub fn dockerfile(environment_image: &str, task: &Task, setup: &str) -> String {
     let candidate = &task.candidate;
     format!(
         "# Generated by swe-harvest: an instance image (see pipeline/release/images.rs).\n\
@@ -115,30 +102,34 @@ pub fn dockerfile(environment_image: &str, task: &Task) -> String {
          && git -c user.name=swe-harvest -c user.email=swe-harvest@localhost commit --quiet --no-verify \
          -m 'swe-harvest: {instance_id} at {base_commit}'\n\
          COPY install.sh /tmp/install.sh\n\
-         RUN export SETUPTOOLS_SCM_PRETEND_VERSION={pretend}; bash /tmp/install.sh && rm /tmp/install.sh \n\
+         RUN {setup}; bash /tmp/install.sh && rm /tmp/install.sh \n\
          LABEL swe-harvest.instance-id={instance_id} swe-harvest.base-commit={base_commit}\n",
         instance_id = candidate.instance_id,
         base_commit = candidate.base_commit,
-        pretend = pretend_version(&candidate.version),
     )
 }
 
 /// The build context: Dockerfile, install script, and the repository at base_commit.
-fn context(mirror: &Path, environment_image: &str, task: &Task) -> Result<Vec<u8>, String> {
-    let mut builder = tar::Builder::new(Vec::new());
-    let dockerfile = dockerfile(environment_image, task);
-    source::append_bytes(&mut builder, "Dockerfile", dockerfile.as_bytes(), 0o644, ROOT).map_err(|e| e.to_string())?;
-    let install = format!("set -e\ncd /testbed\n{INSTALL_REPOSITORY_FUNCTION}\ninstall_repository\n");
-    source::append_bytes(&mut builder, "install.sh", install.as_bytes(), 0o755, ROOT).map_err(|e| e.to_string())?;
-    source::append_dir(&mut builder, "testbed", ROOT).map_err(|e| e.to_string())?;
-    let mirror = Mirror::open(mirror).map_err(|e| e.to_string())?;
-    mirror.append_tree(&mut builder, &task.candidate.base_commit, "testbed", ROOT).map_err(|e| e.to_string())?;
-    builder.into_inner().map_err(|e| e.to_string())
+fn context(ecosystem: &dyn Ecosystem, mirror: &Path, environment_image: &str, task: &Task) -> Result<Vec<u8>, String> {
+    let (exports, install) = instance_setup(ecosystem, task);
+    let dockerfile = dockerfile(environment_image, task, &exports);
+    let install = format!("set -e\ncd /testbed\n{install}\ninstall_repository\n");
+    let extra: [(&str, &[u8], u32); 1] = [("install.sh", install.as_bytes(), 0o755)];
+    archive::build_context(&dockerfile, &extra, mirror, &task.candidate.base_commit, Owner::ROOT)
+}
+
+/// The ecosystem's script setup split in two: its `export` lines (joined for a `RUN`)
+/// and the rest (the `install_repository` function).
+fn instance_setup(ecosystem: &dyn Ecosystem, task: &Task) -> (String, String) {
+    let setup = ecosystem.script_setup(&task.candidate.version);
+    let (exports, rest): (Vec<&str>, Vec<&str>) = setup.lines().partition(|line| line.starts_with("export "));
+    let exports = if exports.is_empty() { "true".to_string() } else { exports.join("; ") };
+    (exports, rest.join("\n"))
 }
 
 /// What the release needs to build instance images.
-pub struct ImageBuild<'a> {
-    pub docker: &'a Docker,
+pub struct InstanceBuild<'a> {
+    pub backend: &'a dyn Backend,
     pub data_dir: &'a Path,
     pub mirrors_dir: Option<&'a Path>,
     pub prefix: &'a str,
@@ -148,31 +139,38 @@ pub struct ImageBuild<'a> {
 
 /// Builds (or reuses) the instance image of one task; returns its tag.
 pub async fn build_instance_image(
-    build: &ImageBuild<'_>,
+    build: &InstanceBuild<'_>,
+    ecosystem: &'static dyn Ecosystem,
     task: &Task,
     environment_image: &str,
 ) -> Result<String, ImagesError> {
     let instance_id = &task.candidate.instance_id;
     let tag = instance_tag(build.prefix, instance_id, build.version);
-    if build.docker.inspect_image(environment_image).await.is_err() {
+    if build.backend.image_id(environment_image).await.is_none() {
         return Err(ImagesError::EnvironmentMissing {
             instance_id: instance_id.clone(),
             image: environment_image.into(),
         });
     }
-    let mirror = source::find_mirror(build.data_dir, build.mirrors_dir, &task.candidate.repo)
+    let mirror = crate::git::find_mirror(build.data_dir, build.mirrors_dir, &task.candidate.repo)
         .map_err(|error| ImagesError::Source { instance_id: instance_id.clone(), message: error.to_string() })?;
     let context = {
         let (mirror, environment_image, task) = (mirror.clone(), environment_image.to_string(), task.clone());
-        tokio::task::spawn_blocking(move || context(&mirror, &environment_image, &task))
+        tokio::task::spawn_blocking(move || context(ecosystem, &mirror, &environment_image, &task))
             .await
-            .map_err(|error| ImagesError::Docker(error.to_string()))?
+            .map_err(|error| ImagesError::Engine(error.to_string()))?
             .map_err(|message| ImagesError::Source { instance_id: instance_id.clone(), message })?
     };
-    let labels: HashMap<String, String> = [("swe-harvest.instance-id".to_string(), instance_id.clone())].into();
-    let mut log = dockerfile(environment_image, task);
+    let mut log = dockerfile(environment_image, task, &instance_setup(ecosystem, task).0);
     log.push_str("\n--- build output ---\n");
-    let outcome = build_from_context(build.docker, &tag, context, &labels, true, build.timeout, &mut log).await;
+    let image = ImageBuild {
+        tag: tag.clone(),
+        context,
+        labels: [("swe-harvest.instance-id".to_string(), instance_id.clone())].into(),
+        network_off: true,
+        timeout: build.timeout,
+    };
+    let outcome = build.backend.build(&image, &mut log).await;
     let log_path = build.data_dir.join("logs/release").join(format!("{}.log", tag.replace(['/', ':'], "_")));
     write_log(&log_path, &log);
     match outcome {
@@ -183,36 +181,14 @@ pub async fn build_instance_image(
             log: log_path,
         }),
         Err(BuildFailure::Failed(message)) => {
-            Err(ImagesError::Build { tag, message: last_lines(&message, 3), log: log_path })
+            Err(ImagesError::Build { tag, message: last_lines(&message, 3, " | "), log: log_path })
         }
     }
 }
 
 /// Pushes `tag` to `registry` (tagged `<registry>/<tag>`); returns the pushed name.
-pub async fn push(docker: &Docker, tag: &str, registry: &str) -> Result<String, ImagesError> {
-    use futures::StreamExt;
-    let (repository, version) = tag.rsplit_once(':').expect("instance tags have a version");
-    let remote = format!("{}/{repository}", registry.trim_end_matches('/'));
-    let push_error = |message: String| ImagesError::Push { tag: tag.to_string(), message };
-    docker
-        .tag_image(
-            tag,
-            Some(bollard::query_parameters::TagImageOptionsBuilder::default().repo(&remote).tag(version).build()),
-        )
-        .await
-        .map_err(|error| push_error(error.to_string()))?;
-    let mut stream = docker.push_image(
-        &remote,
-        Some(bollard::query_parameters::PushImageOptionsBuilder::default().tag(version).build()),
-        None,
-    );
-    while let Some(item) = stream.next().await {
-        let info = item.map_err(|error| push_error(error.to_string()))?;
-        if let Some(detail) = info.error_detail {
-            return Err(push_error(detail.message.unwrap_or_default()));
-        }
-    }
-    Ok(format!("{remote}:{version}"))
+pub async fn push(backend: &dyn Backend, tag: &str, registry: &str) -> Result<String, ImagesError> {
+    backend.push(tag, registry).await.map_err(|message| ImagesError::Push { tag: tag.to_string(), message })
 }
 
 #[cfg(test)]
@@ -258,7 +234,7 @@ mod tests {
         let spec =
             EnvironmentSpec { test_command: "python -m pytest -p no:cacheprovider".into(), ..Default::default() };
         let files = vec!["tests/test_a.py".to_string(), "tests/test_new.py".to_string()];
-        let script = eval_script(&task(), &spec, &files);
+        let script = eval_script(&crate::ecosystem::python::Pytest, &task(), &spec, &files);
         let lines: Vec<&str> = script.lines().collect();
         assert_eq!(&lines[..2], ["#!/bin/bash", "set -uxo pipefail"]);
         let start = lines.iter().position(|line| *line == ": '>>>>> Start Test Output'").unwrap();
@@ -277,11 +253,5 @@ mod tests {
             .count();
         assert_eq!(resets, 2, "test files are reset before applying and after running");
         assert!(lines.last().unwrap().starts_with("git checkout HEAD -- "));
-    }
-
-    #[test]
-    fn an_existing_summary_flag_is_not_repeated() {
-        assert_eq!(with_summary("pytest -rA -x"), "pytest -rA -x");
-        assert_eq!(with_summary("pytest"), "pytest -rA");
     }
 }

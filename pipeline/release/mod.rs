@@ -293,12 +293,13 @@ fn instance_images(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|error| images::ImagesError::Docker(error.to_string()))?;
+        .map_err(|error| images::ImagesError::Engine(error.to_string()))?;
     let columns = runtime.block_on(async {
-        let docker =
-            crate::validate::connect_docker().await.map_err(|error| images::ImagesError::Docker(error.to_string()))?;
-        let build = images::ImageBuild {
-            docker: &docker,
+        let backend = crate::sandbox::connect(crate::sandbox::BackendKind::Local)
+            .await
+            .map_err(|error| images::ImagesError::Engine(error.to_string()))?;
+        let build = images::InstanceBuild {
+            backend: backend.as_ref(),
             data_dir,
             mirrors_dir: image_request.mirrors_dir.as_deref(),
             prefix: &image_request.prefix,
@@ -314,15 +315,17 @@ fn instance_images(
                 .ok_or_else(|| images::ImagesError::NoEnvironment { instance_id: instance_id.clone() })?;
             let spec = crate::store::validation::environment_spec_for_image(store.connection(), &environment_image)?
                 .ok_or_else(|| images::ImagesError::NoEnvironment { instance_id: instance_id.clone() })?;
-            let mut tag = images::build_instance_image(&build, task, &environment_image).await?;
+            let ecosystem =
+                crate::ecosystem::for_spec(&spec).map_err(|error| images::ImagesError::Engine(error.to_string()))?;
+            let mut tag = images::build_instance_image(&build, ecosystem, task, &environment_image).await?;
             if let Some(registry) = &image_request.push_to {
-                tag = images::push(&docker, &tag, registry).await?;
+                tag = images::push(backend.as_ref(), &tag, registry).await?;
             }
-            let test_files = crate::validate::test_files_to_run(&task.candidate, &spec);
+            let test_files = ecosystem.tests_to_run(&task.candidate.test_patch, &spec);
             columns.push([
                 tag,
-                images::eval_script(task, &spec, &test_files),
-                images::LOG_PARSER.to_string(),
+                images::eval_script(ecosystem, task, &spec, &test_files),
+                ecosystem.harness_log_parser().to_string(),
                 images::EVAL_TYPE.to_string(),
                 spec.test_command.clone(),
             ]);

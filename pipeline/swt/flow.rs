@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::metrics::{LineCounts, Measurements, merge_counts};
-use crate::validate::infer::shell_quote;
+use crate::ecosystem::Ecosystem;
+use crate::sandbox::JobOutput;
+use crate::sandbox::script::{self, StepOutput, shell_quote};
 use crate::validate::labels::RunResults;
-use crate::validate::parse::{self, StepOutput};
-use crate::validate::runner::{self, ContainerOutput};
 
 /// Where the counter goes inside the container, as `sitecustomize`.
 pub const TRACER_PATH: &str = "trace/sitecustomize.py";
@@ -63,12 +63,9 @@ pub struct FlowScript {
     pub phase_timeout: Duration,
 }
 
-fn quoted(files: &[String]) -> String {
-    files.iter().map(|file| shell_quote(file)).collect::<Vec<_>>().join(" ")
-}
-
 impl FlowScript {
-    pub fn render(&self) -> String {
+    /// The script, with the ecosystem's setup and test invocation.
+    pub fn render(&self, ecosystem: &dyn Ecosystem) -> String {
         format!(
             r#"{preamble}traced_files={traced}
 base_files=({base})
@@ -83,7 +80,7 @@ run_traced() {{
     else
         SWE_HARVEST_TRACE_FILES="$traced_files" SWE_HARVEST_TRACE_OUT=/swe-harvest/out/"$phase".cov \
         PYTHONPATH="/swe-harvest/trace${{PYTHONPATH:+:$PYTHONPATH}}" \
-            timeout -k 5 {timeout} {command} --junitxml=/swe-harvest/out/"$phase".xml "$@" 2>&1
+            timeout -k 5 {timeout} {invocation} 2>&1
         code=$?
     fi
     cleanup
@@ -108,12 +105,12 @@ step tests_revert reverse_patch /swe-harvest/{tests_patch} || exit 0
 run_traced base_post "${{base[@]}}"
 step done true
 "#,
-            preamble = runner::script_preamble("pipeline/swt/flow.rs", &self.version),
+            preamble = script::preamble("pipeline/swt/flow.rs", &ecosystem.script_setup(&self.version)),
             traced = shell_quote(&self.traced_files.join("\n")),
-            base = quoted(&self.base_files),
-            with = quoted(&self.with_files),
+            base = script::shell_words(&self.base_files),
+            with = script::shell_words(&self.with_files),
             timeout = self.phase_timeout.as_secs().max(1),
-            command = self.test_command,
+            invocation = ecosystem.test_invocation(&self.test_command, r#"/swe-harvest/out/"$phase".xml"#, r#""$@""#),
             install = if self.install { "step install install_repository || exit 0" } else { "" },
             tests_patch = TESTS_PATCH,
             gold_patch = GOLD_PATCH,
@@ -144,14 +141,15 @@ pub struct FlowOutcome {
 }
 
 impl FlowOutcome {
-    pub fn parse(output: &ContainerOutput, token: &str, with_files: &[String]) -> FlowOutcome {
-        let steps = parse::split_steps(&output.log, token);
+    pub fn parse(output: &JobOutput, token: &str, with_files: &[String], ecosystem: &dyn Ecosystem) -> FlowOutcome {
+        let steps = script::split_steps(&output.log, token);
         let mut results = BTreeMap::new();
         let mut counts: BTreeMap<String, LineCounts> = BTreeMap::new();
         let mut tracer_replaced = Vec::new();
         for phase in PHASES {
             let Some(step) = steps.get(phase) else { continue };
-            let (parsed, _) = runner::parse_phase(&output.reports, phase, step, with_files);
+            let report = output.reports.get(&format!("{phase}.xml")).map(String::as_str);
+            let (parsed, _) = ecosystem.parse_results(report, &step.text, with_files);
             results.insert(phase.to_string(), parsed.tests);
             let into = counts.entry(phase.to_string()).or_default();
             let prefix = format!("{phase}.cov.");
@@ -193,7 +191,7 @@ impl FlowOutcome {
         for step in ["install", "tests_patch", "gold_patch", "tests_revert", "done"] {
             match self.steps.get(step) {
                 Some(output) if output.exit_code == Some(0) => {}
-                Some(output) => return Some((step.to_string(), crate::validate::image::last_lines(&output.text, 5))),
+                Some(output) => return Some((step.to_string(), script::last_lines(&output.text, 5, " | "))),
                 None if step == "install" => {}
                 None => return Some((step.to_string(), "(the step never started)".to_string())),
             }
@@ -219,6 +217,7 @@ impl FlowOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecosystem::python::Pytest;
 
     #[test]
     fn the_script_runs_four_traced_phases_around_the_patches() {
@@ -231,7 +230,7 @@ mod tests {
             version: "1.2".into(),
             phase_timeout: Duration::from_secs(30),
         }
-        .render();
+        .render(&Pytest);
         let order: Vec<usize> = [
             "step install",
             "run_traced base_pre",
@@ -257,7 +256,7 @@ mod tests {
         let token = "tok";
         let log = "@@swe-harvest tok base_pre begin\n@@swe-harvest tok base_pre end 0\n\
                    @@swe-harvest tok tests_patch begin\n@@swe-harvest tok tests_patch end 1\n";
-        let output = ContainerOutput {
+        let output = JobOutput {
             log: log.into(),
             reports: [
                 (
@@ -270,9 +269,9 @@ mod tests {
                 ),
             ]
             .into(),
-            ..ContainerOutput::default()
+            ..JobOutput::default()
         };
-        let outcome = FlowOutcome::parse(&output, token, &[]);
+        let outcome = FlowOutcome::parse(&output, token, &[], &Pytest);
         assert_eq!(outcome.counts["base_pre"]["m.py"], [(3, 3), (4, 1)].into());
         assert_eq!(outcome.tracer_replaced, vec!["base_pre".to_string()]);
         assert!(!outcome.applied());

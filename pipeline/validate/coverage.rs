@@ -5,11 +5,9 @@
 
 use std::path::PathBuf;
 
-use bollard::Docker;
-
-use super::image::USER;
-use super::runner::{self, ContainerJob, Containers, Limits};
+use crate::ecosystem::Ecosystem;
 use crate::model::{Candidate, EnvironmentSpec};
+use crate::sandbox::{self, Backend, Job, Limits, Owner, script};
 use crate::store::coverage::GoldenCoverage;
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
 use crate::swt::lines::ChangedLines;
@@ -33,8 +31,8 @@ pub struct CoverageRequest<'a> {
 
 /// Measures the golden tests' change coverage of one task.
 pub async fn measure(
-    docker: &Docker,
-    containers: &Containers,
+    backend: &dyn Backend,
+    ecosystem: &dyn Ecosystem,
     request: &CoverageRequest<'_>,
     limits: Limits,
 ) -> GoldenCoverage {
@@ -57,22 +55,22 @@ pub async fn measure(
         version: candidate.version.clone(),
         phase_timeout: limits.run_timeout,
     };
-    let token = runner::new_token();
-    let job = ContainerJob {
+    let token = script::new_token();
+    let job = Job {
         instance_id: candidate.instance_id.clone(),
         attempt: 0,
         image: request.image.to_string(),
-        user: USER,
+        user: Owner::UNPRIVILEGED,
         testbed: Some((request.mirror.clone(), candidate.base_commit.clone())),
         files: flow::payload_files(&candidate.test_patch, &candidate.patch),
-        script: script.render(),
+        script: script.render(ecosystem),
         token: token.clone(),
         env: Vec::new(),
         phases: flow::PHASES.len() as u32,
         log_path: log_path(&request.logs_dir, &candidate.instance_id),
         data_dir_label: request.data_dir_label.clone(),
     };
-    let output = match runner::run_job(docker, containers, &job, limits).await {
+    let output = match sandbox::run_job(backend, &job, limits).await {
         Ok(output) => output,
         Err(error) => return GoldenCoverage::Failed { detail: error.to_string() },
     };
@@ -85,7 +83,7 @@ pub async fn measure(
             ),
         };
     }
-    let outcome = FlowOutcome::parse(&output, &token, request.test_files);
+    let outcome = FlowOutcome::parse(&output, &token, request.test_files, ecosystem);
     if let Some((step, text)) = outcome.failed_step() {
         return GoldenCoverage::Failed {
             detail: format!("the coverage run failed at `{step}`: {text}\n(log: {})", job.log_path.display()),

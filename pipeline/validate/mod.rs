@@ -5,11 +5,12 @@
 //! flaky tests follow from all runs ([`labels`]); a task without FAIL_TO_PASS, or
 //! whose environment, install, patches or runs fail, is dropped with the reason.
 //!
-//! One file per concern: [`spec`] and [`infer`] (the environment spec), [`image`]
-//! (environment images with bollard), [`source`] (the repository at a commit from the
-//! mirror), [`runner`] (the container), [`parse`] (markers, JUnit XML, `-rA` logs),
-//! [`labels`] (the pure label rules). This file is the stage loop: selection, workers,
-//! resume, Ctrl-C, and what is written to the store.
+//! One file per concern: [`spec`] (the environment spec: per-repository config, else
+//! the project's [`crate::ecosystem`] infers it), [`attempt`] (one run's container
+//! script and results), [`coverage`] (`--coverage`), [`labels`] (the pure label
+//! rules). Containers and images are [`crate::sandbox`]'s; what a language needs is
+//! [`crate::ecosystem`]'s. This file is the stage loop: selection, workers, resume,
+//! Ctrl-C, and what is written to the store.
 //!
 //! Resume: each attempt's pre and post runs are stored together in one transaction;
 //! a task is finished when its funnel row is written (labelled or dropped). A killed
@@ -23,13 +24,9 @@
 //! Inside every test container `SWE_HARVEST_ATTEMPT` holds the attempt number (1..=runs):
 //! nothing secret, and useful to tell runs apart in logs.
 
+pub mod attempt;
 pub mod coverage;
-pub mod image;
-pub mod infer;
 pub mod labels;
-pub mod parse;
-pub mod runner;
-pub mod source;
 pub mod spec;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,25 +34,24 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bollard::Docker;
 use futures::StreamExt;
 use serde::Serialize;
 
 use crate::config::{LoadedConfig, ValidateConfig};
+use crate::ecosystem::{self, Ecosystem, RepoFiles};
 use crate::model::{Candidate, EnvironmentSpec, Rejection, RunPhase, Stage, Task, ValidationRun};
 use crate::progress::Reporter;
+use crate::sandbox::images::{EnvironmentRequest, ImageSettings, Images, Recipe};
+use crate::sandbox::{Backend, Limits, script};
 use crate::store::coverage::GoldenCoverage;
 use crate::store::{self, Store, StoreError, candidates, validation};
-use image::{EnvironmentRequest, ImageSettings, Images};
+use attempt::RunRequest;
 use labels::Labels;
-use runner::{Containers, Limits, RunRequest};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
-    #[error(
-        "cannot reach the Docker engine ({message}); start it (scripts/setup.sh installs and starts one) or set DOCKER_HOST"
-    )]
-    DockerUnavailable { message: String },
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
     #[error("failed to read the extra CA file `{path}` (validate.extra_ca_file)")]
     ExtraCa {
         path: PathBuf,
@@ -206,22 +202,10 @@ impl Summary {
     }
 }
 
-/// Connects to the Docker engine (honours `DOCKER_HOST`) and checks that it answers.
-pub async fn connect_docker() -> Result<Docker, ValidateError> {
-    let unavailable = |error: bollard::errors::Error| ValidateError::DockerUnavailable { message: error.to_string() };
-    let docker = Docker::connect_with_local_defaults().map_err(unavailable)?;
-    // Builds and test runs are limited by our own timeouts, not the client's default 2 minutes.
-    let docker = docker.with_timeout(Duration::from_secs(24 * 3600));
-    let docker = docker.negotiate_version().await.map_err(unavailable)?;
-    docker.ping().await.map_err(unavailable)?;
-    Ok(docker)
-}
-
 struct Context<'a> {
     settings: &'a ValidateSettings,
-    docker: Docker,
+    backend: Arc<dyn Backend>,
     images: Images,
-    containers: Containers,
     store: Mutex<Store>,
     persist: bool,
     data_dir_label: String,
@@ -235,7 +219,7 @@ struct Context<'a> {
 /// what was stored stays for the next run.
 pub async fn run(
     settings: &ValidateSettings,
-    docker: Docker,
+    backend: Arc<dyn Backend>,
     store: Store,
     work: Work,
     reporter: &dyn Reporter,
@@ -243,7 +227,7 @@ pub async fn run(
     let started = Instant::now();
     let data_dir_label =
         std::fs::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
-    let removed = runner::remove_leftovers(&docker, &data_dir_label).await;
+    let removed = backend.sweep(&data_dir_label).await;
     if removed > 0 {
         tracing::info!(removed, "removed containers left by an earlier, interrupted run");
     }
@@ -279,9 +263,8 @@ pub async fn run(
 
     let context = Context {
         settings,
-        images: Images::new(docker.clone(), settings.images.clone()),
-        docker: docker.clone(),
-        containers: Containers::default(),
+        images: Images::new(backend.clone(), settings.images.clone()),
+        backend: backend.clone(),
         store: Mutex::new(store),
         persist,
         data_dir_label,
@@ -312,7 +295,7 @@ pub async fn run(
             summary.interrupted = true;
         }
     }
-    context.containers.remove_all(&docker).await;
+    backend.remove_running().await;
     reporter.finish();
 
     let mut outcomes = std::mem::take(&mut *outcomes.lock().expect("not poisoned"));
@@ -334,26 +317,6 @@ pub async fn run(
     summary.outcomes = outcomes;
     summary.elapsed_secs = started.elapsed().as_secs_f64();
     Ok(summary)
-}
-
-/// The files of the test patch that are run: Python files it creates or changes,
-/// without `conftest.py` and `__init__.py`, within the spec's patterns if it has any.
-pub fn test_files_to_run(candidate: &Candidate, spec: &EnvironmentSpec) -> Vec<String> {
-    let patterns = if spec.test_path_patterns.is_empty() {
-        None
-    } else {
-        let mut builder = globset::GlobSetBuilder::new();
-        for pattern in &spec.test_path_patterns {
-            if let Ok(glob) = globset::Glob::new(pattern) {
-                builder.add(glob);
-            }
-        }
-        builder.build().ok()
-    };
-    source::python_test_files(&candidate.test_patch)
-        .into_iter()
-        .filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file)))
-        .collect()
 }
 
 async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutcome {
@@ -435,25 +398,23 @@ fn record_outcome(
     })
 }
 
-/// The repository's files that inference reads, and the environment commit's date.
-fn read_environment_files(
+/// The project's ecosystem at the environment commit, the files its inference reads
+/// there, and the commit's date.
+fn read_environment(
     mirror: &std::path::Path,
     commit: &str,
-) -> Result<(infer::RepoFiles, chrono::DateTime<chrono::Utc>), source::SourceError> {
-    let mirror = source::Mirror::open(mirror)?;
+) -> Result<(&'static dyn Ecosystem, RepoFiles, chrono::DateTime<chrono::Utc>), crate::git::GitError> {
+    let mirror = crate::git::Mirror::open(mirror)?;
     let date = mirror.commit_time(commit)?;
-    let mut files = infer::RepoFiles::new();
-    for path in mirror.list_files(commit)?.into_iter().filter(|path| infer::wanted(path)) {
-        if let Some(text) = mirror.read_file(commit, &path)? {
+    let paths = mirror.list_files(commit)?;
+    let ecosystem = ecosystem::detect(&paths);
+    let mut files = RepoFiles::new();
+    for path in paths.into_iter().filter(|path| ecosystem.reads_for_inference(path)) {
+        if let Some(text) = mirror.read_text(commit, &path)? {
             files.insert(path, text);
         }
     }
-    Ok((files, date))
-}
-
-fn last_lines(text: &str, count: usize) -> String {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    lines[lines.len().saturating_sub(count)..].join("\n")
+    Ok((ecosystem, files, date))
 }
 
 async fn validate_task(
@@ -462,25 +423,25 @@ async fn validate_task(
     outcome: &mut TaskOutcome,
 ) -> Result<Labels, Dropped> {
     let settings = context.settings;
-    let mirror = source::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
+    let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
         .map_err(|error| dropped("no_mirror", error.to_string()))?;
 
     // The environment spec.
     let repo_config =
         settings.config.repo(&candidate.repo).map_err(|error| dropped("invalid_repo_config", error.to_string()))?;
-    let (files, date) = {
+    let (ecosystem, files, date) = {
         let mirror = mirror.clone();
         let commit = candidate.environment_setup_commit.clone();
-        tokio::task::spawn_blocking(move || read_environment_files(&mirror, &commit))
+        tokio::task::spawn_blocking(move || read_environment(&mirror, &commit))
             .await
             .map_err(|error| dropped("environment_inference_failed", error.to_string()))?
             .map_err(|error| dropped("environment_commit_missing", error.to_string()))?
     };
     let available: Vec<String> = settings.images.base_images.keys().cloned().collect();
-    let spec = spec::resolve(&repo_config, &candidate.version, || files, date, &available)
+    let spec = spec::resolve(ecosystem, &repo_config, &candidate.version, || files, date, &available)
         .map_err(|error| dropped("environment_inference_failed", error.to_string()))?;
     outcome.spec = Some(spec.clone());
-    let test_files = test_files_to_run(candidate, &spec);
+    let test_files = ecosystem.tests_to_run(&candidate.test_patch, &spec);
     if test_files.is_empty() {
         return Err(dropped("no_test_files", "the test patch touches no Python test file to run"));
     }
@@ -494,7 +455,10 @@ async fn validate_task(
         date,
         version: candidate.version.clone(),
     };
-    let built = context.images.ensure(&request).await;
+    let dockerfile = |base: &str| ecosystem.environment_dockerfile(&request, base, &settings.images);
+    let recipe =
+        Recipe { request: &request, fallback_base: ecosystem.local_base_image(&spec.runtime), dockerfile: &dockerfile };
+    let built = context.images.ensure(&recipe).await;
     {
         let mut store = context.store.lock().expect("not poisoned");
         let (key, image, status, detail) = match &built {
@@ -562,7 +526,7 @@ async fn validate_task(
             log_dir: settings.data_dir.join("logs").join("validate").join(&candidate.instance_id),
             data_dir_label: context.data_dir_label.clone(),
         };
-        let run = runner::run(&context.docker, &context.containers, &request, settings.limits)
+        let run = attempt::run(context.backend.as_ref(), ecosystem, &request, settings.limits)
             .await
             .map_err(|error| dropped("container_failed", error.to_string()))?;
         outcome.test_secs += run.phase_secs.values().sum::<f64>();
@@ -570,7 +534,8 @@ async fn validate_task(
         let runs: Vec<ValidationRun> = [(RunPhase::Pre, "pre"), (RunPhase::Post, "post")]
             .into_iter()
             .map(|(phase, name)| {
-                let (parsed, source) = run.results.get(name).cloned().unwrap_or_default();
+                let (parsed, source) =
+                    run.results.get(name).map(|(parsed, source)| (parsed.clone(), source.as_str())).unwrap_or_default();
                 ValidationRun {
                     instance_id: candidate.instance_id.clone(),
                     phase,
@@ -631,7 +596,7 @@ async fn validate_task(
             data_dir_label: context.data_dir_label.clone(),
         };
         let started = Instant::now();
-        let measured = coverage::measure(&context.docker, &context.containers, &request, settings.limits).await;
+        let measured = coverage::measure(context.backend.as_ref(), ecosystem, &request, settings.limits).await;
         outcome.coverage_secs = started.elapsed().as_secs_f64();
         match &measured {
             GoldenCoverage::Measured { coverage, .. } => tracing::info!(
@@ -648,7 +613,7 @@ async fn validate_task(
 }
 
 /// Turns a failed step of a run into the task's drop reason.
-fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dropped> {
+fn check_run(run: &attempt::RunOutcome, phase_timeout: Duration) -> Result<(), Dropped> {
     let log = run.log_path.display();
     let phase_timed_out =
         ["pre", "post"].iter().any(|phase| run.steps.get(*phase).and_then(|step| step.exit_code) == Some(124));
@@ -666,7 +631,7 @@ fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dr
     }
     let failed = |step: &str| match run.steps.get(step) {
         Some(output) if output.exit_code == Some(0) => None,
-        Some(output) => Some(last_lines(&output.text, 5)),
+        Some(output) => Some(script::last_lines(&output.text, 5, "\n")),
         None => Some("(the step never started)".to_string()),
     };
     for (step, reason) in [

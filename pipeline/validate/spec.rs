@@ -1,13 +1,13 @@
 //! The environment spec of one task: from `configs/repos/<owner>__<name>.toml` when
 //! an `[[environment]]` entry covers the task's version, inferred otherwise
-//! ([`super::infer`]). A config entry may give only some fields (say, the runtime);
+//! by the project's ecosystem ([`crate::ecosystem::Ecosystem::infer`]). A config entry may give only some fields (say, the runtime);
 //! the rest is inferred, and `source` says which happened (`config`,
 //! `config+inferred` or `inferred`).
 
 use chrono::{DateTime, Utc};
 
-use super::infer::{self, InferError, RepoFiles};
 use crate::config::{RepoConfig, RepoEnvironment};
+use crate::ecosystem::{Ecosystem, InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
 /// The config entry for `version`: the first whose `versions` holds it or `*`.
@@ -26,6 +26,7 @@ fn complete(entry: &RepoEnvironment) -> bool {
 /// The spec for a task of `version`, with the files at its environment commit
 /// (only read when something must be inferred) as of `date`.
 pub fn resolve(
+    ecosystem: &dyn Ecosystem,
     config: &RepoConfig,
     version: &str,
     files: impl FnOnce() -> RepoFiles,
@@ -37,15 +38,16 @@ pub fn resolve(
         // Unless the entry says otherwise, the build tools are brought up to date first,
         // as for inferred specs (old setuptools cannot do editable installs).
         let base = EnvironmentSpec {
-            pre_install: vec![format!("uv pip install --upgrade {}", infer::PRE_INSTALL_TOOLS)],
+            ecosystem: ecosystem.name().to_string(),
+            pre_install: ecosystem.default_pre_install(),
             ..EnvironmentSpec::default()
         };
         return Ok(from_entry(entry, base, "config"));
     }
     let inferred = match entry.and_then(|entry| entry.runtime.clone()) {
         // A pinned runtime must not be second-guessed by inference.
-        Some(runtime) => infer::infer(&files(), date, &[runtime])?,
-        None => infer::infer(&files(), date, available)?,
+        Some(runtime) => ecosystem.infer(&files(), date, &[runtime])?,
+        None => ecosystem.infer(&files(), date, available)?,
     };
     Ok(match entry {
         Some(entry) => from_entry(entry, inferred, "config+inferred"),
@@ -58,6 +60,7 @@ fn from_entry(entry: &RepoEnvironment, base: EnvironmentSpec, source: &str) -> E
         if configured.is_empty() { inferred } else { configured.clone() }
     };
     EnvironmentSpec {
+        ecosystem: base.ecosystem,
         runtime: entry.runtime.clone().unwrap_or(base.runtime),
         system_packages: pick(&entry.system_packages, base.system_packages),
         pre_install: pick(&entry.pre_install, base.pre_install),
@@ -72,6 +75,7 @@ fn from_entry(entry: &RepoEnvironment, base: EnvironmentSpec, source: &str) -> E
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecosystem::python::{self, Pytest};
     use chrono::TimeZone;
 
     fn date() -> DateTime<Utc> {
@@ -93,13 +97,13 @@ mod tests {
              [[environment]]\nversions = [\"*\"]\nruntime = \"3.11\"\n",
         )
         .unwrap();
-        let spec = resolve(&config, "1.0", || panic!("files are not read"), date(), &available()).unwrap();
+        let spec = resolve(&Pytest, &config, "1.0", || panic!("files are not read"), date(), &available()).unwrap();
         assert_eq!(spec.runtime, "3.9");
         assert_eq!(spec.install, vec!["pip install -e .".to_string()]);
         assert_eq!(spec.source, "config");
-        assert_eq!(spec.pre_install, vec![format!("uv pip install --upgrade {}", infer::PRE_INSTALL_TOOLS)]);
+        assert_eq!(spec.pre_install, vec![format!("uv pip install --upgrade {}", python::infer::PRE_INSTALL_TOOLS)]);
         // Another version falls through to the `*` entry, which only pins the runtime.
-        let spec = resolve(&config, "2.0", files, date(), &available()).unwrap();
+        let spec = resolve(&Pytest, &config, "2.0", files, date(), &available()).unwrap();
         assert_eq!(spec.runtime, "3.11");
         assert_eq!(spec.source, "config+inferred");
         assert!(spec.install[0].starts_with("{ uv pip install"), "{:?}", spec.install);
@@ -107,7 +111,7 @@ mod tests {
 
     #[test]
     fn no_config_means_inference() {
-        let spec = resolve(&RepoConfig::default(), "1.0", files, date(), &available()).unwrap();
+        let spec = resolve(&Pytest, &RepoConfig::default(), "1.0", files, date(), &available()).unwrap();
         assert_eq!(spec.runtime, "3.11");
         assert_eq!(spec.source, "inferred");
     }

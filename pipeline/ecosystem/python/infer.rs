@@ -2,7 +2,7 @@
 //! packaging and CI files at the environment commit (pyproject.toml, setup.cfg,
 //! setup.py, requirements*.txt, tox.ini, GitHub workflows, .travis.yml) and proposes
 //! an [`EnvironmentSpec`]. A pure function over file contents; reading them from the
-//! mirror is [`super::source`]'s job, building the image [`super::image`]'s.
+//! mirror is the stage's job, building the image [`super::image`]'s.
 //!
 //! What it decides, and why:
 //! - runtime: the newest runtime among those with a base image that the project
@@ -25,7 +25,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
+use crate::sandbox::script::shell_quote;
 
 /// The default test command of inferred specs. The runner adds `--junitxml` and the
 /// test files.
@@ -34,22 +36,11 @@ pub const DEFAULT_TEST_COMMAND: &str = "pytest -rA -p no:cacheprovider";
 /// Build tools installed before the project, without the date cap.
 pub const PRE_INSTALL_TOOLS: &str = "'setuptools>=64,<82' wheel";
 
-/// The files inference reads, by path; [`wanted`] says which.
-pub type RepoFiles = BTreeMap<String, String>;
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InferError {
-    #[error(
-        "no Python packaging or requirements file (pyproject.toml, setup.py, setup.cfg, requirements*.txt) at the \
-         environment commit; add an [[environment]] entry to configs/repos/<owner>__<name>.toml"
-    )]
-    NotAPythonProject,
-    #[error(
-        "the project requires Python `{requires}`, and no configured base image fits (available: {available}); \
-         add one to validate.base_images or pin `runtime` in configs/repos/<owner>__<name>.toml"
-    )]
-    NoRuntime { requires: String, available: String },
-}
+/// What inference says of a repository without Python packaging.
+const NOT_A_PYTHON_PROJECT: InferError = InferError::NotRecognised {
+    language: "Python",
+    expected: "pyproject.toml, setup.py, setup.cfg, requirements*.txt",
+};
 
 /// Whether inference wants to read `path`.
 pub fn wanted(path: &str) -> bool {
@@ -344,7 +335,7 @@ fn plugins_for(addopts: &str) -> Vec<&'static str> {
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Result<EnvironmentSpec, InferError> {
     let facts = facts(files);
     if !facts.installable && facts.requirement_files.is_empty() {
-        return Err(InferError::NotAPythonProject);
+        return Err(NOT_A_PYTHON_PROJECT);
     }
     let runtime = choose_runtime(&facts, date, available)?;
 
@@ -422,6 +413,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         .join(" || ");
 
     Ok(EnvironmentSpec {
+        ecosystem: "python".to_string(),
         runtime,
         system_packages: Vec::new(),
         pre_install,
@@ -454,18 +446,10 @@ fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> R
     match pick {
         Some((_, _, runtime)) => Ok(runtime.to_string()),
         None => Err(InferError::NoRuntime {
+            language: "Python",
             requires: facts.requires_python.clone().unwrap_or_default(),
             available: available.join(", "),
         }),
-    }
-}
-
-/// Quotes a word for `sh` when it holds anything but safe characters.
-pub fn shell_quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -582,7 +566,7 @@ mod tests {
     #[test]
     fn a_repository_without_python_packaging_cannot_be_inferred() {
         let repo = files(&[("tox.ini", "[tox]\nenvlist = py39\n")]);
-        assert_eq!(infer(&repo, date(2022, 1), &available()), Err(InferError::NotAPythonProject));
+        assert_eq!(infer(&repo, date(2022, 1), &available()), Err(NOT_A_PYTHON_PROJECT));
         let only_requirements = files(&[("requirements.txt", "flask\n")]);
         let spec = infer(&only_requirements, date(2022, 1), &available()).unwrap();
         assert_eq!(

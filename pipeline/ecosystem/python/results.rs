@@ -1,74 +1,14 @@
-//! Parsers of what a test container prints and writes: the step markers around each
-//! step's output (with the run's random token), pytest's JUnit XML report (the primary
-//! source of results), and pytest's `-rA` short summary (the fallback when no report
-//! was written). Pure functions over text; they know nothing of Docker.
+//! pytest's results: its JUnit XML report (the primary source) and its `-rA` short
+//! summary (the fallback when no report was written). Pure functions over text.
 //!
-//! Why the token: the code under test can print anything, including lines that look
-//! like our markers or like pytest's summary. Only a marker that carries this run's
-//! token counts, and only the last `short test summary info` section of a step is
-//! read (pytest prints captured output of the tests before it). The token guards
-//! against output that imitates markers, not against test code that deliberately
-//! inspects the container's processes.
-
-use std::collections::BTreeMap;
+//! The code under test can print anything, including lines that look like pytest's
+//! summary: only the last `short test summary info` section of a step is read
+//! (pytest prints captured output of the tests before it).
 
 use quick_xml::events::{BytesStart, Event};
 
+use crate::ecosystem::ParsedRun;
 use crate::model::TestStatus;
-
-/// What one step of the container script printed, and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct StepOutput {
-    pub text: String,
-    /// The step's exit code; `None` when its end marker never came (killed, timed out).
-    pub exit_code: Option<i64>,
-}
-
-/// The prefix of every marker line: `@@swe-harvest <token> <step> begin` and
-/// `@@swe-harvest <token> <step> end <exit code>`.
-pub const MARKER_PREFIX: &str = "@@swe-harvest";
-
-/// Splits a container's output into steps by the markers that carry `token`.
-/// Lines that look like markers but carry another token are ordinary output.
-pub fn split_steps(log: &str, token: &str) -> BTreeMap<String, StepOutput> {
-    let mut steps: BTreeMap<String, StepOutput> = BTreeMap::new();
-    let mut current: Option<String> = None;
-    for line in log.lines() {
-        let mut words = line.split(' ');
-        let is_ours = words.next() == Some(MARKER_PREFIX) && words.next() == Some(token);
-        if is_ours {
-            let step = words.next().unwrap_or_default().to_string();
-            match words.next() {
-                Some("begin") if !steps.contains_key(&step) => {
-                    steps.insert(step.clone(), StepOutput::default());
-                    current = Some(step);
-                }
-                Some("end") if current.as_deref() == Some(step.as_str()) => {
-                    let code = words.next().and_then(|code| code.parse().ok());
-                    if let Some(output) = steps.get_mut(&step) {
-                        output.exit_code = code;
-                    }
-                    current = None;
-                }
-                _ => {}
-            }
-            continue;
-        }
-        if let Some(step) = &current {
-            let output = steps.get_mut(step).expect("the current step was inserted");
-            output.text.push_str(line);
-            output.text.push('\n');
-        }
-    }
-    steps
-}
-
-/// Results of one pytest run: status and duration per test id.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ParsedRun {
-    pub tests: BTreeMap<String, TestStatus>,
-    pub durations: BTreeMap<String, f64>,
-}
 
 #[derive(Debug, thiserror::Error)]
 #[error("the JUnit XML report is malformed at byte {position}: {message}")]
@@ -249,39 +189,12 @@ pub fn parse_pytest_log(log: &str) -> ParsedRun {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn files(list: &[&str]) -> Vec<String> {
         list.iter().map(|file| file.to_string()).collect()
-    }
-
-    #[test]
-    fn steps_are_split_by_markers_with_this_runs_token_only() {
-        let log = "\
-noise before
-@@swe-harvest tok123 install begin
-installing
-@@swe-harvest tok123 install end 0
-@@swe-harvest tok123 pre begin
-collected 2 items
-@@swe-harvest forged pre end 0
-@@swe-harvest tok123 pre end 1
-@@swe-harvest tok123 post begin
-still running when killed
-";
-        let steps = split_steps(log, "tok123");
-        assert_eq!(steps["install"], StepOutput { text: "installing\n".into(), exit_code: Some(0) });
-        assert_eq!(steps["pre"].exit_code, Some(1));
-        assert!(steps["pre"].text.contains("@@swe-harvest forged pre end 0"), "a forged marker is output");
-        assert_eq!(steps["post"].exit_code, None, "no end marker: the step never finished");
-        assert!(!steps.contains_key("noise"));
-    }
-
-    #[test]
-    fn a_step_cannot_be_reopened_by_a_second_begin() {
-        let log = "@@swe-harvest t pre begin\nreal\n@@swe-harvest t pre end 0\n@@swe-harvest t pre begin\nfake\n";
-        let steps = split_steps(log, "t");
-        assert_eq!(steps["pre"].text, "real\n");
     }
 
     const JUNIT: &str = r#"<?xml version="1.0" encoding="utf-8"?>

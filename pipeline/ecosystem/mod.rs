@@ -1,0 +1,301 @@
+//! What a language and its test framework need, behind one trait ([`Ecosystem`]):
+//! recognise a project from its files at a commit, infer an environment spec
+//! (runtime, system packages, install steps with dependency time travel, test
+//! command), write the environment image's Dockerfile and the shell setup every
+//! container script runs, say which changed files are tests and which of them to
+//! run, and turn the runner's structured report (or its log) into test ids with
+//! pass/fail/skip/error.
+//!
+//! Implementations: [`python`] (pytest). A new ecosystem is one folder implementing
+//! [`Ecosystem`] plus one line in [`ALL`]. Stages pick the implementation by the
+//! project's files ([`detect`]) or by the name stored in its environment spec
+//! ([`for_spec`]); they never test the language themselves.
+//!
+//! This module runs nothing: containers and images are [`crate::sandbox`]'s.
+
+pub mod python;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{EnvironmentSpec, TestStatus};
+use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+
+/// Every ecosystem, in the order [`detect`] asks them.
+pub static ALL: &[&dyn Ecosystem] = &[&python::Pytest];
+
+/// The files inference reads, by path.
+pub type RepoFiles = BTreeMap<String, String>;
+
+/// Results of one test run: status and duration per test id.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedRun {
+    pub tests: BTreeMap<String, TestStatus>,
+    pub durations: BTreeMap<String, f64>,
+}
+
+/// Where a run's results were read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsSource {
+    /// A structured report the runner wrote (JUnit XML, JSON).
+    Report,
+    /// The runner's printed output.
+    Log,
+}
+
+impl ResultsSource {
+    /// As stored with each validation run (`results_source`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultsSource::Report => "junit",
+            ResultsSource::Log => "log",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InferError {
+    #[error(
+        "no {language} project file ({expected}) at the environment commit; add an [[environment]] entry to \
+         configs/repos/<owner>__<name>.toml"
+    )]
+    NotRecognised { language: &'static str, expected: &'static str },
+    #[error(
+        "the project requires {language} `{requires}`, and no configured base image fits (available: {available}); \
+         add one to validate.base_images or pin `runtime` in configs/repos/<owner>__<name>.toml"
+    )]
+    NoRuntime { language: &'static str, requires: String, available: String },
+}
+
+/// A language and its test framework.
+pub trait Ecosystem: Send + Sync {
+    /// The name stored in environment specs (`EnvironmentSpec::ecosystem`).
+    fn name(&self) -> &'static str;
+
+    /// Whether the project is one of this ecosystem's, from its file paths at a commit.
+    fn recognises(&self, paths: &[String]) -> bool;
+
+    /// Whether inference reads the file at `path`.
+    fn reads_for_inference(&self, path: &str) -> bool;
+
+    /// An environment spec from the files inference read, as of `date`, choosing among
+    /// the runtimes that have a base image.
+    fn infer(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String])
+    -> Result<EnvironmentSpec, InferError>;
+
+    /// The steps a complete per-repository config entry gets before its own, when it
+    /// gives none (e.g. current build tools).
+    fn default_pre_install(&self) -> Vec<String>;
+
+    /// The files of a diff that can be run as tests (before the spec's patterns).
+    fn runnable_test_files(&self, diff: &str) -> Vec<String>;
+
+    /// The test files of a test patch to run: [`Ecosystem::runnable_test_files`], kept
+    /// within `spec.test_path_patterns` when it has any.
+    fn tests_to_run(&self, test_patch: &str, spec: &EnvironmentSpec) -> Vec<String> {
+        let patterns = if spec.test_path_patterns.is_empty() {
+            None
+        } else {
+            let mut builder = globset::GlobSetBuilder::new();
+            for pattern in &spec.test_path_patterns {
+                if let Ok(glob) = globset::Glob::new(pattern) {
+                    builder.add(glob);
+                }
+            }
+            builder.build().ok()
+        };
+        self.runnable_test_files(test_patch)
+            .into_iter()
+            .filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file)))
+            .collect()
+    }
+
+    /// The local base image of a runtime (built by `scripts/setup.sh`).
+    fn local_base_image(&self, runtime: &str) -> String;
+
+    /// The Dockerfile of an environment image on `base`.
+    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String;
+
+    /// Shell text that every container script of a task runs after the sandbox's
+    /// preamble: environment variables and an `install_repository` function that
+    /// installs `/testbed` offline (dependencies are in the image already).
+    fn script_setup(&self, version: &str) -> String;
+
+    /// The shell command that runs `files` (already quoted, or a shell expansion such
+    /// as `"$@"`) with `test_command`, writing a structured report to `report`.
+    fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String;
+
+    /// One phase's results: from its structured report when that has tests, else from
+    /// its log.
+    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource);
+
+    /// For SWE-bench's harness: the lines an `eval_script` runs first (activate the
+    /// environment, variables), the command that prints what its log parser reads,
+    /// and that parser's name in `swebench.harness.log_parsers`.
+    fn harness_setup(&self, version: &str) -> Vec<String>;
+    fn harness_test_command(&self, test_command: &str) -> String;
+    fn harness_log_parser(&self) -> &'static str;
+}
+
+/// The ecosystem of a project, from its file paths at a commit: the first of [`ALL`]
+/// that recognises it, or the first of all (whose inference then says what is missing).
+pub fn detect(paths: &[String]) -> &'static dyn Ecosystem {
+    ALL.iter().copied().find(|ecosystem| ecosystem.recognises(paths)).unwrap_or(ALL[0])
+}
+
+/// The ecosystem by name; `None` for a name this build does not know.
+pub fn by_name(name: &str) -> Option<&'static dyn Ecosystem> {
+    ALL.iter().copied().find(|ecosystem| ecosystem.name() == name)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the environment names the ecosystem `{0}`, which this build of swe-harvest does not know; update swe-harvest")]
+pub struct UnknownEcosystem(pub String);
+
+/// The ecosystem of an environment spec. Specs stored before ecosystems had names
+/// (an empty name) are Python's.
+pub fn for_spec(spec: &EnvironmentSpec) -> Result<&'static dyn Ecosystem, UnknownEcosystem> {
+    if spec.ecosystem.is_empty() {
+        return Ok(ALL[0]);
+    }
+    by_name(&spec.ecosystem).ok_or_else(|| UnknownEcosystem(spec.ecosystem.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    //! A new ecosystem needs nothing but its implementation: this fake one (a project
+    //! tested by a shell script that prints `ok NAME` / `not ok NAME`) goes through the
+    //! stage code that every ecosystem goes through, and that code asks it, not Python.
+
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::config::RepoConfig;
+    use crate::sandbox::images::EnvironmentRequest;
+    use crate::validate::attempt::{self, RunRequest};
+    use crate::validate::spec;
+
+    struct ShellTests;
+
+    impl Ecosystem for ShellTests {
+        fn name(&self) -> &'static str {
+            "shell"
+        }
+        fn recognises(&self, paths: &[String]) -> bool {
+            paths.iter().any(|path| path == "run_tests.sh")
+        }
+        fn reads_for_inference(&self, path: &str) -> bool {
+            path == "run_tests.sh"
+        }
+        fn infer(
+            &self,
+            files: &RepoFiles,
+            _: DateTime<Utc>,
+            runtimes: &[String],
+        ) -> Result<EnvironmentSpec, InferError> {
+            if !files.contains_key("run_tests.sh") {
+                return Err(InferError::NotRecognised { language: "shell", expected: "run_tests.sh" });
+            }
+            Ok(EnvironmentSpec {
+                ecosystem: "shell".into(),
+                runtime: runtimes.first().cloned().unwrap_or_default(),
+                test_command: "sh run_tests.sh".into(),
+                source: "inferred".into(),
+                ..EnvironmentSpec::default()
+            })
+        }
+        fn default_pre_install(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn runnable_test_files(&self, diff: &str) -> Vec<String> {
+            crate::git::diff::files_changed_by(diff).into_iter().filter(|file| file.ends_with(".t")).collect()
+        }
+        fn local_base_image(&self, runtime: &str) -> String {
+            format!("swe-harvest/base:sh{runtime}")
+        }
+        fn environment_dockerfile(&self, _: &EnvironmentRequest, base: &str, _: &ImageSettings) -> String {
+            format!("FROM {base}\n")
+        }
+        fn script_setup(&self, _: &str) -> String {
+            "install_repository() { true; }".into()
+        }
+        fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
+            format!("{test_command} --tap={report} {files}")
+        }
+        fn parse_results(&self, _: Option<&str>, log: &str, _: &[String]) -> (ParsedRun, ResultsSource) {
+            let mut run = ParsedRun::default();
+            for line in log.lines() {
+                if let Some(name) = line.strip_prefix("not ok ") {
+                    run.tests.insert(name.into(), TestStatus::Failed);
+                } else if let Some(name) = line.strip_prefix("ok ") {
+                    run.tests.insert(name.into(), TestStatus::Passed);
+                }
+            }
+            (run, ResultsSource::Log)
+        }
+        fn harness_setup(&self, _: &str) -> Vec<String> {
+            Vec::new()
+        }
+        fn harness_test_command(&self, test_command: &str) -> String {
+            test_command.into()
+        }
+        fn harness_log_parser(&self) -> &'static str {
+            "parse_log_tap"
+        }
+    }
+
+    #[test]
+    fn a_new_ecosystem_plugs_into_the_stage_code_without_changes_elsewhere() {
+        let date = Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap();
+        let files: RepoFiles = [("run_tests.sh".to_string(), "#!/bin/sh".to_string())].into();
+        let spec = spec::resolve(&ShellTests, &RepoConfig::default(), "1.0", || files, date, &["5".into()]).unwrap();
+        assert_eq!((spec.ecosystem.as_str(), spec.test_command.as_str()), ("shell", "sh run_tests.sh"));
+
+        let test_patch = "--- a/t/a.t\n+++ b/t/a.t\n--- a/t/helper.sh\n+++ b/t/helper.sh\n--- a/u/b.t\n+++ b/u/b.t\n";
+        assert_eq!(ShellTests.tests_to_run(test_patch, &spec), vec!["t/a.t".to_string(), "u/b.t".to_string()]);
+        let only_t = EnvironmentSpec { test_path_patterns: vec!["t/**".into()], ..spec.clone() };
+        assert_eq!(ShellTests.tests_to_run(test_patch, &only_t), vec!["t/a.t".to_string()]);
+
+        let request = RunRequest {
+            instance_id: "a__b-1".into(),
+            attempt: 1,
+            image: "img".into(),
+            mirror: Default::default(),
+            base_commit: String::new(),
+            version: "1.0".into(),
+            test_patch: test_patch.into(),
+            gold_patch: String::new(),
+            test_files: vec!["t/a.t".into()],
+            test_command: spec.test_command.clone(),
+            log_dir: Default::default(),
+            data_dir_label: String::new(),
+        };
+        let script = attempt::script(&ShellTests, &request, std::time::Duration::from_secs(9));
+        assert!(
+            script.contains("timeout -k 5 9 sh run_tests.sh --tap=/swe-harvest/out/\"$phase\".xml t/a.t"),
+            "{script}"
+        );
+        assert!(script.contains("install_repository() { true; }"), "{script}");
+        assert!(!script.contains("SETUPTOOLS_SCM_PRETEND_VERSION"), "nothing of Python's: {script}");
+
+        let (run, source) = ShellTests.parse_results(None, "ok t/a.t::one\nnot ok t/a.t::two\n", &[]);
+        assert_eq!(source, ResultsSource::Log);
+        assert_eq!(run.tests["t/a.t::two"], TestStatus::Failed);
+    }
+
+    #[test]
+    fn detection_and_names_find_the_registered_ecosystems() {
+        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
+        assert_eq!(detect(&paths(&["setup.py"])).name(), "python");
+        // Nothing recognised: the first ecosystem, whose inference says what is missing.
+        assert_eq!(detect(&paths(&["README"])).name(), "python");
+        assert_eq!(by_name("python").map(|ecosystem| ecosystem.name()), Some("python"));
+        assert!(by_name("cobol").is_none());
+        let legacy = EnvironmentSpec::default();
+        assert_eq!(for_spec(&legacy).unwrap().name(), "python", "specs stored before ecosystems are Python's");
+        let unknown = EnvironmentSpec { ecosystem: "cobol".into(), ..EnvironmentSpec::default() };
+        let Err(error) = for_spec(&unknown) else { panic!("an unknown ecosystem is an error") };
+        assert!(error.to_string().contains("`cobol`"), "{error}");
+    }
+}

@@ -1,0 +1,163 @@
+//! Python projects tested with pytest: recognised by their packaging files
+//! (pyproject.toml, setup.py, setup.cfg, requirements*.txt), environments inferred
+//! from those and the CI files ([`infer`]), built as a venv with uv and dependencies
+//! as of the task's date ([`image`]), tests run with pytest writing JUnit XML, read
+//! back by [`results`] (the `-rA` summary when no report was written).
+
+pub mod image;
+pub mod infer;
+pub mod results;
+
+use chrono::{DateTime, Utc};
+
+use super::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use crate::git::diff::files_changed_by;
+use crate::model::EnvironmentSpec;
+use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+
+/// Python with pytest.
+pub struct Pytest;
+
+/// The Python files a diff creates or changes that can be run as tests: all but
+/// `conftest.py` and `__init__.py`.
+pub fn python_test_files(diff: &str) -> Vec<String> {
+    files_changed_by(diff)
+        .into_iter()
+        .filter(|file| file.ends_with(".py"))
+        .filter(|file| {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            name != "conftest.py" && name != "__init__.py"
+        })
+        .collect()
+}
+
+/// The version string handed to setuptools-scm (there is no `.git` in `/testbed`):
+/// `1.2` -> `1.2.0`.
+pub fn pretend_version(version: &str) -> String {
+    let clean: String = version.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    match clean.matches('.').count() {
+        0 if clean.is_empty() => "0.0.0".to_string(),
+        0 => format!("{clean}.0.0"),
+        1 => format!("{clean}.0"),
+        _ => clean,
+    }
+}
+
+impl Ecosystem for Pytest {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn recognises(&self, paths: &[String]) -> bool {
+        paths.iter().any(|path| {
+            let top_level = !path.contains('/');
+            top_level
+                && (matches!(path.as_str(), "pyproject.toml" | "setup.py" | "setup.cfg")
+                    || (path.ends_with(".txt") && path.contains("requirements")))
+        })
+    }
+
+    fn reads_for_inference(&self, path: &str) -> bool {
+        infer::wanted(path)
+    }
+
+    fn infer(
+        &self,
+        files: &RepoFiles,
+        date: DateTime<Utc>,
+        runtimes: &[String],
+    ) -> Result<EnvironmentSpec, InferError> {
+        infer::infer(files, date, runtimes)
+    }
+
+    fn default_pre_install(&self) -> Vec<String> {
+        vec![format!("uv pip install --upgrade {}", infer::PRE_INSTALL_TOOLS)]
+    }
+
+    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
+        python_test_files(diff)
+    }
+
+    fn local_base_image(&self, runtime: &str) -> String {
+        format!("{}{runtime}", image::LOCAL_BASE_PREFIX)
+    }
+
+    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
+        image::environment_dockerfile(request, base, settings)
+    }
+
+    fn script_setup(&self, version: &str) -> String {
+        format!(
+            "export SETUPTOOLS_SCM_PRETEND_VERSION={}\n{}",
+            pretend_version(version),
+            image::INSTALL_REPOSITORY_FUNCTION
+        )
+    }
+
+    fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
+        format!("{test_command} --junitxml={report} {files}")
+    }
+
+    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource) {
+        let from_junit =
+            report.and_then(|xml| results::parse_junit(xml, test_files).ok()).filter(|run| !run.tests.is_empty());
+        match from_junit {
+            Some(run) => (run, ResultsSource::Report),
+            None => (results::parse_pytest_log(log), ResultsSource::Log),
+        }
+    }
+
+    fn harness_setup(&self, version: &str) -> Vec<String> {
+        vec![
+            "source /opt/venv/bin/activate".to_string(),
+            format!("export SETUPTOOLS_SCM_PRETEND_VERSION={}", pretend_version(version)),
+        ]
+    }
+
+    /// `-rA` at least: SWE-bench's `parse_log_pytest` reads the `-rA` summary.
+    fn harness_test_command(&self, test_command: &str) -> String {
+        if test_command.split_whitespace().any(|word| word == "-rA") {
+            test_command.to_string()
+        } else {
+            format!("{test_command} -rA")
+        }
+    }
+
+    fn harness_log_parser(&self) -> &'static str {
+        "parse_log_pytest"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pretend_versions_have_three_parts() {
+        assert_eq!(pretend_version("2.1"), "2.1.0");
+        assert_eq!(pretend_version("0.13"), "0.13.0");
+        assert_eq!(pretend_version("3"), "3.0.0");
+        assert_eq!(pretend_version(""), "0.0.0");
+        assert_eq!(pretend_version("1.2.3rc1"), "1.2.3");
+    }
+
+    #[test]
+    fn an_existing_summary_flag_is_not_repeated() {
+        assert_eq!(Pytest.harness_test_command("pytest -rA -x"), "pytest -rA -x");
+        assert_eq!(Pytest.harness_test_command("pytest"), "pytest -rA");
+    }
+
+    #[test]
+    fn python_projects_are_recognised_by_their_packaging_files() {
+        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
+        assert!(Pytest.recognises(&paths(&["README.md", "setup.py"])));
+        assert!(Pytest.recognises(&paths(&["requirements-dev.txt"])));
+        assert!(!Pytest.recognises(&paths(&["Cargo.toml", "docs/setup.py"])));
+    }
+
+    #[test]
+    fn test_files_leave_out_conftest_and_init() {
+        let diff = "--- a/tests/conftest.py\n+++ b/tests/conftest.py\n--- a/tests/__init__.py\n+++ b/tests/__init__.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n--- a/docs/x.rst\n+++ b/docs/x.rst\n";
+        assert_eq!(python_test_files(diff), vec!["tests/test_a.py".to_string()]);
+    }
+}

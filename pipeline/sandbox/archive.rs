@@ -1,0 +1,140 @@
+//! The tar archives that go into containers and image builds: the repository at one
+//! commit (files only, no history, no `.git`), a job's files under `/swe-harvest/`,
+//! and build contexts. Every backend copies the same archive in, so what a job sees
+//! does not depend on where it runs.
+//!
+//! Decision: the container gets no `.git`. Patches are applied with `git apply`
+//! outside a repository (it then behaves like a careful `patch`), with `patch` as the
+//! fallback, so there is no need to create a repository and a commit in every run.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::{Job, Owner};
+use crate::git::{GitError, Mirror, TreeItem};
+
+/// The modification time of every archived file.
+const MTIME: u64 = 0;
+
+/// Adds one in-memory file to an archive.
+pub fn append_bytes<W: std::io::Write>(
+    builder: &mut tar::Builder<W>,
+    path: &str,
+    bytes: &[u8],
+    mode: u32,
+    owner: Owner,
+) -> std::io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_mode(mode);
+    header.set_uid(owner.uid);
+    header.set_gid(owner.gid);
+    header.set_mtime(MTIME);
+    header.set_size(bytes.len() as u64);
+    builder.append_data(&mut header, path, bytes)
+}
+
+/// Adds one directory entry to an archive.
+pub fn append_dir<W: std::io::Write>(builder: &mut tar::Builder<W>, path: &str, owner: Owner) -> std::io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Directory);
+    header.set_mode(0o755);
+    header.set_uid(owner.uid);
+    header.set_gid(owner.gid);
+    header.set_mtime(MTIME);
+    header.set_size(0);
+    builder.append_data(&mut header, path, std::io::empty())
+}
+
+/// Appends the tree of `commit` to `builder` under `prefix` (e.g. `testbed`), owned by
+/// `owner`: folders, files with their executable bit, symbolic links.
+pub fn append_tree<W: std::io::Write>(
+    builder: &mut tar::Builder<W>,
+    mirror: &Mirror,
+    commit: &str,
+    prefix: &str,
+    owner: Owner,
+) -> Result<(), GitError> {
+    mirror.walk_tree(commit, |path, item| {
+        let path = format!("{prefix}/{path}");
+        let mut header = tar::Header::new_gnu();
+        header.set_uid(owner.uid);
+        header.set_gid(owner.gid);
+        header.set_mtime(MTIME);
+        match item {
+            TreeItem::Dir => {
+                header.set_entry_type(tar::EntryType::Directory);
+                header.set_mode(0o755);
+                header.set_size(0);
+                builder.append_data(&mut header, &path, std::io::empty())
+            }
+            TreeItem::Symlink { target } => {
+                header.set_entry_type(tar::EntryType::Symlink);
+                header.set_mode(0o777);
+                header.set_size(0);
+                builder.append_link(&mut header, &path, target)
+            }
+            TreeItem::File { content, executable } => {
+                header.set_entry_type(tar::EntryType::Regular);
+                header.set_mode(if executable { 0o755 } else { 0o644 });
+                header.set_size(content.len() as u64);
+                builder.append_data(&mut header, &path, content)
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// The archive copied to `/` in a job's container: the repository under `testbed/`
+/// (when the job carries one) and the job's files and script under `swe-harvest/`.
+pub fn job_payload(job: &Job) -> Result<Vec<u8>, String> {
+    let text = |error: std::io::Error| error.to_string();
+    let mut builder = tar::Builder::new(Vec::new());
+    if let Some((mirror, commit)) = &job.testbed {
+        let mirror = Mirror::open(mirror).map_err(|error| error.to_string())?;
+        append_dir(&mut builder, "testbed", job.user).map_err(text)?;
+        append_tree(&mut builder, &mirror, commit, "testbed", job.user).map_err(|error| error.to_string())?;
+    }
+    append_dir(&mut builder, "swe-harvest", job.user).map_err(text)?;
+    append_dir(&mut builder, "swe-harvest/out", job.user).map_err(text)?;
+    let mut dirs = BTreeSet::new();
+    for (path, bytes, mode) in &job.files {
+        // Parent folders first, so that they belong to the job's user.
+        let mut parent = Path::new(path).parent();
+        let mut missing = Vec::new();
+        while let Some(dir) = parent.filter(|dir| !dir.as_os_str().is_empty()) {
+            missing.push(dir.to_string_lossy().into_owned());
+            parent = dir.parent();
+        }
+        for dir in missing.into_iter().rev() {
+            if dirs.insert(dir.clone()) {
+                append_dir(&mut builder, &format!("swe-harvest/{dir}"), job.user).map_err(text)?;
+            }
+        }
+        append_bytes(&mut builder, &format!("swe-harvest/{path}"), bytes, *mode, job.user).map_err(text)?;
+    }
+    append_bytes(&mut builder, "swe-harvest/run.sh", job.script.as_bytes(), 0o755, job.user).map_err(text)?;
+    builder.into_inner().map_err(text)
+}
+
+/// A build context: the `Dockerfile`, extra files at the root (e.g. `ca.crt`,
+/// `install.sh`, owned by root), and the repository at `commit` under `testbed/`
+/// owned by `testbed_owner`.
+pub fn build_context(
+    dockerfile: &str,
+    extra_files: &[(&str, &[u8], u32)],
+    mirror: &Path,
+    commit: &str,
+    testbed_owner: Owner,
+) -> Result<Vec<u8>, String> {
+    let text = |error: std::io::Error| error.to_string();
+    let mut builder = tar::Builder::new(Vec::new());
+    append_bytes(&mut builder, "Dockerfile", dockerfile.as_bytes(), 0o644, Owner::ROOT).map_err(text)?;
+    for (name, bytes, mode) in extra_files {
+        append_bytes(&mut builder, name, bytes, *mode, Owner::ROOT).map_err(text)?;
+    }
+    append_dir(&mut builder, "testbed", testbed_owner).map_err(text)?;
+    let mirror = Mirror::open(mirror).map_err(|error| error.to_string())?;
+    append_tree(&mut builder, &mirror, commit, "testbed", testbed_owner).map_err(|error| error.to_string())?;
+    builder.into_inner().map_err(text)
+}

@@ -1,0 +1,463 @@
+//! Environment images: one per (repository, spec, environment commit, date), built on
+//! a [`Backend`] from the Dockerfile that the project's ecosystem writes
+//! ([`crate::ecosystem::Ecosystem::environment_dockerfile`]) and a tar context (the
+//! repository at the environment commit, the extra CA bundle), tagged by the hash of
+//! everything that goes into it, and reused by every task and run that shares it.
+//! Concurrent workers asking for one image wait for a single build (single flight per
+//! key).
+//!
+//! Layers: the base image (OS + language runtime, `validate.base_images`) and on top
+//! the environment (the project's dependencies as of the date, an unprivileged user
+//! `harvest` with uid 1000). `/testbed` is emptied at the end: each run copies the
+//! repository at its own base commit there.
+//!
+//! Base image fallback (decision): when the configured image is neither present nor
+//! pullable, the ecosystem's local base image (built by `scripts/setup.sh`, e.g.
+//! `swe-harvest/base:py3.11`) is used if present, logged once per runtime; otherwise
+//! the environment fails with `base_image_missing`.
+//!
+//! The extra CA bundle ([`CA_PATH`]) and the index URL are only visible to the build
+//! steps that install packages, never set in the image's environment.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+use tokio::sync::OnceCell;
+
+use super::script::last_lines;
+use super::{Backend, BuildFailure, ImageBuild, Owner, archive};
+use crate::model::{EnvironmentSpec, RepoSlug};
+
+/// Where the CA bundle goes inside images (the build context's `ca.crt`).
+pub const CA_PATH: &str = "/etc/swe-harvest/ca.crt";
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ImageError {
+    #[error(
+        "no base image for Python {runtime}: `{configured}` is not present and cannot be pulled, and the local \
+         fallback `{fallback}` is missing; run scripts/setup.sh to build it, or set validate.base_images.\"{runtime}\""
+    )]
+    BaseImageMissing { runtime: String, configured: String, fallback: String },
+    #[error("no base image is configured for Python {runtime}; add it to validate.base_images")]
+    NoBaseImageConfigured { runtime: String },
+    #[error("building the environment image `{tag}` failed: {message}; the build log is `{log}`")]
+    BuildFailed { tag: String, message: String, log: PathBuf },
+    #[error(
+        "building the environment image `{tag}` took longer than {seconds}s (validate.build_timeout_secs); the build log is `{log}`"
+    )]
+    BuildTimeout { tag: String, seconds: u64, log: PathBuf },
+    #[error("failed to prepare the build context of `{tag}`: {message}")]
+    Context { tag: String, message: String },
+    #[error("the container engine failed while building `{tag}`: {message}")]
+    Engine { tag: String, message: String },
+}
+
+impl ImageError {
+    /// The funnel's reason code.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ImageError::BaseImageMissing { .. } | ImageError::NoBaseImageConfigured { .. } => "base_image_missing",
+            ImageError::BuildTimeout { .. } => "environment_build_timeout",
+            _ => "environment_build_failed",
+        }
+    }
+}
+
+/// What one environment image is made of.
+#[derive(Debug, Clone)]
+pub struct EnvironmentRequest {
+    pub repo: RepoSlug,
+    pub mirror: PathBuf,
+    pub environment_setup_commit: String,
+    pub spec: EnvironmentSpec,
+    /// Dependencies are resolved as of this time (`UV_EXCLUDE_NEWER`).
+    pub date: DateTime<Utc>,
+    /// The project's version (for `SETUPTOOLS_SCM_PRETEND_VERSION`: there is no `.git`).
+    pub version: String,
+}
+
+/// A ready environment image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltImage {
+    pub tag: String,
+    pub key: String,
+    /// True when the image existed before this request.
+    pub reused: bool,
+    pub build_secs: f64,
+}
+
+/// Settings of image builds, resolved from the config.
+#[derive(Debug, Clone)]
+pub struct ImageSettings {
+    pub base_images: BTreeMap<String, String>,
+    /// The CA bundle's bytes (read once from `validate.extra_ca_file`).
+    pub extra_ca: Option<Vec<u8>>,
+    pub index_url: Option<String>,
+    pub build_timeout: Duration,
+    /// Build logs go to `<logs_dir>/build/<tag>.log`.
+    pub logs_dir: PathBuf,
+}
+
+type Flight = Arc<OnceCell<Result<BuiltImage, ImageError>>>;
+
+/// What the project's ecosystem says an environment image is.
+pub struct Recipe<'a> {
+    pub request: &'a EnvironmentRequest,
+    /// The local base image for the runtime (from `scripts/setup.sh`), used when the
+    /// configured one cannot be had.
+    pub fallback_base: String,
+    /// The Dockerfile on a given base image.
+    pub dockerfile: &'a (dyn Fn(&str) -> String + Sync),
+}
+
+/// Builds environment images, once per key.
+pub struct Images {
+    backend: Arc<dyn Backend>,
+    settings: ImageSettings,
+    flights: Mutex<HashMap<String, Flight>>,
+    bases: tokio::sync::Mutex<HashMap<String, Result<(String, String), ImageError>>>,
+}
+
+/// The content key of an image: the Dockerfile (which names the environment
+/// commit, the spec's commands and the date), the base image's id and the CA bundle.
+pub fn content_key(dockerfile: &str, base_image_id: &str, extra_ca: Option<&[u8]>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"swe-harvest environment image v1\0");
+    hasher.update(dockerfile.as_bytes());
+    hasher.update(b"\0");
+    hasher.update(base_image_id.as_bytes());
+    hasher.update(b"\0");
+    if let Some(ca) = extra_ca {
+        hasher.update(Sha256::digest(ca));
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The tag of an environment image: `swe-harvest/env.<owner>__<name>:<key prefix>`.
+pub fn tag_for(repo: &RepoSlug, key: &str) -> String {
+    format!("swe-harvest/env.{}:{}", repo.double_underscore().to_lowercase(), &key[..16])
+}
+
+impl Images {
+    pub fn new(backend: Arc<dyn Backend>, settings: ImageSettings) -> Images {
+        Images {
+            backend,
+            settings,
+            flights: Mutex::new(HashMap::new()),
+            bases: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn settings(&self) -> &ImageSettings {
+        &self.settings
+    }
+
+    /// The base image for `runtime` and its id, with the fallback described above.
+    pub async fn base_image(&self, runtime: &str, fallback: &str) -> Result<(String, String), ImageError> {
+        let mut bases = self.bases.lock().await;
+        if let Some(known) = bases.get(runtime) {
+            return known.clone();
+        }
+        let resolved = self.resolve_base(runtime, fallback).await;
+        bases.insert(runtime.to_string(), resolved.clone());
+        resolved
+    }
+
+    async fn resolve_base(&self, runtime: &str, fallback: &str) -> Result<(String, String), ImageError> {
+        let fallback = fallback.to_string();
+        let configured = self.settings.base_images.get(runtime).cloned();
+        if let Some(configured) = &configured {
+            if let Some(id) = self.backend.image_id(configured).await {
+                return Ok((configured.clone(), id));
+            }
+            if self.backend.pull(configured).await {
+                if let Some(id) = self.backend.image_id(configured).await {
+                    return Ok((configured.clone(), id));
+                }
+            }
+        }
+        match self.backend.image_id(&fallback).await {
+            Some(id) => {
+                match &configured {
+                    Some(configured) => tracing::warn!(
+                        runtime, configured = %configured, fallback = %fallback,
+                        "the configured base image is missing and cannot be pulled; using the local one from scripts/setup.sh"
+                    ),
+                    None => {
+                        tracing::warn!(runtime, fallback = %fallback, "no base image configured; using the local one")
+                    }
+                }
+                Ok((fallback, id))
+            }
+            None => match configured {
+                Some(configured) => {
+                    Err(ImageError::BaseImageMissing { runtime: runtime.to_string(), configured, fallback })
+                }
+                None => Err(ImageError::NoBaseImageConfigured { runtime: runtime.to_string() }),
+            },
+        }
+    }
+
+    /// The environment image for `request`: reused when it exists, else built once,
+    /// however many workers ask at the same time.
+    pub async fn ensure(&self, recipe: &Recipe<'_>) -> Result<BuiltImage, ImageError> {
+        let request = recipe.request;
+        let (base, base_id) = self.base_image(&request.spec.runtime, &recipe.fallback_base).await?;
+        let dockerfile = (recipe.dockerfile)(&base);
+        let key = content_key(&dockerfile, &base_id, self.settings.extra_ca.as_deref());
+        let flight = {
+            let mut flights = self.flights.lock().expect("the flights lock is never poisoned");
+            flights.entry(key.clone()).or_default().clone()
+        };
+        flight.get_or_init(|| self.build(request, dockerfile, key.clone())).await.clone()
+    }
+
+    async fn build(
+        &self,
+        request: &EnvironmentRequest,
+        dockerfile: String,
+        key: String,
+    ) -> Result<BuiltImage, ImageError> {
+        let tag = tag_for(&request.repo, &key);
+        if self.backend.image_id(&tag).await.is_some() {
+            tracing::debug!(image = %tag, "environment image exists; reusing it");
+            return Ok(BuiltImage { tag, key, reused: true, build_secs: 0.0 });
+        }
+        let started = Instant::now();
+        let log_path = self.settings.logs_dir.join("build").join(format!("{}.log", tag.replace(['/', ':'], "_")));
+        tracing::info!(image = %tag, repo = %request.repo, commit = %request.environment_setup_commit, "building an environment image");
+        let context = {
+            let request = request.clone();
+            let extra_ca = self.settings.extra_ca.clone();
+            let dockerfile = dockerfile.clone();
+            let tag = tag.clone();
+            tokio::task::spawn_blocking(move || {
+                let ca = extra_ca.as_deref().map(|ca| ("ca.crt", ca, 0o644));
+                let extra: Vec<(&str, &[u8], u32)> = ca.into_iter().collect();
+                archive::build_context(
+                    &dockerfile,
+                    &extra,
+                    &request.mirror,
+                    &request.environment_setup_commit,
+                    Owner::UNPRIVILEGED,
+                )
+            })
+            .await
+            .map_err(|error| ImageError::Context { tag: tag.clone(), message: error.to_string() })?
+            .map_err(|message| ImageError::Context { tag, message })?
+        };
+        let mut log = String::new();
+        log.push_str(&dockerfile);
+        log.push_str("\n--- build output ---\n");
+        let build = ImageBuild {
+            tag: tag.clone(),
+            context,
+            labels: [("swe-harvest.key".to_string(), key.clone())].into(),
+            network_off: false,
+            timeout: self.settings.build_timeout,
+        };
+        let outcome = self.backend.build(&build, &mut log).await;
+        write_log(&log_path, &log);
+        match outcome {
+            Err(BuildFailure::TimedOut) => {
+                Err(ImageError::BuildTimeout { tag, seconds: self.settings.build_timeout.as_secs(), log: log_path })
+            }
+            Err(BuildFailure::Failed(message)) => {
+                Err(ImageError::BuildFailed { tag, message: last_lines(&message, 3, " | "), log: log_path })
+            }
+            Ok(()) => {
+                if self.backend.image_id(&tag).await.is_none() {
+                    return Err(ImageError::Engine {
+                        tag,
+                        message: "the build ended but the image is not there".into(),
+                    });
+                }
+                let build_secs = started.elapsed().as_secs_f64();
+                tracing::info!(image = %tag, seconds = format!("{build_secs:.1}"), "built the environment image");
+                Ok(BuiltImage { tag, key, reused: false, build_secs })
+            }
+        }
+    }
+}
+
+pub fn write_log(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        let _ = fs_err::create_dir_all(parent);
+    }
+    if let Err(error) = fs_err::write(path, text) {
+        tracing::warn!(%error, "could not write a build log");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A new backend needs nothing but its implementation: this fake one (images in a
+    //! map, jobs answered with a canned log) serves the image machinery and
+    //! `run_job` exactly as Docker does.
+
+    use std::collections::BTreeSet;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::sandbox::{JobOutput, Limits, RunError};
+
+    #[derive(Default)]
+    struct FakeBackend {
+        images: Mutex<BTreeMap<String, String>>,
+        builds: AtomicUsize,
+        contexts: Mutex<Vec<Vec<u8>>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Backend for FakeBackend {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        async fn image_id(&self, reference: &str) -> Option<String> {
+            self.images.lock().unwrap().get(reference).cloned()
+        }
+        async fn pull(&self, _: &str) -> bool {
+            false
+        }
+        async fn build(&self, build: &ImageBuild, log: &mut String) -> Result<(), BuildFailure> {
+            self.builds.fetch_add(1, Ordering::SeqCst);
+            // Let the other workers ask while this build runs.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            log.push_str("built\n");
+            self.contexts.lock().unwrap().push(build.context.clone());
+            self.images.lock().unwrap().insert(build.tag.clone(), format!("sha256:{}", build.tag.len()));
+            Ok(())
+        }
+        async fn push(&self, tag: &str, registry: &str) -> Result<String, String> {
+            Ok(format!("{registry}/{tag}"))
+        }
+        async fn run(&self, job: &crate::sandbox::Job, _: Limits) -> Result<JobOutput, RunError> {
+            Ok(JobOutput {
+                log: format!("@@swe-harvest {} pre begin\nok\n@@swe-harvest {} pre end 0\n", job.token, job.token),
+                reports: [("pre.xml".to_string(), "<testsuites/>".to_string())].into(),
+                exit_code: Some(0),
+                ..JobOutput::default()
+            })
+        }
+        async fn remove_running(&self) {}
+        async fn sweep(&self, _: &str) -> usize {
+            0
+        }
+    }
+
+    /// A one-commit repository with `setup.py`; returns its commit.
+    fn repository(dir: &Path) -> String {
+        let repository = git2::Repository::init(dir).unwrap();
+        fs_err::write(dir.join("setup.py"), "print('hi')\n").unwrap();
+        let mut index = repository.index().unwrap();
+        index.add_path(Path::new("setup.py")).unwrap();
+        let tree = repository.find_tree(index.write_tree().unwrap()).unwrap();
+        let signature = git2::Signature::now("t", "t@example.com").unwrap();
+        repository.commit(Some("HEAD"), &signature, &signature, "one", &tree, &[]).unwrap().to_string()
+    }
+
+    fn request(dir: &Path, commit: String) -> EnvironmentRequest {
+        EnvironmentRequest {
+            repo: "Acme/Widgets".parse().unwrap(),
+            mirror: dir.to_path_buf(),
+            environment_setup_commit: commit,
+            spec: EnvironmentSpec { runtime: "3.11".into(), ..EnvironmentSpec::default() },
+            date: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
+            version: "1.0".into(),
+        }
+    }
+
+    fn settings(dir: &Path) -> ImageSettings {
+        ImageSettings {
+            base_images: [("3.11".to_string(), "python:3.11-slim".to_string())].into(),
+            extra_ca: Some(b"CA".to_vec()),
+            index_url: None,
+            build_timeout: Duration::from_secs(60),
+            logs_dir: dir.join("logs"),
+        }
+    }
+
+    #[tokio::test]
+    async fn environment_images_are_built_once_on_any_backend_and_reused() {
+        let repo = tempfile::tempdir().unwrap();
+        let commit = repository(repo.path());
+        let request = request(repo.path(), commit);
+        let backend = Arc::new(FakeBackend::default());
+        backend.images.lock().unwrap().insert("local/base:3.11".into(), "sha256:base".into());
+        let images = Images::new(backend.clone(), settings(repo.path()));
+        let dockerfile = |base: &str| format!("FROM {base}\nRUN true\n");
+        let recipe = Recipe { request: &request, fallback_base: "local/base:3.11".into(), dockerfile: &dockerfile };
+
+        // Three workers at once, one build; the configured base cannot be had, so the local one is used.
+        let built = futures::future::join_all((0..3).map(|_| images.ensure(&recipe))).await;
+        assert_eq!(backend.builds.load(Ordering::SeqCst), 1);
+        let tags: BTreeSet<String> = built.iter().map(|image| image.as_ref().unwrap().tag.clone()).collect();
+        assert_eq!(tags.len(), 1);
+        let first = built[0].as_ref().unwrap();
+        assert!(!first.reused && first.tag.starts_with("swe-harvest/env.acme__widgets:"), "{first:?}");
+
+        // The context carries the Dockerfile, the CA bundle and the repository at the commit.
+        let context = backend.contexts.lock().unwrap()[0].clone();
+        let mut names = BTreeSet::new();
+        for entry in tar::Archive::new(context.as_slice()).entries().unwrap() {
+            names.insert(entry.unwrap().path().unwrap().display().to_string());
+        }
+        for name in ["Dockerfile", "ca.crt", "testbed", "testbed/setup.py"] {
+            assert!(names.contains(name), "{name} missing from {names:?}");
+        }
+        let log =
+            settings(repo.path()).logs_dir.join("build").join(format!("{}.log", first.tag.replace(['/', ':'], "_")));
+        assert!(fs_err::read_to_string(&log).unwrap().contains("FROM local/base:3.11"));
+
+        // Another process finds the image and does not build again.
+        let again = Images::new(backend.clone(), settings(repo.path())).ensure(&recipe).await.unwrap();
+        assert!(again.reused);
+        assert_eq!(again.tag, first.tag);
+        assert_eq!(backend.builds.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn no_base_image_is_a_base_image_missing_drop() {
+        let repo = tempfile::tempdir().unwrap();
+        let commit = repository(repo.path());
+        let request = request(repo.path(), commit);
+        let images = Images::new(Arc::new(FakeBackend::default()), settings(repo.path()));
+        let dockerfile = |base: &str| format!("FROM {base}\n");
+        let recipe = Recipe { request: &request, fallback_base: "local/base:3.11".into(), dockerfile: &dockerfile };
+        let error = images.ensure(&recipe).await.unwrap_err();
+        assert_eq!(error.reason(), "base_image_missing");
+        assert!(error.to_string().contains("scripts/setup.sh"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn run_job_keeps_the_log_and_reports_of_any_backend() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = crate::sandbox::Job {
+            instance_id: "a__b-1".into(),
+            attempt: 2,
+            image: "img".into(),
+            user: Owner::UNPRIVILEGED,
+            testbed: None,
+            files: Vec::new(),
+            script: String::new(),
+            token: "tok".into(),
+            env: Vec::new(),
+            phases: 2,
+            log_path: dir.path().join("a__b-1").join("run-2.log"),
+            data_dir_label: String::new(),
+        };
+        let limits = Limits { memory_bytes: 1, nano_cpus: 1, pids_limit: 1, run_timeout: Duration::from_secs(1) };
+        let output = crate::sandbox::run_job(&FakeBackend::default(), &job, limits).await.unwrap();
+        let steps = crate::sandbox::script::split_steps(&output.log, "tok");
+        assert_eq!(steps["pre"].exit_code, Some(0));
+        assert_eq!(fs_err::read_to_string(&job.log_path).unwrap(), output.log);
+        assert_eq!(fs_err::read_to_string(dir.path().join("a__b-1/run-2-pre.xml")).unwrap(), "<testsuites/>");
+    }
+}

@@ -1,0 +1,205 @@
+//! Running untrusted code: every stage that runs a repository's code (validate, its
+//! coverage runs, release's instance images, evaluate) does it through this module
+//! and nothing else. It owns the [`Backend`] trait (find, pull, build and push
+//! images; run one job with limits, files in and files out; remove what this process
+//! or an earlier one left behind), the archives that carry `/testbed` and a job's
+//! files in ([`archive`]), the script preamble and the markers that carry a random
+//! token per run ([`script`]), and environment images built once per content key
+//! ([`images`]).
+//!
+//! It knows nothing of languages or test frameworks: what goes into a Dockerfile and
+//! how results are read is [`crate::ecosystem`]'s. Backends: the local Docker engine
+//! ([`docker`]). A new backend is one file implementing [`Backend`] plus one line in
+//! [`connect`].
+//!
+//! Isolation of every job, whatever the backend: no network, all capabilities
+//! dropped, no new privileges, memory (and swap) / CPU / process / time limits, the
+//! image's unprivileged user unless the job says root, no host mounts, no environment
+//! from the host.
+
+pub mod archive;
+pub mod docker;
+pub mod images;
+pub mod script;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The label every swe-harvest container carries, with the data dir as value.
+pub const DATA_DIR_LABEL: &str = "swe-harvest.data-dir";
+/// The label naming the task a container runs for.
+pub const INSTANCE_LABEL: &str = "swe-harvest.instance";
+/// Time for a container's own start, the offline install and the patches, on top of
+/// its test phases' limits.
+pub const SETUP_ALLOWANCE: Duration = Duration::from_secs(300);
+
+/// What an archive's entries, and a job's processes, are owned by inside the container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    pub uid: u64,
+    pub gid: u64,
+}
+
+impl Owner {
+    pub const ROOT: Owner = Owner { uid: 0, gid: 0 };
+    /// The unprivileged user of environment images (`harvest`).
+    pub const UNPRIVILEGED: Owner = Owner { uid: 1000, gid: 1000 };
+}
+
+/// Limits of one job, from `validate.*`.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub memory_bytes: i64,
+    pub nano_cpus: i64,
+    pub pids_limit: i64,
+    /// Per test phase, enforced inside the container by the script; the job as a
+    /// whole gets this times its phases plus [`SETUP_ALLOWANCE`].
+    pub run_timeout: Duration,
+}
+
+impl Limits {
+    /// The wall-time limit of a job with `phases` test phases.
+    pub fn wall_limit(&self, phases: u32) -> Duration {
+        self.run_timeout * phases.max(1) + SETUP_ALLOWANCE
+    }
+}
+
+/// One container to run: the image, what is copied in, the script and its limits.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub instance_id: String,
+    pub attempt: u32,
+    pub image: String,
+    /// The user the script runs as (the image's unprivileged user, or root for
+    /// instance images whose `/testbed` belongs to root).
+    pub user: Owner,
+    /// The repository at a commit, copied to `/testbed` from a mirror; `None` when
+    /// the image has `/testbed` already (instance images).
+    pub testbed: Option<(PathBuf, String)>,
+    /// Files under `/swe-harvest/`: relative path, content, mode.
+    pub files: Vec<(String, Vec<u8>, u32)>,
+    /// The script, run as `bash /swe-harvest/run.sh <token>`.
+    pub script: String,
+    pub token: String,
+    pub env: Vec<String>,
+    /// Test phases the script runs (see [`Limits::wall_limit`]).
+    pub phases: u32,
+    /// Where the log is written; reports go next to it, prefixed with its stem.
+    pub log_path: PathBuf,
+    /// The value of [`DATA_DIR_LABEL`].
+    pub data_dir_label: String,
+}
+
+/// What a job left: its whole output, the files of `/swe-harvest/out`, and how it ended.
+#[derive(Debug, Clone, Default)]
+pub struct JobOutput {
+    pub log: String,
+    /// `.xml` and `.json` files of `/swe-harvest/out`, by file name.
+    pub reports: BTreeMap<String, String>,
+    pub exit_code: Option<i64>,
+    /// The job hit its wall-time limit and was killed.
+    pub timed_out: bool,
+    pub oom_killed: bool,
+    pub duration_secs: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the container engine failed to {action} for `{instance_id}`: {message}")]
+    Engine { action: &'static str, instance_id: String, message: String },
+    #[error("failed to prepare the repository for `{instance_id}`: {message}")]
+    Source { instance_id: String, message: String },
+}
+
+/// One image build: a tar context with its `Dockerfile`, a tag and labels.
+#[derive(Debug, Clone)]
+pub struct ImageBuild {
+    pub tag: String,
+    pub context: Vec<u8>,
+    pub labels: BTreeMap<String, String>,
+    /// The build's `RUN` steps get no network (instance images install offline: the
+    /// code being installed is untrusted).
+    pub network_off: bool,
+    pub timeout: Duration,
+}
+
+/// Why a build did not produce its image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildFailure {
+    TimedOut,
+    /// The engine's message.
+    Failed(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "cannot reach the Docker engine ({message}); start it (scripts/setup.sh installs and starts one) or set DOCKER_HOST"
+    )]
+    EngineUnavailable { message: String },
+}
+
+/// Where jobs run and images live. Implementations must give every job the
+/// isolation described in the module doc, and must remove every container they
+/// start: on success, on errors and timeouts, and on [`Backend::remove_running`].
+#[async_trait::async_trait]
+pub trait Backend: Send + Sync {
+    /// The backend's name, as `--backend` spells it.
+    fn name(&self) -> &'static str;
+    /// The id of an image present where jobs run, if it is there.
+    async fn image_id(&self, reference: &str) -> Option<String>;
+    /// Pulls an image; false when it cannot be had.
+    async fn pull(&self, reference: &str) -> bool;
+    /// Builds an image, appending the builder's output to `log`.
+    async fn build(&self, build: &ImageBuild, log: &mut String) -> Result<(), BuildFailure>;
+    /// Tags `tag` into `registry` and pushes it; returns the pushed reference.
+    async fn push(&self, tag: &str, registry: &str) -> Result<String, String>;
+    /// Runs one job to its end or its wall-time limit and removes its container.
+    async fn run(&self, job: &Job, limits: Limits) -> Result<JobOutput, RunError>;
+    /// Removes every job this process started and that is still running (Ctrl-C).
+    async fn remove_running(&self);
+    /// Removes what earlier, killed processes of this data dir left; returns how many.
+    async fn sweep(&self, data_dir_label: &str) -> usize;
+}
+
+/// The backends swe-harvest can run jobs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendKind {
+    /// The local Docker engine (`DOCKER_HOST` or the default socket).
+    #[default]
+    Local,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Local => "local",
+        }
+    }
+}
+
+/// Connects to a backend and checks that it answers.
+pub async fn connect(kind: BackendKind) -> Result<Arc<dyn Backend>, SandboxError> {
+    match kind {
+        BackendKind::Local => Ok(Arc::new(docker::DockerBackend::connect().await?)),
+    }
+}
+
+/// Runs one job on `backend` and keeps what it left: its log at `job.log_path` and its
+/// reports next to it (`<log stem>-<report name>`).
+pub async fn run_job(backend: &dyn Backend, job: &Job, limits: Limits) -> Result<JobOutput, RunError> {
+    let output = backend.run(job, limits).await?;
+    if let Some(dir) = job.log_path.parent() {
+        let _ = fs_err::create_dir_all(dir);
+    }
+    if let Err(error) = fs_err::write(&job.log_path, &output.log) {
+        tracing::warn!(%error, "could not write the run log");
+    }
+    let stem = job.log_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    for (name, text) in &output.reports {
+        let _ = fs_err::write(job.log_path.with_file_name(format!("{stem}-{name}")), text);
+    }
+    Ok(output)
+}
