@@ -9,6 +9,7 @@ use swe_harvest::config::Compat;
 use swe_harvest::extract::{self, ExtractSettings};
 use swe_harvest::git::mirror::mirror_path;
 use swe_harvest::model::RepoSlug;
+use swe_harvest::model::drop_reason::format_counts;
 use swe_harvest::store::Store;
 
 use super::args::{CompatArg, ExtractArgs};
@@ -73,9 +74,7 @@ pub fn run(
         failed |= summary.failed > 0;
         let mut stdout = std::io::stdout().lock();
         let dropped: usize = summary.dropped.values().sum();
-        let mut reasons: Vec<(&String, &usize)> = summary.dropped.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons = reasons.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
+        let reasons = format_counts(&summary.dropped);
         writeln!(
             stdout,
             "{repo} ({:?}): {} merged PRs in, {} unchanged since the last run, {} candidates out, {dropped} dropped{}{}, {:.0} PRs/s ({:.2}s)",

@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
+use swe_harvest::model::drop_reason::format_counts;
 use swe_harvest::store::{FunnelReport, STORE_FILE, StageFunnel, Store};
 
 use super::args::StatusArgs;
@@ -78,7 +79,5 @@ pub fn render_table(report: &FunnelReport) -> String {
 }
 
 fn reasons(stage: &StageFunnel) -> String {
-    let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    reasons.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ")
+    format_counts(&stage.reasons)
 }

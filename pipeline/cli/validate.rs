@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 
 use swe_harvest::UsageError;
 use swe_harvest::env_vars;
+use swe_harvest::model::drop_reason::most_frequent_first;
 use swe_harvest::model::{Candidate, RepoSlug, TaskRow, encode_test_list};
 use swe_harvest::store::Store;
 use swe_harvest::validate::{self, Summary, TaskOutcome, ValidateSettings, Work};
@@ -21,9 +22,6 @@ use swe_harvest::validate::{self, Summary, TaskOutcome, ValidateSettings, Work};
 use super::args::ValidateArgs;
 use super::logging::CliReporter;
 use super::{ExitStatus, GlobalSettings};
-
-/// Drop reasons that mean the machinery failed, not the task: they make the exit code 1.
-const FAILURE_REASONS: [&str; 2] = ["container_failed", "store_error"];
 
 pub fn validate(settings: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<ExitStatus> {
     let mirrors_dir = std::env::var_os(env_vars::SWE_HARVEST_MIRRORS).map(Into::into);
@@ -62,7 +60,8 @@ pub fn validate(settings: &GlobalSettings, args: &ValidateArgs) -> anyhow::Resul
         }
     }
     eprint!("{}", render_summary(&summary, validate_settings.workers, validate_settings.runs));
-    let failed = summary.failed() || FAILURE_REASONS.iter().any(|reason| summary.dropped.contains_key(*reason));
+    // Drops that mean the machinery failed, not the task, make the exit code 1.
+    let failed = summary.failed() || summary.dropped.keys().any(|reason| reason.is_failure());
     Ok(if failed { ExitStatus::Failure } else { ExitStatus::Success })
 }
 
@@ -249,9 +248,7 @@ fn render_summary(summary: &Summary, workers: usize, runs: u32) -> String {
         summary.dropped.values().sum::<usize>(),
         summary.elapsed_secs
     );
-    let mut reasons: Vec<(&String, &usize)> = summary.dropped.iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (reason, count) in reasons {
+    for (reason, count) in most_frequent_first(&summary.dropped) {
         let _ = writeln!(text, "  dropped {reason}: {count}");
     }
     let _ = writeln!(

@@ -58,6 +58,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::github::{ClientStats, Fetched, GithubClient, GithubError};
+use crate::model::drop_reason::CrawlDropReason;
 use crate::model::{CrawlCheckpoint, RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError, raw};
@@ -275,13 +276,12 @@ impl Listing for PullsListing {
         let closed = pull.closed_at.map(|at| format!(" on {}", at.format("%Y-%m-%d"))).unwrap_or_default();
         store::record_dropped(
             tx,
-            &Rejection {
-                stage: Stage::Crawl,
-                repo: repo.clone(),
-                item: pull.number.to_string(),
-                reason: "not_merged".into(),
-                detail: format!("closed without being merged{closed}"),
-            },
+            &Rejection::new(
+                CrawlDropReason::NotMerged,
+                repo.clone(),
+                pull.number.to_string(),
+                format!("closed without being merged{closed}"),
+            ),
         )?;
         Ok((1, 0))
     }

@@ -15,6 +15,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::github::{Fetched, GithubClient, GithubError};
+use crate::model::drop_reason::DiscoverDropReason;
 use crate::model::{Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
@@ -138,14 +139,12 @@ pub async fn run(
             for found in &excluded {
                 store::record_dropped(
                     tx,
-                    &Rejection {
-                        stage: Stage::Discover,
-                        repo: found.repo.clone(),
-                        item: found.repo.to_string(),
-                        reason: "in_reference_dataset".into(),
-                        detail: "a reference dataset given with --exclude-dataset has tasks from this repository"
-                            .into(),
-                    },
+                    &Rejection::new(
+                        DiscoverDropReason::InReferenceDataset,
+                        found.repo.clone(),
+                        found.repo.to_string(),
+                        "a reference dataset given with --exclude-dataset has tasks from this repository",
+                    ),
                 )?;
             }
             Ok(())

@@ -42,6 +42,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::config::{LoadedConfig, ValidateConfig};
+use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{Candidate, EnvironmentSpec, Rejection, RunPhase, Stage, Task, ValidationRun};
 use crate::progress::Reporter;
 use crate::store::coverage::GoldenCoverage;
@@ -155,12 +156,19 @@ pub enum Work {
 /// Why a task was dropped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
-    pub reason: String,
+    pub reason: ValidateDropReason,
     pub detail: String,
 }
 
-fn dropped(reason: &str, detail: impl Into<String>) -> Dropped {
-    Dropped { reason: reason.to_string(), detail: detail.into() }
+fn dropped(reason: ValidateDropReason, detail: impl Into<String>) -> Dropped {
+    Dropped { reason, detail: detail.into() }
+}
+
+/// The drop reason of a failed environment image, from the code the image builder
+/// names (`base_image_missing`, `environment_build_timeout`, or otherwise
+/// `environment_build_failed`).
+fn image_drop_reason(code: &str) -> ValidateDropReason {
+    code.parse().unwrap_or(ValidateDropReason::EnvironmentBuildFailed)
 }
 
 /// The outcome of one task.
@@ -188,7 +196,7 @@ pub struct Summary {
     pub selected: usize,
     pub skipped_finished: usize,
     pub labelled: usize,
-    pub dropped: BTreeMap<String, usize>,
+    pub dropped: BTreeMap<ValidateDropReason, usize>,
     pub images_built: usize,
     pub images_reused: usize,
     /// With `--coverage`: tasks whose coverage was measured, or failed, in this run.
@@ -320,7 +328,7 @@ pub async fn run(
     for outcome in &outcomes {
         match &outcome.result {
             Ok(_) => summary.labelled += 1,
-            Err(dropped) => *summary.dropped.entry(dropped.reason.clone()).or_default() += 1,
+            Err(dropped) => *summary.dropped.entry(dropped.reason).or_default() += 1,
         }
         match &outcome.coverage {
             Some(GoldenCoverage::Measured { .. }) => summary.coverage_measured += 1,
@@ -361,7 +369,7 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
     let mut outcome = TaskOutcome {
         instance_id: candidate.instance_id.clone(),
         repo: candidate.repo.to_string(),
-        result: Err(dropped("not_started", "")),
+        result: Err(dropped(ValidateDropReason::NotStarted, "")),
         image: None,
         spec: None,
         runs: 0,
@@ -426,7 +434,7 @@ fn record_outcome(
                         stage: Stage::Validate,
                         repo: candidate.repo.clone(),
                         item: candidate.instance_id.clone(),
-                        reason: dropped.reason.clone(),
+                        reason: dropped.reason.as_str().to_string(),
                         detail: dropped.detail.clone(),
                     },
                 )
@@ -463,26 +471,28 @@ async fn validate_task(
 ) -> Result<Labels, Dropped> {
     let settings = context.settings;
     let mirror = source::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
-        .map_err(|error| dropped("no_mirror", error.to_string()))?;
+        .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
 
     // The environment spec.
-    let repo_config =
-        settings.config.repo(&candidate.repo).map_err(|error| dropped("invalid_repo_config", error.to_string()))?;
+    let repo_config = settings
+        .config
+        .repo(&candidate.repo)
+        .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
     let (files, date) = {
         let mirror = mirror.clone();
         let commit = candidate.environment_setup_commit.clone();
         tokio::task::spawn_blocking(move || read_environment_files(&mirror, &commit))
             .await
-            .map_err(|error| dropped("environment_inference_failed", error.to_string()))?
-            .map_err(|error| dropped("environment_commit_missing", error.to_string()))?
+            .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
+            .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
     };
     let available: Vec<String> = settings.images.base_images.keys().cloned().collect();
     let spec = spec::resolve(&repo_config, &candidate.version, || files, date, &available)
-        .map_err(|error| dropped("environment_inference_failed", error.to_string()))?;
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?;
     outcome.spec = Some(spec.clone());
     let test_files = test_files_to_run(candidate, &spec);
     if test_files.is_empty() {
-        return Err(dropped("no_test_files", "the test patch touches no Python test file to run"));
+        return Err(dropped(ValidateDropReason::NoTestFiles, "the test patch touches no Python test file to run"));
     }
 
     // The environment image.
@@ -522,7 +532,7 @@ async fn validate_task(
             tracing::warn!(%error, "could not record the environment");
         }
     }
-    let built = built.map_err(|error| dropped(error.reason(), error.to_string()))?;
+    let built = built.map_err(|error| dropped(image_drop_reason(error.reason()), error.to_string()))?;
     if built.reused {
         context.reused.lock().expect("not poisoned").insert(built.tag.clone());
     } else if context.built.lock().expect("not poisoned").insert(built.tag.clone()) {
@@ -534,7 +544,7 @@ async fn validate_task(
     let stored = {
         let store = context.store.lock().expect("not poisoned");
         validation::runs(store.connection(), &candidate.instance_id)
-            .map_err(|error| dropped("store_error", error.to_string()))?
+            .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?
     };
     let complete = |attempt: u32| {
         stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Pre)
@@ -564,7 +574,7 @@ async fn validate_task(
         };
         let run = runner::run(&context.docker, &context.containers, &request, settings.limits)
             .await
-            .map_err(|error| dropped("container_failed", error.to_string()))?;
+            .map_err(|error| dropped(ValidateDropReason::ContainerFailed, error.to_string()))?;
         outcome.test_secs += run.phase_secs.values().sum::<f64>();
         check_run(&run, settings.limits.run_timeout)?;
         let runs: Vec<ValidationRun> = [(RunPhase::Pre, "pre"), (RunPhase::Post, "post")]
@@ -589,7 +599,7 @@ async fn validate_task(
             let mut store = context.store.lock().expect("not poisoned");
             store
                 .transaction(|transaction| validation::insert_runs(transaction, &runs))
-                .map_err(|error| dropped("store_error", error.to_string()))?;
+                .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?;
         }
         let mut runs = runs.into_iter();
         pre.extend(runs.next());
@@ -600,7 +610,7 @@ async fn validate_task(
     if pre.iter().chain(&post).all(|run| run.tests.is_empty()) {
         let log = settings.data_dir.join("logs").join("validate").join(&candidate.instance_id);
         return Err(dropped(
-            "no_tests_collected",
+            ValidateDropReason::NoTestsCollected,
             format!("no test results in any run of {}; see the logs in `{}`", test_files.join(", "), log.display()),
         ));
     }
@@ -609,7 +619,7 @@ async fn validate_task(
     let labels = labels::compute(&pre_results, &post_results);
     if labels.fail_to_pass.is_empty() {
         return Err(dropped(
-            "no_fail_to_pass",
+            ValidateDropReason::NoFailToPass,
             format!(
                 "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch)",
                 labels.pass_to_pass.len(),
@@ -654,13 +664,13 @@ fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dr
         ["pre", "post"].iter().any(|phase| run.steps.get(*phase).and_then(|step| step.exit_code) == Some(124));
     if run.timed_out || phase_timed_out {
         return Err(dropped(
-            "timeout",
+            ValidateDropReason::Timeout,
             format!("the tests ran longer than {}s (validate.run_timeout_secs); log: {log}", phase_timeout.as_secs()),
         ));
     }
     if run.oom_killed {
         return Err(dropped(
-            "out_of_memory",
+            ValidateDropReason::OutOfMemory,
             format!("the container ran out of memory (validate.memory_bytes); log: {log}"),
         ));
     }
@@ -670,11 +680,11 @@ fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dr
         None => Some("(the step never started)".to_string()),
     };
     for (step, reason) in [
-        ("install", "install_failed"),
-        ("test_patch", "test_patch_does_not_apply"),
-        ("pre", "run_failed"),
-        ("gold_patch", "gold_patch_does_not_apply"),
-        ("post", "run_failed"),
+        ("install", ValidateDropReason::InstallFailed),
+        ("test_patch", ValidateDropReason::TestPatchDoesNotApply),
+        ("pre", ValidateDropReason::RunFailed),
+        ("gold_patch", ValidateDropReason::GoldPatchDoesNotApply),
+        ("post", ValidateDropReason::RunFailed),
     ] {
         let finished = run.steps.get(step).is_some_and(|output| output.exit_code.is_some());
         // Test phases may exit non-zero (failing tests); they must only finish.
@@ -688,7 +698,7 @@ fn check_run(run: &runner::RunOutcome, phase_timeout: Duration) -> Result<(), Dr
             let killed = run.steps.get(step).and_then(|output| output.exit_code) == Some(137);
             if killed {
                 return Err(dropped(
-                    "killed",
+                    ValidateDropReason::Killed,
                     format!("the {step} tests were killed (memory or process limits); log: {log}"),
                 ));
             }
