@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use swe_harvest::git::mirror::{self, MirrorSettings};
+use swe_harvest::mirror::{self, MirrorSettings};
 use swe_harvest::store::Store;
 
 use super::args::MirrorArgs;
