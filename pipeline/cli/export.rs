@@ -10,10 +10,10 @@ use anyhow::Context;
 use swe_harvest::dataset::Dataset;
 use swe_harvest::model::{Candidate, Task};
 use swe_harvest::release::{EXTRA_COLUMNS, task_row};
-use swe_harvest::store::{self, STORE_FILE, Store};
+use swe_harvest::store;
 
 use super::args::{ExportArgs, ExportFormat, ExportStage};
-use super::{ExitStatus, GlobalSettings};
+use super::{ExitStatus, GlobalSettings, WhenMissing};
 
 /// A candidate as an unvalidated task.
 pub fn candidate_as_task(candidate: &Candidate) -> Task {
@@ -28,13 +28,9 @@ pub fn candidate_as_task(candidate: &Candidate) -> Task {
 }
 
 pub fn export(global: &GlobalSettings, args: &ExportArgs) -> anyhow::Result<ExitStatus> {
-    let store_path = global.data_dir.join(STORE_FILE);
-    if !store_path.exists() {
-        return Err(swe_harvest::UsageError::new(format!("there is no state store at `{}`", store_path.display()))
-            .with_hint("run `swe-harvest extract --repo OWNER/NAME` first, or pass the right `--data-dir`")
-            .into());
-    }
-    let store = Store::open(&store_path)?;
+    let store = global.open_store(WhenMissing::Refuse {
+        hint: "run `swe-harvest extract --repo OWNER/NAME` first, or pass the right `--data-dir`",
+    })?;
     let (tasks, what): (Vec<Task>, &str) = match args.stage {
         ExportStage::Candidates => (
             store::candidates::candidates(store.connection(), &[])?.iter().map(candidate_as_task).collect(),

@@ -57,6 +57,7 @@ use rusqlite::Transaction;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::UsageError;
 use crate::github::{ClientStats, Fetched, GithubClient, GithubError};
 use crate::model::drop_reason::CrawlDropReason;
 use crate::model::{CrawlCheckpoint, RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug, Stage};
@@ -77,6 +78,45 @@ pub struct CrawlOptions {
     pub per_page: u32,
     /// See [`crate::config::CrawlConfig::per_issue_fetch_ratio`].
     pub per_issue_fetch_ratio: u32,
+}
+
+/// The crawl's command-line values, plain (no clap types): each overrides what the
+/// config says.
+#[derive(Debug, Clone, Default)]
+pub struct CrawlFlags {
+    pub since: Option<NaiveDate>,
+    pub until: Option<NaiveDate>,
+    /// `--api-url`.
+    pub api_url: Option<String>,
+}
+
+/// Everything a crawl needs, resolved.
+#[derive(Debug, Clone)]
+pub struct CrawlSettings {
+    /// The API client's settings, `--api-url` applied.
+    pub github: crate::config::GithubConfig,
+    pub options: CrawlOptions,
+}
+
+impl CrawlSettings {
+    /// Defaults < config file < environment (both in `config`) < `flags`. An empty
+    /// window (`since` not before `until`) is bad usage.
+    pub fn resolve(config: &crate::config::LoadedConfig, flags: &CrawlFlags) -> Result<CrawlSettings, UsageError> {
+        if let (Some(since), Some(until)) = (flags.since, flags.until) {
+            if since >= until {
+                return Err(UsageError::new(format!("--since {since} is not before --until {until}"))
+                    .with_hint("--since is inclusive and --until exclusive: pass an earlier --since"));
+            }
+        }
+        let github = config.config.github.clone().with_api_url(flags.api_url.as_deref());
+        let options = CrawlOptions {
+            since: flags.since,
+            until: flags.until,
+            per_page: github.per_page,
+            per_issue_fetch_ratio: config.config.crawl.per_issue_fetch_ratio,
+        };
+        Ok(CrawlSettings { github, options })
+    }
 }
 
 /// A stage error that stops the crawl: only the store failing. GitHub failures

@@ -86,6 +86,32 @@ pub struct ExtractSettings {
 }
 
 impl ExtractSettings {
+    /// One repository's settings. `compat`: the `--compat` flag > the environment
+    /// (`SWE_HARVEST_EXTRACT__COMPAT`) > the repository's file (`configs/repos/`) >
+    /// the config file > the default. Other keys: the repository's file > the
+    /// environment > the config file > the default.
+    pub fn resolve(
+        config: &crate::config::LoadedConfig,
+        repo: &RepoSlug,
+        compat: Option<Compat>,
+    ) -> Result<ExtractSettings, crate::config::ConfigError> {
+        let repo_config = config.repo(repo)?.extract;
+        let config_file = &config.config.extract;
+        let compat_variable = format!("{}EXTRACT__COMPAT", crate::env_vars::CONFIG_OVERRIDE_PREFIX);
+        // The loaded config already holds the variable's value when it is set.
+        let from_environment = std::env::var_os(compat_variable).is_some().then_some(config_file.compat);
+        Ok(ExtractSettings {
+            compat: compat.or(from_environment).or(repo_config.compat).unwrap_or(config_file.compat),
+            test_patterns: repo_config.test_patterns.unwrap_or_else(|| config_file.test_patterns.clone()),
+            max_files_changed: config_file.max_files_changed,
+            max_lines_changed: config_file.max_lines_changed,
+            version_tag_pattern: repo_config.version_tag_pattern,
+            version_file: repo_config.version_file,
+            version_source: repo_config.version_source.unwrap_or_default(),
+            workers: config_file.workers,
+        })
+    }
+
     /// What the outputs depend on; part of each PR's fingerprint.
     fn fingerprint_key(&self) -> String {
         format!(

@@ -28,6 +28,7 @@ pub mod image;
 pub mod infer;
 pub mod labels;
 pub mod parse;
+pub mod rows;
 pub mod runner;
 pub mod source;
 pub mod spec;
@@ -82,14 +83,24 @@ pub struct ValidateSettings {
     pub config: LoadedConfig,
 }
 
+/// Validate's command-line values, plain (no clap types): each overrides the config.
+#[derive(Debug, Clone, Default)]
+pub struct ValidateFlags {
+    /// `--workers`; `None` or 0 leaves it to the config (0 there: from the machine).
+    pub workers: Option<usize>,
+    /// `--runs`; `None` or 0 leaves it to the config.
+    pub runs: Option<u32>,
+    /// `--coverage`.
+    pub coverage: bool,
+}
+
 impl ValidateSettings {
-    /// Settings from the config; `workers` and `runs` override it when given.
+    /// Defaults < config file < environment (both in `config`; `SWE_HARVEST_MIRRORS`
+    /// names an extra folder of mirrors) < `flags`. Reads `validate.extra_ca_file`.
     pub fn resolve(
         data_dir: PathBuf,
         config: LoadedConfig,
-        workers: Option<usize>,
-        runs: Option<u32>,
-        mirrors_dir: Option<PathBuf>,
+        flags: &ValidateFlags,
     ) -> Result<ValidateSettings, ValidateError> {
         let validate: &ValidateConfig = &config.config.validate;
         let extra_ca = match &validate.extra_ca_file {
@@ -99,14 +110,14 @@ impl ValidateSettings {
             ),
             None => None,
         };
-        let workers = workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
+        let workers = flags.workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
             0 => default_workers(validate.memory_bytes),
             workers => workers,
         });
         Ok(ValidateSettings {
             workers,
-            runs: runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
-            coverage: false,
+            runs: flags.runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
+            coverage: flags.coverage,
             limits: Limits {
                 memory_bytes: validate.memory_bytes as i64,
                 nano_cpus: (validate.cpus * 1e9) as i64,
@@ -120,7 +131,7 @@ impl ValidateSettings {
                 build_timeout: Duration::from_secs(validate.build_timeout_secs),
                 logs_dir: data_dir.join("logs"),
             },
-            mirrors_dir,
+            mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
             data_dir,
             config,
         })
