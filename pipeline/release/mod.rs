@@ -11,6 +11,7 @@
 //! This module selects and writes; it does not validate tasks or build images.
 
 mod card;
+pub mod export;
 pub mod filter;
 pub mod images;
 mod manifest;
