@@ -854,3 +854,37 @@ impl RepoCrawl<'_> {
         Ok(Outcome::Complete)
     }
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+    use crate::config::LoadedConfig;
+
+    fn config() -> LoadedConfig {
+        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn flags_override_the_api_url_and_the_window_comes_from_the_flags() {
+        let flags = CrawlFlags {
+            since: NaiveDate::from_ymd_opt(2025, 1, 1),
+            until: NaiveDate::from_ymd_opt(2025, 2, 1),
+            api_url: Some("http://127.0.0.1:9/api".into()),
+        };
+        let settings = CrawlSettings::resolve(&config(), &flags).unwrap();
+        assert_eq!(settings.github.api_url, "http://127.0.0.1:9/api");
+        assert_eq!((settings.options.since, settings.options.until), (flags.since, flags.until));
+        assert_eq!(settings.options.per_page, settings.github.per_page);
+        let defaults = CrawlSettings::resolve(&config(), &CrawlFlags::default()).unwrap();
+        assert_eq!(defaults.github.api_url, config().config.github.api_url);
+    }
+
+    #[test]
+    fn an_empty_window_is_bad_usage_with_a_hint() {
+        let day = NaiveDate::from_ymd_opt(2025, 1, 1);
+        let error =
+            CrawlSettings::resolve(&config(), &CrawlFlags { since: day, until: day, api_url: None }).unwrap_err();
+        assert_eq!(error.message, "--since 2025-01-01 is not before --until 2025-01-01");
+        assert!(error.hint.unwrap().contains("--until exclusive"));
+    }
+}

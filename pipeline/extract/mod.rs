@@ -518,3 +518,33 @@ fn build_candidate(
         test_files: prepared.split.test_files,
     })
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+    use crate::config::LoadedConfig;
+
+    #[test]
+    fn compat_comes_from_the_flag_then_the_repository_file_then_the_config() {
+        let repos_dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            repos_dir.path().join("acme__calc.toml"),
+            "[extract]\ncompat = \"swebench\"\ntest_patterns = [\"checks/**\"]\n",
+        )
+        .unwrap();
+        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        config.repos_dir = repos_dir.path().to_path_buf();
+        config.config.extract.compat = Compat::Native;
+        let acme: RepoSlug = "acme/calc".parse().unwrap();
+        let other: RepoSlug = "acme/other".parse().unwrap();
+        if std::env::var_os("SWE_HARVEST_EXTRACT__COMPAT").is_none() {
+            let from_file = ExtractSettings::resolve(&config, &acme, None).unwrap();
+            assert_eq!(from_file.compat, Compat::Swebench);
+            assert_eq!(from_file.test_patterns, vec!["checks/**".to_string()]);
+            assert_eq!(ExtractSettings::resolve(&config, &other, None).unwrap().compat, Compat::Native);
+        }
+        let from_flag = ExtractSettings::resolve(&config, &acme, Some(Compat::Native)).unwrap();
+        assert_eq!(from_flag.compat, Compat::Native);
+        assert_eq!(from_flag.max_files_changed, config.config.extract.max_files_changed);
+    }
+}

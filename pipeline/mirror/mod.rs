@@ -115,3 +115,19 @@ pub fn run(
     reporter.finish();
     Ok(outcomes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clone_url_flag_beats_the_config() {
+        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        config.config.mirror.clone_url = "file:///mirrors/{owner}/{name}".into();
+        let data_dir = PathBuf::from("data");
+        let from_config = MirrorSettings::resolve(data_dir.clone(), &config, None);
+        assert_eq!(from_config.clone_url, "file:///mirrors/{owner}/{name}");
+        let from_flag = MirrorSettings::resolve(data_dir, &config, Some("/srv/{name}.git"));
+        assert_eq!(from_flag.clone_url, "/srv/{name}.git");
+    }
+}

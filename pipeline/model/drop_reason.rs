@@ -386,6 +386,18 @@ mod tests {
     }
 
     #[test]
+    fn the_codes_of_failed_environment_images_are_validate_reasons() {
+        // `validate` maps the image builder's `ImageError::reason()` codes by parsing.
+        for (code, reason) in [
+            ("base_image_missing", ValidateDropReason::BaseImageMissing),
+            ("environment_build_timeout", ValidateDropReason::EnvironmentBuildTimeout),
+            ("environment_build_failed", ValidateDropReason::EnvironmentBuildFailed),
+        ] {
+            assert_eq!(code.parse::<ValidateDropReason>().unwrap(), reason);
+        }
+    }
+
+    #[test]
     fn an_unknown_code_names_the_stage_and_the_known_codes() {
         let error = "no_such_reason".parse::<MirrorDropReason>().unwrap_err();
         assert_eq!(error.to_string(), "`no_such_reason` is not a mirror drop reason; known: fetch_failed");
