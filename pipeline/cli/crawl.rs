@@ -1,6 +1,6 @@
 //! `crawl`: resolves the crawl's settings (`CrawlSettings::resolve`), runs the crawl
-//! stage, and prints its summary on stderr. Exits 1 when
-//! requests failed for good, naming what is missing.
+//! stage, and prints its summary on stderr. Exits 1 when requests failed for good,
+//! naming what is missing.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub fn github_client(github: &GithubConfig) -> anyhow::Result<(GithubClient, Arc
 }
 
 /// The command line's values for the library.
-pub fn flags(options: &CrawlOptions) -> CrawlFlags {
+fn flags(options: &CrawlOptions) -> CrawlFlags {
     CrawlFlags { since: options.since, until: options.until, api_url: options.api_url.clone() }
 }
 
