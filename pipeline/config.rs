@@ -82,6 +82,17 @@ pub struct GithubConfig {
     pub secondary_limit_wait_secs: u64,
 }
 
+impl GithubConfig {
+    /// This config with `api_url` (the `--api-url` flag) over the file's and
+    /// `SWE_HARVEST_API_URL`'s value, which the loaded config already holds.
+    pub fn with_api_url(mut self, api_url: Option<&str>) -> GithubConfig {
+        if let Some(api_url) = api_url {
+            self.api_url = api_url.to_string();
+        }
+        self
+    }
+}
+
 impl Default for GithubConfig {
     fn default() -> Self {
         GithubConfig {

@@ -16,6 +16,7 @@ pub mod evaluate;
 pub mod extract;
 pub mod git;
 pub mod github;
+pub mod mirror;
 pub mod model;
 pub mod progress;
 pub mod release;

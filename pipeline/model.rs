@@ -11,6 +11,11 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub mod coverage;
+pub mod drop_reason;
+
+pub use coverage::{ChangeCoverage, ExecutableLines, GoldenCoverage};
+
 /// A repository named `owner/name`, validated on construction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -196,6 +201,25 @@ pub struct Rejection {
     pub reason: String,
     /// A human sentence with the specifics.
     pub detail: String,
+}
+
+impl Rejection {
+    /// A rejection at the stage that owns `reason`, which is stored as its code.
+    pub fn new(
+        reason: impl Into<drop_reason::DropReason>,
+        repo: RepoSlug,
+        item: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Rejection {
+        let reason = reason.into();
+        Rejection {
+            stage: reason.stage(),
+            repo,
+            item: item.into(),
+            reason: reason.as_str().to_string(),
+            detail: detail.into(),
+        }
+    }
 }
 
 /// A merged PR turned into a task: everything but the labels that validate adds.

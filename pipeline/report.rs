@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::model::drop_reason::most_frequent_first;
 use crate::store::{FunnelReport, StageFunnel};
 
 const PASSED_COLOR: &str = "#2e9e5b";
@@ -62,9 +63,7 @@ fn reason_colors(report: &FunnelReport) -> Vec<(String, &'static str)> {
             *totals.entry(reason).or_default() += count;
         }
     }
-    let mut reasons: Vec<(&str, u64)> = totals.into_iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    reasons
+    most_frequent_first(totals)
         .into_iter()
         .enumerate()
         .map(|(index, (reason, _))| (reason.to_string(), REASON_COLORS[index % REASON_COLORS.len()]))
@@ -111,9 +110,7 @@ fn chart(stages: &[StageFunnel], colors: &[(String, &'static str)], title: &str)
         );
         let mut x = LABEL_WIDTH;
         let mut segments: Vec<(String, u64, &str)> = vec![("passed".into(), stage.passed, PASSED_COLOR)];
-        let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        for (reason, count) in reasons {
+        for (reason, count) in most_frequent_first(&stage.reasons) {
             segments.push((format!("dropped: {reason}"), *count, color_of(colors, reason)));
         }
         for (label, count, color) in segments {
@@ -148,10 +145,10 @@ fn table(stages: &[StageFunnel]) -> String {
         "<table>\n<tr><th>stage</th><th>entered</th><th>passed</th><th>dropped</th><th>drop reasons</th></tr>\n",
     );
     for stage in stages {
-        let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons: Vec<String> =
-            reasons.iter().map(|(reason, count)| format!("{} {count}", escape(reason))).collect();
+        let reasons: Vec<String> = most_frequent_first(&stage.reasons)
+            .iter()
+            .map(|(reason, count)| format!("{} {count}", escape(reason)))
+            .collect();
         let _ = write!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"reasons\">{}</td></tr>\n",

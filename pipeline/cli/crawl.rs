@@ -1,73 +1,39 @@
-//! `crawl`: resolves the GitHub settings (flag > environment > config file >
-//! defaults), runs the crawl stage, and prints its summary on stderr. Exits 1 when
-//! requests failed for good, naming what is missing.
+//! `crawl`: resolves the crawl's settings (`CrawlSettings::resolve`), runs the crawl
+//! stage, and prints its summary on stderr. Exits 1 when requests failed for good,
+//! naming what is missing.
 
 use std::io::Write;
 use std::sync::Arc;
 
-use anyhow::Context;
-
 use swe_harvest::config::GithubConfig;
-use swe_harvest::crawl::{self, CrawlOptions, CrawlSummary};
+use swe_harvest::crawl::{self, CrawlFlags, CrawlSettings, CrawlSummary};
+use swe_harvest::env_vars;
 use swe_harvest::github::{ClientSettings, GithubClient};
-use swe_harvest::store::Store;
-use swe_harvest::{UsageError, env_vars};
 
-use super::args::{CrawlArgs, CrawlOptions as CrawlArgsOptions};
+use super::args::{CrawlArgs, CrawlOptions};
 use super::logging::CliReporter;
-use super::{ExitStatus, GlobalSettings};
+use super::{ExitStatus, GlobalSettings, WhenMissing, runtime};
 
-/// The GitHub settings with `--api-url` applied over the config (which already
-/// holds `SWE_HARVEST_API_URL`).
-pub fn github_settings(settings: &GlobalSettings, api_url: Option<&String>) -> GithubConfig {
-    let mut github = settings.config.config.github.clone();
-    if let Some(api_url) = api_url {
-        github.api_url = api_url.clone();
-    }
-    github
-}
-
-/// The store of the data dir, for the commands that talk to GitHub.
-pub fn open_store(settings: &GlobalSettings) -> anyhow::Result<Store> {
-    Store::open_in(&settings.data_dir)
-        .with_context(|| format!("failed to open the store in `{}`", settings.data_dir.display()))
-}
-
-/// A GitHub client with the tokens of the environment, reporting through a new reporter.
+/// A GitHub client with the tokens of the environment, reporting through a new
+/// reporter; `discover` uses it too.
 pub fn github_client(github: &GithubConfig) -> anyhow::Result<(GithubClient, Arc<CliReporter>)> {
     let reporter = Arc::new(CliReporter::new());
     let client = GithubClient::new(ClientSettings::from_config(github, env_vars::github_tokens()), reporter.clone())?;
     Ok((client, reporter))
 }
 
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")
+/// The command line's values for the library.
+fn flags(options: &CrawlOptions) -> CrawlFlags {
+    CrawlFlags { since: options.since, until: options.until, api_url: options.api_url.clone() }
 }
 
-fn check_window(options: &CrawlArgsOptions) -> Result<(), UsageError> {
-    if let (Some(since), Some(until)) = (options.since, options.until) {
-        if since >= until {
-            return Err(UsageError::new(format!("--since {since} is not before --until {until}"))
-                .with_hint("--since is inclusive and --until exclusive: pass an earlier --since"));
-        }
-    }
-    Ok(())
-}
-
-pub fn crawl(settings: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<ExitStatus> {
-    check_window(&args.options)?;
-    let github = github_settings(settings, args.options.api_url.as_ref());
-    let options = CrawlOptions {
-        since: args.options.since,
-        until: args.options.until,
-        per_page: github.per_page,
-        per_issue_fetch_ratio: settings.config.config.crawl.per_issue_fetch_ratio,
-    };
+pub fn crawl(global: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<ExitStatus> {
+    let settings = CrawlSettings::resolve(&global.config, &flags(&args.options))?;
     let repos = args.selection.repos.clone();
-    let mut store = open_store(settings)?;
+    let mut store = global.open_store(WhenMissing::Create)?;
     let summary = runtime()?.block_on(async {
-        let (client, reporter) = github_client(&github)?;
-        let summary = crawl::run(&client, &mut store, &repos, &options, reporter.as_ref()).await?;
+        let (client, reporter) = github_client(&settings.github)?;
+        let summary = crawl::run(&client, &mut store, &repos, &settings.options, reporter.as_ref()).await?;
         anyhow::Ok(summary)
     })?;
     print_summary(&summary)?;

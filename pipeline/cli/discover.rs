@@ -2,40 +2,33 @@
 //! stores the rest, prints them on stdout (one `owner/name` per line) and, with
 //! `--out`, writes them as a TOML repository list.
 
-use std::collections::BTreeSet;
 use std::io::Write;
 
-use swe_harvest::discover::{self, DiscoverOptions};
+use swe_harvest::discover::{self, DiscoverFlags, DiscoverSettings};
 
 use super::args::DiscoverArgs;
-use super::crawl::{github_client, github_settings, open_store, runtime};
-use super::{ExitStatus, GlobalSettings};
+use super::crawl::github_client;
+use super::{ExitStatus, GlobalSettings, WhenMissing, runtime};
 
-pub fn discover(settings: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Result<ExitStatus> {
-    let github = github_settings(settings, args.api_url.as_ref());
-    let mut exclude = BTreeSet::new();
-    for path in &args.exclude_dataset {
-        exclude.extend(discover::dataset_repositories(path)?);
-    }
-    let options = DiscoverOptions {
+pub fn discover(global: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Result<ExitStatus> {
+    let flags = DiscoverFlags {
         language: args.language.clone(),
         min_stars: args.min_stars,
         limit: args.limit,
         pushed_after: args.pushed_after,
         license: args.license.clone(),
-        exclude,
+        exclude_datasets: args.exclude_dataset.clone(),
+        api_url: args.api_url.clone(),
     };
-    let mut store = open_store(settings)?;
+    let settings = DiscoverSettings::resolve(&global.config, &flags)?;
+    let mut store = global.open_store(WhenMissing::Create)?;
     let summary = runtime()?.block_on(async {
-        let (client, reporter) = github_client(&github)?;
-        let summary = discover::run(&client, &mut store, &options, reporter.as_ref()).await?;
+        let (client, reporter) = github_client(&settings.github)?;
+        let summary = discover::run(&client, &mut store, &settings.options, reporter.as_ref()).await?;
         anyhow::Ok(summary)
     })?;
     if let Some(path) = &args.out {
-        let text = discover::repository_list_toml(&summary);
-        let temporary = path.with_extension("toml.partial");
-        fs_err::write(&temporary, text)?;
-        fs_err::rename(&temporary, path)?;
+        discover::write_repository_list(path, &summary)?;
     }
     let mut stdout = std::io::stdout().lock();
     for found in &summary.found {

@@ -1,61 +1,30 @@
-//! `export`: candidates or tasks from the store to a JSONL or parquet file, as rows
-//! in the SWE-bench format with the release's extra columns
-//! (`swe_harvest::release::EXTRA_COLUMNS`). A candidate is exported as a task with
-//! empty FAIL_TO_PASS / PASS_TO_PASS and no validation runs.
+//! `export`: candidates or tasks from the store to a JSONL or parquet file
+//! (`swe_harvest::release::export`); says on stdout how many rows it wrote.
 
 use std::io::Write;
 
-use anyhow::Context;
+use swe_harvest::release::export::{self, ExportFormat, ExportStage};
 
-use swe_harvest::dataset::Dataset;
-use swe_harvest::model::{Candidate, Task};
-use swe_harvest::release::{EXTRA_COLUMNS, task_row};
-use swe_harvest::store::{self, STORE_FILE, Store};
-
-use super::args::{ExportArgs, ExportFormat, ExportStage};
-use super::{ExitStatus, GlobalSettings};
-
-/// A candidate as an unvalidated task.
-pub fn candidate_as_task(candidate: &Candidate) -> Task {
-    Task {
-        candidate: candidate.clone(),
-        fail_to_pass: Vec::new(),
-        pass_to_pass: Vec::new(),
-        flaky_tests: Vec::new(),
-        validation_runs: 0,
-        image: None,
-    }
-}
+use super::args::{ExportArgs, ExportFormat as ExportFormatArg, ExportStage as ExportStageArg};
+use super::{ExitStatus, GlobalSettings, WhenMissing};
 
 pub fn export(global: &GlobalSettings, args: &ExportArgs) -> anyhow::Result<ExitStatus> {
-    let store_path = global.data_dir.join(STORE_FILE);
-    if !store_path.exists() {
-        return Err(swe_harvest::UsageError::new(format!("there is no state store at `{}`", store_path.display()))
-            .with_hint("run `swe-harvest extract --repo OWNER/NAME` first, or pass the right `--data-dir`")
-            .into());
-    }
-    let store = Store::open(&store_path)?;
-    let (tasks, what): (Vec<Task>, &str) = match args.stage {
-        ExportStage::Candidates => (
-            store::candidates::candidates(store.connection(), &[])?.iter().map(candidate_as_task).collect(),
-            "candidates",
-        ),
-        ExportStage::Tasks => (store::candidates::tasks(store.connection(), &[])?, "tasks"),
+    let stage = match args.stage {
+        ExportStageArg::Candidates => ExportStage::Candidates,
+        ExportStageArg::Tasks => ExportStage::Tasks,
     };
-    if tasks.is_empty() {
-        writeln!(std::io::stderr().lock(), "note: the store holds no {what} yet; writing an empty file")?;
+    let format = match args.format {
+        ExportFormatArg::Jsonl => ExportFormat::Jsonl,
+        ExportFormatArg::Parquet => ExportFormat::Parquet,
+    };
+    let store = global.open_store(WhenMissing::Refuse {
+        hint: "run `swe-harvest extract --repo OWNER/NAME` first, or pass the right `--data-dir`",
+    })?;
+    let written = export::export(&store, stage, format, &args.out)?;
+    let what = stage.noun();
+    if written == 0 {
+        writeln!(std::io::stderr().lock(), "note: the store holds no {what} yet; wrote an empty file")?;
     }
-    let mut dataset = Dataset::with_extra_columns(&EXTRA_COLUMNS);
-    for task in &tasks {
-        let (row, extra) = task_row(task);
-        dataset.push_task(&row, extra)?;
-    }
-    dataset.sort_by_first_column();
-    match args.format {
-        ExportFormat::Jsonl => dataset.write_jsonl(&args.out),
-        ExportFormat::Parquet => dataset.write_parquet(&args.out),
-    }
-    .with_context(|| format!("failed to export {what}"))?;
-    writeln!(std::io::stdout().lock(), "wrote {} {what} to {}", tasks.len(), args.out.display())?;
+    writeln!(std::io::stdout().lock(), "wrote {written} {what} to {}", args.out.display())?;
     Ok(ExitStatus::Success)
 }

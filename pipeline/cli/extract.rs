@@ -8,57 +8,22 @@ use anyhow::Context;
 use swe_harvest::config::Compat;
 use swe_harvest::extract::{self, ExtractSettings};
 use swe_harvest::git::mirror::mirror_path;
-use swe_harvest::model::RepoSlug;
-use swe_harvest::store::Store;
+use swe_harvest::model::drop_reason::format_counts;
 
-use super::args::{CompatArg, ExtractArgs};
+use super::args::ExtractArgs;
 use super::logging::CliReporter;
-use super::{ExitStatus, GlobalSettings};
+use super::{ExitStatus, GlobalSettings, WhenMissing};
 
-/// Per repository, `compat`: `--compat` > the environment
-/// (`SWE_HARVEST_EXTRACT__COMPAT`) > the repository's file (`configs/repos/`) > the
-/// config file > the default. Other keys: the repository's file > the environment >
-/// the config file > the default.
-pub fn settings(
-    global: &GlobalSettings,
-    repo: &RepoSlug,
-    compat: Option<CompatArg>,
-) -> anyhow::Result<ExtractSettings> {
-    let config = &global.config.config.extract;
-    let repo_config = global.config.repo(repo)?.extract;
-    let compat_variable = format!("{}EXTRACT__COMPAT", swe_harvest::env_vars::CONFIG_OVERRIDE_PREFIX);
-    // The loaded config already holds the variable's value when it is set.
-    let from_environment = std::env::var_os(compat_variable).is_some().then_some(config.compat);
-    Ok(ExtractSettings {
-        compat: compat.map(Compat::from).or(from_environment).or(repo_config.compat).unwrap_or(config.compat),
-        test_patterns: repo_config.test_patterns.unwrap_or_else(|| config.test_patterns.clone()),
-        max_files_changed: config.max_files_changed,
-        max_lines_changed: config.max_lines_changed,
-        version_tag_pattern: repo_config.version_tag_pattern,
-        version_file: repo_config.version_file,
-        version_source: repo_config.version_source.unwrap_or_default(),
-        workers: config.workers,
-    })
-}
-
+/// Extracts the repositories one after the other.
 pub fn extract(global: &GlobalSettings, args: &ExtractArgs) -> anyhow::Result<ExitStatus> {
-    let mut store = Store::open_in(&global.data_dir)?;
-    run(global, &mut store, &args.selection.repos, args.options.compat)
-}
-
-/// Extracts the repositories one after the other; used by `run` too.
-pub fn run(
-    global: &GlobalSettings,
-    store: &mut Store,
-    repos: &[RepoSlug],
-    compat: Option<CompatArg>,
-) -> anyhow::Result<ExitStatus> {
+    let mut store = global.open_store(WhenMissing::Create)?;
+    let compat = args.options.compat.map(Compat::from);
     let mut failed = false;
-    for repo in repos {
-        let settings = settings(global, repo, compat)?;
+    for repo in &args.selection.repos {
+        let settings = ExtractSettings::resolve(&global.config, repo, compat)?;
         let path = mirror_path(&global.data_dir, repo);
         let reporter = CliReporter::new();
-        let summary = match extract::run(store, repo, path, &settings, &reporter) {
+        let summary = match extract::run(&mut store, repo, path, &settings, &reporter) {
             Ok(summary) => summary,
             Err(error @ extract::ExtractError::Mirror { .. }) => {
                 failed = true;
@@ -73,9 +38,7 @@ pub fn run(
         failed |= summary.failed > 0;
         let mut stdout = std::io::stdout().lock();
         let dropped: usize = summary.dropped.values().sum();
-        let mut reasons: Vec<(&String, &usize)> = summary.dropped.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons = reasons.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
+        let reasons = format_counts(&summary.dropped);
         writeln!(
             stdout,
             "{repo} ({:?}): {} merged PRs in, {} unchanged since the last run, {} candidates out, {dropped} dropped{}{}, {:.0} PRs/s ({:.2}s)",

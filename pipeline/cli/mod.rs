@@ -1,6 +1,9 @@
-//! The command line: parses arguments, sets up logging and progress, resolves
-//! settings (defaults < config file < environment < flags), runs one command, and
+//! The command line: parses arguments, sets up logging and progress, maps each
+//! command's arguments to the stage's plain flags, resolves them through the stage's
+//! one `resolve` (defaults < config file < environment < flags), runs the stage, and
 //! turns its outcome into an exit code. The only place that prints for humans.
+//!
+//! Shared by every command: [`GlobalSettings::open_store`] and [`runtime`].
 //!
 //! Exit codes: 0 done, 1 failed (something was reported as failed), 2 bad usage or
 //! bad config.
@@ -28,8 +31,11 @@ use clap::Parser;
 
 use swe_harvest::UsageError;
 use swe_harvest::config::{ConfigError, LoadedConfig};
+use swe_harvest::evaluate::EvaluateSettingsError;
 use swe_harvest::model::RepoSlugError;
 use swe_harvest::release::ReleaseError;
+use swe_harvest::store::{STORE_FILE, Store};
+use swe_harvest::validate::rows::RowsError;
 
 use args::{Cli, Command};
 
@@ -44,10 +50,39 @@ pub enum ExitStatus {
 }
 
 /// What every command receives: the resolved global settings.
-#[allow(dead_code)]
 pub struct GlobalSettings {
     pub data_dir: std::path::PathBuf,
     pub config: LoadedConfig,
+}
+
+/// What [`GlobalSettings::open_store`] does when the data dir has no store yet.
+#[derive(Debug, Clone, Copy)]
+pub enum WhenMissing {
+    /// Create it (the stages that write).
+    Create,
+    /// Bad usage, with this hint (the commands that only read).
+    Refuse { hint: &'static str },
+}
+
+impl GlobalSettings {
+    /// The state store of the data dir: the one way every command opens it.
+    pub fn open_store(&self, when_missing: WhenMissing) -> anyhow::Result<Store> {
+        let path = self.data_dir.join(STORE_FILE);
+        if let WhenMissing::Refuse { hint } = when_missing {
+            if !path.exists() {
+                return Err(UsageError::new(format!("there is no state store at `{}`", path.display()))
+                    .with_hint(hint)
+                    .into());
+            }
+        }
+        Store::open_in(&self.data_dir)
+            .with_context(|| format!("failed to open the store in `{}`", self.data_dir.display()))
+    }
+}
+
+/// The async runtime of the commands that talk to GitHub or Docker.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("failed to start the async runtime")
 }
 
 pub fn main() -> ExitCode {
@@ -94,10 +129,9 @@ fn exit_code_of(error: &anyhow::Error) -> u8 {
     let usage = error.chain().any(|cause| {
         cause.is::<ConfigError>()
             || cause.is::<RepoSlugError>()
-            || cause.is::<UsageError>()
-            || cause.downcast_ref::<ReleaseError>().is_some_and(|release| {
-                matches!(release, ReleaseError::AlreadyExists { .. } | ReleaseError::BadName { .. })
-            })
+            || usage_error(cause).is_some()
+            || cause.downcast_ref::<ReleaseError>().is_some_and(ReleaseError::is_usage)
+            || cause.downcast_ref::<RowsError>().is_some_and(RowsError::is_usage)
     });
     if usage { 2 } else { 1 }
 }
@@ -115,10 +149,12 @@ fn report_error(error: &anyhow::Error) {
     for cause in error.chain() {
         let hint = if let Some(config) = cause.downcast_ref::<ConfigError>() {
             Some(config.hint())
-        } else if let Some(usage) = cause.downcast_ref::<UsageError>() {
+        } else if let Some(usage) = usage_error(cause) {
             usage.hint.clone()
         } else if let Some(release) = cause.downcast_ref::<ReleaseError>() {
             release.hint()
+        } else if let Some(rows) = cause.downcast_ref::<RowsError>() {
+            rows.hint()
         } else {
             None
         };
@@ -126,4 +162,12 @@ fn report_error(error: &anyhow::Error) {
             let _ = writeln!(stderr, "\nhint: {hint}");
         }
     }
+}
+
+/// The usage error in `cause`, also where a library error wraps one transparently.
+fn usage_error<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a UsageError> {
+    cause.downcast_ref::<UsageError>().or_else(|| match cause.downcast_ref::<EvaluateSettingsError>() {
+        Some(EvaluateSettingsError::Usage(usage)) => Some(usage),
+        _ => None,
+    })
 }

@@ -4,11 +4,11 @@
 //! does not stop the run (the exit code says so at the end); a stage that cannot run
 //! at all (no Docker engine, an unreachable clone URL) stops it with its error.
 
-use super::args::{CrawlArgs, MirrorArgs, RepoSelection, RunArgs, ValidateArgs};
+use super::args::{CrawlArgs, ExtractArgs, MirrorArgs, RepoSelection, RunArgs, ValidateArgs};
 use super::{ExitStatus, GlobalSettings, crawl, extract, mirror, validate};
 
 pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStatus> {
-    let repos = &args.selection.repos;
+    let selection = || RepoSelection { repos: args.selection.repos.clone() };
     let mut status = ExitStatus::Success;
     let mut record = |stage: &str, outcome: ExitStatus| {
         if outcome == ExitStatus::Failure {
@@ -18,21 +18,20 @@ pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStat
     };
 
     tracing::info!("run: crawl");
-    let crawl_args = CrawlArgs { selection: RepoSelection { repos: repos.clone() }, options: args.crawl.clone() };
-    record("crawl", crawl::crawl(settings, &crawl_args)?);
+    record("crawl", crawl::crawl(settings, &CrawlArgs { selection: selection(), options: args.crawl.clone() })?);
 
     tracing::info!("run: mirror");
-    let mirror_args = MirrorArgs { selection: RepoSelection { repos: repos.clone() }, options: args.mirror.clone() };
-    record("mirror", mirror::mirror(settings, &mirror_args)?);
+    record("mirror", mirror::mirror(settings, &MirrorArgs { selection: selection(), options: args.mirror.clone() })?);
 
     tracing::info!("run: extract");
-    let mut store = swe_harvest::store::Store::open_in(&settings.data_dir)?;
-    record("extract", extract::run(settings, &mut store, repos, args.extract.compat)?);
-    drop(store);
+    record(
+        "extract",
+        extract::extract(settings, &ExtractArgs { selection: selection(), options: args.extract.clone() })?,
+    );
 
     tracing::info!("run: validate");
     let validate_args = ValidateArgs {
-        repos: repos.clone(),
+        repos: args.selection.repos.clone(),
         instances: Vec::new(),
         input: None,
         out: None,

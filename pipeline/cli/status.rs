@@ -5,19 +5,16 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::store::{FunnelReport, STORE_FILE, StageFunnel, Store};
+use swe_harvest::model::drop_reason::format_counts;
+use swe_harvest::store::{FunnelReport, StageFunnel};
 
 use super::args::StatusArgs;
-use super::{ExitStatus, GlobalSettings};
+use super::{ExitStatus, GlobalSettings, WhenMissing};
 
 pub fn status(settings: &GlobalSettings, args: &StatusArgs) -> anyhow::Result<ExitStatus> {
-    let store_path = settings.data_dir.join(STORE_FILE);
-    if !store_path.exists() {
-        return Err(swe_harvest::UsageError::new(format!("there is no state store at `{}`", store_path.display()))
-            .with_hint("start with `swe-harvest crawl --repo OWNER/NAME`, or pass the right `--data-dir`")
-            .into());
-    }
-    let store = Store::open(&store_path)?;
+    let store = settings.open_store(WhenMissing::Refuse {
+        hint: "start with `swe-harvest crawl --repo OWNER/NAME`, or pass the right `--data-dir`",
+    })?;
     let report = store.funnel(&args.repos).context("failed to read the funnel")?;
     if let Some(path) = &args.report {
         let generated_at = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
@@ -78,7 +75,5 @@ pub fn render_table(report: &FunnelReport) -> String {
 }
 
 fn reasons(stage: &StageFunnel) -> String {
-    let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    reasons.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ")
+    format_counts(&stage.reasons)
 }

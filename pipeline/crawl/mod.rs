@@ -57,7 +57,9 @@ use rusqlite::Transaction;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::UsageError;
 use crate::github::{ClientStats, Fetched, GithubClient, GithubError};
+use crate::model::drop_reason::CrawlDropReason;
 use crate::model::{CrawlCheckpoint, RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError, raw};
@@ -76,6 +78,45 @@ pub struct CrawlOptions {
     pub per_page: u32,
     /// See [`crate::config::CrawlConfig::per_issue_fetch_ratio`].
     pub per_issue_fetch_ratio: u32,
+}
+
+/// The crawl's command-line values, plain (no clap types): each overrides what the
+/// config says.
+#[derive(Debug, Clone, Default)]
+pub struct CrawlFlags {
+    pub since: Option<NaiveDate>,
+    pub until: Option<NaiveDate>,
+    /// `--api-url`.
+    pub api_url: Option<String>,
+}
+
+/// Everything a crawl needs, resolved.
+#[derive(Debug, Clone)]
+pub struct CrawlSettings {
+    /// The API client's settings, `--api-url` applied.
+    pub github: crate::config::GithubConfig,
+    pub options: CrawlOptions,
+}
+
+impl CrawlSettings {
+    /// Defaults < config file < environment (both in `config`) < `flags`. An empty
+    /// window (`since` not before `until`) is bad usage.
+    pub fn resolve(config: &crate::config::LoadedConfig, flags: &CrawlFlags) -> Result<CrawlSettings, UsageError> {
+        if let (Some(since), Some(until)) = (flags.since, flags.until) {
+            if since >= until {
+                return Err(UsageError::new(format!("--since {since} is not before --until {until}"))
+                    .with_hint("--since is inclusive and --until exclusive: pass an earlier --since"));
+            }
+        }
+        let github = config.config.github.clone().with_api_url(flags.api_url.as_deref());
+        let options = CrawlOptions {
+            since: flags.since,
+            until: flags.until,
+            per_page: github.per_page,
+            per_issue_fetch_ratio: config.config.crawl.per_issue_fetch_ratio,
+        };
+        Ok(CrawlSettings { github, options })
+    }
 }
 
 /// A stage error that stops the crawl: only the store failing. GitHub failures
@@ -275,13 +316,12 @@ impl Listing for PullsListing {
         let closed = pull.closed_at.map(|at| format!(" on {}", at.format("%Y-%m-%d"))).unwrap_or_default();
         store::record_dropped(
             tx,
-            &Rejection {
-                stage: Stage::Crawl,
-                repo: repo.clone(),
-                item: pull.number.to_string(),
-                reason: "not_merged".into(),
-                detail: format!("closed without being merged{closed}"),
-            },
+            &Rejection::new(
+                CrawlDropReason::NotMerged,
+                repo.clone(),
+                pull.number.to_string(),
+                format!("closed without being merged{closed}"),
+            ),
         )?;
         Ok((1, 0))
     }
@@ -812,5 +852,39 @@ impl RepoCrawl<'_> {
             raw::save_checkpoint(tx, &checkpoint)
         })?;
         Ok(Outcome::Complete)
+    }
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+    use crate::config::LoadedConfig;
+
+    fn config() -> LoadedConfig {
+        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn flags_override_the_api_url_and_the_window_comes_from_the_flags() {
+        let flags = CrawlFlags {
+            since: NaiveDate::from_ymd_opt(2025, 1, 1),
+            until: NaiveDate::from_ymd_opt(2025, 2, 1),
+            api_url: Some("http://127.0.0.1:9/api".into()),
+        };
+        let settings = CrawlSettings::resolve(&config(), &flags).unwrap();
+        assert_eq!(settings.github.api_url, "http://127.0.0.1:9/api");
+        assert_eq!((settings.options.since, settings.options.until), (flags.since, flags.until));
+        assert_eq!(settings.options.per_page, settings.github.per_page);
+        let defaults = CrawlSettings::resolve(&config(), &CrawlFlags::default()).unwrap();
+        assert_eq!(defaults.github.api_url, config().config.github.api_url);
+    }
+
+    #[test]
+    fn an_empty_window_is_bad_usage_with_a_hint() {
+        let day = NaiveDate::from_ymd_opt(2025, 1, 1);
+        let error =
+            CrawlSettings::resolve(&config(), &CrawlFlags { since: day, until: day, api_url: None }).unwrap_err();
+        assert_eq!(error.message, "--since 2025-01-01 is not before --until 2025-01-01");
+        assert!(error.hint.unwrap().contains("--until exclusive"));
     }
 }

@@ -15,6 +15,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::github::{Fetched, GithubClient, GithubError};
+use crate::model::drop_reason::DiscoverDropReason;
 use crate::model::{Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
@@ -31,6 +32,53 @@ pub struct DiscoverOptions {
     pub license: Option<String>,
     /// `owner/name` (lower case) of repositories to leave out.
     pub exclude: BTreeSet<String>,
+}
+
+/// Discover's command-line values, plain (no clap types).
+#[derive(Debug, Clone, Default)]
+pub struct DiscoverFlags {
+    pub language: String,
+    pub min_stars: u32,
+    pub limit: usize,
+    pub pushed_after: Option<NaiveDate>,
+    pub license: Option<String>,
+    /// `--exclude-dataset`: JSONL or parquet files with a `repo` column.
+    pub exclude_datasets: Vec<PathBuf>,
+    /// `--api-url`.
+    pub api_url: Option<String>,
+}
+
+/// Everything a discover run needs, resolved.
+#[derive(Debug, Clone)]
+pub struct DiscoverSettings {
+    /// The API client's settings, `--api-url` applied.
+    pub github: crate::config::GithubConfig,
+    pub options: DiscoverOptions,
+}
+
+impl DiscoverSettings {
+    /// Defaults < config file < environment (both in `config`) < `flags`; reads the
+    /// repositories of the datasets to exclude.
+    pub fn resolve(
+        config: &crate::config::LoadedConfig,
+        flags: &DiscoverFlags,
+    ) -> Result<DiscoverSettings, DiscoverError> {
+        let mut exclude = BTreeSet::new();
+        for path in &flags.exclude_datasets {
+            exclude.extend(dataset_repositories(path)?);
+        }
+        Ok(DiscoverSettings {
+            github: config.config.github.clone().with_api_url(flags.api_url.as_deref()),
+            options: DiscoverOptions {
+                language: flags.language.clone(),
+                min_stars: flags.min_stars,
+                limit: flags.limit,
+                pushed_after: flags.pushed_after,
+                license: flags.license.clone(),
+                exclude,
+            },
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -138,14 +186,12 @@ pub async fn run(
             for found in &excluded {
                 store::record_dropped(
                     tx,
-                    &Rejection {
-                        stage: Stage::Discover,
-                        repo: found.repo.clone(),
-                        item: found.repo.to_string(),
-                        reason: "in_reference_dataset".into(),
-                        detail: "a reference dataset given with --exclude-dataset has tasks from this repository"
-                            .into(),
-                    },
+                    &Rejection::new(
+                        DiscoverDropReason::InReferenceDataset,
+                        found.repo.clone(),
+                        found.repo.to_string(),
+                        "a reference dataset given with --exclude-dataset has tasks from this repository",
+                    ),
                 )?;
             }
             Ok(())
@@ -201,6 +247,14 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// The repositories as a TOML list for configs and `--repo`.
+/// Writes [`repository_list_toml`] to `path` (`--out`) through a temporary file
+/// beside it, so the list is whole or absent.
+pub fn write_repository_list(path: &Path, summary: &DiscoverSummary) -> std::io::Result<()> {
+    let temporary = path.with_extension("toml.partial");
+    fs_err::write(&temporary, repository_list_toml(summary))?;
+    fs_err::rename(&temporary, path)
+}
+
 pub fn repository_list_toml(summary: &DiscoverSummary) -> String {
     let mut text = format!(
         "# Repositories found by `swe-harvest discover` on {}\n# Search: {}\nrepos = [\n",

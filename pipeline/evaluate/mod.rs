@@ -14,6 +14,7 @@
 pub mod grade;
 pub mod inputs;
 pub mod report;
+mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
@@ -27,6 +28,7 @@ use crate::sandbox::{Backend, Limits};
 use grade::GradeContext;
 use inputs::{Prediction, ReleaseTask};
 use report::{PredictionReport, Report, Status};
+pub use settings::{EvaluateFlags, EvaluateSettingsError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {

@@ -40,6 +40,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Compat;
 use crate::git::{ChangedFile, GitError, Mirror};
+use crate::model::drop_reason::ExtractDropReason;
 use crate::model::{Candidate, RawPullRequest, Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
@@ -85,6 +86,32 @@ pub struct ExtractSettings {
 }
 
 impl ExtractSettings {
+    /// One repository's settings. `compat`: the `--compat` flag > the environment
+    /// (`SWE_HARVEST_EXTRACT__COMPAT`) > the repository's file (`configs/repos/`) >
+    /// the config file > the default. Other keys: the repository's file > the
+    /// environment > the config file > the default.
+    pub fn resolve(
+        config: &crate::config::LoadedConfig,
+        repo: &RepoSlug,
+        compat: Option<Compat>,
+    ) -> Result<ExtractSettings, crate::config::ConfigError> {
+        let repo_config = config.repo(repo)?.extract;
+        let config_file = &config.config.extract;
+        let compat_variable = format!("{}EXTRACT__COMPAT", crate::env_vars::CONFIG_OVERRIDE_PREFIX);
+        // The loaded config already holds the variable's value when it is set.
+        let from_environment = std::env::var_os(compat_variable).is_some().then_some(config_file.compat);
+        Ok(ExtractSettings {
+            compat: compat.or(from_environment).or(repo_config.compat).unwrap_or(config_file.compat),
+            test_patterns: repo_config.test_patterns.unwrap_or_else(|| config_file.test_patterns.clone()),
+            max_files_changed: config_file.max_files_changed,
+            max_lines_changed: config_file.max_lines_changed,
+            version_tag_pattern: repo_config.version_tag_pattern,
+            version_file: repo_config.version_file,
+            version_source: repo_config.version_source.unwrap_or_default(),
+            workers: config_file.workers,
+        })
+    }
+
     /// What the outputs depend on; part of each PR's fingerprint.
     fn fingerprint_key(&self) -> String {
         format!(
@@ -111,7 +138,7 @@ pub struct ExtractSummary {
     /// Candidates written by this run.
     pub candidates: usize,
     /// PRs dropped by this run, by reason.
-    pub dropped: BTreeMap<String, usize>,
+    pub dropped: BTreeMap<ExtractDropReason, usize>,
     /// PRs that failed (git errors); they make the run exit 1.
     pub failed: usize,
     /// Candidates whose environment_setup_commit changed at the end of the run.
@@ -128,7 +155,7 @@ impl ExtractSummary {
 
 /// A PR's outcome from the git side.
 enum Outcome {
-    Dropped { reason: &'static str, detail: String },
+    Dropped { reason: ExtractDropReason, detail: String },
     Failed(String),
     Ready(Box<Prepared>),
 }
@@ -277,7 +304,7 @@ impl WorkerContext<'_> {
         let dropped = |reason, detail: String| Outcome::Dropped { reason, detail };
         let Some(head) = resolve_head(mirror, pull_request) else {
             return dropped(
-                "pull_head_missing",
+                ExtractDropReason::PullHeadMissing,
                 format!(
                     "neither refs/pull/{}/head nor the head commit {} is in the mirror; run `mirror` again",
                     pull_request.number, pull_request.head_sha
@@ -286,12 +313,15 @@ impl WorkerContext<'_> {
         };
         let Some(base) = mirror.commit_id(&pull_request.base_sha) else {
             return dropped(
-                "base_commit_missing",
+                ExtractDropReason::BaseCommitMissing,
                 format!("the base commit {} is not in the mirror", pull_request.base_sha),
             );
         };
         let Some(merge_base) = mirror.merge_base(base, head) else {
-            return dropped("no_merge_base", format!("{base} and the PR head {head} have no common ancestor"));
+            return dropped(
+                ExtractDropReason::NoMergeBase,
+                format!("{base} and the PR head {head} have no common ancestor"),
+            );
         };
         let commits = match mirror.commits_between(merge_base, head, MAX_COMMITS) {
             Ok(commits) => commits,
@@ -312,19 +342,19 @@ impl WorkerContext<'_> {
             } else {
                 format!("the closing references {} are pull requests, not issues", list(&pulls))
             };
-            return dropped("no_linked_issue", detail);
+            return dropped(ExtractDropReason::NoLinkedIssue, detail);
         }
         let present: Vec<u64> = issues.iter().copied().filter(|number| self.issue_numbers.contains(number)).collect();
         if present.is_empty() {
             return dropped(
-                "linked_issue_missing",
+                ExtractDropReason::LinkedIssueMissing,
                 format!("the linked issues {} are not in the store; crawl them first", list(&issues)),
             );
         }
 
         let too_many_files = |count: usize| {
             dropped(
-                "too_many_files",
+                ExtractDropReason::TooManyFiles,
                 format!(
                     "{count} files changed, more than extract.max_files_changed = {}",
                     self.settings.max_files_changed
@@ -343,7 +373,10 @@ impl WorkerContext<'_> {
             .map(|file| split::classify(file.old_path.as_deref(), file.new_path.as_deref(), self.rule))
             .collect();
         if !roles.contains(&FileRole::Test) {
-            return dropped("no_test_change", format!("none of the {} changed files is a test file", files.len()));
+            return dropped(
+                ExtractDropReason::NoTestChange,
+                format!("none of the {} changed files is a test file", files.len()),
+            );
         }
         if !roles.contains(&FileRole::Source) {
             let tests: Vec<&str> = files
@@ -353,7 +386,7 @@ impl WorkerContext<'_> {
                 .map(|(file, _)| file.path())
                 .collect();
             return dropped(
-                "no_source_change",
+                ExtractDropReason::NoSourceChange,
                 format!("no changed non-test source file (test files: {})", tests.join(", ")),
             );
         }
@@ -370,7 +403,7 @@ impl WorkerContext<'_> {
             // Printing stops as soon as the PR is known to be too large.
             if split.lines_changed > self.settings.max_lines_changed {
                 return dropped(
-                    "too_many_lines",
+                    ExtractDropReason::TooManyLines,
                     format!(
                         "more than {} lines changed (extract.max_lines_changed), {} after {} of {} files",
                         self.settings.max_lines_changed,
@@ -407,47 +440,38 @@ fn write_outcome(
     let pull_request = job.pull_request;
     let number = pull_request.number;
     let instance_id = Candidate::instance_id_for(repo, number);
-    let (reason, detail, candidate) = match outcome {
-        Outcome::Dropped { reason, detail } => (reason, detail, None),
+    let result: Result<Candidate, (ExtractDropReason, String)> = match outcome {
+        Outcome::Dropped { reason, detail } => Err((reason, detail)),
         Outcome::Failed(detail) => {
             tracing::error!(repo = %repo, pull_request = number, "extract failed: {detail}");
-            ("extract_failed", detail, None)
+            Err((ExtractDropReason::ExtractFailed, detail))
         }
-        Outcome::Ready(prepared) => {
-            let candidate = build_candidate(store, repo, pull_request, *prepared)?;
-            ("", String::new(), Some(candidate))
-        }
+        Outcome::Ready(prepared) => Ok(build_candidate(store, repo, pull_request, *prepared)?),
     };
     store.transaction(|transaction| -> Result<(), StoreError> {
-        match &candidate {
-            Some(candidate) => {
+        match &result {
+            Ok(candidate) => {
                 store::candidates::upsert_candidate(transaction, candidate)?;
                 store::record_passed(transaction, Stage::Extract, repo, &number.to_string())?;
             }
-            None => {
+            Err((reason, detail)) => {
                 store::candidates::delete_candidate(transaction, &instance_id)?;
                 store::record_dropped(
                     transaction,
-                    &Rejection {
-                        stage: Stage::Extract,
-                        repo: repo.clone(),
-                        item: number.to_string(),
-                        reason: reason.to_string(),
-                        detail: detail.clone(),
-                    },
+                    &Rejection::new(*reason, repo.clone(), number.to_string(), detail.clone()),
                 )?;
             }
         }
         // A failed PR keeps no fingerprint, so the next run tries it again.
-        if reason != "extract_failed" {
+        if !result.as_ref().is_err_and(|(reason, _)| reason.is_failure()) {
             store::extract::save_fingerprint(transaction, repo, number, &job.fingerprint)?;
         }
         Ok(())
     })?;
-    match (candidate, reason) {
-        (Some(_), _) => summary.candidates += 1,
-        (None, "extract_failed") => summary.failed += 1,
-        (None, reason) => *summary.dropped.entry(reason.to_string()).or_default() += 1,
+    match result {
+        Ok(_) => summary.candidates += 1,
+        Err((reason, _)) if reason.is_failure() => summary.failed += 1,
+        Err((reason, _)) => *summary.dropped.entry(reason).or_default() += 1,
     }
     Ok(())
 }
@@ -493,4 +517,34 @@ fn build_candidate(
         environment_setup_commit: pull_request.base_sha.clone(),
         test_files: prepared.split.test_files,
     })
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::*;
+    use crate::config::LoadedConfig;
+
+    #[test]
+    fn compat_comes_from_the_flag_then_the_repository_file_then_the_config() {
+        let repos_dir = tempfile::tempdir().unwrap();
+        fs_err::write(
+            repos_dir.path().join("acme__calc.toml"),
+            "[extract]\ncompat = \"swebench\"\ntest_patterns = [\"checks/**\"]\n",
+        )
+        .unwrap();
+        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        config.repos_dir = repos_dir.path().to_path_buf();
+        config.config.extract.compat = Compat::Native;
+        let acme: RepoSlug = "acme/calc".parse().unwrap();
+        let other: RepoSlug = "acme/other".parse().unwrap();
+        if std::env::var_os("SWE_HARVEST_EXTRACT__COMPAT").is_none() {
+            let from_file = ExtractSettings::resolve(&config, &acme, None).unwrap();
+            assert_eq!(from_file.compat, Compat::Swebench);
+            assert_eq!(from_file.test_patterns, vec!["checks/**".to_string()]);
+            assert_eq!(ExtractSettings::resolve(&config, &other, None).unwrap().compat, Compat::Native);
+        }
+        let from_flag = ExtractSettings::resolve(&config, &acme, Some(Compat::Native)).unwrap();
+        assert_eq!(from_flag.compat, Compat::Native);
+        assert_eq!(from_flag.max_files_changed, config.config.extract.max_files_changed);
+    }
 }

@@ -1,23 +1,24 @@
-//! The `mirror` stage: one bare mirror per repository at
-//! `<data-dir>/mirrors/<owner>__<name>.git`, cloned from the clone URL (a URL or a
-//! local path, `{owner}` / `{name}` replaced) with branches, tags and GitHub's PR heads
-//! (`refs/pull/*/head`), and fetched incrementally on later runs.
+//! The bare git mirrors that several stages read: where a repository's mirror lives
+//! (`<data-dir>/mirrors/<owner>__<name>.git`), which refs it holds (branches, tags and
+//! GitHub's PR heads, `refs/pull/*/head`), and the fetch that creates or updates one
+//! from a URL or a local path ([`sync_mirror`]).
+//!
+//! The `mirror` stage (selection, the funnel, outcomes) lives in `crate::mirror`; the
+//! fetch stays here because it is git2 machinery like the rest of `git`, and the
+//! layout it writes is what extract, validate and the tests read through
+//! [`mirror_path`].
 //!
 //! A clone is `git init --bare` followed by a fetch, so a run killed mid-clone is
-//! resumed by the next fetch: refs are only written once the objects are in. The
-//! funnel gets one item per repository (`passed`, or `dropped` with `fetch_failed`).
-//! PR heads that a mirror lacks are extract's concern (`pull_head_missing`).
+//! resumed by the next fetch: refs are only written once the objects are in.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use git2::{AutotagOption, FetchOptions, FetchPrune, RemoteCallbacks, Repository};
-use serde::Serialize;
 
 use super::GitError;
-use crate::model::{Rejection, RepoSlug, Stage};
+use crate::model::RepoSlug;
 use crate::progress::Reporter;
-use crate::store::{self, Store};
 
 /// The refspecs of a mirror: branches, tags and PR heads, forced.
 pub const MIRROR_REFSPECS: [&str; 3] =
@@ -25,14 +26,6 @@ pub const MIRROR_REFSPECS: [&str; 3] =
 
 /// The folder of mirrors inside the data dir.
 pub const MIRRORS_DIR: &str = "mirrors";
-
-/// Resolved settings of the stage.
-#[derive(Debug, Clone)]
-pub struct MirrorSettings {
-    pub data_dir: PathBuf,
-    /// A URL or path; `{owner}` and `{name}` are replaced.
-    pub clone_url: String,
-}
 
 /// Where a repository's mirror lives.
 pub fn mirror_path(data_dir: &Path, repo: &RepoSlug) -> PathBuf {
@@ -42,85 +35,6 @@ pub fn mirror_path(data_dir: &Path, repo: &RepoSlug) -> PathBuf {
 /// The clone URL of one repository.
 pub fn clone_url_for(template: &str, repo: &RepoSlug) -> String {
     template.replace("{owner}", repo.owner()).replace("{name}", repo.name())
-}
-
-/// What happened to one repository.
-#[derive(Debug, Clone, Serialize)]
-pub struct MirrorOutcome {
-    pub repo: String,
-    pub path: PathBuf,
-    /// `true` when this run created the mirror, `false` when it fetched into it.
-    pub cloned: bool,
-    pub pull_heads: usize,
-    pub received_objects: usize,
-    pub received_bytes: usize,
-    pub seconds: f64,
-    /// The error, when the fetch failed.
-    pub error: Option<String>,
-}
-
-/// Clones or fetches every repository; one failing repository does not stop the
-/// others. Returns one outcome per repository; errors of the store stop the run.
-pub fn run(
-    store: &mut Store,
-    repos: &[RepoSlug],
-    settings: &MirrorSettings,
-    reporter: &dyn Reporter,
-) -> Result<Vec<MirrorOutcome>, store::StoreError> {
-    let mut outcomes = Vec::new();
-    reporter.start("mirror", Some(repos.len() as u64));
-    for repo in repos {
-        let path = mirror_path(&settings.data_dir, repo);
-        let url = clone_url_for(&settings.clone_url, repo);
-        let started = Instant::now();
-        let cloned = !path.join("HEAD").exists();
-        reporter.message(&format!("{} {repo}", if cloned { "cloning" } else { "fetching" }));
-        let result = sync_mirror(&path, &url, reporter);
-        let mut outcome = MirrorOutcome {
-            repo: repo.to_string(),
-            path: path.clone(),
-            cloned,
-            pull_heads: 0,
-            received_objects: 0,
-            received_bytes: 0,
-            seconds: 0.0,
-            error: None,
-        };
-        match result {
-            Ok(stats) => {
-                outcome.received_objects = stats.received_objects;
-                outcome.received_bytes = stats.received_bytes;
-                outcome.pull_heads =
-                    super::Mirror::open(&path).and_then(|mirror| mirror.pull_heads()).map_or(0, |heads| heads.len());
-                tracing::info!(repo = %repo, path = %path.display(), pull_heads = outcome.pull_heads, objects = stats.received_objects, "mirror up to date");
-                store.transaction(|transaction| {
-                    store::record_passed(transaction, Stage::Mirror, repo, &repo.to_string())
-                })?;
-            }
-            Err(error) => {
-                let message = crate::error_chain(&error);
-                tracing::error!(repo = %repo, "{message}");
-                outcome.error = Some(message.clone());
-                store.transaction(|transaction| {
-                    store::record_dropped(
-                        transaction,
-                        &Rejection {
-                            stage: Stage::Mirror,
-                            repo: repo.clone(),
-                            item: repo.to_string(),
-                            reason: "fetch_failed".into(),
-                            detail: message,
-                        },
-                    )
-                })?;
-            }
-        }
-        outcome.seconds = started.elapsed().as_secs_f64();
-        outcomes.push(outcome);
-        reporter.advance(1);
-    }
-    reporter.finish();
-    Ok(outcomes)
 }
 
 /// Transfer figures of one fetch.

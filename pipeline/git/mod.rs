@@ -3,8 +3,8 @@
 //! points, tags, file contents at a commit, and three-dot diffs printed as `git diff`
 //! prints them ([`diff`]).
 //!
-//! The `mirror` stage's `run` lives in [`mirror`] too: the stage is nothing but this
-//! module's clone-or-fetch applied to each repository.
+//! The `mirror` stage itself is [`crate::mirror`]: this module's clone-or-fetch
+//! applied to each repository.
 //!
 //! The repository at one commit ([`tree`]): file contents, the file list, a walk
 //! over the whole tree, and the one way to find a repository's mirror.
@@ -22,7 +22,6 @@ use chrono::{DateTime, TimeZone, Utc};
 use git2::{Oid, Repository, Sort};
 
 pub use diff::{ChangedFile, FileDiff, FileStatus, TreeDiff};
-pub use mirror::{MirrorOutcome, MirrorSettings};
 pub use tree::{TreeItem, find_mirror};
 
 #[derive(Debug, thiserror::Error)]

@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use super::{Manifest, ReleaseRequest};
 use crate::dataset::Dataset;
+use crate::model::drop_reason::format_counts;
 use crate::store::FunnelReport;
 
 /// Hugging Face split names must be word characters: `2024-01` becomes `month_2024_01`.
@@ -177,9 +178,6 @@ pub(super) fn render(
         writeln!(card, "How the items of these repositories fared at each stage (all time, not only this release):\n");
     let _ = writeln!(card, "| stage | entered | passed | dropped | drop reasons |\n| --- | ---: | ---: | ---: | --- |");
     for stage in &funnel.total {
-        let mut reasons: Vec<(&String, &u64)> = stage.reasons.iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let reasons: Vec<String> = reasons.iter().map(|(reason, count)| format!("{reason} {count}")).collect();
         let _ = writeln!(
             card,
             "| {} | {} | {} | {} | {} |",
@@ -187,7 +185,7 @@ pub(super) fn render(
             stage.entered,
             stage.passed,
             stage.dropped,
-            reasons.join(", ")
+            format_counts(&stage.reasons)
         );
     }
     card

@@ -13,6 +13,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sha2::{Digest, Sha256};
 
 use crate::dataset::{DatasetError, read_records};
+use crate::model::drop_reason::ReleaseDropReason;
 use crate::model::{RepoSlug, Task};
 
 /// The selection a release is cut with.
@@ -51,13 +52,13 @@ impl Exclusions {
     }
 
     /// Why a task is excluded, if it is.
-    pub fn reason(&self, task: &Task) -> Option<&'static str> {
+    pub fn reason(&self, task: &Task) -> Option<ReleaseDropReason> {
         if self.instance_ids.contains(&task.candidate.instance_id) {
-            Some("instance_id_in_excluded_dataset")
+            Some(ReleaseDropReason::InstanceIdInExcludedDataset)
         } else if !task.candidate.patch.trim().is_empty()
             && self.patch_hashes.contains(&patch_fingerprint(&task.candidate.patch))
         {
-            Some("patch_in_excluded_dataset")
+            Some(ReleaseDropReason::PatchInExcludedDataset)
         } else {
             None
         }
@@ -93,16 +94,16 @@ pub fn select(tasks: Vec<Task>, filters: &Filters, exclusions: &Exclusions) -> (
     for task in tasks {
         let created = task.candidate.created_at;
         let reason = if filters.created_after.is_some_and(|day| created < start_of(day)) {
-            Some("created_before_window")
+            Some(ReleaseDropReason::CreatedBeforeWindow)
         } else if filters.created_before.is_some_and(|day| created >= start_of(day)) {
-            Some("created_after_window")
+            Some(ReleaseDropReason::CreatedAfterWindow)
         } else if !filters.repos.is_empty() && !filters.repos.contains(&task.candidate.repo) {
-            Some("repository_not_selected")
+            Some(ReleaseDropReason::RepositoryNotSelected)
         } else {
             exclusions.reason(&task)
         };
         match reason {
-            Some(reason) => *dropped.entry(reason.to_string()).or_default() += 1,
+            Some(reason) => *dropped.entry(reason.as_str().to_string()).or_default() += 1,
             None => kept.push(task),
         }
     }

@@ -11,9 +11,11 @@
 //! This module selects and writes; it does not validate tasks or build images.
 
 mod card;
+pub mod export;
 pub mod filter;
 pub mod images;
 mod manifest;
+mod settings;
 pub mod swt;
 
 use std::collections::BTreeMap;
@@ -29,6 +31,7 @@ use crate::store::{Store, StoreError};
 
 pub use filter::Filters;
 pub use manifest::Manifest;
+pub use settings::ReleaseFlags;
 
 /// The extra columns after SWE-bench's twelve, in order.
 pub const EXTRA_COLUMNS: [&str; 5] = ["pull_number", "issue_numbers", "merged_at", "flaky_tests", "validation_runs"];
@@ -55,9 +58,24 @@ pub enum ReleaseError {
     Images(#[from] images::ImagesError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("`--push` needs a registry to push to")]
+    NoRegistry,
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 impl ReleaseError {
+    /// Whether the person at the terminal asked for something impossible (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ReleaseError::AlreadyExists { .. }
+                | ReleaseError::BadName { .. }
+                | ReleaseError::NoRegistry
+                | ReleaseError::Config(_)
+        )
+    }
+
     pub fn hint(&self) -> Option<String> {
         match self {
             ReleaseError::AlreadyExists { .. } => {
@@ -66,6 +84,10 @@ impl ReleaseError {
             ReleaseError::Empty { .. } => {
                 Some("check the filters, and `swe-harvest status` for how many tasks were validated".to_string())
             }
+            ReleaseError::NoRegistry => {
+                Some("set `registry` under `[release]` in the config (or SWE_HARVEST_RELEASE__REGISTRY)".to_string())
+            }
+            ReleaseError::Config(config) => Some(config.hint()),
             _ => None,
         }
     }

@@ -13,15 +13,16 @@ use std::fmt::Write as _;
 
 use rusqlite::Connection;
 
+use crate::model::drop_reason::ReleaseDropReason;
 use crate::model::{RunPhase, Task};
 use crate::store::StoreError;
 use crate::store::coverage::GoldenCoverage;
 use crate::validate::labels;
 
 /// Why an SWT release leaves a task out (the manifest's `left_out_by_filters`).
-pub const NO_COVERAGE: &str = "swt_coverage_not_measured";
-pub const TOO_FEW_RUNS: &str = "swt_fewer_validation_runs";
-pub const UNSTABLE: &str = "swt_golden_tests_unstable";
+const NO_COVERAGE: ReleaseDropReason = ReleaseDropReason::SwtCoverageNotMeasured;
+const TOO_FEW_RUNS: ReleaseDropReason = ReleaseDropReason::SwtFewerValidationRuns;
+const UNSTABLE: ReleaseDropReason = ReleaseDropReason::SwtGoldenTestsUnstable;
 
 /// Whether the golden FAIL_TO_PASS held in every run: each attempt, on its own, gives
 /// the same non-empty FAIL_TO_PASS.
@@ -67,7 +68,7 @@ pub fn select(
             }
         };
         match reason {
-            Some(reason) => *left_out.entry(reason.to_string()).or_default() += 1,
+            Some(reason) => *left_out.entry(reason.as_str().to_string()).or_default() += 1,
             None => kept.push(task),
         }
     }

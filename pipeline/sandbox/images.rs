@@ -30,6 +30,7 @@ use tokio::sync::OnceCell;
 
 use super::script::last_lines;
 use super::{Backend, BuildFailure, ImageBuild, Owner, archive};
+use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{EnvironmentSpec, RepoSlug};
 
 /// Where the CA bundle goes inside images (the build context's `ca.crt`).
@@ -57,12 +58,14 @@ pub enum ImageError {
 }
 
 impl ImageError {
-    /// The funnel's reason code.
-    pub fn reason(&self) -> &'static str {
+    /// Why the task that needed the image is dropped.
+    pub fn reason(&self) -> ValidateDropReason {
         match self {
-            ImageError::BaseImageMissing { .. } | ImageError::NoBaseImageConfigured { .. } => "base_image_missing",
-            ImageError::BuildTimeout { .. } => "environment_build_timeout",
-            _ => "environment_build_failed",
+            ImageError::BaseImageMissing { .. } | ImageError::NoBaseImageConfigured { .. } => {
+                ValidateDropReason::BaseImageMissing
+            }
+            ImageError::BuildTimeout { .. } => ValidateDropReason::EnvironmentBuildTimeout,
+            _ => ValidateDropReason::EnvironmentBuildFailed,
         }
     }
 }
@@ -432,7 +435,7 @@ mod tests {
         let dockerfile = |base: &str| format!("FROM {base}\n");
         let recipe = Recipe { request: &request, fallback_base: "local/base:3.11".into(), dockerfile: &dockerfile };
         let error = images.ensure(&recipe).await.unwrap_err();
-        assert_eq!(error.reason(), "base_image_missing");
+        assert_eq!(error.reason(), ValidateDropReason::BaseImageMissing);
         assert!(error.to_string().contains("scripts/setup.sh"), "{error}");
     }
 

@@ -4,34 +4,9 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
-use serde::{Deserialize, Serialize};
 
 use super::{Result, StoreError, now};
-use crate::swt::metrics::{ChangeCoverage, ExecutableLines};
-
-/// The outcome of one task's coverage measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum GoldenCoverage {
-    Measured {
-        /// The lines of the gold patch that T^R or the golden tests run.
-        executable: ExecutableLines,
-        /// ΔC of the golden tests.
-        coverage: ChangeCoverage,
-    },
-    Failed {
-        detail: String,
-    },
-}
-
-impl GoldenCoverage {
-    fn status(&self) -> &'static str {
-        match self {
-            GoldenCoverage::Measured { .. } => "measured",
-            GoldenCoverage::Failed { .. } => "failed",
-        }
-    }
-}
+pub use crate::model::GoldenCoverage;
 
 pub fn upsert(connection: &Connection, instance_id: &str, coverage: &GoldenCoverage) -> Result<()> {
     connection.execute(

@@ -44,12 +44,7 @@ pub struct Measurements {
     pub base_post: LineCounts,
 }
 
-/// The lines of X that some test runs: removed lines run on R, added lines run on R∘X.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExecutableLines {
-    pub removed: FileLines,
-    pub added: FileLines,
-}
+pub use crate::model::{ChangeCoverage, ExecutableLines};
 
 impl ExecutableLines {
     /// The changed lines that any of `on_r` runs (removed) or any of `on_rx` runs (added).
@@ -79,26 +74,6 @@ impl ExecutableLines {
             &[&golden.base_pre, &golden.with_tests_pre],
             &[&golden.base_post, &golden.with_tests_post],
         )
-    }
-
-    pub fn count(&self) -> usize {
-        self.removed.values().chain(self.added.values()).map(BTreeSet::len).sum()
-    }
-}
-
-/// The change coverage of a set of tests.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ChangeCoverage {
-    /// Executable lines that T^R ∪ T runs more often than T^R.
-    pub covered: usize,
-    pub executable: usize,
-}
-
-impl ChangeCoverage {
-    /// ΔC: the share of executable lines covered; `None` without executable lines
-    /// (such a task is left out of coverage figures).
-    pub fn share(&self) -> Option<f64> {
-        (self.executable > 0).then(|| self.covered as f64 / self.executable as f64)
     }
 }
 

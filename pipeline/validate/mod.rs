@@ -8,7 +8,7 @@
 //! One file per concern: [`spec`] (the environment spec: per-repository config, else
 //! the project's [`crate::ecosystem`] infers it), [`attempt`] (one run's container
 //! script and results), [`coverage`] (`--coverage`), [`labels`] (the pure label
-//! rules). Containers and images are [`crate::sandbox`]'s; what a language needs is
+//! rules), [`rows`] (`--input` rows read, written back and compared). Containers and images are [`crate::sandbox`]'s; what a language needs is
 //! [`crate::ecosystem`]'s. This file is the stage loop: selection, workers, resume,
 //! Ctrl-C, and what is written to the store.
 //!
@@ -27,6 +27,7 @@
 pub mod attempt;
 pub mod coverage;
 pub mod labels;
+pub mod rows;
 pub mod spec;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +40,7 @@ use serde::Serialize;
 
 use crate::config::{LoadedConfig, ValidateConfig};
 use crate::ecosystem::{self, Ecosystem, RepoFiles};
+use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{Candidate, EnvironmentSpec, Rejection, RunPhase, Stage, Task, ValidationRun};
 use crate::progress::Reporter;
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings, Images, Recipe};
@@ -77,14 +79,24 @@ pub struct ValidateSettings {
     pub config: LoadedConfig,
 }
 
+/// Validate's command-line values, plain (no clap types): each overrides the config.
+#[derive(Debug, Clone, Default)]
+pub struct ValidateFlags {
+    /// `--workers`; `None` or 0 leaves it to the config (0 there: from the machine).
+    pub workers: Option<usize>,
+    /// `--runs`; `None` or 0 leaves it to the config.
+    pub runs: Option<u32>,
+    /// `--coverage`.
+    pub coverage: bool,
+}
+
 impl ValidateSettings {
-    /// Settings from the config; `workers` and `runs` override it when given.
+    /// Defaults < config file < environment (both in `config`; `SWE_HARVEST_MIRRORS`
+    /// names an extra folder of mirrors) < `flags`. Reads `validate.extra_ca_file`.
     pub fn resolve(
         data_dir: PathBuf,
         config: LoadedConfig,
-        workers: Option<usize>,
-        runs: Option<u32>,
-        mirrors_dir: Option<PathBuf>,
+        flags: &ValidateFlags,
     ) -> Result<ValidateSettings, ValidateError> {
         let validate: &ValidateConfig = &config.config.validate;
         let extra_ca = match &validate.extra_ca_file {
@@ -94,14 +106,14 @@ impl ValidateSettings {
             ),
             None => None,
         };
-        let workers = workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
+        let workers = flags.workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
             0 => default_workers(validate.memory_bytes),
             workers => workers,
         });
         Ok(ValidateSettings {
             workers,
-            runs: runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
-            coverage: false,
+            runs: flags.runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
+            coverage: flags.coverage,
             limits: Limits {
                 memory_bytes: validate.memory_bytes as i64,
                 nano_cpus: (validate.cpus * 1e9) as i64,
@@ -115,7 +127,7 @@ impl ValidateSettings {
                 build_timeout: Duration::from_secs(validate.build_timeout_secs),
                 logs_dir: data_dir.join("logs"),
             },
-            mirrors_dir,
+            mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
             data_dir,
             config,
         })
@@ -151,12 +163,12 @@ pub enum Work {
 /// Why a task was dropped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
-    pub reason: String,
+    pub reason: ValidateDropReason,
     pub detail: String,
 }
 
-fn dropped(reason: &str, detail: impl Into<String>) -> Dropped {
-    Dropped { reason: reason.to_string(), detail: detail.into() }
+fn dropped(reason: ValidateDropReason, detail: impl Into<String>) -> Dropped {
+    Dropped { reason, detail: detail.into() }
 }
 
 /// The outcome of one task.
@@ -184,7 +196,7 @@ pub struct Summary {
     pub selected: usize,
     pub skipped_finished: usize,
     pub labelled: usize,
-    pub dropped: BTreeMap<String, usize>,
+    pub dropped: BTreeMap<ValidateDropReason, usize>,
     pub images_built: usize,
     pub images_reused: usize,
     /// With `--coverage`: tasks whose coverage was measured, or failed, in this run.
@@ -303,7 +315,7 @@ pub async fn run(
     for outcome in &outcomes {
         match &outcome.result {
             Ok(_) => summary.labelled += 1,
-            Err(dropped) => *summary.dropped.entry(dropped.reason.clone()).or_default() += 1,
+            Err(dropped) => *summary.dropped.entry(dropped.reason).or_default() += 1,
         }
         match &outcome.coverage {
             Some(GoldenCoverage::Measured { .. }) => summary.coverage_measured += 1,
@@ -324,7 +336,7 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
     let mut outcome = TaskOutcome {
         instance_id: candidate.instance_id.clone(),
         repo: candidate.repo.to_string(),
-        result: Err(dropped("not_started", "")),
+        result: Err(dropped(ValidateDropReason::NotStarted, "")),
         image: None,
         spec: None,
         runs: 0,
@@ -389,7 +401,7 @@ fn record_outcome(
                         stage: Stage::Validate,
                         repo: candidate.repo.clone(),
                         item: candidate.instance_id.clone(),
-                        reason: dropped.reason.clone(),
+                        reason: dropped.reason.as_str().to_string(),
                         detail: dropped.detail.clone(),
                     },
                 )
@@ -424,26 +436,28 @@ async fn validate_task(
 ) -> Result<Labels, Dropped> {
     let settings = context.settings;
     let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
-        .map_err(|error| dropped("no_mirror", error.to_string()))?;
+        .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
 
     // The environment spec.
-    let repo_config =
-        settings.config.repo(&candidate.repo).map_err(|error| dropped("invalid_repo_config", error.to_string()))?;
+    let repo_config = settings
+        .config
+        .repo(&candidate.repo)
+        .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
     let (ecosystem, files, date) = {
         let mirror = mirror.clone();
         let commit = candidate.environment_setup_commit.clone();
         tokio::task::spawn_blocking(move || read_environment(&mirror, &commit))
             .await
-            .map_err(|error| dropped("environment_inference_failed", error.to_string()))?
-            .map_err(|error| dropped("environment_commit_missing", error.to_string()))?
+            .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
+            .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
     };
     let available: Vec<String> = settings.images.base_images.keys().cloned().collect();
     let spec = spec::resolve(ecosystem, &repo_config, &candidate.version, || files, date, &available)
-        .map_err(|error| dropped("environment_inference_failed", error.to_string()))?;
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?;
     outcome.spec = Some(spec.clone());
     let test_files = ecosystem.tests_to_run(&candidate.test_patch, &spec);
     if test_files.is_empty() {
-        return Err(dropped("no_test_files", "the test patch touches no Python test file to run"));
+        return Err(dropped(ValidateDropReason::NoTestFiles, "the test patch touches no Python test file to run"));
     }
 
     // The environment image.
@@ -498,7 +512,7 @@ async fn validate_task(
     let stored = {
         let store = context.store.lock().expect("not poisoned");
         validation::runs(store.connection(), &candidate.instance_id)
-            .map_err(|error| dropped("store_error", error.to_string()))?
+            .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?
     };
     let complete = |attempt: u32| {
         stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Pre)
@@ -528,7 +542,7 @@ async fn validate_task(
         };
         let run = attempt::run(context.backend.as_ref(), ecosystem, &request, settings.limits)
             .await
-            .map_err(|error| dropped("container_failed", error.to_string()))?;
+            .map_err(|error| dropped(ValidateDropReason::ContainerFailed, error.to_string()))?;
         outcome.test_secs += run.phase_secs.values().sum::<f64>();
         check_run(&run, settings.limits.run_timeout)?;
         let runs: Vec<ValidationRun> = [(RunPhase::Pre, "pre"), (RunPhase::Post, "post")]
@@ -554,7 +568,7 @@ async fn validate_task(
             let mut store = context.store.lock().expect("not poisoned");
             store
                 .transaction(|transaction| validation::insert_runs(transaction, &runs))
-                .map_err(|error| dropped("store_error", error.to_string()))?;
+                .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?;
         }
         let mut runs = runs.into_iter();
         pre.extend(runs.next());
@@ -565,7 +579,7 @@ async fn validate_task(
     if pre.iter().chain(&post).all(|run| run.tests.is_empty()) {
         let log = settings.data_dir.join("logs").join("validate").join(&candidate.instance_id);
         return Err(dropped(
-            "no_tests_collected",
+            ValidateDropReason::NoTestsCollected,
             format!("no test results in any run of {}; see the logs in `{}`", test_files.join(", "), log.display()),
         ));
     }
@@ -574,7 +588,7 @@ async fn validate_task(
     let labels = labels::compute(&pre_results, &post_results);
     if labels.fail_to_pass.is_empty() {
         return Err(dropped(
-            "no_fail_to_pass",
+            ValidateDropReason::NoFailToPass,
             format!(
                 "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch)",
                 labels.pass_to_pass.len(),
@@ -619,13 +633,13 @@ fn check_run(run: &attempt::RunOutcome, phase_timeout: Duration) -> Result<(), D
         ["pre", "post"].iter().any(|phase| run.steps.get(*phase).and_then(|step| step.exit_code) == Some(124));
     if run.timed_out || phase_timed_out {
         return Err(dropped(
-            "timeout",
+            ValidateDropReason::Timeout,
             format!("the tests ran longer than {}s (validate.run_timeout_secs); log: {log}", phase_timeout.as_secs()),
         ));
     }
     if run.oom_killed {
         return Err(dropped(
-            "out_of_memory",
+            ValidateDropReason::OutOfMemory,
             format!("the container ran out of memory (validate.memory_bytes); log: {log}"),
         ));
     }
@@ -635,11 +649,11 @@ fn check_run(run: &attempt::RunOutcome, phase_timeout: Duration) -> Result<(), D
         None => Some("(the step never started)".to_string()),
     };
     for (step, reason) in [
-        ("install", "install_failed"),
-        ("test_patch", "test_patch_does_not_apply"),
-        ("pre", "run_failed"),
-        ("gold_patch", "gold_patch_does_not_apply"),
-        ("post", "run_failed"),
+        ("install", ValidateDropReason::InstallFailed),
+        ("test_patch", ValidateDropReason::TestPatchDoesNotApply),
+        ("pre", ValidateDropReason::RunFailed),
+        ("gold_patch", ValidateDropReason::GoldPatchDoesNotApply),
+        ("post", ValidateDropReason::RunFailed),
     ] {
         let finished = run.steps.get(step).is_some_and(|output| output.exit_code.is_some());
         // Test phases may exit non-zero (failing tests); they must only finish.
@@ -653,7 +667,7 @@ fn check_run(run: &attempt::RunOutcome, phase_timeout: Duration) -> Result<(), D
             let killed = run.steps.get(step).and_then(|output| output.exit_code) == Some(137);
             if killed {
                 return Err(dropped(
-                    "killed",
+                    ValidateDropReason::Killed,
                     format!("the {step} tests were killed (memory or process limits); log: {log}"),
                 ));
             }

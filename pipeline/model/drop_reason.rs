@@ -1,0 +1,446 @@
+//! Why an item left the funnel: one closed set of reason codes per stage, each code
+//! spelled once (its `as_str`, the `snake_case` string that stores, releases and
+//! `status` hold), and [`DropReason::is_failure`], the one place that says which
+//! codes mean that the machinery failed (the run exits 1) rather than that the item
+//! is unfit (a data drop, exit 0).
+//!
+//! The strings are a stored contract: `stage_items.reason` in existing stores and
+//! `left_out_by_filters` in released manifests hold them, so a variant's string is
+//! never changed, only added. Reading the funnel back keeps plain strings (a newer
+//! writer's code must not break an older reader). Also here: the funnel's one
+//! ordering of counted reasons, [`most_frequent_first`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::Stage;
+
+/// A string that names no reason of the stage.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{code}` is not a {stage} drop reason; known: {known}")]
+pub struct UnknownDropReason {
+    pub stage: &'static str,
+    pub code: String,
+    pub known: String,
+}
+
+/// One enum per stage, with its codes, `as_str`, `FromStr`, `Display`, serde as the
+/// code, and `ALL`.
+macro_rules! drop_reasons {
+    (
+        $(#[$meta:meta])*
+        $name:ident ($stage:literal) {
+            $($(#[$variant_meta:meta])* $variant:ident => $code:literal,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$variant_meta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every reason of the stage, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The stored code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $code,)+
+                }
+            }
+
+            /// Whether the machinery failed (see [`DropReason::is_failure`]).
+            pub fn is_failure(self) -> bool {
+                DropReason::from(self).is_failure()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                self.as_str()
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownDropReason;
+            fn from_str(code: &str) -> Result<Self, Self::Err> {
+                $name::ALL.iter().copied().find(|reason| reason.as_str() == code).ok_or_else(|| UnknownDropReason {
+                    stage: $stage,
+                    code: code.to_string(),
+                    known: $name::ALL.iter().map(|reason| reason.as_str()).collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let code = String::deserialize(deserializer)?;
+                code.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+drop_reasons! {
+    /// Why `discover` left a repository out.
+    DiscoverDropReason ("discover") {
+        /// A dataset given with `--exclude-dataset` has tasks from it.
+        InReferenceDataset => "in_reference_dataset",
+    }
+}
+
+drop_reasons! {
+    /// Why `crawl` did not keep a pull request.
+    CrawlDropReason ("crawl") {
+        /// Closed without being merged.
+        NotMerged => "not_merged",
+    }
+}
+
+drop_reasons! {
+    /// Why `mirror` has no mirror of a repository.
+    MirrorDropReason ("mirror") {
+        /// Cloning or fetching failed (a failure: exit 1).
+        FetchFailed => "fetch_failed",
+    }
+}
+
+drop_reasons! {
+    /// Why a merged pull request did not become a candidate.
+    ExtractDropReason ("extract") {
+        PullHeadMissing => "pull_head_missing",
+        BaseCommitMissing => "base_commit_missing",
+        NoMergeBase => "no_merge_base",
+        NoLinkedIssue => "no_linked_issue",
+        LinkedIssueMissing => "linked_issue_missing",
+        TooManyFiles => "too_many_files",
+        TooManyLines => "too_many_lines",
+        NoTestChange => "no_test_change",
+        NoSourceChange => "no_source_change",
+        /// git failed to read the mirror (a failure: exit 1, retried by the next run).
+        ExtractFailed => "extract_failed",
+    }
+}
+
+drop_reasons! {
+    /// Why a candidate did not become a task.
+    ValidateDropReason ("validate") {
+        /// A placeholder while a task is under way; never stored.
+        NotStarted => "not_started",
+        NoMirror => "no_mirror",
+        InvalidRepoConfig => "invalid_repo_config",
+        EnvironmentCommitMissing => "environment_commit_missing",
+        EnvironmentInferenceFailed => "environment_inference_failed",
+        BaseImageMissing => "base_image_missing",
+        EnvironmentBuildFailed => "environment_build_failed",
+        EnvironmentBuildTimeout => "environment_build_timeout",
+        NoTestFiles => "no_test_files",
+        /// The container could not be run (a failure: exit 1).
+        ContainerFailed => "container_failed",
+        /// The store could not be read or written (a failure: exit 1).
+        StoreError => "store_error",
+        InstallFailed => "install_failed",
+        TestPatchDoesNotApply => "test_patch_does_not_apply",
+        GoldPatchDoesNotApply => "gold_patch_does_not_apply",
+        RunFailed => "run_failed",
+        Timeout => "timeout",
+        OutOfMemory => "out_of_memory",
+        Killed => "killed",
+        NoTestsCollected => "no_tests_collected",
+        NoFailToPass => "no_fail_to_pass",
+    }
+}
+
+drop_reasons! {
+    /// Why a release left out a validated task (its filters, decontamination, `--swt`).
+    ReleaseDropReason ("release") {
+        CreatedBeforeWindow => "created_before_window",
+        CreatedAfterWindow => "created_after_window",
+        RepositoryNotSelected => "repository_not_selected",
+        InstanceIdInExcludedDataset => "instance_id_in_excluded_dataset",
+        PatchInExcludedDataset => "patch_in_excluded_dataset",
+        SwtCoverageNotMeasured => "swt_coverage_not_measured",
+        SwtFewerValidationRuns => "swt_fewer_validation_runs",
+        SwtGoldenTestsUnstable => "swt_golden_tests_unstable",
+    }
+}
+
+/// A drop reason of any stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    Discover(DiscoverDropReason),
+    Crawl(CrawlDropReason),
+    Mirror(MirrorDropReason),
+    Extract(ExtractDropReason),
+    Validate(ValidateDropReason),
+    Release(ReleaseDropReason),
+}
+
+impl DropReason {
+    /// The one list of failures: the machinery (network, git, Docker, the store)
+    /// failed, so the item says nothing about the data and the command exits 1. Every
+    /// other reason is a data drop: the item is unfit, and the command exits 0.
+    /// `install_failed` is a data drop: the task's own environment does not install.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            DropReason::Mirror(MirrorDropReason::FetchFailed)
+                | DropReason::Extract(ExtractDropReason::ExtractFailed)
+                | DropReason::Validate(ValidateDropReason::ContainerFailed | ValidateDropReason::StoreError)
+        )
+    }
+
+    /// The stage that drops items for this reason.
+    pub fn stage(self) -> Stage {
+        match self {
+            DropReason::Discover(_) => Stage::Discover,
+            DropReason::Crawl(_) => Stage::Crawl,
+            DropReason::Mirror(_) => Stage::Mirror,
+            DropReason::Extract(_) => Stage::Extract,
+            DropReason::Validate(_) => Stage::Validate,
+            DropReason::Release(_) => Stage::Release,
+        }
+    }
+
+    /// The stored code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Discover(reason) => reason.as_str(),
+            DropReason::Crawl(reason) => reason.as_str(),
+            DropReason::Mirror(reason) => reason.as_str(),
+            DropReason::Extract(reason) => reason.as_str(),
+            DropReason::Validate(reason) => reason.as_str(),
+            DropReason::Release(reason) => reason.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+macro_rules! from_stage_reason {
+    ($($variant:ident($stage_reason:ident),)+) => {
+        $(impl From<$stage_reason> for DropReason {
+            fn from(reason: $stage_reason) -> DropReason {
+                DropReason::$variant(reason)
+            }
+        })+
+    };
+}
+
+from_stage_reason! {
+    Discover(DiscoverDropReason),
+    Crawl(CrawlDropReason),
+    Mirror(MirrorDropReason),
+    Extract(ExtractDropReason),
+    Validate(ValidateDropReason),
+    Release(ReleaseDropReason),
+}
+
+/// Counted reasons, most frequent first, ties by code: the one order in which the
+/// funnel, the stage summaries, the report and the card list drop reasons.
+pub fn most_frequent_first<Reason: AsRef<str>, Count: Ord + Copy>(
+    counts: impl IntoIterator<Item = (Reason, Count)>,
+) -> Vec<(Reason, Count)> {
+    let mut counts: Vec<(Reason, Count)> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.as_ref().cmp(b.0.as_ref())));
+    counts
+}
+
+/// `reason count, reason count`, most frequent first.
+pub fn format_counts<Reason: AsRef<str>, Count: Ord + Copy + fmt::Display>(
+    counts: impl IntoIterator<Item = (Reason, Count)>,
+) -> String {
+    most_frequent_first(counts)
+        .iter()
+        .map(|(reason, count)| format!("{} {count}", reason.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Every code of every stage, as stores and releases hold them today (README,
+    /// module docs); a changed or lost string would change the meaning of stored data.
+    const STORED_CODES: [(&str, &[&str]); 6] = [
+        ("discover", &["in_reference_dataset"]),
+        ("crawl", &["not_merged"]),
+        ("mirror", &["fetch_failed"]),
+        (
+            "extract",
+            &[
+                "pull_head_missing",
+                "base_commit_missing",
+                "no_merge_base",
+                "no_linked_issue",
+                "linked_issue_missing",
+                "too_many_files",
+                "too_many_lines",
+                "no_test_change",
+                "no_source_change",
+                "extract_failed",
+            ],
+        ),
+        (
+            "validate",
+            &[
+                "not_started",
+                "no_mirror",
+                "invalid_repo_config",
+                "environment_commit_missing",
+                "environment_inference_failed",
+                "base_image_missing",
+                "environment_build_failed",
+                "environment_build_timeout",
+                "no_test_files",
+                "container_failed",
+                "store_error",
+                "install_failed",
+                "test_patch_does_not_apply",
+                "gold_patch_does_not_apply",
+                "run_failed",
+                "timeout",
+                "out_of_memory",
+                "killed",
+                "no_tests_collected",
+                "no_fail_to_pass",
+            ],
+        ),
+        (
+            "release",
+            &[
+                "created_before_window",
+                "created_after_window",
+                "repository_not_selected",
+                "instance_id_in_excluded_dataset",
+                "patch_in_excluded_dataset",
+                "swt_coverage_not_measured",
+                "swt_fewer_validation_runs",
+                "swt_golden_tests_unstable",
+            ],
+        ),
+    ];
+
+    fn codes<Reason: Copy + Into<DropReason>>(all: &[Reason]) -> Vec<&'static str> {
+        all.iter().map(|reason| (*reason).into().as_str()).collect()
+    }
+
+    fn round_trips<Reason>(all: &[Reason])
+    where
+        Reason: Copy + fmt::Debug + PartialEq + FromStr + Serialize + for<'de> Deserialize<'de> + Into<DropReason>,
+        <Reason as FromStr>::Err: fmt::Debug,
+    {
+        for reason in all {
+            let code = (*reason).into().as_str();
+            assert_eq!(code.parse::<Reason>().unwrap(), *reason, "{code}");
+            let json = serde_json::to_string(reason).unwrap();
+            assert_eq!(json, format!("\"{code}\""));
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), *reason);
+        }
+    }
+
+    #[test]
+    fn every_stage_reason_round_trips_and_keeps_its_stored_string() {
+        round_trips(DiscoverDropReason::ALL);
+        round_trips(CrawlDropReason::ALL);
+        round_trips(MirrorDropReason::ALL);
+        round_trips(ExtractDropReason::ALL);
+        round_trips(ValidateDropReason::ALL);
+        round_trips(ReleaseDropReason::ALL);
+        let today: BTreeMap<&str, Vec<&'static str>> = BTreeMap::from([
+            ("discover", codes(DiscoverDropReason::ALL)),
+            ("crawl", codes(CrawlDropReason::ALL)),
+            ("mirror", codes(MirrorDropReason::ALL)),
+            ("extract", codes(ExtractDropReason::ALL)),
+            ("validate", codes(ValidateDropReason::ALL)),
+            ("release", codes(ReleaseDropReason::ALL)),
+        ]);
+        for (stage, stored) in STORED_CODES {
+            assert_eq!(today[stage], stored, "the {stage} codes changed");
+            for code in stored {
+                assert_eq!(code.to_string(), code.to_lowercase().replace(['-', ' '], "_"), "{code} is snake_case");
+            }
+        }
+    }
+
+    #[test]
+    fn the_codes_of_failed_environment_images_are_validate_reasons() {
+        // Stores written before the enums hold these codes for failed environment images.
+        for (code, reason) in [
+            ("base_image_missing", ValidateDropReason::BaseImageMissing),
+            ("environment_build_timeout", ValidateDropReason::EnvironmentBuildTimeout),
+            ("environment_build_failed", ValidateDropReason::EnvironmentBuildFailed),
+        ] {
+            assert_eq!(code.parse::<ValidateDropReason>().unwrap(), reason);
+        }
+    }
+
+    #[test]
+    fn an_unknown_code_names_the_stage_and_the_known_codes() {
+        let error = "no_such_reason".parse::<MirrorDropReason>().unwrap_err();
+        assert_eq!(error.to_string(), "`no_such_reason` is not a mirror drop reason; known: fetch_failed");
+    }
+
+    #[test]
+    fn failures_are_exactly_the_machinery_reasons() {
+        let all: Vec<DropReason> = [
+            codes_of(DiscoverDropReason::ALL),
+            codes_of(CrawlDropReason::ALL),
+            codes_of(MirrorDropReason::ALL),
+            codes_of(ExtractDropReason::ALL),
+            codes_of(ValidateDropReason::ALL),
+            codes_of(ReleaseDropReason::ALL),
+        ]
+        .concat();
+        let failures: Vec<String> = all
+            .iter()
+            .filter(|reason| reason.is_failure())
+            .map(|reason| format!("{} {reason}", reason.stage()))
+            .collect();
+        assert_eq!(
+            failures,
+            ["mirror fetch_failed", "extract extract_failed", "validate container_failed", "validate store_error"]
+        );
+        assert!(ValidateDropReason::ContainerFailed.is_failure());
+        assert!(!ValidateDropReason::InstallFailed.is_failure());
+    }
+
+    fn codes_of<Reason: Copy + Into<DropReason>>(all: &[Reason]) -> Vec<DropReason> {
+        all.iter().map(|reason| (*reason).into()).collect()
+    }
+
+    #[test]
+    fn reasons_are_listed_most_frequent_first_then_by_code() {
+        let counts = BTreeMap::from([("b".to_string(), 2u64), ("a".to_string(), 2), ("c".to_string(), 5)]);
+        assert_eq!(format_counts(&counts), "c 5, a 2, b 2");
+        let typed = BTreeMap::from([
+            (ExtractDropReason::NoTestChange, 1usize),
+            (ExtractDropReason::NoLinkedIssue, 1),
+            (ExtractDropReason::TooManyFiles, 3),
+        ]);
+        assert_eq!(format_counts(&typed), "too_many_files 3, no_linked_issue 1, no_test_change 1");
+        assert_eq!(format_counts(BTreeMap::<String, u64>::new()), "");
+    }
+}

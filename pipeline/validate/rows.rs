@@ -1,0 +1,381 @@
+//! `validate --input`: rows in the SWE-bench format read from JSONL (each becomes
+//! the candidate it describes), written back in their order with fresh
+//! FAIL_TO_PASS / PASS_TO_PASS, flaky tests, coverage and a `diagnosis`, and compared
+//! with their own labels (`--compare`: FAIL_TO_PASS exactly, PASS_TO_PASS by recall).
+//! Pure over the stage's [`Summary`] apart from reading and writing the two files;
+//! the validation itself is the stage's.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{Summary, TaskOutcome};
+use crate::model::{Candidate, RepoSlug, RepoSlugError, TaskRow, encode_test_list};
+
+/// One input row: its fields as read (written back with the fresh ones), and the
+/// candidate it describes.
+#[derive(Debug, Clone)]
+pub struct InputRow {
+    pub fields: Map<String, Value>,
+    pub candidate: Candidate,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RowsError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("failed to read `{path}`")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("line {line} of `{path}` is not a SWE-bench row: {message}")]
+    BadRow { path: PathBuf, line: usize, message: String },
+    #[error("failed to encode the row `{instance_id}` as JSON")]
+    Encode {
+        instance_id: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl RowsError {
+    /// Whether the input itself is wrong (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, RowsError::BadRow { .. })
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RowsError::BadRow { .. } => {
+                Some("each line must be a JSON object with the twelve SWE-bench fields".to_string())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Rows of a SWE-bench JSONL file, each with the candidate it describes; blank lines
+/// are skipped.
+pub fn read_rows(path: &Path) -> Result<Vec<InputRow>, RowsError> {
+    let file = fs_err::File::open(path)?;
+    let mut rows = Vec::new();
+    for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|source| RowsError::Read { path: path.to_path_buf(), source })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |message: String| RowsError::BadRow { path: path.to_path_buf(), line: index + 1, message };
+        rows.push(parse_row(&line).map_err(bad)?);
+    }
+    Ok(rows)
+}
+
+/// One JSONL line as a row; the error is what is wrong with it.
+fn parse_row(line: &str) -> Result<InputRow, String> {
+    let fields: Map<String, Value> = serde_json::from_str(line).map_err(|error| error.to_string())?;
+    let row: TaskRow = serde_json::from_value(Value::Object(fields.clone())).map_err(|error| error.to_string())?;
+    let repo: RepoSlug = row.repo.parse().map_err(|error: RepoSlugError| error.to_string())?;
+    let created_at: DateTime<Utc> = DateTime::parse_from_rfc3339(&row.created_at)
+        .map_err(|error| format!("created_at `{}`: {error}", row.created_at))?
+        .with_timezone(&Utc);
+    let pull_number = row.instance_id.rsplit('-').next().and_then(|number| number.parse().ok()).unwrap_or(0);
+    let candidate = Candidate {
+        instance_id: row.instance_id.clone(),
+        repo,
+        pull_number,
+        issue_numbers: Vec::new(),
+        base_commit: row.base_commit.clone(),
+        head_commit: String::new(),
+        patch: row.patch.clone(),
+        test_patch: row.test_patch.clone(),
+        problem_statement: row.problem_statement.clone(),
+        hints_text: row.hints_text.clone(),
+        created_at,
+        merged_at: None,
+        version: row.version.clone(),
+        environment_setup_commit: row.environment_setup_commit.clone(),
+        test_files: crate::git::diff::files_changed_by(&row.test_patch),
+    };
+    Ok(InputRow { fields, candidate })
+}
+
+fn outcome_of<'a>(summary: &'a Summary, instance_id: &str) -> Option<&'a TaskOutcome> {
+    summary.outcomes.iter().find(|outcome| outcome.instance_id == instance_id)
+}
+
+/// One row with its fresh labels, validation runs, coverage and diagnosis.
+fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
+    let mut object = row.fields.clone();
+    let outcome = outcome_of(summary, &row.candidate.instance_id);
+    let (fail_to_pass, pass_to_pass, flaky, mut diagnosis) = match outcome.map(|outcome| &outcome.result) {
+        Some(Ok(labels)) => (
+            labels.fail_to_pass.clone(),
+            labels.pass_to_pass.clone(),
+            labels.flaky.clone(),
+            serde_json::json!({"status": "labelled", "pass_to_fail": labels.pass_to_fail}),
+        ),
+        Some(Err(dropped)) => (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            serde_json::json!({"status": "dropped", "reason": dropped.reason, "detail": dropped.detail}),
+        ),
+        None => (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            serde_json::json!({"status": "not_validated", "reason": "interrupted"}),
+        ),
+    };
+    object.insert("FAIL_TO_PASS".into(), encode_test_list(&fail_to_pass).into());
+    object.insert("PASS_TO_PASS".into(), encode_test_list(&pass_to_pass).into());
+    object.insert("flaky_tests".into(), encode_test_list(&flaky).into());
+    object.insert("validation_runs".into(), outcome.map_or(0, |outcome| outcome.runs).into());
+    if let Some(coverage) = outcome.and_then(|outcome| outcome.coverage.as_ref()) {
+        let values = crate::swt::coverage_columns(Some(coverage));
+        for (name, value) in crate::swt::COVERAGE_COLUMNS.iter().zip(values) {
+            object.insert((*name).into(), value.into());
+        }
+    }
+    if let Some(outcome) = outcome {
+        diagnosis["image"] = outcome.image.clone().into();
+        diagnosis["environment"] = outcome.spec.as_ref().map(|spec| spec.source.clone()).into();
+        diagnosis["runtime"] = outcome.spec.as_ref().map(|spec| spec.runtime.clone()).into();
+    }
+    object.insert("diagnosis".into(), diagnosis);
+    object
+}
+
+/// Writes the rows back, in their order, with fresh labels and a diagnosis
+/// (temp file in the target folder, sync, rename).
+pub fn write_rows(out: &Path, rows: &[InputRow], summary: &Summary) -> Result<(), RowsError> {
+    let mut text = String::new();
+    for row in rows {
+        let line = serde_json::to_string(&fresh_row(row, summary))
+            .map_err(|source| RowsError::Encode { instance_id: row.candidate.instance_id.clone(), source })?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let parent = out.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs_err::create_dir_all(parent)?;
+    let temporary = parent.join(format!(".{}.tmp", out.file_name().and_then(|name| name.to_str()).unwrap_or("out")));
+    let mut file = fs_err::File::create(&temporary)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    fs_err::rename(&temporary, out)?;
+    Ok(())
+}
+
+/// Per row: FAIL_TO_PASS same / missing / extra, PASS_TO_PASS recall; then how many
+/// rows got exactly the published FAIL_TO_PASS.
+pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
+    let mut text = String::new();
+    let list = |object: &Map<String, Value>, key: &str| -> BTreeSet<String> {
+        match object.get(key) {
+            Some(Value::String(encoded)) => serde_json::from_str::<Vec<String>>(encoded).unwrap_or_default(),
+            Some(value) => serde_json::from_value::<Vec<String>>(value.clone()).unwrap_or_default(),
+            None => Vec::new(),
+        }
+        .into_iter()
+        .map(|id| normalize_id(&id))
+        .collect()
+    };
+    let (mut exact, mut total) = (0, 0);
+    for row in rows {
+        let instance_id = &row.candidate.instance_id;
+        total += 1;
+        let published_f2p = list(&row.fields, "FAIL_TO_PASS");
+        let published_p2p = list(&row.fields, "PASS_TO_PASS");
+        let Some(outcome) = outcome_of(summary, instance_id) else {
+            let _ = writeln!(text, "{instance_id}\tnot validated");
+            continue;
+        };
+        let labels = match &outcome.result {
+            Ok(labels) => labels,
+            Err(dropped) => {
+                let _ = writeln!(text, "{instance_id}\tdropped: {}", dropped.reason);
+                continue;
+            }
+        };
+        let fresh_f2p: BTreeSet<String> = labels.fail_to_pass.iter().map(|id| normalize_id(id)).collect();
+        let fresh_p2p: BTreeSet<String> = labels.pass_to_pass.iter().map(|id| normalize_id(id)).collect();
+        let missing: Vec<&String> = published_f2p.difference(&fresh_f2p).collect();
+        let extra: Vec<&String> = fresh_f2p.difference(&published_f2p).collect();
+        let f2p = if missing.is_empty() && extra.is_empty() {
+            exact += 1;
+            "FAIL_TO_PASS same".to_string()
+        } else {
+            format!("FAIL_TO_PASS missing {missing:?} extra {extra:?}")
+        };
+        let found = published_p2p.intersection(&fresh_p2p).count();
+        let p2p_missing: Vec<&String> = published_p2p.difference(&fresh_p2p).collect();
+        let p2p_extra = fresh_p2p.difference(&published_p2p).count();
+        let _ = writeln!(
+            text,
+            "{instance_id}\t{f2p}\tPASS_TO_PASS recall {found}/{} extra {p2p_extra}{}",
+            published_p2p.len(),
+            if p2p_missing.is_empty() { String::new() } else { format!(" missing {p2p_missing:?}") }
+        );
+    }
+    let _ = writeln!(text, "FAIL_TO_PASS exactly the published list: {exact} of {total} rows");
+    text
+}
+
+/// Test ids as compared: pytest escapes control characters of parametrised ids
+/// (`\n` as a backslash and an `n`), while published rows sometimes hold them raw.
+fn normalize_id(id: &str) -> String {
+    id.replace("\\n", "\n").replace("\\t", "\t")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::drop_reason::ValidateDropReason;
+    use crate::validate::Dropped;
+    use crate::validate::labels::Labels;
+
+    const PATCH: &str = "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-a\n+b\n";
+
+    fn row_line(instance_id: &str, fail_to_pass: &[&str], pass_to_pass: &[&str]) -> String {
+        serde_json::json!({
+            "instance_id": instance_id,
+            "repo": "acme/calc",
+            "base_commit": "a".repeat(40),
+            "patch": "",
+            "test_patch": PATCH,
+            "problem_statement": "it breaks\n",
+            "hints_text": "",
+            "created_at": "2024-05-01T10:00:00Z",
+            "version": "1.0",
+            "FAIL_TO_PASS": serde_json::to_string(fail_to_pass).unwrap(),
+            "PASS_TO_PASS": serde_json::to_string(pass_to_pass).unwrap(),
+            "environment_setup_commit": "b".repeat(40),
+            "extra_column": 7,
+        })
+        .to_string()
+    }
+
+    fn outcome(instance_id: &str, result: Result<Labels, Dropped>) -> TaskOutcome {
+        TaskOutcome {
+            instance_id: instance_id.into(),
+            repo: "acme/calc".into(),
+            result,
+            image: Some("env:1".into()),
+            spec: None,
+            runs: 2,
+            coverage: None,
+            coverage_secs: 0.0,
+            test_secs: 0.0,
+            total_secs: 0.0,
+        }
+    }
+
+    fn labels(fail_to_pass: &[&str], pass_to_pass: &[&str]) -> Labels {
+        Labels {
+            fail_to_pass: fail_to_pass.iter().map(ToString::to_string).collect(),
+            pass_to_pass: pass_to_pass.iter().map(ToString::to_string).collect(),
+            ..Labels::default()
+        }
+    }
+
+    fn rows_file(lines: &[String]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        fs_err::write(&path, lines.join("\n\n") + "\n").unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn rows_become_candidates_and_keep_their_fields() {
+        let (_dir, path) = rows_file(&[row_line("acme__calc-12", &["t::a"], &[])]);
+        let rows = read_rows(&path).unwrap();
+        assert_eq!(rows.len(), 1, "blank lines are skipped");
+        let candidate = &rows[0].candidate;
+        assert_eq!((candidate.repo.to_string(), candidate.pull_number), ("acme/calc".to_string(), 12));
+        assert_eq!(candidate.test_files, vec!["tests/test_x.py".to_string()]);
+        assert_eq!(rows[0].fields["extra_column"], 7);
+    }
+
+    #[test]
+    fn a_bad_row_names_its_line_and_is_bad_usage() {
+        let (_dir, path) = rows_file(&[row_line("acme__calc-1", &[], &[]), "{\"instance_id\": 3}".to_string()]);
+        let error = read_rows(&path).unwrap_err();
+        assert!(error.is_usage());
+        assert!(error.to_string().starts_with("line 3 of `"), "{error}");
+        assert!(error.hint().unwrap().contains("twelve SWE-bench fields"));
+    }
+
+    #[test]
+    fn rows_are_written_back_with_fresh_labels_and_a_diagnosis() {
+        let (dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["old"], &[]),
+            row_line("acme__calc-2", &[], &[]),
+            row_line("acme__calc-3", &[], &[]),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let summary = Summary {
+            outcomes: vec![
+                outcome("acme__calc-1", Ok(labels(&["t::a"], &["t::b"]))),
+                outcome(
+                    "acme__calc-2",
+                    Err(Dropped { reason: ValidateDropReason::NoFailToPass, detail: "none".into() }),
+                ),
+            ],
+            ..Summary::default()
+        };
+        let out = dir.path().join("out").join("fresh.jsonl");
+        write_rows(&out, &rows, &summary).unwrap();
+        let written: Vec<Value> =
+            fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        assert_eq!(written.len(), 3);
+        assert_eq!(written[0]["FAIL_TO_PASS"], "[\"t::a\"]");
+        assert_eq!(written[0]["PASS_TO_PASS"], "[\"t::b\"]");
+        assert_eq!(written[0]["validation_runs"], 2);
+        assert_eq!(written[0]["extra_column"], 7);
+        assert_eq!(written[0]["diagnosis"]["status"], "labelled");
+        assert_eq!(written[0]["diagnosis"]["image"], "env:1");
+        assert_eq!(written[1]["diagnosis"]["status"], "dropped");
+        assert_eq!(written[1]["diagnosis"]["reason"], "no_fail_to_pass");
+        assert_eq!(written[1]["FAIL_TO_PASS"], "[]");
+        assert_eq!(written[2]["diagnosis"], serde_json::json!({"status": "not_validated", "reason": "interrupted"}));
+        assert!(!dir.path().join("out").join(".fresh.jsonl.tmp").exists(), "the temp file was renamed");
+    }
+
+    #[test]
+    fn compare_reports_fail_to_pass_exactly_and_pass_to_pass_by_recall() {
+        let (_dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["t::a"], &["t::b", "t::c"]),
+            row_line("acme__calc-2", &["t::x"], &[]),
+            row_line("acme__calc-3", &[], &[]),
+            row_line("acme__calc-4", &["t::p[a\\nb]"], &[]),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let summary = Summary {
+            outcomes: vec![
+                outcome("acme__calc-1", Ok(labels(&["t::a"], &["t::b", "t::d"]))),
+                outcome("acme__calc-2", Ok(labels(&["t::y"], &[]))),
+                outcome("acme__calc-4", Err(Dropped { reason: ValidateDropReason::Timeout, detail: String::new() })),
+            ],
+            ..Summary::default()
+        };
+        assert_eq!(
+            compare(&rows, &summary),
+            "acme__calc-1\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/2 extra 1 missing [\"t::c\"]\n\
+             acme__calc-2\tFAIL_TO_PASS missing [\"t::x\"] extra [\"t::y\"]\tPASS_TO_PASS recall 0/0 extra 0\n\
+             acme__calc-3\tnot validated\n\
+             acme__calc-4\tdropped: timeout\n\
+             FAIL_TO_PASS exactly the published list: 1 of 4 rows\n"
+        );
+    }
+
+    #[test]
+    fn escaped_control_characters_compare_equal_to_raw_ones() {
+        assert_eq!(normalize_id("t::p[a\\nb\\tc]"), "t::p[a\nb\tc]");
+    }
+}
