@@ -328,7 +328,7 @@ impl LoadedConfig {
         let config = match &path {
             Some(path) => {
                 let text =
-                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+                    fs_err::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
                 parse::<Config>(&text, path)?
             }
             None => Config::default(),
@@ -349,7 +349,7 @@ impl LoadedConfig {
     /// The overrides of one repository; defaults when it has no file.
     pub fn repo(&self, repo: &RepoSlug) -> Result<RepoConfig, ConfigError> {
         let path = self.repos_dir.join(format!("{}.toml", repo.double_underscore()));
-        match std::fs::read_to_string(&path) {
+        match fs_err::read_to_string(&path) {
             Ok(text) => {
                 let config: RepoConfig = parse(&text, &path)?;
                 config.check(&path.display().to_string())?;
@@ -368,7 +368,7 @@ impl LoadedConfig {
         T: serde::de::DeserializeOwned,
     {
         let path = self.releases_dir.join(format!("{name}.toml"));
-        match std::fs::read_to_string(&path) {
+        match fs_err::read_to_string(&path) {
             Ok(text) => {
                 let origin = path.display().to_string();
                 let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
@@ -415,7 +415,8 @@ impl Check for Config {
         if validate.memory_bytes < 64 * 1024 * 1024 {
             return Err(invalid(origin, "validate.memory_bytes", "must be at least 67108864 (64 MiB)"));
         }
-        if !(validate.cpus > 0.0) {
+        // Written so that NaN fails too.
+        if validate.cpus.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return Err(invalid(origin, "validate.cpus", "must be greater than 0"));
         }
         if validate.pids_limit < 16 {
@@ -572,7 +573,7 @@ mod tests {
     fn load_text(text: &str, env: &[(&str, &str)]) -> Result<LoadedConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pipeline.toml");
-        std::fs::write(&path, text).unwrap();
+        fs_err::write(&path, text).unwrap();
         LoadedConfig::load_with_env(Some(&path), env.iter().map(|(name, value)| (name.to_string(), value.to_string())))
     }
 
@@ -656,15 +657,15 @@ mod tests {
     #[test]
     fn repo_overrides_are_read_and_checked() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("repos")).unwrap();
+        fs_err::create_dir(dir.path().join("repos")).unwrap();
         let path = dir.path().join("pipeline.toml");
-        std::fs::write(&path, "").unwrap();
-        std::fs::write(
+        fs_err::write(&path, "").unwrap();
+        fs_err::write(
             dir.path().join("repos/psf__requests.toml"),
             "[extract]\ncompat = \"swebench\"\n\n[[environment]]\nversions = [\"2.0\"]\nruntime = \"3.9\"\n",
         )
         .unwrap();
-        std::fs::write(dir.path().join("repos/a__b.toml"), "[[environment]]\nversions = [\"two\"]\n").unwrap();
+        fs_err::write(dir.path().join("repos/a__b.toml"), "[[environment]]\nversions = [\"two\"]\n").unwrap();
         let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
         let requests = loaded.repo(&"psf/requests".parse().unwrap()).unwrap();
         assert_eq!(requests.extract.compat, Some(Compat::Swebench));

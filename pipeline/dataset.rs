@@ -156,21 +156,21 @@ impl Dataset {
 /// Writes through `write` into a temporary file beside `path`, syncs, and renames.
 pub fn write_durably(
     path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+    write: impl FnOnce(&mut fs_err::File) -> std::io::Result<()>,
 ) -> Result<(), DatasetError> {
     let write_error = |source| DatasetError::Write { path: path.to_path_buf(), source };
     let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(folder).map_err(write_error)?;
+    fs_err::create_dir_all(folder).map_err(write_error)?;
     let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let temporary = folder.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
+        let mut file = fs_err::File::create(&temporary)?;
         write(&mut file)?;
         file.sync_all()?;
-        std::fs::rename(&temporary, path)
+        fs_err::rename(&temporary, path)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
+        let _ = fs_err::remove_file(&temporary);
     }
     result.map_err(write_error)
 }
@@ -200,7 +200,7 @@ pub fn read_task_rows(path: &Path) -> Result<Vec<TaskRow>, DatasetError> {
 }
 
 fn read_jsonl(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
-    let file = std::fs::File::open(path).map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
+    let file = fs_err::File::open(path).map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
     let mut records = Vec::new();
     for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
@@ -234,8 +234,9 @@ fn read_parquet(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
         action: "read",
         message: error.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
-    let frame = ParquetReader::new(file).finish().map_err(parquet_error)?;
+    let file = fs_err::File::open(path).map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
+    // polars reads a std `File` (it maps it); the path is already named by our errors.
+    let frame = ParquetReader::new(file.into_parts().0).finish().map_err(parquet_error)?;
     let mut records = vec![Map::new(); frame.height()];
     for column in frame.columns() {
         let name = column.name().to_string();
@@ -309,7 +310,7 @@ mod tests {
         assert_eq!(from_parquet, from_jsonl);
         assert_eq!(from_jsonl[0]["instance_id"], "a__b-1");
         assert_eq!(from_jsonl[1]["patch"], "diff --git a/x b/x\n+\u{e9}\n");
-        let text = std::fs::read_to_string(dir.path().join("t.jsonl")).unwrap();
+        let text = fs_err::read_to_string(dir.path().join("t.jsonl")).unwrap();
         let first_line = text.lines().next().unwrap();
         assert!(first_line.starts_with(r#"{"instance_id":"a__b-1","repo":"a/b","base_commit""#), "{first_line}");
         assert!(
@@ -319,7 +320,7 @@ mod tests {
         );
         let rows = read_task_rows(&dir.path().join("t.parquet")).unwrap();
         assert_eq!(rows[1].fail_to_pass_list().unwrap(), vec!["t.py::test_a".to_string()]);
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let leftovers: Vec<_> = fs_err::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers.len(), 2, "no temporary files are left: {leftovers:?}");
     }
 
@@ -334,10 +335,10 @@ mod tests {
     fn unknown_formats_and_bad_lines_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("rows.csv");
-        std::fs::write(&csv, "a,b\n").unwrap();
+        fs_err::write(&csv, "a,b\n").unwrap();
         assert!(read_records(&csv).unwrap_err().to_string().contains("rows.csv"));
         let jsonl = dir.path().join("rows.jsonl");
-        std::fs::write(&jsonl, "{\"a\": 1}\nnot json\n").unwrap();
+        fs_err::write(&jsonl, "{\"a\": 1}\nnot json\n").unwrap();
         let error = read_records(&jsonl).unwrap_err().to_string();
         assert!(error.contains("line 2") && error.contains("rows.jsonl"), "{error}");
     }

@@ -48,7 +48,7 @@ pub fn render_html(report: &FunnelReport, generated_at: &str) -> String {
     html.push_str(&chart(&report.total, &colors, "All repositories"));
     html.push_str(&table(&report.total));
     for repository in &report.repositories {
-        let _ = write!(html, "<h2 id=\"{0}\">{0}</h2>\n", escape(&repository.repo));
+        let _ = writeln!(html, "<h2 id=\"{0}\">{0}</h2>", escape(&repository.repo));
         html.push_str(&chart(&repository.stages, &colors, &repository.repo));
         html.push_str(&table(&repository.stages));
     }
@@ -94,19 +94,19 @@ fn chart(stages: &[StageFunnel], colors: &[(String, &'static str)], title: &str)
     let width = LABEL_WIDTH + BAR_WIDTH + NUMBERS_WIDTH;
     let height = ROW_HEIGHT * stages.len() as f64 + 8.0;
     let mut svg = String::new();
-    let _ = write!(
+    let _ = writeln!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" \
-         role=\"img\" aria-label=\"funnel of {}\" font-family=\"system-ui, sans-serif\" font-size=\"13\">\n",
+         role=\"img\" aria-label=\"funnel of {}\" font-family=\"system-ui, sans-serif\" font-size=\"13\">",
         escape(title)
     );
     for (index, stage) in stages.iter().enumerate() {
         let y = 4.0 + ROW_HEIGHT * index as f64;
         let text_y = y + BAR_HEIGHT / 2.0 + 4.5;
-        let _ = write!(svg, "<text x=\"0\" y=\"{text_y}\">{}</text>\n", stage.stage);
-        let _ = write!(
+        let _ = writeln!(svg, "<text x=\"0\" y=\"{text_y}\">{}</text>", stage.stage);
+        let _ = writeln!(
             svg,
-            "<rect x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{BAR_WIDTH}\" height=\"{BAR_HEIGHT}\" fill=\"#f1f1f1\"/>\n"
+            "<rect x=\"{LABEL_WIDTH}\" y=\"{y}\" width=\"{BAR_WIDTH}\" height=\"{BAR_HEIGHT}\" fill=\"#f1f1f1\"/>"
         );
         let mut x = LABEL_WIDTH;
         let mut segments: Vec<(String, u64, &str)> = vec![("passed".into(), stage.passed, PASSED_COLOR)];
@@ -118,18 +118,18 @@ fn chart(stages: &[StageFunnel], colors: &[(String, &'static str)], title: &str)
                 continue;
             }
             let segment = BAR_WIDTH * count as f64 / largest;
-            let _ = write!(
+            let _ = writeln!(
                 svg,
                 "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{segment:.1}\" height=\"{BAR_HEIGHT}\" fill=\"{color}\">\
-                 <title>{} {}: {count}</title></rect>\n",
+                 <title>{} {}: {count}</title></rect>",
                 stage.stage,
                 escape(&label)
             );
             x += segment;
         }
-        let _ = write!(
+        let _ = writeln!(
             svg,
-            "<text x=\"{}\" y=\"{text_y}\">{} in &#183; {} passed &#183; {} dropped</text>\n",
+            "<text x=\"{}\" y=\"{text_y}\">{} in &#183; {} passed &#183; {} dropped</text>",
             LABEL_WIDTH + BAR_WIDTH + 10.0,
             stage.entered,
             stage.passed,
@@ -149,9 +149,9 @@ fn table(stages: &[StageFunnel]) -> String {
             .iter()
             .map(|(reason, count)| format!("{} {count}", escape(reason)))
             .collect();
-        let _ = write!(
+        let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"reasons\">{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"reasons\">{}</td></tr>",
             stage.stage,
             stage.entered,
             stage.passed,

@@ -242,7 +242,7 @@ fn bench_extract() {
             let pulls = synthesize_pull_requests(&repository);
             fill_store(&harvest.data_dir, &repo, &repository, &pulls);
             let link = swe_harvest::git::mirror::mirror_path(&harvest.data_dir, &repo);
-            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            fs_err::create_dir_all(link.parent().unwrap()).unwrap();
             std::os::unix::fs::symlink(&path, &link).unwrap();
             measure(&harvest, &repo, &format!("{repo} (real mirror, swebench mode)"), pulls.len(), "swebench");
             // Same store, other settings: every PR is redone in native mode.
@@ -257,7 +257,7 @@ fn bench_extract() {
     let harvest = SweHarvest::new();
     fill_store(&harvest.data_dir, &repo, origin.repository(), &pulls);
     let link = swe_harvest::git::mirror::mirror_path(&harvest.data_dir, &repo);
-    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    fs_err::create_dir_all(link.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(origin.path(), &link).unwrap();
     measure(&harvest, &repo, "synthetic (native mode)", pulls.len(), "native");
 }

@@ -70,7 +70,7 @@ fn unknown_command_and_missing_options_exit_2() {
 fn config_with_unknown_key_exits_2_naming_file_and_key() {
     let harvest = SweHarvest::new();
     let config = harvest.path("bad.toml");
-    std::fs::write(&config, "[extract]\ncompatibility = \"swebench\"\n").unwrap();
+    fs_err::write(&config, "[extract]\ncompatibility = \"swebench\"\n").unwrap();
     let output = harvest.command().arg("--config").arg(&config).args(["status"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let error = stderr(&output);
@@ -84,7 +84,7 @@ fn config_with_unknown_key_exits_2_naming_file_and_key() {
 fn config_with_wrong_type_exits_2() {
     let harvest = SweHarvest::new();
     let config = harvest.path("bad.toml");
-    std::fs::write(&config, "[validate]\nmemory_bytes = \"4G\"\n").unwrap();
+    fs_err::write(&config, "[validate]\nmemory_bytes = \"4G\"\n").unwrap();
     let output = harvest.command().arg("--config").arg(&config).args(["status"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("validate.memory_bytes"), "{}", stderr(&output));
@@ -184,7 +184,7 @@ fn status_report_writes_an_html_page_with_a_chart_and_the_numbers() {
     let page = harvest.path("funnel.html");
     let output = harvest.command().args(["status", "--report"]).arg(&page).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = fs_err::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_eq!(html.matches("<svg").count(), 3, "one chart for all and one per repository");
     assert!(html.contains("<h2 id=\"psf/requests\">psf/requests</h2>"));

@@ -23,7 +23,7 @@ pub fn find_mirror(root: &Path, owner: &str, name: &str) -> Option<PathBuf> {
     ];
     let mut candidates: Vec<PathBuf> = names.iter().map(|relative| root.join(relative)).collect();
     // One level deeper: <root>/<anything>/<layout>.
-    if let Ok(entries) = std::fs::read_dir(root) {
+    if let Ok(entries) = fs_err::read_dir(root) {
         for entry in entries.flatten() {
             if entry.path().is_dir() {
                 candidates.extend(names.iter().map(|relative| entry.path().join(relative)));
@@ -35,7 +35,7 @@ pub fn find_mirror(root: &Path, owner: &str, name: &str) -> Option<PathBuf> {
 
 pub fn groundtruth_rows() -> Vec<TaskRow> {
     let folder = project_root().join("../shared/groundtruth");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+    let mut files: Vec<PathBuf> = fs_err::read_dir(&folder)
         .map(|entries| {
             entries
                 .flatten()
@@ -47,7 +47,7 @@ pub fn groundtruth_rows() -> Vec<TaskRow> {
     files.sort();
     let mut rows = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
+        let text = fs_err::read_to_string(&file).unwrap();
         for (index, line) in text.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
             let row: TaskRow =
                 serde_json::from_str(line).unwrap_or_else(|error| panic!("{}:{}: {error}", file.display(), index + 1));

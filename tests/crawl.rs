@@ -530,8 +530,8 @@ fn the_token_appears_in_no_stored_row_log_line_or_error_message() {
     }
     assert!(cells > 100, "the store was searched: {cells} cells");
     // The whole file too (WAL included), in case of a table this test does not know.
-    for entry in std::fs::read_dir(&harvest.data_dir).unwrap() {
-        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+    for entry in fs_err::read_dir(&harvest.data_dir).unwrap() {
+        let bytes = fs_err::read(entry.unwrap().path()).unwrap();
         assert!(!bytes.windows(TOKEN.len()).any(|window| window == TOKEN.as_bytes()));
     }
 }

@@ -7,7 +7,7 @@ use crate::support::project_root;
 
 fn groundtruth_files() -> Vec<std::path::PathBuf> {
     let folder = project_root().join("../shared/groundtruth");
-    let mut files: Vec<_> = std::fs::read_dir(&folder)
+    let mut files: Vec<_> = fs_err::read_dir(&folder)
         .unwrap_or_else(|error| panic!("the ground truth folder `{}` is missing: {error}", folder.display()))
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "jsonl"))

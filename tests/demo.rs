@@ -25,7 +25,7 @@ fn run_harness(python: &Path, work: &Path, dataset: &Path, predictions: &str, ru
     let model = if predictions == "gold" { "gold".to_string() } else { "probe".to_string() };
     let report = work.join(format!("{model}.{run_id}.json"));
     serde_json::from_str(
-        &std::fs::read_to_string(&report)
+        &fs_err::read_to_string(&report)
             .unwrap_or_else(|error| panic!("no harness report at {}: {error}\n{}", report.display(), stdout(&output))),
     )
     .unwrap()
@@ -55,7 +55,7 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
     let release_dir = std::path::PathBuf::from(stdout(&released).trim());
     let dataset = release_dir.join("tasks.jsonl");
     let rows: Vec<serde_json::Value> =
-        std::fs::read_to_string(&dataset).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        fs_err::read_to_string(&dataset).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     assert_eq!(rows.len(), 3);
     for row in &rows {
         let expected_tag = format!("swe-harvest/{}:{version}", row["instance_id"].as_str().unwrap().to_lowercase());
@@ -77,7 +77,7 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
                 .to_string()
         })
         .collect();
-    std::fs::write(&predictions, lines.join("\n") + "\n").unwrap();
+    fs_err::write(&predictions, lines.join("\n") + "\n").unwrap();
     let empty = run_harness(&python, work, &dataset, predictions.to_str().unwrap(), &format!("empty-{version}"));
     assert_eq!(empty["resolved_instances"], 0, "{empty:#}");
 
@@ -88,7 +88,7 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
                 .to_string()
         })
         .collect();
-    std::fs::write(&predictions, lines.join("\n") + "\n").unwrap();
+    fs_err::write(&predictions, lines.join("\n") + "\n").unwrap();
     let no_op = run_harness(&python, work, &dataset, predictions.to_str().unwrap(), &format!("noop-{version}"));
     assert_eq!(no_op["completed_instances"], 3, "the no-op patch applies and the tests run: {no_op:#}");
     assert_eq!(no_op["resolved_instances"], 0, "{no_op:#}");

@@ -44,13 +44,13 @@ fn discover_filters_pages_excludes_and_writes_the_list() {
     let harvest = SweHarvest::new();
     // Reference datasets: one JSONL, one parquet.
     let jsonl = harvest.path("reference.jsonl");
-    std::fs::write(&jsonl, "{\"repo\": \"org150/py150\", \"instance_id\": \"x\"}\n{\"repo\": \"other/thing\"}\n")
+    fs_err::write(&jsonl, "{\"repo\": \"org150/py150\", \"instance_id\": \"x\"}\n{\"repo\": \"other/thing\"}\n")
         .unwrap();
     let parquet = harvest.path("reference.parquet");
     {
         use polars::prelude::*;
         let mut frame = df!("repo" => ["ORG148/py148", "nobody/else"], "instance_id" => ["a", "b"]).unwrap();
-        let file = std::fs::File::create(&parquet).unwrap();
+        let file = fs_err::File::create(&parquet).unwrap();
         ParquetWriter::new(file).finish(&mut frame).unwrap();
     }
     let out = harvest.path("repos.toml");
@@ -79,7 +79,7 @@ fn discover_filters_pages_excludes_and_writes_the_list() {
     assert_eq!(printed, expected);
     assert!(stderr(&output).contains("left out 1"), "{}", stderr(&output));
 
-    let list: toml::Table = std::fs::read_to_string(&out).unwrap().parse().unwrap();
+    let list: toml::Table = fs_err::read_to_string(&out).unwrap().parse().unwrap();
     let listed: Vec<String> =
         list["repos"].as_array().unwrap().iter().map(|value| value.as_str().unwrap().to_string()).collect();
     assert_eq!(listed, expected);
@@ -114,7 +114,7 @@ fn a_bad_reference_dataset_is_an_error_naming_the_file() {
     let sim = GithubSim::start(search_fixtures());
     let harvest = SweHarvest::new();
     let bad = harvest.path("bad.jsonl");
-    std::fs::write(&bad, "{\"instance_id\": \"x\"}\n").unwrap();
+    fs_err::write(&bad, "{\"instance_id\": \"x\"}\n").unwrap();
     let output = harvest
         .command()
         .args(["discover", "--language", "Python", "--api-url", sim.url(), "--exclude-dataset"])

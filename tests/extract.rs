@@ -187,7 +187,7 @@ impl Fixture {
         pulls.push(pull_request(19, "Open", "Fixes #1", c0, c0, "2024-03-09T00:00:00Z", false));
 
         let harvest = SweHarvest::new();
-        std::fs::write(harvest.path("pipeline.toml"), "[extract]\nmax_files_changed = 4\nmax_lines_changed = 300\n")
+        fs_err::write(harvest.path("pipeline.toml"), "[extract]\nmax_files_changed = 4\nmax_lines_changed = 300\n")
             .unwrap();
         let mut store = Store::open_in(&harvest.data_dir).unwrap();
         let repo: RepoSlug = REPO.parse().unwrap();
@@ -435,7 +435,7 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     // The rows read back as SWE-bench task rows; columns in SWE-bench's order first.
     let rows = dataset::read_task_rows(&parquet).unwrap();
     assert_eq!(rows[0].instance_id, "octo__widgets-10");
-    let line = std::fs::read_to_string(&jsonl).unwrap().lines().next().unwrap().to_string();
+    let line = fs_err::read_to_string(&jsonl).unwrap().lines().next().unwrap().to_string();
     assert!(
         line.starts_with("{\"instance_id\":")
             && line.find("\"environment_setup_commit\"") < line.find("\"pull_number\"")
@@ -447,15 +447,15 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
         fixture.harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", tasks.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stderr(&output).contains("no tasks yet"), "{}", stderr(&output));
-    assert_eq!(std::fs::read_to_string(&tasks).unwrap(), "");
+    assert_eq!(fs_err::read_to_string(&tasks).unwrap(), "");
 }
 
 #[test]
 fn compat_comes_from_flag_then_environment_then_repository_file_then_config() {
     let fixture = Fixture::new();
     let repos = fixture.harvest.path("repos");
-    std::fs::create_dir_all(&repos).unwrap();
-    std::fs::write(repos.join("octo__widgets.toml"), "[extract]\ncompat = \"swebench\"\n").unwrap();
+    fs_err::create_dir_all(&repos).unwrap();
+    fs_err::write(repos.join("octo__widgets.toml"), "[extract]\ncompat = \"swebench\"\n").unwrap();
     let config = fixture.harvest.path("pipeline.toml");
     let run = |environment: Option<&str>, flag: Option<&str>| {
         let mut command = fixture.harvest.command();

@@ -11,7 +11,7 @@ use crate::support::synthetic_repo::{Change, SyntheticRepo, python_module};
 fn git_cli_diff(repo: &SyntheticRepo, old: git2::Oid, new: git2::Oid) -> Option<String> {
     let home = tempfile::tempdir().unwrap();
     let attributes = home.path().join("attributes");
-    std::fs::write(&attributes, "*.py diff=python\n").unwrap();
+    fs_err::write(&attributes, "*.py diff=python\n").unwrap();
     let output = Command::new("git")
         .env("HOME", home.path())
         .env("GIT_CONFIG_NOSYSTEM", "1")

@@ -85,7 +85,7 @@ fn clone_url_placeholders_name_each_repository() {
     let (origin, _, head) = origin();
     let folder = tempfile::tempdir().unwrap();
     let target = folder.path().join("octo__widgets.git");
-    std::fs::rename(origin.path(), &target).unwrap();
+    fs_err::rename(origin.path(), &target).unwrap();
     let harvest = SweHarvest::new();
     let template = format!("{}/{{owner}}__{{name}}.git", folder.path().display());
     let output = harvest.run(&["mirror", "--repo", "octo/widgets", "--clone-url", &template]);
@@ -99,7 +99,7 @@ fn unreachable_clone_url_is_a_clear_error_and_other_repositories_go_on() {
     let (origin, _, _) = origin();
     let harvest = SweHarvest::new();
     let template = format!("{}/{{owner}}", origin.path().parent().unwrap().display());
-    std::fs::rename(origin.path(), origin.path().parent().unwrap().join("good")).unwrap();
+    fs_err::rename(origin.path(), origin.path().parent().unwrap().join("good")).unwrap();
     let output = harvest.run(&["mirror", "--repo", "missing/x", "good/x", "--clone-url", &template]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let error = stderr(&output);

@@ -82,7 +82,7 @@ fn ids(path: &Path) -> Vec<String> {
 }
 
 fn manifest(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+    serde_json::from_str(&fs_err::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn release_writes_sorted_rows_in_both_formats_with_a_manifest_and_card() {
     let rows = read_task_rows(&dir.join("tasks.jsonl")).unwrap();
     assert_eq!(rows[0].fail_to_pass, r#"["tests/test_10.py::test_fixed"]"#);
     assert_eq!(rows[0].created_at, "2024-01-05T12:30:00Z");
-    let first_line = std::fs::read_to_string(dir.join("tasks.jsonl")).unwrap().lines().next().unwrap().to_string();
+    let first_line = fs_err::read_to_string(dir.join("tasks.jsonl")).unwrap().lines().next().unwrap().to_string();
     let order: Vec<usize> = SWEBENCH_COLUMNS.iter().map(|c| first_line.find(&format!("\"{c}\":")).unwrap()).collect();
     assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "SWE-bench's columns come first, in order");
     assert!(first_line.contains(r#""pull_number":"10","issue_numbers":"[\"9\"]","merged_at":"2024-01-06T12:30:00Z""#));
@@ -112,18 +112,18 @@ fn release_writes_sorted_rows_in_both_formats_with_a_manifest_and_card() {
     assert_eq!(manifest["pipeline_version"], env!("CARGO_PKG_VERSION"));
     for file in ["tasks.parquet", "tasks.jsonl", "README.md"] {
         let entry = &manifest["files"][file];
-        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let bytes = fs_err::read(dir.join(file)).unwrap();
         use sha2::Digest;
         assert_eq!(entry["sha256"], hex::encode(sha2::Sha256::digest(&bytes)), "{file}");
         assert_eq!(entry["size_bytes"], bytes.len());
     }
-    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let card = fs_err::read_to_string(dir.join("README.md")).unwrap();
     assert!(card.starts_with("---\n") && card.contains("configs:\n- config_name: default"), "{card}");
     assert!(card.contains("num_examples: 5"));
     assert!(card.contains("| acme/widgets | 3 |"));
     assert!(card.contains("| validate | 5 | 5 | 0 |"), "the funnel is in the card");
     assert!(card.contains("unknown: check the repository"), "the license situation is stated");
-    let leftovers: Vec<_> = std::fs::read_dir(dir.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let leftovers: Vec<_> = fs_err::read_dir(dir.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(leftovers, vec![std::ffi::OsString::from("2024.03")], "no staging folder is left");
 }
 
@@ -132,11 +132,11 @@ fn an_existing_release_is_never_modified_unless_forced() {
     let harvest = seeded();
     assert!(harvest.run(&["release", "--name", "bench", "--version", "1"]).status.success());
     let dir = release_dir(&harvest, "bench", "1");
-    let before = std::fs::read(dir.join("manifest.json")).unwrap();
+    let before = fs_err::read(dir.join("manifest.json")).unwrap();
     let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("already exists") && stderr(&output).contains("--force"), "{}", stderr(&output));
-    assert_eq!(std::fs::read(dir.join("manifest.json")).unwrap(), before);
+    assert_eq!(fs_err::read(dir.join("manifest.json")).unwrap(), before);
     let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets", "--force"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(ids(&dir.join("tasks.jsonl")), ["octo__gadgets-5", "octo__gadgets-9"]);
@@ -180,7 +180,7 @@ fn exclude_dataset_drops_by_instance_id_and_by_normalised_patch() {
         serde_json::json!({"instance_id": "acme__widgets-10", "patch": "unrelated"}),
         serde_json::json!({"instance_id": "someone__else-1", "patch": reworded}),
     ];
-    std::fs::write(&other, rows.iter().map(|row| row.to_string() + "\n").collect::<String>()).unwrap();
+    fs_err::write(&other, rows.iter().map(|row| row.to_string() + "\n").collect::<String>()).unwrap();
     let output = harvest
         .command()
         .args(["release", "--name", "clean", "--version", "1", "--exclude-dataset"])
@@ -219,16 +219,16 @@ fn split_by_month_writes_one_split_per_month_and_counts_each() {
     let per_split = &manifest(&dir)["counts"]["per_split"];
     assert_eq!(per_split, &serde_json::json!({"2024-01": 2, "2024-02": 2, "2024-03": 1}));
     assert!(manifest(&dir)["files"]["splits/2024-02/tasks.parquet"]["sha256"].is_string());
-    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let card = fs_err::read_to_string(dir.join("README.md")).unwrap();
     assert!(card.contains("- split: month_2024_02\n    path: splits/2024-02/tasks.parquet"), "{card}");
 }
 
 #[test]
 fn release_settings_file_is_used_and_flags_beat_it() {
     let harvest = seeded();
-    std::fs::create_dir_all(harvest.path("configs/releases")).unwrap();
-    std::fs::write(harvest.path("configs/pipeline.toml"), "").unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(harvest.path("configs/releases")).unwrap();
+    fs_err::write(harvest.path("configs/pipeline.toml"), "").unwrap();
+    fs_err::write(
         harvest.path("configs/releases/monthly.toml"),
         "created_after = 2024-02-01\nrepos = [\"acme/widgets\"]\n",
     )
@@ -244,7 +244,7 @@ fn release_settings_file_is_used_and_flags_beat_it() {
     assert_eq!(extends["added"], 2);
     assert_eq!(extends["removed"], 1);
 
-    std::fs::write(harvest.path("configs/releases/typo.toml"), "created_afterr = 2024-02-01\n").unwrap();
+    fs_err::write(harvest.path("configs/releases/typo.toml"), "created_afterr = 2024-02-01\n").unwrap();
     let output = harvest.run(&["release", "--name", "typo", "--version", "1"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("typo.toml") && stderr(&output).contains("created_afterr"), "{}", stderr(&output));
@@ -395,7 +395,7 @@ fn an_swt_release_keeps_only_tasks_with_coverage_and_golden_tests_that_held_in_e
     assert_eq!(rows[0]["gold_executable_lines"], "2");
     assert_eq!(rows[0]["golden_change_coverage"], "0.5000");
     assert_eq!(rows[0]["gold_executable_line_map"], r#"{"removed":{"src/m.py":[1,2]},"added":{}}"#);
-    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let card = fs_err::read_to_string(dir.join("README.md")).unwrap();
     assert!(card.contains("This is an SWT release") && card.contains("at least 2 validation runs"), "{card}");
     assert!(card.contains("| (25%, 50%] | 1 |"), "{card}");
 

@@ -136,7 +136,7 @@ fn evaluate(
     predictions: &[String],
 ) -> (serde_json::Value, String) {
     let path = harvest.data_dir.join(format!("predictions-{mode}.jsonl"));
-    std::fs::write(&path, predictions.join("\n") + "\n").unwrap();
+    fs_err::write(&path, predictions.join("\n") + "\n").unwrap();
     let out = harvest.data_dir.join(format!("report-{mode}.json"));
     let output = harvest_with(
         harvest,
@@ -153,7 +153,7 @@ fn evaluate(
         ],
     );
     assert!(output.status.success(), "evaluate --mode {mode} failed:\n{}", stderr(&output));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&out).unwrap()).unwrap();
     assert!(
         !harvest.data_dir.join(format!("report-{mode}.json.progress.jsonl")).exists(),
         "the progress file is replaced"
@@ -202,7 +202,7 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
     assert_eq!(row("acme__calc-2")["gold_executable_lines"], "4");
     assert_eq!(row("acme__calc-2")["golden_change_coverage"], "0.5000");
     assert!(row("acme__calc-1")["test_command"].as_str().is_some_and(|command| command.starts_with("pytest -rA")));
-    let card = std::fs::read_to_string(release.join("README.md")).unwrap();
+    let card = fs_err::read_to_string(release.join("README.md")).unwrap();
     assert!(card.contains("## Test generation (SWT-Bench)"), "{card}");
     assert!(card.contains("| 100% | 1 |") && card.contains("| (25%, 50%] | 1 |"), "{card}");
     assert!(card.contains("mean 75.0%"), "{card}");
@@ -300,8 +300,8 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
     marker.detail = Some("recorded before the kill".into());
     let line = serde_json::to_string(&swe_harvest::evaluate::ProgressLine { key, report: marker }).unwrap();
     let out = harvest.data_dir.join("report-swe.json");
-    std::fs::remove_file(&out).unwrap();
-    std::fs::write(swe_harvest::evaluate::progress_path(&out), format!("{line}\n{{\"key\": \"cut")).unwrap();
+    fs_err::remove_file(&out).unwrap();
+    fs_err::write(swe_harvest::evaluate::progress_path(&out), format!("{line}\n{{\"key\": \"cut")).unwrap();
     let (report, _) = evaluate(&harvest, &release, "swe", &predictions[..2]);
     assert_eq!(prediction_report(&report, "acme__calc-1", "gold")["detail"], "recorded before the kill");
     let fresh = prediction_report(&report, "acme__calc-2", "gold");
@@ -312,14 +312,14 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
 fn evaluate_needs_a_release_with_images_and_readable_predictions() {
     let harvest = SweHarvest::new();
     let release = harvest.data_dir.join("releases/plain/1");
-    std::fs::create_dir_all(&release).unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(&release).unwrap();
+    fs_err::write(
         release.join("tasks.jsonl"),
         r#"{"instance_id": "a__b-1", "patch": "", "test_patch": ""}"#.to_string() + "\n",
     )
     .unwrap();
     let predictions = harvest.data_dir.join("predictions.jsonl");
-    std::fs::write(&predictions, prediction("a__b-1", "m", "x") + "\n").unwrap();
+    fs_err::write(&predictions, prediction("a__b-1", "m", "x") + "\n").unwrap();
     let run = |release: &str, predictions: &str| {
         harvest.run(&["evaluate", "--release", release, "--predictions", predictions, "--mode", "swt"])
     };
@@ -331,7 +331,7 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
         stderr(&output)
     );
 
-    std::fs::write(&predictions, "not json\n").unwrap();
+    fs_err::write(&predictions, "not json\n").unwrap();
     let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 
@@ -346,12 +346,12 @@ fn count_lines(files: &[(&str, &str)], traced: &str, script: &str) -> serde_json
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in files {
         let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, text).unwrap();
     }
-    std::fs::create_dir_all(dir.path().join("trace")).unwrap();
-    std::fs::write(dir.path().join("trace/sitecustomize.py"), swe_harvest::swt::TRACER).unwrap();
-    std::fs::write(dir.path().join("main.py"), script).unwrap();
+    fs_err::create_dir_all(dir.path().join("trace")).unwrap();
+    fs_err::write(dir.path().join("trace/sitecustomize.py"), swe_harvest::swt::TRACER).unwrap();
+    fs_err::write(dir.path().join("main.py"), script).unwrap();
     let output = std::process::Command::new("python3")
         .arg("main.py")
         .current_dir(dir.path())
@@ -362,13 +362,13 @@ fn count_lines(files: &[(&str, &str)], traced: &str, script: &str) -> serde_json
         .output()
         .expect("python3 runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let written: Vec<_> = std::fs::read_dir(dir.path())
+    let written: Vec<_> = fs_err::read_dir(dir.path())
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("out."))
         .collect();
     assert_eq!(written.len(), 1, "one file per process: {written:?}");
-    serde_json::from_str(&std::fs::read_to_string(&written[0]).unwrap()).unwrap()
+    serde_json::from_str(&fs_err::read_to_string(&written[0]).unwrap()).unwrap()
 }
 
 #[test]

@@ -1,5 +1,8 @@
 //! Integration tests: one binary (ripgrep's habit), one module per concern.
 
+// Tests print why they skip, and benchmarks print their figures.
+#![allow(clippy::disallowed_macros)]
+
 mod support;
 
 mod bench;

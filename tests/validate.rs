@@ -160,7 +160,7 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
         forger.pass_to_pass
     );
     assert!(!forger.pass_to_pass.iter().any(|test| test.contains("test_always_fails")), "{:?}", forger.pass_to_pass);
-    let forger_log = std::fs::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-5/run-1.log")).unwrap();
+    let forger_log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-5/run-1.log")).unwrap();
     assert!(forger_log.contains("@@swe-harvest forgedtoken"), "the forged marker reached the output: {forger_log}");
 
     let drops = drops(&harvest);
@@ -174,7 +174,7 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
     let log_dir = harvest.data_dir.join("logs/validate/acme__calc-1");
     assert!(log_dir.join("run-1.log").is_file() && log_dir.join("run-2.log").is_file());
     // The network test really was refused the network.
-    let network_log = std::fs::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-4/run-1.log")).unwrap();
+    let network_log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-4/run-1.log")).unwrap();
     assert!(network_log.contains("test_reaches_pypi"), "{network_log}");
 
     assert!(docker.containers().is_empty(), "every container is removed");
@@ -263,7 +263,7 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
     wrong["instance_id"] = "acme__calc-22".into();
     wrong["FAIL_TO_PASS"] = "[\"tests/test_calc.py::test_sub\"]".into();
     let input = harvest.path("rows.jsonl");
-    std::fs::write(&input, format!("{}\n{}\n", row, wrong)).unwrap();
+    fs_err::write(&input, format!("{}\n{}\n", row, wrong)).unwrap();
     let out = harvest.path("out/rows.jsonl");
 
     let output = run_validate(
@@ -281,7 +281,7 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
     assert!(compare.contains("exactly the published list: 1 of 2 rows"), "{compare}");
 
     let written: Vec<serde_json::Value> =
-        std::fs::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     assert_eq!(written.len(), 2);
     assert_eq!(written[0]["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]");
     assert_eq!(written[0]["PASS_TO_PASS"], "[\"tests/test_calc.py::test_add\",\"tests/test_calc.py::test_sub\"]");
@@ -337,13 +337,13 @@ fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_miss
         swe_harvest::store::validation::runs(store.connection(), "acme__calc-41").unwrap().len()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while !(stored_runs() == 2 && !docker.containers().is_empty()) {
+    while stored_runs() != 2 || docker.containers().is_empty() {
         assert!(std::time::Instant::now() < deadline, "the first attempt never finished");
         assert!(child.try_wait().unwrap().is_none(), "validate ended before it could be interrupted");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     let first_log = harvest.data_dir.join("logs/validate/acme__calc-41/run-1.log");
-    let first_log_time = std::fs::metadata(&first_log).unwrap().modified().unwrap();
+    let first_log_time = fs_err::metadata(&first_log).unwrap().modified().unwrap();
     let interrupted = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(interrupted.success());
     let output = child.wait_with_output().unwrap();
@@ -360,7 +360,7 @@ fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_miss
     assert!(task.pass_to_pass.contains(&"tests/test_slow.py::test_slow".to_string()));
     assert_eq!(stored_runs(), 4);
     assert_eq!(
-        std::fs::metadata(&first_log).unwrap().modified().unwrap(),
+        fs_err::metadata(&first_log).unwrap().modified().unwrap(),
         first_log_time,
         "the finished first attempt was not run again"
     );
@@ -395,7 +395,7 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     assert_eq!(tasks.len(), 3);
     assert_eq!(images.len(), 1, "three tasks share one environment: {images:?}");
     assert!(stderr(&output).contains("environment images: 1 built"), "{}", stderr(&output));
-    let build_logs = std::fs::read_dir(harvest.data_dir.join("logs/build")).unwrap().count();
+    let build_logs = fs_err::read_dir(harvest.data_dir.join("logs/build")).unwrap().count();
     assert_eq!(build_logs, 1, "one build, not one per worker");
     assert!(docker.containers().is_empty());
 }
@@ -406,7 +406,7 @@ fn shipped_repository_configs_parse_and_cover_every_version() {
     let loaded =
         swe_harvest::config::LoadedConfig::load_with_env(Some(&root.join("configs/pipeline.toml")), []).unwrap();
     let mut checked = 0;
-    for entry in std::fs::read_dir(root.join("configs/repos")).unwrap() {
+    for entry in fs_err::read_dir(root.join("configs/repos")).unwrap() {
         let path = entry.unwrap().path();
         let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".toml"))
         else {

@@ -27,6 +27,7 @@ pub struct GradeContext<'a> {
     pub data_dir_label: String,
 }
 
+#[allow(clippy::too_many_arguments)] // the parts of one job, each used once
 fn job(
     context: &GradeContext<'_>,
     task: &ReleaseTask,

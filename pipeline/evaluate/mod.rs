@@ -86,7 +86,7 @@ pub struct ProgressLine {
 }
 
 fn read_progress(path: &Path) -> BTreeMap<String, PredictionReport> {
-    let Ok(file) = std::fs::File::open(path) else { return BTreeMap::new() };
+    let Ok(file) = fs_err::File::open(path) else { return BTreeMap::new() };
     std::io::BufReader::new(file)
         .lines()
         .map_while(Result::ok)
@@ -235,6 +235,6 @@ pub async fn run(
     };
     let text = serde_json::to_string_pretty(&report).expect("reports serialize") + "\n";
     crate::dataset::write_durably(&settings.out, |file| file.write_all(text.as_bytes()))?;
-    let _ = std::fs::remove_file(&progress_path);
+    let _ = fs_err::remove_file(&progress_path);
     Ok(report)
 }

@@ -65,7 +65,7 @@ impl EvaluateSettings {
         let out = flags.out.clone().unwrap_or_else(|| data_dir.join("evaluations").join(format!("{run_name}.json")));
         fs_err::create_dir_all(data_dir).map_err(EvaluateSettingsError::DataDir)?;
         let data_dir_label =
-            std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
+            fs_err::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
         Ok(EvaluateSettings {
             release_dir: flags.release.clone(),
             predictions_path: flags.predictions.clone(),
@@ -85,7 +85,7 @@ fn file_stem(path: &Path) -> String {
 
 /// `<name>-<version>` of a release folder `.../releases/<name>/<version>`.
 fn release_label(dir: &Path) -> String {
-    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let canonical = fs_err::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let version = canonical.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
     let name = canonical
         .parent()

@@ -56,8 +56,9 @@ pub enum ExtractError {
     #[error("the mirror of `{repo}` cannot be used")]
     Mirror {
         repo: RepoSlug,
+        // Boxed: git errors are large, and this one is rare.
         #[source]
-        source: GitError,
+        source: Box<GitError>,
     },
     #[error(transparent)]
     Pattern(#[from] test_paths::PatternError),
@@ -183,7 +184,8 @@ pub fn run(
 ) -> Result<ExtractSummary, ExtractError> {
     let started = Instant::now();
     crate::git::tune_for_reading();
-    let mirror = Mirror::open(&mirror_path).map_err(|source| ExtractError::Mirror { repo: repo.clone(), source })?;
+    let mirror = Mirror::open(&mirror_path)
+        .map_err(|source| ExtractError::Mirror { repo: repo.clone(), source: Box::new(source) })?;
     let rule = TestPathRule::new(settings.compat, &settings.test_patterns)?;
     let tag_pattern_text = settings.version_tag_pattern.clone().unwrap_or_else(|| version::DEFAULT_TAG_PATTERN.into());
     let tag_pattern = regex::Regex::new(&tag_pattern_text).map_err(|error| ExtractError::TagPattern {

@@ -93,13 +93,13 @@ impl VersionFinder {
     /// The version at `base_commit`, and where it came from (`tag` or a file path).
     pub fn version_at(&self, mirror: &Mirror, base_commit: Oid) -> (String, String) {
         let found = match self.source {
-            VersionSource::Tag => self.from_tags(mirror, base_commit).or_else(|| self.from_files(mirror, base_commit)),
-            VersionSource::File => self.from_files(mirror, base_commit).or_else(|| self.from_tags(mirror, base_commit)),
+            VersionSource::Tag => self.by_tags(mirror, base_commit).or_else(|| self.by_files(mirror, base_commit)),
+            VersionSource::File => self.by_files(mirror, base_commit).or_else(|| self.by_tags(mirror, base_commit)),
         };
         found.unwrap_or_else(|| (UNKNOWN_VERSION.to_string(), "unknown".into()))
     }
 
-    fn from_tags(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {
+    fn by_tags(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {
         if self.tags_by_commit.is_empty() {
             return None;
         }
@@ -141,7 +141,7 @@ impl VersionFinder {
         memo.get(&start).copied().flatten().map(|(_, commit)| commit)
     }
 
-    fn from_files(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {
+    fn by_files(&self, mirror: &Mirror, base_commit: Oid) -> Option<(String, String)> {
         self.version_files(mirror, base_commit).into_iter().find_map(|path| {
             let content = mirror.file_at(base_commit, &path)?;
             version_from_text(&String::from_utf8_lossy(&content)).map(|version| (version, path))

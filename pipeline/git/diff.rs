@@ -565,7 +565,7 @@ pub fn quote_path(prefix: &[u8], path: &[u8]) -> Vec<u8> {
             b'\r' => out.extend_from_slice(b"\\r"),
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
-            byte if byte < 0x20 || byte >= 0x7f => out.extend_from_slice(format!("\\{byte:03o}").as_bytes()),
+            byte if !(0x20..0x7f).contains(&byte) => out.extend_from_slice(format!("\\{byte:03o}").as_bytes()),
             byte => out.push(byte),
         }
     }

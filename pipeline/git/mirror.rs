@@ -50,7 +50,7 @@ pub fn sync_mirror(path: &Path, url: &str, reporter: &dyn Reporter) -> Result<Fe
     let repository = if path.join("HEAD").exists() {
         Repository::open_bare(path).map_err(|source| GitError::Open { path: path.to_path_buf(), source })?
     } else {
-        std::fs::create_dir_all(path).map_err(|error| GitError::Create {
+        fs_err::create_dir_all(path).map_err(|error| GitError::Create {
             path: path.to_path_buf(),
             source: git2::Error::from_str(&error.to_string()),
         })?;

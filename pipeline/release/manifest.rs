@@ -74,12 +74,12 @@ pub struct Extends {
 pub(super) fn previous_release(data_dir: &Path, request: &ReleaseRequest) -> Option<(Manifest, BTreeSet<String>)> {
     let folder = data_dir.join("releases").join(&request.name);
     let mut best: Option<(Manifest, PathBuf)> = None;
-    for entry in std::fs::read_dir(&folder).ok()?.flatten() {
+    for entry in fs_err::read_dir(&folder).ok()?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || name == request.version {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(entry.path().join("manifest.json")) else { continue };
+        let Ok(text) = fs_err::read_to_string(entry.path().join("manifest.json")) else { continue };
         let Ok(manifest) = serde_json::from_str::<Manifest>(&text) else { continue };
         if best.as_ref().is_none_or(|(current, _)| manifest.created_at > current.created_at) {
             best = Some((manifest, entry.path()));
@@ -150,7 +150,7 @@ impl Manifest {
         let mut pending = vec![folder.to_path_buf()];
         while let Some(current) = pending.pop() {
             let entries =
-                std::fs::read_dir(&current).map_err(|source| DatasetError::Read { path: current.clone(), source })?;
+                fs_err::read_dir(&current).map_err(|source| DatasetError::Read { path: current.clone(), source })?;
             for entry in entries {
                 let path = entry.map_err(|source| DatasetError::Read { path: current.clone(), source })?.path();
                 if path.is_dir() {
@@ -171,7 +171,7 @@ impl Manifest {
 
 /// The hex sha256 and the size of a file.
 pub fn sha256_of(path: &Path) -> std::io::Result<(String, u64)> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = fs_err::File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 16];
     let mut size = 0u64;

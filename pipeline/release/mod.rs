@@ -203,15 +203,15 @@ pub fn run(
     let staging = parent.join(format!(".{}.tmp-{}", request.version, std::process::id()));
     let write_error = |source| ReleaseError::Write(DatasetError::Write { path: staging.clone(), source });
     if staging.exists() {
-        std::fs::remove_dir_all(&staging).map_err(write_error)?;
+        fs_err::remove_dir_all(&staging).map_err(write_error)?;
     }
-    std::fs::create_dir_all(&staging).map_err(write_error)?;
+    fs_err::create_dir_all(&staging).map_err(write_error)?;
 
     let result = write_release(store, data_dir, request, &kept, &coverage, dropped, &staging, reporter);
     let manifest = match result {
         Ok(manifest) => manifest,
         Err(error) => {
-            let _ = std::fs::remove_dir_all(&staging);
+            let _ = fs_err::remove_dir_all(&staging);
             return Err(error);
         }
     };
@@ -235,6 +235,7 @@ pub fn run(
     Ok(ReleaseSummary { path: target, manifest })
 }
 
+#[allow(clippy::too_many_arguments)] // the release's inputs, each used once
 fn write_release(
     store: &Store,
     data_dir: &Path,
@@ -403,15 +404,15 @@ fn move_into_place(staging: &Path, target: &Path) -> Result<(), ReleaseError> {
         let parent = target.parent().expect("a release dir has a parent");
         let name = target.file_name().expect("a release dir has a name").to_string_lossy();
         let aside = parent.join(format!(".{name}.replaced-{}", Utc::now().timestamp()));
-        std::fs::rename(target, &aside).map_err(rename_error)?;
-        std::fs::rename(staging, target).map_err(rename_error)?;
-        std::fs::remove_dir_all(&aside).map_err(rename_error)?;
+        fs_err::rename(target, &aside).map_err(rename_error)?;
+        fs_err::rename(staging, target).map_err(rename_error)?;
+        fs_err::remove_dir_all(&aside).map_err(rename_error)?;
     } else {
-        std::fs::rename(staging, target).map_err(rename_error)?;
+        fs_err::rename(staging, target).map_err(rename_error)?;
     }
     // The rename is durable only once the parent folder's entry is on disk.
     if let Some(parent) = target.parent() {
-        if let Ok(folder) = std::fs::File::open(parent) {
+        if let Ok(folder) = fs_err::File::open(parent) {
             let _ = folder.sync_all();
         }
     }

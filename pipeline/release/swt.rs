@@ -178,7 +178,7 @@ mod tests {
         let wobbly_post = run(&[("t::a", Passed), ("t::b", Failed)]);
         assert!(golden_tests_held(&[pre.clone(), pre.clone()], &[post.clone(), post.clone()]));
         assert!(!golden_tests_held(&[pre.clone(), pre.clone()], &[post.clone(), wobbly_post]));
-        assert!(!golden_tests_held(&[pre.clone()], &[pre.clone()]), "no FAIL_TO_PASS at all");
+        assert!(!golden_tests_held(std::slice::from_ref(&pre), std::slice::from_ref(&pre)), "no FAIL_TO_PASS at all");
         assert!(!golden_tests_held(&[], &[]));
     }
 

@@ -106,6 +106,8 @@ pub struct ImageSettings {
 }
 
 type Flight = Arc<OnceCell<Result<BuiltImage, ImageError>>>;
+/// A runtime's base image and its id, once resolved.
+type ResolvedBase = Result<(String, String), ImageError>;
 
 /// What the project's ecosystem says an environment image is.
 pub struct Recipe<'a> {
@@ -122,7 +124,7 @@ pub struct Images {
     backend: Arc<dyn Backend>,
     settings: ImageSettings,
     flights: Mutex<HashMap<String, Flight>>,
-    bases: tokio::sync::Mutex<HashMap<String, Result<(String, String), ImageError>>>,
+    bases: tokio::sync::Mutex<HashMap<String, ResolvedBase>>,
 }
 
 /// The content key of an image: the Dockerfile (which names the environment

@@ -85,7 +85,7 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// Opens (creating if needed) the store of a data dir and brings its schema up to date.
     pub fn open_in(data_dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(data_dir)
+        fs_err::create_dir_all(data_dir)
             .map_err(|source| StoreError::CreateDir { path: data_dir.to_path_buf(), source })?;
         Store::open(&data_dir.join(STORE_FILE))
     }

@@ -100,10 +100,9 @@ impl ValidateSettings {
     ) -> Result<ValidateSettings, ValidateError> {
         let validate: &ValidateConfig = &config.config.validate;
         let extra_ca = match &validate.extra_ca_file {
-            Some(path) => Some(
-                fs_err::read(path)
-                    .map_err(|source| ValidateError::ExtraCa { path: path.clone(), source: source.into() })?,
-            ),
+            Some(path) => {
+                Some(fs_err::read(path).map_err(|source| ValidateError::ExtraCa { path: path.clone(), source })?)
+            }
             None => None,
         };
         let workers = flags.workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
@@ -138,7 +137,7 @@ impl ValidateSettings {
 /// per-container limit, at least one.
 pub fn default_workers(memory_bytes: u64) -> usize {
     let cores = std::thread::available_parallelism().map(|cores| cores.get()).unwrap_or(1);
-    let memory = std::fs::read_to_string("/proc/meminfo")
+    let memory = fs_err::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {
             text.lines()
@@ -238,7 +237,7 @@ pub async fn run(
 ) -> Result<Summary, ValidateError> {
     let started = Instant::now();
     let data_dir_label =
-        std::fs::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
+        fs_err::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
     let removed = backend.sweep(&data_dir_label).await;
     if removed > 0 {
         tracing::info!(removed, "removed containers left by an earlier, interrupted run");

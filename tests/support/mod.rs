@@ -63,7 +63,7 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
     let python = venv.join("bin/python");
     let marker = venv.join(".installed");
     let wanted = packages.join(" ");
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
+    if fs_err::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
         return python;
     }
     let status =
@@ -79,6 +79,6 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
         "pip install {wanted} failed (the package index must be reachable):\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    std::fs::write(&marker, &wanted).unwrap();
+    fs_err::write(&marker, &wanted).unwrap();
     python
 }

@@ -75,8 +75,8 @@ fn git_dated(dir: &Path, args: &[&str], date: &str) -> String {
 fn write_files(dir: &Path, files: &BTreeMap<String, String>) {
     for (path, text) in files {
         let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, text).unwrap();
     }
 }
 
@@ -185,7 +185,7 @@ impl Project {
     pub fn mirror_into(&self, data_dir: &Path) -> PathBuf {
         let repo: RepoSlug = REPO.parse().unwrap();
         let path = data_dir.join("mirrors").join(format!("{}.git", repo.double_underscore()));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
         let work = self.work.path().to_str().unwrap().to_string();
         git(data_dir, &["clone", "-q", "--mirror", &work, path.to_str().unwrap()]);
         path
@@ -233,8 +233,8 @@ impl DockerGuard {
              to install and start one and to build the local base images.",
             output.map(|output| String::from_utf8_lossy(&output.stderr).into_owned()).unwrap_or_else(|e| e.to_string())
         );
-        std::fs::create_dir_all(data_dir).unwrap();
-        let label = std::fs::canonicalize(data_dir).unwrap().display().to_string();
+        fs_err::create_dir_all(data_dir).unwrap();
+        let label = fs_err::canonicalize(data_dir).unwrap().display().to_string();
         DockerGuard { label }
     }
 

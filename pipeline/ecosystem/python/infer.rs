@@ -436,10 +436,8 @@ fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> R
         })
         .collect();
     let released = |runtime: &String| released_by(runtime, date);
-    let declared_and_released = allowed
-        .iter()
-        .filter(|(major, minor, runtime)| facts.declared.contains(&(*major, *minor)) && released(runtime))
-        .next_back();
+    let declared_and_released =
+        allowed.iter().rfind(|(major, minor, runtime)| facts.declared.contains(&(*major, *minor)) && released(runtime));
     let pick = declared_and_released
         .or_else(|| allowed.iter().find(|(_, _, runtime)| released(runtime)))
         .or_else(|| allowed.first());

@@ -11,6 +11,8 @@
 //! have comments from before the fix (hints) and after it (not hints).
 
 #![allow(dead_code)]
+// A command: it prints what it made.
+#![allow(clippy::disallowed_macros)]
 
 #[path = "../github_sim/data.rs"]
 mod data;
@@ -35,7 +37,7 @@ struct GitRepo {
 
 impl GitRepo {
     fn init(work: PathBuf) -> GitRepo {
-        std::fs::create_dir_all(&work).unwrap();
+        fs_err::create_dir_all(&work).unwrap();
         let repo = GitRepo { work };
         repo.git(&["init", "--quiet", "--initial-branch=main"], None);
         repo
@@ -66,8 +68,8 @@ impl GitRepo {
     fn first_commit(&self, date: &str, message: &str, files: &[(&str, &str)]) -> String {
         for (path, content) in files {
             let path = self.work.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, content).unwrap();
         }
         self.git(&["add", "--all"], None);
         self.git(&["commit", "--quiet", "-m", message], Some(date));
@@ -80,7 +82,7 @@ impl GitRepo {
 
     /// A bare clone with every ref, including `refs/pull/*`.
     fn publish(&self, bare: &Path) {
-        let _ = std::fs::remove_dir_all(bare);
+        let _ = fs_err::remove_dir_all(bare);
         let output = Command::new("git")
             .args(["clone", "--quiet", "--mirror"])
             .arg(&self.work)
@@ -511,7 +513,7 @@ fn main() {
         std::process::exit(2);
     };
     if root.exists() {
-        std::fs::remove_dir_all(&root).expect("OUT_DIR can be replaced");
+        fs_err::remove_dir_all(&root).expect("OUT_DIR can be replaced");
     }
     let mut fixtures = Fixtures::default();
     let mut expected = Expected::default();
@@ -520,7 +522,7 @@ fn main() {
     textkit(&root, &mut fixtures, &mut expected, &mut comment_ids);
     expected.release.sort();
     fixtures.save(&root.join("fixtures")).expect("fixtures are written");
-    std::fs::write(root.join("expected.json"), serde_json::to_string_pretty(&expected).unwrap()).unwrap();
-    std::fs::remove_dir_all(root.join("work")).unwrap();
+    fs_err::write(root.join("expected.json"), serde_json::to_string_pretty(&expected).unwrap()).unwrap();
+    fs_err::remove_dir_all(root.join("work")).unwrap();
     println!("{}", root.display());
 }

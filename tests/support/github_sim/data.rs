@@ -37,12 +37,12 @@ impl Fixtures {
             if !path.exists() {
                 return Ok(Vec::new());
             }
-            let text = std::fs::read_to_string(path)?;
+            let text = fs_err::read_to_string(path)?;
             serde_json::from_str(&text).map_err(|error| {
                 std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {error}", path.display()))
             })
         };
-        for entry in std::fs::read_dir(dir)? {
+        for entry in fs_err::read_dir(dir)? {
             let entry = entry?;
             let path = entry.path();
             if path.is_dir() {
@@ -63,18 +63,18 @@ impl Fixtures {
     }
 
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
+        fs_err::create_dir_all(dir)?;
         for (slug, repo) in &self.repos {
             let folder = dir.join(slug.replace('/', "__"));
-            std::fs::create_dir_all(&folder)?;
+            fs_err::create_dir_all(&folder)?;
             for (file, list) in
                 [("pulls.json", &repo.pulls), ("issues.json", &repo.issues), ("comments.json", &repo.comments)]
             {
-                std::fs::write(folder.join(file), serde_json::to_string_pretty(list)?)?;
+                fs_err::write(folder.join(file), serde_json::to_string_pretty(list)?)?;
             }
         }
         if !self.search_repositories.is_empty() {
-            std::fs::write(
+            fs_err::write(
                 dir.join("search_repositories.json"),
                 serde_json::to_string_pretty(&self.search_repositories)?,
             )?;

@@ -9,6 +9,8 @@
 //! `[{"path_contains": "/pulls", "kind": {"type": "status", "status": 502}, "times": 2}]`.
 
 #![allow(dead_code)]
+// A command: it prints its URL and its statistics.
+#![allow(clippy::disallowed_macros)]
 
 #[path = "mod.rs"]
 mod github_sim;
@@ -60,7 +62,7 @@ fn main() {
             }
             "--faults" => {
                 let path = value();
-                let text = std::fs::read_to_string(&path)
+                let text = fs_err::read_to_string(&path)
                     .unwrap_or_else(|error| usage(&format!("cannot read `{path}`: {error}")));
                 faults = serde_json::from_str(&text)
                     .unwrap_or_else(|error| usage(&format!("`{path}` is not a JSON list of faults: {error}")));
