@@ -239,6 +239,40 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
     assert!(started.elapsed().as_secs() < 600, "took {:?}", started.elapsed());
 }
 
+/// Prints 150 MB straight to the container's output once pytest is done (its capture is
+/// off by then), in every test phase.
+const FLOODING_CONFTEST: &str = "import os\n\n\ndef pytest_unconfigure(config):\n    chunk = b'x' * 1023 + b'\\n'\n    for _ in range(150 * 1024):\n        os.write(1, chunk)\n";
+
+#[test]
+fn validate_keeps_a_flood_of_output_within_bounds_and_still_labels() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(
+        14,
+        &Scenario::new("flood")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression())
+            .test("tests/conftest.py", FLOODING_CONFTEST),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+
+    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let tasks = tasks(&harvest);
+    let task =
+        tasks.get("acme__calc-14").unwrap_or_else(|| panic!("labelled despite the flood: {:?}", drops(&harvest)));
+    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    // 300 MB were printed; the log keeps each step's head and tail and says what was cut.
+    let log = harvest.data_dir.join("logs/validate/acme__calc-14/run-1.log");
+    let size = fs_err::metadata(&log).unwrap().len();
+    assert!(size < 16 << 20, "the run log has {size} bytes");
+    let text = fs_err::read_to_string(&log).unwrap();
+    assert!(text.contains("bytes of this step's output were cut here"), "the cut is said in the log");
+    assert!(docker.containers().is_empty());
+}
+
 #[test]
 fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
     let harvest = SweHarvest::new();

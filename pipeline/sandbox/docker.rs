@@ -2,7 +2,20 @@
 //! from its image, the job's archive copied in before it starts (no host mounts), the
 //! network off (`none`), every capability dropped, no new privileges, memory + swap,
 //! CPU and process limits, the job's user, no environment from the host, and a wall
-//! limit after which it is killed.
+//! limit after which it is killed. Also: an init process (it reaps what tests leave
+//! behind), `/tmp` as a tmpfs no larger than the memory limit, ulimits on file size
+//! and open files, and no log on the engine's disk (logging driver `none`): the
+//! output is read from the container's own streams (attached before it starts, so
+//! nothing is missed and a fast writer waits for the reader instead of losing lines)
+//! and kept within bounds ([`super::output`]). Every engine call but the long-lived
+//! ones (a build, the wait for a job, reading its output: each has its own limit) has
+//! a time limit of its own.
+//!
+//! Decision: the root filesystem stays writable. The job's archive is copied in
+//! before it starts (a read-only root refuses that), and the offline reinstall of the
+//! repository writes into the environment's packages; the disk a job can fill is
+//! bounded by the file-size ulimit per file, not in total (overlay2 on this engine
+//! has no per-container quota).
 //!
 //! Containers are always removed: on success explicitly, on errors and timeouts by
 //! [`ContainerGuard`], on Ctrl-C by [`Backend::remove_running`] (the stage loop calls
@@ -14,16 +27,49 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
-    DownloadFromContainerOptionsBuilder, ListContainersOptionsBuilder, LogsOptionsBuilder, PushImageOptionsBuilder,
+    AttachContainerOptionsBuilder, BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, ListContainersOptionsBuilder, PushImageOptionsBuilder,
     RemoveContainerOptionsBuilder, TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures::StreamExt;
 
+use super::output::BoundedOutput;
 use super::{Backend, BuildFailure, DATA_DIR_LABEL, INSTANCE_LABEL, ImageBuild, Job, JobOutput, Limits, RunError};
 use super::{SandboxError, archive};
+
+/// The time limit of one ordinary engine call (create, start, inspect, remove, ...).
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// The time limit for copying a job's archive in (a large repository).
+const UPLOAD_TIMEOUT: Duration = Duration::from_secs(600);
+/// Of each step's output, the first and the last bytes kept ([`BoundedOutput`]).
+pub const OUTPUT_HEAD_BYTES: usize = 1 << 20;
+pub const OUTPUT_TAIL_BYTES: usize = 4 << 20;
+/// The largest file a job may write, and how many files it may hold open.
+const FILE_SIZE_LIMIT_BYTES: i64 = 2 << 30;
+const OPEN_FILES_LIMIT: i64 = 4096;
+
+/// Runs one engine call with [`CALL_TIMEOUT`] (or `limit`); a call that does not
+/// answer in time is an error naming the action.
+async fn call<T>(
+    limit: Duration,
+    action: &'static str,
+    instance_id: &str,
+    future: impl std::future::Future<Output = Result<T, bollard::errors::Error>>,
+) -> Result<T, RunError> {
+    match tokio::time::timeout(limit, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => {
+            Err(RunError::Engine { action, instance_id: instance_id.to_string(), message: error.to_string() })
+        }
+        Err(_) => Err(RunError::Engine {
+            action,
+            instance_id: instance_id.to_string(),
+            message: format!("the engine did not answer within {}s", limit.as_secs()),
+        }),
+    }
+}
 
 /// The local Docker engine.
 pub struct DockerBackend {
@@ -68,7 +114,11 @@ impl Containers {
 async fn remove(docker: &Docker, id: &str) {
     use bollard::errors::Error::DockerResponseServerError;
     let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
-    match docker.remove_container(id, Some(options)).await {
+    let Ok(removed) = tokio::time::timeout(CALL_TIMEOUT, docker.remove_container(id, Some(options))).await else {
+        tracing::warn!(container = %id, "the engine did not remove a container within {}s", CALL_TIMEOUT.as_secs());
+        return;
+    };
+    match removed {
         Ok(()) => tracing::debug!(container = %id, "removed the container"),
         Err(DockerResponseServerError { status_code: 404, .. }) => {}
         Err(DockerResponseServerError { status_code: 409, .. }) => {
@@ -134,7 +184,8 @@ impl Backend for DockerBackend {
     }
 
     async fn image_id(&self, reference: &str) -> Option<String> {
-        self.docker.inspect_image(reference).await.ok().map(|image| image.id.unwrap_or_default())
+        let inspected = tokio::time::timeout(CALL_TIMEOUT, self.docker.inspect_image(reference)).await.ok()?;
+        inspected.ok().map(|image| image.id.unwrap_or_default())
     }
 
     async fn pull(&self, reference: &str) -> bool {
@@ -207,10 +258,6 @@ impl Backend for DockerBackend {
     async fn run(&self, job: &Job, limits: Limits) -> Result<JobOutput, RunError> {
         let docker = &self.docker;
         let instance_id = job.instance_id.clone();
-        let engine_error = |action: &'static str| {
-            let instance_id = instance_id.clone();
-            move |error: bollard::errors::Error| RunError::Engine { action, instance_id, message: error.to_string() }
-        };
         let payload = {
             let job = job.clone();
             tokio::task::spawn_blocking(move || archive::job_payload(&job))
@@ -240,6 +287,22 @@ impl Backend for DockerBackend {
                 pids_limit: Some(limits.pids_limit),
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
+                init: Some(true),
+                tmpfs: Some([("/tmp".to_string(), format!("rw,nosuid,nodev,size={}", limits.memory_bytes))].into()),
+                ulimits: Some(vec![
+                    ResourcesUlimits {
+                        name: Some("fsize".into()),
+                        soft: Some(FILE_SIZE_LIMIT_BYTES),
+                        hard: Some(FILE_SIZE_LIMIT_BYTES),
+                    },
+                    ResourcesUlimits {
+                        name: Some("nofile".into()),
+                        soft: Some(OPEN_FILES_LIMIT),
+                        hard: Some(OPEN_FILES_LIMIT),
+                    },
+                ]),
+                // The output is read through the attached streams; the engine keeps none of it.
+                log_config: Some(HostConfigLogConfig { typ: Some("none".into()), config: None }),
                 binds: None,
                 mounts: None,
                 auto_remove: Some(false),
@@ -248,7 +311,9 @@ impl Backend for DockerBackend {
             ..Default::default()
         };
         let options = CreateContainerOptionsBuilder::default().name(&container_name(job)).build();
-        let created = docker.create_container(Some(options), body).await.map_err(engine_error("create a container"))?;
+        let created =
+            call(CALL_TIMEOUT, "create a container", &instance_id, docker.create_container(Some(options), body))
+                .await?;
         self.live.add(&created.id);
         let guard = ContainerGuard {
             docker: docker.clone(),
@@ -258,12 +323,21 @@ impl Backend for DockerBackend {
         };
 
         let upload = UploadToContainerOptionsBuilder::default().path("/").build();
-        docker
-            .upload_to_container(&created.id, Some(upload), bollard::body_full(payload.into()))
-            .await
-            .map_err(engine_error("copy the repository into the container"))?;
+        let copy = docker.upload_to_container(&created.id, Some(upload), bollard::body_full(payload.into()));
+        call(UPLOAD_TIMEOUT, "copy the repository into the container", &instance_id, copy).await?;
+        // Attached before the start, so that no output is missed; read while the job
+        // runs, within bounds, so that a flood never sits in memory whole.
+        let attach = AttachContainerOptionsBuilder::default().stdout(true).stderr(true).stream(true).build();
+        let attached = call(
+            CALL_TIMEOUT,
+            "attach to the container",
+            &instance_id,
+            docker.attach_container(&created.id, Some(attach)),
+        )
+        .await?;
+        let follower = tokio::spawn(read_output(attached.output, created.id.clone(), job.token.clone()));
         let started = Instant::now();
-        docker.start_container(&created.id, None).await.map_err(engine_error("start the container"))?;
+        call(CALL_TIMEOUT, "start the container", &instance_id, docker.start_container(&created.id, None)).await?;
 
         let wall_limit = limits.wall_limit(job.phases);
         let mut wait = docker.wait_container(&created.id, None);
@@ -271,19 +345,32 @@ impl Backend for DockerBackend {
         let timed_out = waited.is_err();
         if timed_out {
             tracing::warn!(instance_id = %job.instance_id, seconds = wall_limit.as_secs(), "the container hit its time limit; killing it");
-            let _ = docker.kill_container(&created.id, None::<bollard::query_parameters::KillContainerOptions>).await;
+            let kill = docker.kill_container(&created.id, None::<bollard::query_parameters::KillContainerOptions>);
+            let _ = tokio::time::timeout(CALL_TIMEOUT, kill).await;
         }
         let duration_secs = started.elapsed().as_secs_f64();
 
-        let inspected = docker.inspect_container(&created.id, None).await.ok();
+        let inspected = tokio::time::timeout(CALL_TIMEOUT, docker.inspect_container(&created.id, None)).await.ok();
+        let inspected = inspected.and_then(Result::ok);
         let state = inspected.and_then(|inspected| inspected.state);
         let exit_code = state.as_ref().and_then(|state| state.exit_code);
         let oom_killed = state.as_ref().and_then(|state| state.oom_killed).unwrap_or(false);
 
-        let log = collect_logs(docker, &created.id).await;
-        let reports = download_reports(docker, &created.id).await;
+        // The stopped container's streams end the reader's; give it a moment.
+        let (log, output_cut_bytes) = match tokio::time::timeout(CALL_TIMEOUT, follower).await {
+            Ok(Ok(collected)) => collected,
+            _ => (String::new(), 0),
+        };
+        if output_cut_bytes > 0 {
+            tracing::warn!(
+                instance_id = %job.instance_id, cut_bytes = output_cut_bytes,
+                "the job printed more than is kept of each step; the middle of the longest steps was cut"
+            );
+        }
+        let reports =
+            tokio::time::timeout(UPLOAD_TIMEOUT, download_reports(docker, &created.id)).await.unwrap_or_default();
         guard.remove().await;
-        Ok(JobOutput { log, reports, exit_code, timed_out, oom_killed, duration_secs })
+        Ok(JobOutput { log, reports, exit_code, timed_out, oom_killed, duration_secs, output_cut_bytes })
     }
 
     async fn remove_running(&self) {
@@ -308,20 +395,26 @@ impl Backend for DockerBackend {
     }
 }
 
-async fn collect_logs(docker: &Docker, id: &str) -> String {
-    let options = LogsOptionsBuilder::default().stdout(true).stderr(true).build();
-    let mut stream = docker.logs(id, Some(options));
-    let mut bytes = Vec::new();
+/// Reads a running container's attached output to its end, keeping it within
+/// bounds; returns what was kept and how many bytes were cut.
+async fn read_output(
+    mut stream: std::pin::Pin<
+        Box<dyn futures::Stream<Item = Result<bollard::container::LogOutput, bollard::errors::Error>> + Send>,
+    >,
+    id: String,
+    token: String,
+) -> (String, u64) {
+    let mut output = BoundedOutput::new(&token, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES);
     while let Some(item) = stream.next().await {
         match item {
-            Ok(output) => bytes.extend_from_slice(&output.into_bytes()),
+            Ok(chunk) => output.push(&chunk.into_bytes()),
             Err(error) => {
-                tracing::warn!(container = %id, %error, "could not read the whole container log");
+                tracing::warn!(container = %id, %error, "could not read the whole container output");
                 break;
             }
         }
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+    output.finish()
 }
 
 /// The files of `/swe-harvest/out` (JUnit reports, line counts), by file name.

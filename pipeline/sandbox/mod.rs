@@ -20,6 +20,7 @@
 pub mod archive;
 pub mod docker;
 pub mod images;
+pub mod output;
 pub mod script;
 
 use std::collections::BTreeMap;
@@ -103,6 +104,8 @@ pub struct JobOutput {
     pub timed_out: bool,
     pub oom_killed: bool,
     pub duration_secs: f64,
+    /// Bytes of output cut from the middle of long steps ([`output`]); 0 when none.
+    pub output_cut_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
