@@ -239,6 +239,44 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
     assert!(started.elapsed().as_secs() < 600, "took {:?}", started.elapsed());
 }
 
+#[test]
+fn environment_builds_run_the_repositorys_code_within_the_memory_limit() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(
+        15,
+        &Scenario::new("hungry-build")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression()),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    // The repository's install step wants 1 GiB; jobs, and now builds, get 256 MiB.
+    let configs = harvest.path("configs");
+    fs_err::create_dir_all(configs.join("repos")).unwrap();
+    fs_err::write(configs.join("pipeline.toml"), "").unwrap();
+    fs_err::write(
+        configs.join("repos/acme__calc.toml"),
+        "[[environment]]\nversions = [\"*\"]\nruntime = \"3.11\"\n\
+         install = [\"python -c 'hog = bytearray(1024 ** 3); print(len(hog))'\", \"uv pip install --no-build-isolation -e . pytest\"]\n\
+         test_command = \"pytest -rA -p no:cacheprovider\"\n",
+    )
+    .unwrap();
+    let config = configs.join("pipeline.toml");
+    let output = run_validate(
+        &harvest,
+        &[("SWE_HARVEST_CONFIG", config.to_str().unwrap()), ("SWE_HARVEST_VALIDATE__MEMORY_BYTES", "268435456")],
+        &["--runs", "1"],
+    );
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let drops = drops(&harvest);
+    assert_eq!(drops["acme__calc-15"].0, "environment_build_failed", "{:?}", drops.get("acme__calc-15"));
+    assert!(drops["acme__calc-15"].1.contains("137"), "killed at the limit: {:?}", drops["acme__calc-15"]);
+    assert!(tasks(&harvest).is_empty());
+    assert!(docker.containers().is_empty());
+}
+
 /// Prints 150 MB straight to the container's output once pytest is done (its capture is
 /// off by then), in every test phase.
 const FLOODING_CONFTEST: &str = "import os\n\n\ndef pytest_unconfigure(config):\n    chunk = b'x' * 1023 + b'\\n'\n    for _ in range(150 * 1024):\n        os.write(1, chunk)\n";

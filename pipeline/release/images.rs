@@ -16,7 +16,7 @@ use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Task};
 use crate::sandbox::images::write_log;
 use crate::sandbox::script::{last_lines, shell_words};
-use crate::sandbox::{Backend, BuildFailure, ImageBuild, Owner, archive};
+use crate::sandbox::{Backend, BuildFailure, BuildLimits, ImageBuild, Owner, archive};
 /// SWE-bench's grading mode: FAIL_TO_PASS must pass and PASS_TO_PASS keep passing.
 pub const EVAL_TYPE: &str = "pass_and_fail";
 /// The extra columns of a release with images, in order: the four that SWE-bench's
@@ -135,6 +135,7 @@ pub struct InstanceBuild<'a> {
     pub prefix: &'a str,
     pub version: &'a str,
     pub timeout: Duration,
+    pub limits: BuildLimits,
 }
 
 /// Builds (or reuses) the instance image of one task; returns its tag.
@@ -169,6 +170,7 @@ pub async fn build_instance_image(
         labels: [("swe-harvest.instance-id".to_string(), instance_id.clone())].into(),
         network_off: true,
         timeout: build.timeout,
+        limits: build.limits,
     };
     let outcome = build.backend.build(&image, &mut log).await;
     let log_path = build.data_dir.join("logs/release").join(format!("{}.log", tag.replace(['/', ':'], "_")));

@@ -124,6 +124,11 @@ pub struct ImageRequest {
     /// Push every image to this registry (`--push`).
     pub push_to: Option<String>,
     pub build_timeout_secs: u64,
+    /// Memory and CPU of each build (`validate.memory_bytes`, `validate.cpus`): the
+    /// build installs the repository, whose build code is untrusted. Not a property of
+    /// the dataset: left out of the manifest.
+    #[serde(skip)]
+    pub build_limits: crate::sandbox::BuildLimits,
     /// Where mirrors are found besides `<data-dir>/mirrors`.
     pub mirrors_dir: Option<PathBuf>,
 }
@@ -328,6 +333,7 @@ fn instance_images(
             prefix: &image_request.prefix,
             version: &request.version,
             timeout: std::time::Duration::from_secs(image_request.build_timeout_secs),
+            limits: image_request.build_limits,
         };
         let mut columns = Vec::with_capacity(tasks.len());
         for task in tasks {

@@ -66,6 +66,10 @@ impl ReleaseRequest {
                 prefix: settings.release.image_prefix.clone(),
                 push_to: if flags.push { settings.release.registry.clone() } else { None },
                 build_timeout_secs: settings.validate.build_timeout_secs,
+                build_limits: crate::sandbox::BuildLimits {
+                    memory_bytes: settings.validate.memory_bytes as i64,
+                    nano_cpus: (settings.validate.cpus * 1e9) as i64,
+                },
                 mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
             }),
         })

@@ -211,6 +211,16 @@ impl Backend for DockerBackend {
         if build.network_off {
             options = options.networkmode("none");
         }
+        if build.limits.memory_bytes > 0 {
+            // The engine's API takes 64 bits; bollard's builder 32: builds get at most 2 GiB.
+            let memory = i32::try_from(build.limits.memory_bytes).unwrap_or(i32::MAX);
+            options = options.memory(memory).memswap(memory);
+        }
+        if build.limits.nano_cpus > 0 {
+            const PERIOD: i64 = 100_000;
+            let quota = (build.limits.nano_cpus * PERIOD / 1_000_000_000).max(1000);
+            options = options.cpuperiod(PERIOD as i32).cpuquota(i32::try_from(quota).unwrap_or(i32::MAX));
+        }
         let options = options.build();
         let outcome = tokio::time::timeout(build.timeout, async {
             let context = bollard::body_full(build.context.clone().into());

@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use super::script::last_lines;
-use super::{Backend, BuildFailure, ImageBuild, Owner, archive};
+use super::{Backend, BuildFailure, BuildLimits, ImageBuild, Owner, archive};
 use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{EnvironmentSpec, RepoSlug};
 
@@ -101,6 +101,8 @@ pub struct ImageSettings {
     pub extra_ca: Option<Vec<u8>>,
     pub index_url: Option<String>,
     pub build_timeout: Duration,
+    /// Memory and CPU of the builds.
+    pub build_limits: BuildLimits,
     /// Build logs go to `<logs_dir>/build/<tag>.log`.
     pub logs_dir: PathBuf,
 }
@@ -264,6 +266,7 @@ impl Images {
             labels: [("swe-harvest.key".to_string(), key.clone())].into(),
             network_off: false,
             timeout: self.settings.build_timeout,
+            limits: self.settings.build_limits,
         };
         let outcome = self.backend.build(&build, &mut log).await;
         write_log(&log_path, &log);
@@ -385,6 +388,7 @@ mod tests {
             extra_ca: Some(b"CA".to_vec()),
             index_url: None,
             build_timeout: Duration::from_secs(60),
+            build_limits: BuildLimits::default(),
             logs_dir: dir.join("logs"),
         }
     }

@@ -126,6 +126,25 @@ pub struct ImageBuild {
     /// code being installed is untrusted).
     pub network_off: bool,
     pub timeout: Duration,
+    /// Memory and CPU of the build's `RUN` steps, which run the repository's own build
+    /// code: the limits of the jobs ([`BuildLimits::of`]).
+    pub limits: BuildLimits,
+}
+
+/// What a build may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BuildLimits {
+    /// Memory (and memory + swap); 0 for no limit.
+    pub memory_bytes: i64,
+    /// CPUs in billionths; 0 for no limit.
+    pub nano_cpus: i64,
+}
+
+impl BuildLimits {
+    /// A build gets what a job gets.
+    pub fn of(limits: &Limits) -> BuildLimits {
+        BuildLimits { memory_bytes: limits.memory_bytes, nano_cpus: limits.nano_cpus }
+    }
 }
 
 /// Why a build did not produce its image.

@@ -109,21 +109,23 @@ impl ValidateSettings {
             0 => default_workers(validate.memory_bytes),
             workers => workers,
         });
+        let limits = Limits {
+            memory_bytes: validate.memory_bytes as i64,
+            nano_cpus: (validate.cpus * 1e9) as i64,
+            pids_limit: validate.pids_limit,
+            run_timeout: Duration::from_secs(validate.run_timeout_secs),
+        };
         Ok(ValidateSettings {
             workers,
             runs: flags.runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
             coverage: flags.coverage,
-            limits: Limits {
-                memory_bytes: validate.memory_bytes as i64,
-                nano_cpus: (validate.cpus * 1e9) as i64,
-                pids_limit: validate.pids_limit,
-                run_timeout: Duration::from_secs(validate.run_timeout_secs),
-            },
+            limits,
             images: ImageSettings {
                 base_images: validate.base_images.clone(),
                 extra_ca,
                 index_url: validate.index_url.clone(),
                 build_timeout: Duration::from_secs(validate.build_timeout_secs),
+                build_limits: crate::sandbox::BuildLimits::of(&limits),
                 logs_dir: data_dir.join("logs"),
             },
             mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),

@@ -139,6 +139,7 @@ mod tests {
             extra_ca: ca.map(<[u8]>::to_vec),
             index_url: None,
             build_timeout: Duration::from_secs(60),
+            build_limits: Default::default(),
             logs_dir: PathBuf::from("/tmp"),
         }
     }

