@@ -110,6 +110,45 @@ fn discover_pages_past_the_first_hundred() {
 }
 
 #[test]
+fn discover_goes_past_the_search_apis_thousand_results() {
+    // 1,500 repositories with distinct star counts, then 1,200 that share one.
+    let mut fixtures = Fixtures::default();
+    for index in 1..=1500u32 {
+        let name = format!("org{index}/many");
+        fixtures.search_repositories.push(repository(&name, "Go", 2_000 + index, day("2026-06-01"), Some("mit")));
+    }
+    for index in 1..=1200u32 {
+        let name = format!("tie{index}/same");
+        fixtures.search_repositories.push(repository(&name, "Go", 1_000, day("2026-06-01"), Some("mit")));
+    }
+    let sim = GithubSim::start(fixtures);
+    let harvest = SweHarvest::new();
+    let discover = |min_stars: &str, limit: &str| {
+        harvest
+            .command()
+            .env("GITHUB_TOKEN", "tok")
+            .args(["discover", "--language", "go", "--min-stars", min_stars, "--limit", limit, "--api-url", sim.url()])
+            .output()
+            .unwrap()
+    };
+    let output = discover("2001", "1400");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let found: Vec<String> = stdout(&output).lines().map(String::from).collect();
+    assert_eq!(found.len(), 1400, "past the first 1,000");
+    let distinct: std::collections::BTreeSet<&String> = found.iter().collect();
+    assert_eq!(distinct.len(), 1400, "no repository twice");
+    assert_eq!(found[0], "org1500/many");
+    assert_eq!(found[1399], "org101/many");
+    assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+
+    // More than 1,000 with one star count: it says so instead of stopping silently.
+    let output = discover("1000", "2700");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).lines().count() < 2700);
+    assert!(stderr(&output).contains("cap of 1,000 results"), "{}", stderr(&output));
+}
+
+#[test]
 fn a_bad_reference_dataset_is_an_error_naming_the_file() {
     let sim = GithubSim::start(search_fixtures());
     let harvest = SweHarvest::new();

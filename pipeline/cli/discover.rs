@@ -48,5 +48,13 @@ pub fn discover(global: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Result<
         },
         args.out.as_ref().map(|path| format!("; wrote {}", path.display())).unwrap_or_default(),
     )?;
+    if summary.capped {
+        writeln!(
+            stderr,
+            "warning: the search API's cap of 1,000 results per query stopped the search before --limit: more \
+             repositories than that share one star count\nhint: raise --min-stars, or narrow with --pushed-after or \
+             --license"
+        )?;
+    }
     Ok(ExitStatus::Success)
 }

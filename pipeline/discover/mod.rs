@@ -6,7 +6,11 @@
 //! a TOML repository list. HTTP is [`crate::github`]'s business.
 //!
 //! The search API answers at most 1,000 results per query, 100 per page, sorted by
-//! stars; discover pages until it has `limit` repositories after exclusions.
+//! stars; discover pages until it has `limit` repositories after exclusions. When a
+//! query's 1,000 results run out first, the next query asks for the stars below the
+//! last ones seen (`stars:MIN..LAST`, repositories seen already skipped), so the cap
+//! is never a silent end; only more than 1,000 repositories with one star count stop
+//! it, and the summary says so (`capped`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -108,13 +112,24 @@ pub struct DiscoverSummary {
     pub found: Vec<DiscoveredRepository>,
     /// Repositories left out because a reference dataset has them.
     pub excluded: Vec<String>,
-    /// Matches the search reported in total.
+    /// Matches the search reported in total (for its first query).
     pub total_count: Option<u64>,
+    /// The search API's cap of 1,000 results per query stopped the search before
+    /// `limit` (more than 1,000 repositories share one star count).
+    pub capped: bool,
 }
 
-/// The search query of GitHub's syntax.
-pub fn search_query(options: &DiscoverOptions) -> String {
-    let mut terms = vec![format!("language:{}", options.language), format!("stars:>={}", options.min_stars)];
+/// The most results the search API gives for one query.
+pub const SEARCH_RESULT_CAP: usize = 1000;
+
+/// The search query of GitHub's syntax; `most_stars` bounds the stars from above
+/// (the queries after the first 1,000 results).
+pub fn search_query(options: &DiscoverOptions, most_stars: Option<u32>) -> String {
+    let stars = match most_stars {
+        Some(most) => format!("stars:{}..{most}", options.min_stars),
+        None => format!("stars:>={}", options.min_stars),
+    };
+    let mut terms = vec![format!("language:{}", options.language), stars];
     if let Some(day) = options.pushed_after {
         terms.push(format!("pushed:>={}", day.format("%Y-%m-%d")));
     }
@@ -138,23 +153,60 @@ pub async fn run(
     options: &DiscoverOptions,
     reporter: &dyn Reporter,
 ) -> Result<DiscoverSummary, DiscoverError> {
-    let query = search_query(options);
-    let mut next = Some(client.url(
-        "/search/repositories",
-        &[
-            ("q", query.clone()),
-            ("sort", "stars".into()),
-            ("order", "desc".into()),
-            ("per_page", options.limit.clamp(1, 100).to_string()),
-        ],
-    ));
-    let mut summary =
-        DiscoverSummary { query: query.clone(), found: Vec::new(), excluded: Vec::new(), total_count: None };
+    let query = search_query(options, None);
+    let first_page = |query: String| {
+        Some(client.url(
+            "/search/repositories",
+            &[
+                ("q", query),
+                ("sort", "stars".into()),
+                ("order", "desc".into()),
+                ("per_page", options.limit.clamp(1, 100).to_string()),
+            ],
+        ))
+    };
+    let mut next = first_page(query.clone());
+    let mut summary = DiscoverSummary {
+        query: query.clone(),
+        found: Vec::new(),
+        excluded: Vec::new(),
+        total_count: None,
+        capped: false,
+    };
+    // The current query's upper bound of stars, results so far and fewest stars seen.
+    let mut most_stars: Option<u32> = None;
+    let mut in_query = 0usize;
+    let mut fewest_stars: Option<u32> = None;
+    let mut seen: BTreeSet<String> = BTreeSet::new();
     reporter.start("discover repositories", Some(options.limit as u64));
-    while let Some(url) = next.take() {
+    loop {
         if summary.found.len() >= options.limit {
             break;
         }
+        let Some(url) = next.take() else {
+            // This query is exhausted: below its cap, or at it (then go on below the
+            // fewest stars seen, unless they did not move).
+            if in_query < SEARCH_RESULT_CAP {
+                break;
+            }
+            match fewest_stars {
+                Some(fewest) if Some(fewest) != most_stars => {
+                    tracing::info!(stars = fewest, "the search API's 1,000 results ran out; going on below them");
+                    most_stars = Some(fewest);
+                    in_query = 0;
+                    next = first_page(search_query(options, most_stars));
+                    continue;
+                }
+                _ => {
+                    tracing::warn!(
+                        "the search API returns at most 1,000 results per query, and more repositories than that \
+                         share one star count; raise --min-stars or narrow with --pushed-after / --license"
+                    );
+                    summary.capped = true;
+                    break;
+                }
+            }
+        };
         let page = match client.get_json::<SearchPage>(&url, None).await? {
             Fetched::Fresh { value, next: following, .. } => {
                 next = following;
@@ -165,8 +217,14 @@ pub async fn run(
         summary.total_count = summary.total_count.or(page.total_count);
         let mut kept = Vec::new();
         let mut excluded = Vec::new();
+        in_query += page.items.len();
         for repository in page.items {
             let Some(found) = convert(repository) else { continue };
+            fewest_stars = Some(fewest_stars.map_or(found.stars, |fewest| fewest.min(found.stars)));
+            // The next query repeats the repositories with the fewest stars of this one.
+            if !seen.insert(found.repo.to_string().to_lowercase()) {
+                continue;
+            }
             if options.exclude.contains(&found.repo.to_string().to_lowercase()) {
                 excluded.push(found);
             } else if summary.found.len() + kept.len() < options.limit {
@@ -284,8 +342,12 @@ mod tests {
             exclude: BTreeSet::new(),
         };
         assert_eq!(
-            search_query(&options),
+            search_query(&options, None),
             "language:Python stars:>=500 pushed:>=2025-01-31 license:mit archived:false"
+        );
+        assert_eq!(
+            search_query(&options, Some(900)),
+            "language:Python stars:500..900 pushed:>=2025-01-31 license:mit archived:false"
         );
     }
 
@@ -303,6 +365,7 @@ mod tests {
             }],
             excluded: vec![],
             total_count: Some(1),
+            capped: false,
         };
         let table: toml::Table = repository_list_toml(&summary).parse().unwrap();
         assert_eq!(table["repos"].as_array().unwrap()[0].as_str(), Some("a/b"));

@@ -375,7 +375,17 @@ fn search(fixtures: &super::Fixtures, query: &[(String, String)], path: &str, ba
         let Some((qualifier, value)) = term.split_once(':') else { continue };
         items.retain(|repo| match qualifier {
             "language" => repo["language"].as_str().is_some_and(|language| language.eq_ignore_ascii_case(value)),
-            "stars" => compare(repo["stargazers_count"].as_f64().unwrap_or(0.0), value, |text| text.parse().ok()),
+            "stars" => {
+                let stars = repo["stargazers_count"].as_f64().unwrap_or(0.0);
+                match value.split_once("..") {
+                    // GitHub's range `LOW..HIGH`, both ends included.
+                    Some((low, high)) => {
+                        compare(stars, &format!(">={low}"), |text| text.parse().ok())
+                            && compare(stars, &format!("<={high}"), |text| text.parse().ok())
+                    }
+                    None => compare(stars, value, |text| text.parse().ok()),
+                }
+            }
             "pushed" => {
                 let pushed = parse_time(&repo["pushed_at"]).map(|time| time.timestamp() as f64).unwrap_or(0.0);
                 compare(pushed, value, |text| {
