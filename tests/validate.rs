@@ -277,6 +277,63 @@ fn environment_builds_run_the_repositorys_code_within_the_memory_limit() {
     assert!(docker.containers().is_empty());
 }
 
+/// A project built with flit, which zips its sources for an editable install.
+const FLIT_PYPROJECT: &str = "[build-system]\nrequires = [\"flit_core>=3.4,<4\"]\nbuild-backend = \"flit_core.buildapi\"\n\n\
+[project]\nname = \"calc\"\ndynamic = [\"version\", \"description\"]\nrequires-python = \">=3.9\"\n\
+classifiers = [\"Programming Language :: Python :: 3.11\"]\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n";
+
+#[test]
+fn a_flit_project_gets_an_environment_and_labels() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let calc = format!("\"\"\"A calculator.\"\"\"\n\n__version__ = \"1.0.0\"\n\n{}", project::BUGGY_CALC);
+    let project = Project::with_files(&[("pyproject.toml", FLIT_PYPROJECT), ("calc/__init__.py", &calc)]);
+    let candidate = project.candidate(
+        16,
+        &Scenario::new("flit")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression()),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let tasks = tasks(&harvest);
+    let task = tasks.get("acme__calc-16").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
+    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    assert!(docker.containers().is_empty());
+}
+
+#[test]
+fn a_dependency_with_an_invalid_escape_does_not_break_a_project_whose_warnings_are_errors() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    // A dependency of its time whose source warns when compiled (`\d` in a plain string).
+    let project = Project::with_files(&[
+        ("requirements.txt", "./vendor/oldlib\n"),
+        (
+            "vendor/oldlib/pyproject.toml",
+            "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+             [project]\nname = \"oldlib\"\nversion = \"0.1\"\n\n[tool.setuptools]\npy-modules = [\"oldlib\"]\n",
+        ),
+        ("vendor/oldlib/oldlib.py", "PATTERN = \"\\d+\"\n"),
+        ("pytest.ini", "[pytest]\nfilterwarnings =\n    error\n"),
+    ]);
+    let tests = format!("import oldlib  # noqa: F401\n{}", project::tests_with_regression());
+    let candidate = project.candidate(
+        17,
+        &Scenario::new("strict-warnings").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let tasks = tasks(&harvest);
+    let task = tasks.get("acme__calc-17").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
+    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    assert!(docker.containers().is_empty());
+}
+
 /// Prints 150 MB straight to the container's output once pytest is done (its capture is
 /// off by then), in every test phase.
 const FLOODING_CONFTEST: &str = "import os\n\n\ndef pytest_unconfigure(config):\n    chunk = b'x' * 1023 + b'\\n'\n    for _ in range(150 * 1024):\n        os.write(1, chunk)\n";

@@ -13,7 +13,7 @@ use std::path::Path;
 use super::{Job, Owner};
 use crate::git::{GitError, Mirror, TreeItem};
 
-/// The modification time of every archived file.
+/// The modification time of the files swe-harvest writes itself (scripts, patches).
 const MTIME: u64 = 0;
 
 /// Adds one in-memory file to an archive.
@@ -47,7 +47,9 @@ pub fn append_dir<W: std::io::Write>(builder: &mut tar::Builder<W>, path: &str, 
 }
 
 /// Appends the tree of `commit` to `builder` under `prefix` (e.g. `testbed`), owned by
-/// `owner`: folders, files with their executable bit, symbolic links.
+/// `owner`: folders, files with their executable bit, symbolic links. Every entry
+/// carries the commit's time, as a checkout would carry a recent one: build backends
+/// that zip the sources (flit) refuse times before 1980.
 pub fn append_tree<W: std::io::Write>(
     builder: &mut tar::Builder<W>,
     mirror: &Mirror,
@@ -55,12 +57,13 @@ pub fn append_tree<W: std::io::Write>(
     prefix: &str,
     owner: Owner,
 ) -> Result<(), GitError> {
+    let mtime = mirror.commit_time(commit)?.timestamp().max(0) as u64;
     mirror.walk_tree(commit, |path, item| {
         let path = format!("{prefix}/{path}");
         let mut header = tar::Header::new_gnu();
         header.set_uid(owner.uid);
         header.set_gid(owner.gid);
-        header.set_mtime(MTIME);
+        header.set_mtime(mtime);
         match item {
             TreeItem::Dir => {
                 header.set_entry_type(tar::EntryType::Directory);
@@ -137,4 +140,38 @@ pub fn build_context(
     let mirror = Mirror::open(mirror).map_err(|error| error.to_string())?;
     append_tree(&mut builder, &mirror, commit, "testbed", testbed_owner).map_err(|error| error.to_string())?;
     builder.into_inner().map_err(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_carries_its_commit_time_not_the_epoch() {
+        let dir = tempfile::tempdir().unwrap();
+        let repository = git2::Repository::init(dir.path()).unwrap();
+        fs_err::create_dir_all(dir.path().join("pkg")).unwrap();
+        fs_err::write(dir.path().join("pkg/__init__.py"), "x = 1\n").unwrap();
+        let mut index = repository.index().unwrap();
+        index.add_path(Path::new("pkg/__init__.py")).unwrap();
+        let tree = repository.find_tree(index.write_tree().unwrap()).unwrap();
+        // 2021-05-04: flit zips sources with their times, and ZIP has none before 1980.
+        let when = git2::Signature::new("t", "t@example.com", &git2::Time::new(1_620_097_321, 0)).unwrap();
+        let commit = repository.commit(Some("HEAD"), &when, &when, "one", &tree, &[]).unwrap().to_string();
+
+        let mirror = Mirror::open(dir.path()).unwrap();
+        let mut builder = tar::Builder::new(Vec::new());
+        append_tree(&mut builder, &mirror, &commit, "testbed", Owner::UNPRIVILEGED).unwrap();
+        let bytes = builder.into_inner().unwrap();
+        let mut archive = tar::Archive::new(bytes.as_slice());
+        let mut seen = Vec::new();
+        for entry in archive.entries().unwrap() {
+            let entry = entry.unwrap();
+            seen.push((entry.path().unwrap().display().to_string(), entry.header().mtime().unwrap()));
+        }
+        assert_eq!(
+            seen,
+            vec![("testbed/pkg".to_string(), 1_620_097_321), ("testbed/pkg/__init__.py".to_string(), 1_620_097_321)]
+        );
+    }
 }

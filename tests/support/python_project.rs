@@ -123,7 +123,17 @@ impl Project {
         Project::build(COMMIT_DATE, false)
     }
 
+    /// The project with some of its files replaced or added (another packaging, a
+    /// vendored dependency, a pytest config).
+    pub fn with_files(files: &[(&str, &str)]) -> Project {
+        Project::build_with(COMMIT_DATE, true, files)
+    }
+
     fn build(date: &str, packaged: bool) -> Project {
+        Project::build_with(date, packaged, &[])
+    }
+
+    fn build_with(date: &str, packaged: bool, replaced: &[(&str, &str)]) -> Project {
         let work = tempfile::tempdir().unwrap();
         let dir = work.path();
         git(dir, &["init", "-q"]);
@@ -135,6 +145,7 @@ impl Project {
         ]
         .into_iter()
         .filter(|(path, _)| packaged || *path != "pyproject.toml")
+        .chain(replaced.iter().copied())
         .map(|(path, text)| (path.to_string(), text.to_string()))
         .collect();
         write_files(dir, &files);

@@ -28,8 +28,10 @@ pub const INSTALL_REPOSITORY_FUNCTION: &str = r#"install_repository() {
         uv pip install --offline --no-deps --no-build-isolation -e . && return 0
         # The environment's own editable install points at /testbed too: keep it when the
         # offline reinstall cannot build (e.g. dependencies of the date that today's
-        # setuptools cannot build with).
-        if ls /opt/venv/lib/python3*/site-packages/ 2>/dev/null | grep -qE '^__editable__|\.egg-link$'; then
+        # setuptools cannot build with). Editable installs leave an `__editable__` file,
+        # an `.egg-link`, or (flit, hatch) a `.pth` naming /testbed.
+        if ls /opt/venv/lib/python3*/site-packages/ 2>/dev/null | grep -qE '^__editable__|\.egg-link$' \
+            || grep -qs '^/testbed' /opt/venv/lib/python3*/site-packages/*.pth; then
             echo "swe-harvest: the offline reinstall failed; keeping the environment's editable install of /testbed"
             return 0
         fi
@@ -92,8 +94,13 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         install.push(format!("uv pip install {}", packages.join(" ")));
     }
     if !install.is_empty() {
-        lines
-            .push(format!("RUN {network_env}export UV_EXCLUDE_NEWER={date} {pretend}; set -e; {}", install.join("; ")));
+        // Byte-compiled at install, as pip does: a dependency of the task's date compiled
+        // at import time can warn (an invalid escape sequence), which a project's
+        // `filterwarnings = error` turns into an error before any test is collected.
+        lines.push(format!(
+            "RUN {network_env}export UV_EXCLUDE_NEWER={date} UV_COMPILE_BYTECODE=1 {pretend}; set -e; {}",
+            install.join("; ")
+        ));
     }
     lines.push("RUN find /testbed -mindepth 1 -delete && rm -rf /home/harvest/.cache".to_string());
     lines.push(format!(
