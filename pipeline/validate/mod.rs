@@ -12,10 +12,15 @@
 //! [`crate::ecosystem`]'s. This file is the stage loop: selection, workers, resume,
 //! Ctrl-C, and what is written to the store.
 //!
-//! Resume: each attempt's pre and post runs are stored together in one transaction;
-//! a task is finished when its funnel row is written (labelled or dropped). A killed
-//! `validate` skips finished tasks and resumes the others at their first missing
-//! attempt. Tasks named with `--instance` are validated again from scratch.
+//! Resume: each attempt's pre and post runs are stored together in one transaction,
+//! keyed by the instance id and the hash of the content they ran
+//! ([`validation::run_content_hash`]); a task is finished when its funnel row is
+//! written (labelled or dropped), and extract removes that row (with the runs and the
+//! task) when it changes or drops the candidate. A killed `validate` skips finished
+//! tasks and resumes the others at their first missing attempt of the same content.
+//! Tasks named with `--instance` are validated again from scratch. `--input` rows are
+//! never "finished": only their runs are reused, and only when the row's content is
+//! the one they ran.
 //!
 //! With `--coverage`, each labelled task also gets one coverage run ([`coverage`]),
 //! stored with its labels in the same transaction; labelled tasks that have no
@@ -507,10 +512,12 @@ async fn validate_task(
     }
     outcome.image = Some(built.tag.clone());
 
-    // The runs, resuming after the attempts already stored.
+    // The runs, resuming after the attempts already stored for this very content
+    // (patches, commits, environment): the same id with other content runs afresh.
+    let content_hash = validation::run_content_hash(candidate, &spec, &built.tag);
     let stored = {
         let store = context.store.lock().expect("not poisoned");
-        validation::runs(store.connection(), &candidate.instance_id)
+        validation::runs_for_content(store.connection(), &candidate.instance_id, &content_hash)
             .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?
     };
     let complete = |attempt: u32| {
@@ -566,7 +573,7 @@ async fn validate_task(
         {
             let mut store = context.store.lock().expect("not poisoned");
             store
-                .transaction(|transaction| validation::insert_runs(transaction, &runs))
+                .transaction(|transaction| validation::insert_runs(transaction, &content_hash, &runs))
                 .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?;
         }
         let mut runs = runs.into_iter();
