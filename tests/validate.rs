@@ -295,6 +295,50 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
 }
 
 #[test]
+fn validate_input_runs_afresh_a_known_instance_id_whose_gold_patch_changed() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let tests = project::tests_with_regression();
+    let fixing = project
+        .candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests));
+    let not_fixing = project.candidate(
+        31,
+        &Scenario::new("nofix")
+            .gold("calc/__init__.py", &format!("{}# not a fix\n", project::BUGGY_CALC))
+            .test("tests/test_calc.py", &tests),
+    );
+    project.mirror_into(&harvest.data_dir);
+    let validate_row = |candidate: &swe_harvest::model::Candidate, name: &str| -> serde_json::Value {
+        let row = swe_harvest::model::TaskRow::from_candidate(candidate, &[], &[]);
+        let input = harvest.path(&format!("{name}.jsonl"));
+        fs_err::write(&input, serde_json::to_string(&row).unwrap() + "\n").unwrap();
+        let out = harvest.path(&format!("{name}.out.jsonl"));
+        let output = run_validate(
+            &harvest,
+            &[],
+            &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--runs", "1"],
+        );
+        assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+        serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap()
+    };
+    let first = validate_row(&fixing, "fixing");
+    assert_eq!(first["diagnosis"]["status"], "labelled", "{first}");
+    assert_eq!(first["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]");
+    // The same id with a gold patch that fixes nothing: its runs are not the stored ones.
+    let second = validate_row(&not_fixing, "not_fixing");
+    assert_eq!(
+        second["diagnosis"]["status"], "dropped",
+        "the stored labels of the other content were reused: {second}"
+    );
+    assert_eq!(second["diagnosis"]["reason"], "no_fail_to_pass", "{second}");
+    // And the first content again finds no runs of its own (they were replaced): it runs afresh too.
+    let again = validate_row(&fixing, "fixing_again");
+    assert_eq!(again["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]", "{again}");
+    assert!(docker.containers().is_empty());
+}
+
+#[test]
 fn validate_without_a_docker_engine_says_how_to_get_one() {
     let harvest = SweHarvest::new();
     let project = Project::new();

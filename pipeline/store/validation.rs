@@ -179,3 +179,59 @@ pub fn environment_spec_for_image(connection: &Connection, image: &str) -> Resul
     })
     .transpose()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate() -> Candidate {
+        Candidate {
+            instance_id: "a__b-1".into(),
+            repo: "a/b".parse().unwrap(),
+            pull_number: 1,
+            issue_numbers: vec![2],
+            base_commit: "a".repeat(40),
+            head_commit: "h".repeat(40),
+            patch: "gold".into(),
+            test_patch: "tests".into(),
+            problem_statement: "broken\n".into(),
+            hints_text: String::new(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            merged_at: None,
+            version: "1.0".into(),
+            environment_setup_commit: "e".repeat(40),
+            test_files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_run_key_changes_with_every_part_a_run_depends_on_and_nothing_else() {
+        let spec = EnvironmentSpec::default();
+        let key = run_content_hash(&candidate(), &spec, "env:1");
+        assert_eq!(key, run_content_hash(&candidate(), &spec, "env:1"));
+        let mut problem = candidate();
+        problem.problem_statement = "other words\n".into();
+        assert_eq!(key, run_content_hash(&problem, &spec, "env:1"), "the problem statement runs nothing");
+        let changes: [fn(&mut Candidate); 4] = [
+            |candidate| candidate.patch.push('x'),
+            |candidate| candidate.test_patch.push('x'),
+            |candidate| candidate.base_commit = "b".repeat(40),
+            |candidate| candidate.environment_setup_commit = "f".repeat(40),
+        ];
+        for change in changes {
+            let mut changed = candidate();
+            change(&mut changed);
+            assert_ne!(key, run_content_hash(&changed, &spec, "env:1"));
+        }
+        let other_spec = EnvironmentSpec { runtime: "3.9".into(), ..EnvironmentSpec::default() };
+        assert_ne!(key, run_content_hash(&candidate(), &other_spec, "env:1"));
+        assert_ne!(key, run_content_hash(&candidate(), &spec, "env:2"));
+        // Parts are length-prefixed: moving text from one part to the next changes the key.
+        let (mut left, mut right) = (candidate(), candidate());
+        left.patch = "ab".into();
+        left.test_patch = "c".into();
+        right.patch = "a".into();
+        right.test_patch = "bc".into();
+        assert_ne!(run_content_hash(&left, &spec, "env:1"), run_content_hash(&right, &spec, "env:1"));
+    }
+}
