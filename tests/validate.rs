@@ -350,6 +350,37 @@ fn validate_without_a_docker_engine_says_how_to_get_one() {
 }
 
 #[test]
+fn validate_input_refuses_an_instance_id_that_would_write_outside_the_data_dir() {
+    let harvest = SweHarvest::new();
+    let project = Project::new();
+    let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
+    let outside = tempfile::tempdir().unwrap();
+    let escape = format!("../../../../../../../..{}/x", outside.path().display());
+    for bad in [escape.as_str(), "/tmp/swe-harvest-absolute-id"] {
+        let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[])).unwrap();
+        row["instance_id"] = bad.into();
+        let input = harvest.path("rows.jsonl");
+        fs_err::write(&input, format!("{row}\n")).unwrap();
+        let out = harvest.path("out.jsonl");
+        let output = run_validate(
+            &harvest,
+            &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+            &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        );
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let message = stderr(&output);
+        assert!(
+            message.contains("line 1 of") && message.contains(&format!("invalid instance_id `{bad}`")),
+            "{message}"
+        );
+        assert!(message.contains("allowed: 1-200 characters of A-Z, a-z, 0-9"), "{message}");
+        assert!(!out.exists());
+    }
+    assert_eq!(fs_err::read_dir(outside.path()).unwrap().count(), 0, "nothing was written outside the data dir");
+    assert!(!std::path::Path::new("/tmp/swe-harvest-absolute-id").exists());
+}
+
+#[test]
 fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_missing_attempt() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
