@@ -381,6 +381,49 @@ fn validate_input_refuses_an_instance_id_that_would_write_outside_the_data_dir()
 }
 
 #[test]
+fn validate_warns_about_each_repo_and_instance_that_selects_nothing() {
+    let harvest = SweHarvest::new();
+    let _docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let output = run_validate(&harvest, &[], &["--repo", "acme/other", "--instance", "acme__calc-99"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("0 selected"), "{message}");
+    assert!(message.contains("--repo acme/other matches no candidate in the store"), "{message}");
+    assert!(message.contains("--instance acme__calc-99 matches no candidate"), "{message}");
+    // A selection that matches says nothing of the kind.
+    let output = run_validate(&harvest, &[], &["--instance", "acme__calc-31", "--runs", "1"]);
+    assert!(!stderr(&output).contains("matches no candidate"), "{}", stderr(&output));
+}
+
+#[test]
+fn validate_input_drops_a_row_whose_base_commit_is_not_in_the_mirror_as_a_data_error() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(
+        31,
+        &Scenario::new("fix")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression()),
+    );
+    project.mirror_into(&harvest.data_dir);
+    let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[])).unwrap();
+    row["base_commit"] = "0123456789abcdef0123456789abcdef01234567".into();
+    let input = harvest.path("rows.jsonl");
+    fs_err::write(&input, format!("{row}\n")).unwrap();
+    let out = harvest.path("out.jsonl");
+    let output = run_validate(&harvest, &[], &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "a data drop, not a machinery failure: {}", stderr(&output));
+    let written: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    assert_eq!(written["diagnosis"]["reason"], "base_commit_missing", "{written}");
+    assert!(written["diagnosis"]["detail"].as_str().unwrap().contains("0123456789abcdef"), "{written}");
+    assert!(docker.containers().is_empty());
+}
+
+#[test]
 fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_missing_attempt() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);

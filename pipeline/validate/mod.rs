@@ -253,6 +253,7 @@ pub async fn run(
             if !instances.is_empty() {
                 all.retain(|candidate| instances.contains(&candidate.instance_id));
             }
+            warn_unmatched(&repos, &instances, &all);
             (all, true, instances.into_iter().collect())
         }
         Work::Rows(rows) => (rows, false, BTreeSet::new()),
@@ -333,6 +334,17 @@ pub async fn run(
     summary.outcomes = outcomes;
     summary.elapsed_secs = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Warns about each `--repo` and `--instance` that selected no candidate, so that a
+/// typo does not pass as "0 selected".
+fn warn_unmatched(repos: &[crate::model::RepoSlug], instances: &[String], selected: &[Candidate]) {
+    for repo in repos.iter().filter(|repo| !selected.iter().any(|candidate| &candidate.repo == *repo)) {
+        tracing::warn!(repo = %repo, "--repo {repo} matches no candidate in the store; run `extract --repo {repo}` first, or check the name");
+    }
+    for instance in instances.iter().filter(|id| !selected.iter().any(|candidate| &candidate.instance_id == *id)) {
+        tracing::warn!(instance_id = %instance, "--instance {instance} matches no candidate{}; check the id (`export --stage candidates` lists them)", if repos.is_empty() { String::new() } else { " of the selected repositories".to_string() });
+    }
 }
 
 async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutcome {
@@ -450,10 +462,24 @@ async fn validate_task(
     let (ecosystem, files, date) = {
         let mirror = mirror.clone();
         let commit = candidate.environment_setup_commit.clone();
-        tokio::task::spawn_blocking(move || read_environment(&mirror, &commit))
-            .await
-            .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
-            .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
+        let base_commit = candidate.base_commit.clone();
+        tokio::task::spawn_blocking(move || {
+            // A base commit the mirror lacks is the row's fault, found before any container runs.
+            let has_base = crate::git::Mirror::open(&mirror).is_ok_and(|mirror| mirror.commit_id(&base_commit).is_some());
+            has_base.then(|| read_environment(&mirror, &commit))
+        })
+        .await
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
+        .ok_or_else(|| {
+            dropped(
+                ValidateDropReason::BaseCommitMissing,
+                format!(
+                    "the base commit `{}` is not in the mirror of {}; check the row's base_commit, or run `mirror` again",
+                    candidate.base_commit, candidate.repo
+                ),
+            )
+        })?
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
     };
     let available: Vec<String> = settings.images.base_images.keys().cloned().collect();
     let spec = spec::resolve(ecosystem, &repo_config, &candidate.version, || files, date, &available)
