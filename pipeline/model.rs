@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod coverage;
 pub mod drop_reason;
+pub mod ids;
 
 pub use coverage::{ChangeCoverage, ExecutableLines, GoldenCoverage};
 

@@ -510,3 +510,104 @@ fn unknown_base_commit_and_unrelated_histories_are_dropped_with_their_reasons() 
         vec![("1".to_string(), "base_commit_missing".to_string()), ("2".to_string(), "no_merge_base".to_string())]
     );
 }
+
+/// Stores what `validate` would have derived from a candidate: two runs, the task, its
+/// coverage and validate's funnel row.
+fn store_validation(store: &mut Store, candidate: &Candidate) {
+    use swe_harvest::model::{GoldenCoverage, RunPhase, Task, ValidationRun};
+    let run = |phase| ValidationRun {
+        instance_id: candidate.instance_id.clone(),
+        phase,
+        attempt: 1,
+        image: "env:1".into(),
+        exit_code: Some(0),
+        timed_out: false,
+        duration_secs: 1.0,
+        tests: Default::default(),
+        test_durations: Default::default(),
+        results_source: "junit".into(),
+    };
+    let task = Task {
+        candidate: candidate.clone(),
+        fail_to_pass: vec!["tests/test_core.py::test_a".into()],
+        pass_to_pass: Vec::new(),
+        flaky_tests: Vec::new(),
+        validation_runs: 1,
+        image: None,
+    };
+    store
+        .transaction(|transaction| -> Result<(), store::StoreError> {
+            store::validation::insert_runs(transaction, "content", &[run(RunPhase::Pre), run(RunPhase::Post)])?;
+            store::candidates::upsert_task(transaction, &task)?;
+            store::coverage::upsert(
+                transaction,
+                &candidate.instance_id,
+                &GoldenCoverage::Failed { detail: "not measured".into() },
+            )?;
+            store::record_passed(transaction, Stage::Validate, &candidate.repo, &candidate.instance_id)
+        })
+        .unwrap();
+}
+
+/// The instance ids that still have validation runs, a task, coverage and a validate
+/// funnel row, each list sorted.
+fn validation_left(store: &Store) -> [Vec<String>; 4] {
+    let ids = |query: &str| -> Vec<String> {
+        let mut statement = store.connection().prepare(query).unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    [
+        ids("SELECT DISTINCT instance_id FROM validation_runs ORDER BY instance_id"),
+        ids("SELECT instance_id FROM tasks ORDER BY instance_id"),
+        ids("SELECT instance_id FROM task_coverage ORDER BY instance_id"),
+        ids("SELECT item FROM stage_items WHERE stage = 'validate' ORDER BY item"),
+    ]
+}
+
+#[test]
+fn a_changed_or_dropped_candidate_loses_its_validation_and_an_unchanged_one_keeps_it() {
+    let fixture = Fixture::new();
+    assert!(fixture.extract(&[]).status.success());
+    let mut store = fixture.store();
+    for candidate in fixture.candidates() {
+        store_validation(&mut store, &candidate);
+    }
+    let all: Vec<String> = ["octo__widgets-10", "octo__widgets-20", "octo__widgets-21"].map(String::from).to_vec();
+    assert_eq!(validation_left(&store), [all.clone(), all.clone(), all.clone(), all]);
+
+    // PR 10 loses its closing reference (dropped), PR 20 links one more issue (its
+    // problem statement changes), PR 21 gets a new title only (same candidate).
+    let repo: RepoSlug = REPO.parse().unwrap();
+    let edit = |number: u64, change: &dyn Fn(&mut RawPullRequest)| {
+        let mut pull = store::raw::pull_request(store.connection(), &repo, number).unwrap().unwrap();
+        change(&mut pull);
+        pull.updated_at = time("2024-04-01T00:00:00Z");
+        store::raw::upsert_pull_request(store.connection(), &repo, &pull).unwrap();
+    };
+    edit(10, &|pull| pull.body = Some("No reference any more".into()));
+    edit(20, &|pull| pull.body = Some("Also fixes #1".into()));
+    edit(21, &|pull| pull.title = "Backport to 1.2".into());
+    drop(store);
+    let output = fixture.extract(&[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("2 changed or dropped candidates to validate again"), "{}", stdout(&output));
+
+    let store = fixture.store();
+    let kept = vec!["octo__widgets-21".to_string()];
+    assert_eq!(
+        validation_left(&store),
+        [kept.clone(), kept.clone(), kept.clone(), kept],
+        "runs, tasks, coverage and validate's funnel rows of PRs 10 and 20 are gone; PR 21 keeps its own"
+    );
+    let ids: Vec<String> = fixture.candidates().into_iter().map(|candidate| candidate.instance_id).collect();
+    assert_eq!(ids, ["octo__widgets-20", "octo__widgets-21"]);
+    // validate picks PR 20 up again, and release no longer sees PR 10.
+    let finished = store::validation::finished_instances(store.connection()).unwrap();
+    assert!(!finished.contains("octo__widgets-20") && finished.contains("octo__widgets-21"), "{finished:?}");
+    let tasks: Vec<String> = store::candidates::tasks(store.connection(), &[])
+        .unwrap()
+        .into_iter()
+        .map(|task| task.candidate.instance_id)
+        .collect();
+    assert_eq!(tasks, ["octo__widgets-21"]);
+}

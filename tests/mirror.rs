@@ -113,3 +113,64 @@ fn unreachable_clone_url_is_a_clear_error_and_other_repositories_go_on() {
     let funnel = store.funnel(&[repo]).unwrap();
     assert_eq!(funnel.total[0].reasons.get("fetch_failed"), Some(&1));
 }
+
+/// Every file under `dir` (the store, its journal, logs, mirrors) that contains `secret`.
+fn files_holding(dir: &std::path::Path, secret: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs_err::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if fs_err::read(&path).unwrap().windows(secret.len()).any(|window| window == secret.as_bytes()) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn credentials_in_the_clone_url_are_redacted_in_messages_logs_and_the_funnel() {
+    let harvest = SweHarvest::new();
+    let secret = "s3cr3t-in-the-url";
+    let url = format!("https://someone:{secret}@127.0.0.1:9/{{owner}}/{{name}}.git");
+    let output = harvest.run(&["-v", "mirror", "--repo", "octo/widgets", "--clone-url", &url]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let printed = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(!printed.contains(secret), "{printed}");
+    assert!(printed.contains("https://****@127.0.0.1:9/octo/widgets.git"), "the URL is named, redacted: {printed}");
+
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let detail: String = store
+        .connection()
+        .query_row("SELECT detail FROM stage_items WHERE stage = 'mirror'", [], |row| row.get(0))
+        .unwrap();
+    assert!(detail.contains("https://****@127.0.0.1:9/") && !detail.contains(secret), "{detail}");
+    drop(store);
+    assert_eq!(files_holding(&harvest.data_dir, secret), Vec::<std::path::PathBuf>::new());
+}
+
+#[test]
+fn a_mirror_made_with_a_github_token_keeps_no_trace_of_it() {
+    let (origin, _, head) = origin();
+    let harvest = SweHarvest::new();
+    let token = "ghp_mirror_token_never_stored";
+    let output = harvest
+        .command()
+        .env("GITHUB_TOKEN", token)
+        .args(["-v", "mirror", "--repo", "octo/widgets", "--clone-url", origin.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(!printed.contains(token), "{printed}");
+    let path = harvest.data_dir.join("mirrors/octo__widgets.git");
+    assert_eq!(Mirror::open(&path).unwrap().pull_head(1), Some(head));
+    let config = fs_err::read_to_string(path.join("config")).unwrap();
+    assert!(!config.contains(token) && !config.contains("remote"), "no remote, no token: {config}");
+    let fetch_head = fs_err::read_to_string(path.join("FETCH_HEAD")).unwrap_or_default();
+    assert!(!fetch_head.contains(origin.path().to_str().unwrap()), "FETCH_HEAD names no URL: {fetch_head}");
+    assert_eq!(files_holding(&harvest.data_dir, token), Vec::<std::path::PathBuf>::new());
+}

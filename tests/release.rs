@@ -337,6 +337,7 @@ fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32
                 let after = if wobbly.contains(&attempt) { TestStatus::Failed } else { TestStatus::Passed };
                 store::validation::insert_runs(
                     tx,
+                    "content",
                     &[run(RunPhase::Pre, attempt, TestStatus::Failed), run(RunPhase::Post, attempt, after)],
                 )?;
             }

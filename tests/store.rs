@@ -57,6 +57,32 @@ fn older_store_is_migrated_and_keeps_its_rows() {
 }
 
 #[test]
+fn runs_stored_before_the_content_key_survive_the_migration_but_are_never_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    {
+        let mut old = Store::open_at_version(&path, 5).unwrap();
+        old.transaction(|tx| -> Result<(), StoreError> {
+            tx.execute(
+                "INSERT INTO validation_runs (instance_id, phase, attempt, data, created_at)
+                 VALUES ('a__b-1', 'pre', 1, ?1, '2021-01-01T00:00:00Z')",
+                [r#"{"instance_id":"a__b-1","phase":"pre","attempt":1,"image":"env:1","exit_code":1,"timed_out":false,"duration_secs":1.0,"tests":{},"results_source":"junit"}"#],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let connection = store.connection();
+    assert_eq!(store::validation::runs(connection, "a__b-1").unwrap().len(), 1, "the old run is still readable");
+    let any_hash = "0".repeat(64);
+    assert!(
+        store::validation::runs_for_content(connection, "a__b-1", &any_hash).unwrap().is_empty(),
+        "a run without a content hash is stale: no content matches it"
+    );
+}
+
+#[test]
 fn store_newer_than_this_build_is_refused_with_advice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");

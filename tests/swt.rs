@@ -340,6 +340,53 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
     assert!(stderr(&output).contains("does not exist"), "{}", stderr(&output));
 }
 
+#[test]
+fn evaluate_reports_a_release_id_or_a_model_name_that_is_not_a_folder_name_as_an_error_of_its_prediction() {
+    let harvest = SweHarvest::new();
+    let _docker = DockerGuard::require(&harvest.data_dir);
+    let release = harvest.data_dir.join("releases/hostile/1");
+    fs_err::create_dir_all(&release).unwrap();
+    let task = |instance_id: &str| {
+        serde_json::json!({"instance_id": instance_id, "patch": "", "test_patch": "", "image": "swe-harvest/none:1"})
+            .to_string()
+    };
+    fs_err::write(release.join("tasks.jsonl"), [task("../../../../escape-1"), task("a__b-1")].join("\n") + "\n")
+        .unwrap();
+    let predictions = harvest.data_dir.join("predictions.jsonl");
+    fs_err::write(
+        &predictions,
+        [prediction("../../../../escape-1", "model", "x"), prediction("a__b-1", "..", "x")].join("\n") + "\n",
+    )
+    .unwrap();
+    let out = harvest.data_dir.join("report.json");
+    let output = harvest_with(
+        &harvest,
+        &[
+            "evaluate",
+            "--release",
+            release.to_str().unwrap(),
+            "--predictions",
+            predictions.to_str().unwrap(),
+            "--mode",
+            "swe",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "errors, not bad usage: {}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(report["errors"], 2, "{report:#}");
+    let escape = prediction_report(&report, "../../../../escape-1", "model");
+    assert_eq!(escape["status"], "error");
+    assert!(escape["detail"].as_str().unwrap().contains("invalid instance_id `../../../../escape-1`"), "{escape:#}");
+    let dots = prediction_report(&report, "a__b-1", "..");
+    assert!(
+        dots["detail"].as_str().unwrap().contains("invalid model_name_or_path (as a folder name) `..`"),
+        "{dots:#}"
+    );
+    assert!(!harvest.data_dir.join("logs").join("escape-1").exists() && !harvest.path("escape-1").exists());
+}
+
 /// Runs `script` with the line counter as `sitecustomize`, counting `traced`; returns
 /// what the counter wrote.
 fn count_lines(files: &[(&str, &str)], traced: &str, script: &str) -> serde_json::Value {

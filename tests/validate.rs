@@ -424,6 +424,50 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
 }
 
 #[test]
+fn validate_input_runs_afresh_a_known_instance_id_whose_gold_patch_changed() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let tests = project::tests_with_regression();
+    let fixing = project
+        .candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests));
+    let not_fixing = project.candidate(
+        31,
+        &Scenario::new("nofix")
+            .gold("calc/__init__.py", &format!("{}# not a fix\n", project::BUGGY_CALC))
+            .test("tests/test_calc.py", &tests),
+    );
+    project.mirror_into(&harvest.data_dir);
+    let validate_row = |candidate: &swe_harvest::model::Candidate, name: &str| -> serde_json::Value {
+        let row = swe_harvest::model::TaskRow::from_candidate(candidate, &[], &[]);
+        let input = harvest.path(&format!("{name}.jsonl"));
+        fs_err::write(&input, serde_json::to_string(&row).unwrap() + "\n").unwrap();
+        let out = harvest.path(&format!("{name}.out.jsonl"));
+        let output = run_validate(
+            &harvest,
+            &[],
+            &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--runs", "1"],
+        );
+        assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+        serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap()
+    };
+    let first = validate_row(&fixing, "fixing");
+    assert_eq!(first["diagnosis"]["status"], "labelled", "{first}");
+    assert_eq!(first["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]");
+    // The same id with a gold patch that fixes nothing: its runs are not the stored ones.
+    let second = validate_row(&not_fixing, "not_fixing");
+    assert_eq!(
+        second["diagnosis"]["status"], "dropped",
+        "the stored labels of the other content were reused: {second}"
+    );
+    assert_eq!(second["diagnosis"]["reason"], "no_fail_to_pass", "{second}");
+    // And the first content again finds no runs of its own (they were replaced): it runs afresh too.
+    let again = validate_row(&fixing, "fixing_again");
+    assert_eq!(again["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]", "{again}");
+    assert!(docker.containers().is_empty());
+}
+
+#[test]
 fn validate_without_a_docker_engine_says_how_to_get_one() {
     let harvest = SweHarvest::new();
     let project = Project::new();
@@ -432,6 +476,80 @@ fn validate_without_a_docker_engine_says_how_to_get_one() {
     let output = run_validate(&harvest, &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")], &[]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("scripts/setup.sh"), "{}", stderr(&output));
+}
+
+#[test]
+fn validate_input_refuses_an_instance_id_that_would_write_outside_the_data_dir() {
+    let harvest = SweHarvest::new();
+    let project = Project::new();
+    let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
+    let outside = tempfile::tempdir().unwrap();
+    let escape = format!("../../../../../../../..{}/x", outside.path().display());
+    for bad in [escape.as_str(), "/tmp/swe-harvest-absolute-id"] {
+        let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[])).unwrap();
+        row["instance_id"] = bad.into();
+        let input = harvest.path("rows.jsonl");
+        fs_err::write(&input, format!("{row}\n")).unwrap();
+        let out = harvest.path("out.jsonl");
+        let output = run_validate(
+            &harvest,
+            &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+            &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        );
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let message = stderr(&output);
+        assert!(
+            message.contains("line 1 of") && message.contains(&format!("invalid instance_id `{bad}`")),
+            "{message}"
+        );
+        assert!(message.contains("allowed: 1-200 characters of A-Z, a-z, 0-9"), "{message}");
+        assert!(!out.exists());
+    }
+    assert_eq!(fs_err::read_dir(outside.path()).unwrap().count(), 0, "nothing was written outside the data dir");
+    assert!(!std::path::Path::new("/tmp/swe-harvest-absolute-id").exists());
+}
+
+#[test]
+fn validate_warns_about_each_repo_and_instance_that_selects_nothing() {
+    let harvest = SweHarvest::new();
+    let _docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let output = run_validate(&harvest, &[], &["--repo", "acme/other", "--instance", "acme__calc-99"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("0 selected"), "{message}");
+    assert!(message.contains("--repo acme/other matches no candidate in the store"), "{message}");
+    assert!(message.contains("--instance acme__calc-99 matches no candidate"), "{message}");
+    // A selection that matches says nothing of the kind.
+    let output = run_validate(&harvest, &[], &["--instance", "acme__calc-31", "--runs", "1"]);
+    assert!(!stderr(&output).contains("matches no candidate"), "{}", stderr(&output));
+}
+
+#[test]
+fn validate_input_drops_a_row_whose_base_commit_is_not_in_the_mirror_as_a_data_error() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let candidate = project.candidate(
+        31,
+        &Scenario::new("fix")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression()),
+    );
+    project.mirror_into(&harvest.data_dir);
+    let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[])).unwrap();
+    row["base_commit"] = "0123456789abcdef0123456789abcdef01234567".into();
+    let input = harvest.path("rows.jsonl");
+    fs_err::write(&input, format!("{row}\n")).unwrap();
+    let out = harvest.path("out.jsonl");
+    let output = run_validate(&harvest, &[], &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "a data drop, not a machinery failure: {}", stderr(&output));
+    let written: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    assert_eq!(written["diagnosis"]["reason"], "base_commit_missing", "{written}");
+    assert!(written["diagnosis"]["detail"].as_str().unwrap().contains("0123456789abcdef"), "{written}");
+    assert!(docker.containers().is_empty());
 }
 
 #[test]

@@ -41,13 +41,18 @@ pub fn extract(global: &GlobalSettings, args: &ExtractArgs) -> anyhow::Result<Ex
         let reasons = format_counts(&summary.dropped);
         writeln!(
             stdout,
-            "{repo} ({:?}): {} merged PRs in, {} unchanged since the last run, {} candidates out, {dropped} dropped{}{}, {:.0} PRs/s ({:.2}s)",
+            "{repo} ({:?}): {} merged PRs in, {} unchanged since the last run, {} candidates out, {dropped} dropped{}{}{}, {:.0} PRs/s ({:.2}s)",
             settings.compat,
             summary.pull_requests,
             summary.unchanged,
             summary.candidates,
             if reasons.is_empty() { String::new() } else { format!(" ({reasons})") },
             if summary.failed > 0 { format!(", {} failed", summary.failed) } else { String::new() },
+            if summary.invalidated > 0 {
+                format!(", {} changed or dropped candidates to validate again", summary.invalidated)
+            } else {
+                String::new()
+            },
             summary.pull_requests_per_second(),
             summary.seconds,
         )?;

@@ -27,6 +27,14 @@ pub struct GradeContext<'a> {
     pub data_dir_label: String,
 }
 
+/// The log folder of a model's predictions: its name with every character other than
+/// letters, digits, `-`, `_` and `.` replaced by `_` (`org/model` -> `org_model`).
+/// `evaluate` checks it with [`check_id`](crate::model::ids::check_id) before grading,
+/// so that a name such as `..` is an error of its predictions, never a path.
+pub(crate) fn model_folder(model: &str) -> String {
+    model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
 #[allow(clippy::too_many_arguments)] // the parts of one job, each used once
 fn job(
     context: &GradeContext<'_>,
@@ -38,8 +46,7 @@ fn job(
     token: &str,
     phases: u32,
 ) -> Job {
-    let model_dir: String =
-        model.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let model_dir = model_folder(model);
     Job {
         instance_id: task.instance_id.clone(),
         attempt: 0,

@@ -128,6 +128,21 @@ pub async fn run(
                 Some(PredictionReport::new(&prediction.instance_id, &prediction.model, Status::UnknownTask));
             continue;
         };
+        // Both become folders of the logs: a release's id or a model's name that is not
+        // one safe path component is an error of this prediction, not of the run.
+        let checked = crate::model::ids::check_id("instance_id", &task.instance_id).and_then(|()| {
+            crate::model::ids::check_id(
+                "model_name_or_path (as a folder name)",
+                &grade::model_folder(&prediction.model),
+            )
+        });
+        if let Err(error) = checked {
+            reports[index] = Some(PredictionReport {
+                detail: Some(error.to_string()),
+                ..PredictionReport::new(&prediction.instance_id, &prediction.model, Status::Error)
+            });
+            continue;
+        }
         if !seen.insert((prediction.model.clone(), prediction.instance_id.clone())) {
             reports[index] = Some(PredictionReport::new(&prediction.instance_id, &prediction.model, Status::Duplicate));
             continue;

@@ -13,7 +13,17 @@
 //!
 //! Resumability: one store transaction per PR writes the candidate (or deletes a stale
 //! one), the funnel row and the fingerprint of the PR's inputs (the stored PR, its
-//! head commit and the extract settings). A rerun skips PRs whose fingerprint is
+//! head commit and the extract settings).
+//!
+//! Invalidation: when a re-extract changes a candidate (any field but
+//! environment_setup_commit) or drops it, the same transaction removes what validate
+//! derived from it (validation runs, the task, its coverage, validate's funnel row;
+//! [`store::candidates::forget_validation`]), so `validate` validates it again and
+//! `release` no longer publishes it. A candidate whose content did not change keeps
+//! all of it. A changed environment_setup_commit (recomputed per version at the end of
+//! the run) does not remove a task: the task keeps the candidate it was validated with,
+//! its own environment_setup_commit included, so its row stays true to its labels;
+//! runs are keyed by their content, so a new validation runs in the new environment. A rerun skips PRs whose fingerprint is
 //! unchanged, so finished work is not redone; an edited PR, a moved head or other
 //! settings redo it. Issues edited after extraction are not noticed (decision: issue
 //! texts are taken as crawled when the PR was first extracted). At the end of each
@@ -142,6 +152,9 @@ pub struct ExtractSummary {
     pub dropped: BTreeMap<ExtractDropReason, usize>,
     /// PRs that failed (git errors); they make the run exit 1.
     pub failed: usize,
+    /// Candidates changed or dropped by this run whose validation results (runs, task,
+    /// coverage, validate's funnel row) were removed, so that `validate` redoes them.
+    pub invalidated: usize,
     /// Candidates whose environment_setup_commit changed at the end of the run.
     pub environment_setup_commits_changed: usize,
     pub seconds: f64,
@@ -450,26 +463,43 @@ fn write_outcome(
         }
         Outcome::Ready(prepared) => Ok(build_candidate(store, repo, pull_request, *prepared)?),
     };
-    store.transaction(|transaction| -> Result<(), StoreError> {
-        match &result {
+    let mut result = result;
+    let invalidated = store.transaction(|transaction| -> Result<bool, StoreError> {
+        let stored = store::candidates::candidate(transaction, &instance_id)?;
+        let invalidated = match &mut result {
             Ok(candidate) => {
+                // environment_setup_commit is set per version at the end of the run;
+                // until then the candidate keeps the one it had.
+                if let Some(stored) = &stored {
+                    candidate.environment_setup_commit = stored.environment_setup_commit.clone();
+                }
                 store::candidates::upsert_candidate(transaction, candidate)?;
                 store::record_passed(transaction, Stage::Extract, repo, &number.to_string())?;
+                // A changed candidate loses what validate derived from the old one;
+                // an unchanged one keeps it.
+                let changed = stored.as_ref().is_some_and(|stored| stored != candidate);
+                changed && store::candidates::forget_validation(transaction, repo, &instance_id)?
             }
             Err((reason, detail)) => {
                 store::candidates::delete_candidate(transaction, &instance_id)?;
+                let invalidated = store::candidates::forget_validation(transaction, repo, &instance_id)?;
                 store::record_dropped(
                     transaction,
                     &Rejection::new(*reason, repo.clone(), number.to_string(), detail.clone()),
                 )?;
+                invalidated
             }
-        }
+        };
         // A failed PR keeps no fingerprint, so the next run tries it again.
         if !result.as_ref().is_err_and(|(reason, _)| reason.is_failure()) {
             store::extract::save_fingerprint(transaction, repo, number, &job.fingerprint)?;
         }
-        Ok(())
+        Ok(invalidated)
     })?;
+    if invalidated {
+        tracing::info!(repo = %repo, pull_request = number, %instance_id, "the candidate changed or was dropped: its validation results were removed");
+        summary.invalidated += 1;
+    }
     match result {
         Ok(_) => summary.candidates += 1,
         Err((reason, _)) if reason.is_failure() => summary.failed += 1,

@@ -10,15 +10,27 @@
 //!
 //! A clone is `git init --bare` followed by a fetch, so a run killed mid-clone is
 //! resumed by the next fetch: refs are only written once the objects are in.
+//!
+//! Credentials: the URL is used through an anonymous remote and `FETCH_HEAD` is not
+//! written, so it never reaches the mirror's `config` or any file in it; errors carry
+//! the URL with its user information redacted ([`redact_url`]). With a token
+//! (`GITHUB_TOKEN`), git2's credentials callback answers GitHub's HTTP challenge with
+//! it as the password ([`token_for`]): only over `https` to `github.com`, so that a
+//! `--clone-url` pointing elsewhere never receives it, and once per connection, so a
+//! refused token fails instead of looping.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use git2::{AutotagOption, FetchOptions, FetchPrune, RemoteCallbacks, Repository};
+use git2::{AutotagOption, Cred, CredentialType, FetchOptions, FetchPrune, RemoteCallbacks, Repository};
 
 use super::GitError;
 use crate::model::RepoSlug;
 use crate::progress::Reporter;
+use crate::secret::{Secret, redact_url};
+
+/// The user name sent with a token; GitHub reads only the password.
+const TOKEN_USER: &str = "x-access-token";
 
 /// The refspecs of a mirror: branches, tags and PR heads, forced.
 pub const MIRROR_REFSPECS: [&str; 3] =
@@ -44,9 +56,46 @@ pub struct FetchStats {
     pub received_bytes: usize,
 }
 
+/// The token to answer `url`'s authentication challenge with: `token` when the URL
+/// is `https://github.com/...` (any case) and holds no credentials of its own; none
+/// for other hosts, plain `http`, `ssh` and local paths.
+pub fn token_for<'a>(url: &str, token: Option<&'a Secret>) -> Option<&'a Secret> {
+    let rest = url.get(..8).filter(|scheme| scheme.eq_ignore_ascii_case("https://")).map(|_| &url[8..])?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return None;
+    }
+    let host = authority.rsplit_once(':').map_or(authority, |(host, _port)| host);
+    host.eq_ignore_ascii_case("github.com").then_some(token).flatten()
+}
+
+/// Callbacks that answer one authentication challenge with `token`, if any.
+fn credentials<'a>(token: Option<&'a Secret>) -> RemoteCallbacks<'a> {
+    let mut callbacks = RemoteCallbacks::new();
+    if let Some(token) = token {
+        let mut asked = false;
+        callbacks.credentials(move |_url, _user, allowed| {
+            if asked || !allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+                return Err(git2::Error::from_str(
+                    "GitHub refused the token in GITHUB_TOKEN; check that it is valid and may read the repository",
+                ));
+            }
+            asked = true;
+            Cred::userpass_plaintext(TOKEN_USER, token.expose())
+        });
+    }
+    callbacks
+}
+
 /// Creates the bare mirror at `path` when missing, then fetches branches, tags and
-/// PR heads from `url` into it. A local path is accepted as the URL.
-pub fn sync_mirror(path: &Path, url: &str, reporter: &dyn Reporter) -> Result<FetchStats, GitError> {
+/// PR heads from `url` into it. A local path is accepted as the URL. `token` answers
+/// GitHub's authentication challenge ([`token_for`]).
+pub fn sync_mirror(
+    path: &Path,
+    url: &str,
+    token: Option<&Secret>,
+    reporter: &dyn Reporter,
+) -> Result<FetchStats, GitError> {
     let repository = if path.join("HEAD").exists() {
         Repository::open_bare(path).map_err(|source| GitError::Open { path: path.to_path_buf(), source })?
     } else {
@@ -57,18 +106,25 @@ pub fn sync_mirror(path: &Path, url: &str, reporter: &dyn Reporter) -> Result<Fe
         Repository::init_bare(path).map_err(|source| GitError::Create { path: path.to_path_buf(), source })?
     };
     let url = local_path_as_url(url);
-    let fetch_error = |source| GitError::Fetch { url: url.clone(), path: path.to_path_buf(), source };
+    let token = token_for(&url, token);
+    // Neither the URL's credentials nor libgit2's messages about them leave here.
+    let fetch_error = |source: git2::Error| GitError::Fetch {
+        url: redact_url(&url),
+        path: path.to_path_buf(),
+        source: git2::Error::new(source.code(), source.class(), redact_url(source.message())),
+    };
+    // Anonymous: the URL is not written to the mirror's config.
     let mut remote = repository.remote_anonymous(&url).map_err(fetch_error)?;
 
     // The default branch, so that the mirror's HEAD names it as GitHub's does.
     let default_branch = remote
-        .connect(git2::Direction::Fetch)
-        .and_then(|()| remote.default_branch())
+        .connect_auth(git2::Direction::Fetch, Some(credentials(token)), None)
+        .and_then(|connection| connection.default_branch())
         .ok()
         .and_then(|name| name.as_str().ok().map(String::from));
     let _ = remote.disconnect();
 
-    let mut callbacks = RemoteCallbacks::new();
+    let mut callbacks = credentials(token);
     let mut last_report = Instant::now();
     callbacks.transfer_progress(move |progress| {
         if last_report.elapsed().as_secs() >= 2 {
@@ -83,7 +139,12 @@ pub fn sync_mirror(path: &Path, url: &str, reporter: &dyn Reporter) -> Result<Fe
         true
     });
     let mut options = FetchOptions::new();
-    options.remote_callbacks(callbacks).download_tags(AutotagOption::None).prune(FetchPrune::On);
+    // No FETCH_HEAD: it would name the URL, credentials included.
+    options
+        .remote_callbacks(callbacks)
+        .download_tags(AutotagOption::None)
+        .prune(FetchPrune::On)
+        .update_fetchhead(false);
     remote.fetch(&MIRROR_REFSPECS, Some(&mut options), Some("swe-harvest mirror")).map_err(fetch_error)?;
     let stats = remote.stats();
     let stats = FetchStats { received_objects: stats.received_objects(), received_bytes: stats.received_bytes() };
@@ -108,4 +169,30 @@ fn local_path_as_url(url: &str) -> String {
         return url.to_string();
     }
     std::path::absolute(url).map(|path| path.display().to_string()).unwrap_or_else(|_| url.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_goes_only_to_github_over_https() {
+        let token = Secret::new("ghp_abc");
+        for url in ["https://github.com/a/b.git", "HTTPS://GitHub.com/a/b", "https://github.com:443/a/b"] {
+            assert_eq!(token_for(url, Some(&token)), Some(&token), "{url}");
+        }
+        for url in [
+            "http://github.com/a/b",
+            "https://github.com.evil.example/a/b",
+            "https://evil.example/github.com/a/b",
+            "https://user:pass@github.com/a/b",
+            "git@github.com:a/b.git",
+            "ssh://git@github.com/a/b",
+            "/srv/mirrors/a/b.git",
+            "https://127.0.0.1:9/a/b",
+        ] {
+            assert_eq!(token_for(url, Some(&token)), None, "{url}");
+        }
+        assert_eq!(token_for("https://github.com/a/b", None), None);
+    }
 }

@@ -10,6 +10,11 @@
 //! `git`: it is git2 machinery, and `git` owns the mirror's on-disk layout
 //! (`mirror_path`, the refspecs) that extract, validate and the tests read too.
 //! PR heads that a mirror lacks are extract's concern (`pull_head_missing`).
+//!
+//! Secrets: credentials inside the clone URL are redacted ([`redact_url`]) in every
+//! message, log line and funnel row; `GITHUB_TOKEN` authenticates to github.com
+//! through git2's credentials callback (see [`crate::git::mirror`]), never through
+//! the URL, so it reaches neither the mirror's config nor a log.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,23 +26,30 @@ use crate::git::mirror::{clone_url_for, mirror_path, sync_mirror};
 use crate::model::drop_reason::MirrorDropReason;
 use crate::model::{Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
+use crate::secret::{Secret, redact_url};
 use crate::store::{self, Store};
 
 /// Resolved settings of the stage.
 #[derive(Debug, Clone)]
 pub struct MirrorSettings {
     pub data_dir: PathBuf,
-    /// A URL or path; `{owner}` and `{name}` are replaced.
+    /// A URL or path; `{owner}` and `{name}` are replaced. May hold credentials: it is
+    /// printed, logged and stored only through [`redact_url`].
     pub clone_url: String,
+    /// `GITHUB_TOKEN` (the first of `GITHUB_TOKENS`): answers github.com's
+    /// authentication challenge, never put in a URL or the mirror's config.
+    pub token: Option<Secret>,
 }
 
 impl MirrorSettings {
     /// `clone_url` (the `--clone-url` flag) > `SWE_HARVEST_MIRROR__CLONE_URL` >
-    /// config file > default; the loaded config already holds the last three.
+    /// config file > default; the loaded config already holds the last three. The
+    /// token comes from the environment.
     pub fn resolve(data_dir: PathBuf, config: &LoadedConfig, clone_url: Option<&str>) -> MirrorSettings {
         MirrorSettings {
             data_dir,
             clone_url: clone_url.map(String::from).unwrap_or_else(|| config.config.mirror.clone_url.clone()),
+            token: crate::env_vars::github_tokens().into_iter().next(),
         }
     }
 }
@@ -73,7 +85,7 @@ pub fn run(
         let started = Instant::now();
         let cloned = !path.join("HEAD").exists();
         reporter.message(&format!("{} {repo}", if cloned { "cloning" } else { "fetching" }));
-        let result = sync_mirror(&path, &url, reporter);
+        let result = sync_mirror(&path, &url, settings.token.as_ref(), reporter);
         let mut outcome = MirrorOutcome {
             repo: repo.to_string(),
             path: path.clone(),
@@ -97,7 +109,8 @@ pub fn run(
                 })?;
             }
             Err(error) => {
-                let message = crate::error_chain(&error);
+                // Redacted again: a message of any layer may quote the URL.
+                let message = redact_url(&crate::error_chain(&error));
                 tracing::error!(repo = %repo, "{message}");
                 outcome.error = Some(message.clone());
                 store.transaction(|transaction| {

@@ -145,6 +145,9 @@ drop_reasons! {
         NoMirror => "no_mirror",
         InvalidRepoConfig => "invalid_repo_config",
         EnvironmentCommitMissing => "environment_commit_missing",
+        /// The row's base_commit is not in the repository's mirror (a data drop: the
+        /// row names a commit the repository does not have, or the mirror is old).
+        BaseCommitMissing => "base_commit_missing",
         EnvironmentInferenceFailed => "environment_inference_failed",
         BaseImageMissing => "base_image_missing",
         EnvironmentBuildFailed => "environment_build_failed",
@@ -310,6 +313,7 @@ mod tests {
                 "no_mirror",
                 "invalid_repo_config",
                 "environment_commit_missing",
+                "base_commit_missing",
                 "environment_inference_failed",
                 "base_image_missing",
                 "environment_build_failed",

@@ -50,9 +50,11 @@ pub enum ImagesError {
     Engine(String),
 }
 
-/// `<prefix>/<instance_id in lower case>:<release version>`.
+/// `<prefix>/<instance_id in lower case>:<release version>`; an instance id that is
+/// not a valid Docker name component as it is (a repository named `.github` or `b_`)
+/// is made one by [`docker_name_component`](crate::model::ids::docker_name_component).
 pub fn instance_tag(prefix: &str, instance_id: &str, version: &str) -> String {
-    format!("{prefix}/{}:{version}", instance_id.to_lowercase())
+    format!("{prefix}/{}:{version}", crate::model::ids::docker_name_component(instance_id))
 }
 
 /// The eval script of a task, in SWE-bench's shape: reset the touched test files,

@@ -146,7 +146,9 @@ pub fn content_key(dockerfile: &str, base_image_id: &str, extra_ca: Option<&[u8]
 
 /// The tag of an environment image: `swe-harvest/env.<owner>__<name>:<key prefix>`.
 pub fn tag_for(repo: &RepoSlug, key: &str) -> String {
-    format!("swe-harvest/env.{}:{}", repo.double_underscore().to_lowercase(), &key[..16])
+    // Valid for every GitHub name (`.github`, `b_`): see `docker_name_component`.
+    let repository = crate::model::ids::docker_name_component(&repo.double_underscore());
+    format!("swe-harvest/env.{repository}:{}", &key[..16])
 }
 
 impl Images {

@@ -1,9 +1,11 @@
-//! Task candidates (written by extract) and tasks (written by validate).
+//! Task candidates (written by extract) and tasks (written by validate), and the
+//! invalidation that ties them: when extract changes or drops a candidate, everything
+//! validate derived from it goes in the same transaction ([`forget_validation`]).
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Result, StoreError, now};
-use crate::model::{Candidate, RepoSlug, Task};
+use crate::model::{Candidate, RepoSlug, Stage, Task};
 
 fn decode<T: serde::de::DeserializeOwned>(kind: &'static str, key: &str, data: &str) -> Result<T> {
     serde_json::from_str(data).map_err(|source| StoreError::Decode { kind, key: key.to_string(), source })
@@ -32,6 +34,24 @@ pub fn upsert_candidate(connection: &Connection, candidate: &Candidate) -> Resul
 pub fn delete_candidate(connection: &Connection, instance_id: &str) -> Result<()> {
     connection.execute("DELETE FROM candidates WHERE instance_id = ?1", [instance_id])?;
     Ok(())
+}
+
+/// Forgets what validate derived from one candidate: its validation runs, its task,
+/// its coverage and validate's funnel row, so that `validate` validates it again and
+/// `release` no longer publishes it. Environments are keyed by their content, not by
+/// the candidate, and stay (other candidates share them). Call it in the transaction
+/// that changes or deletes the candidate. Returns whether anything was there.
+pub fn forget_validation(connection: &Connection, repo: &RepoSlug, instance_id: &str) -> Result<bool> {
+    let mut deleted = 0;
+    for query in [
+        "DELETE FROM validation_runs WHERE instance_id = ?1",
+        "DELETE FROM tasks WHERE instance_id = ?1",
+        "DELETE FROM task_coverage WHERE instance_id = ?1",
+    ] {
+        deleted += connection.execute(query, [instance_id])?;
+    }
+    let funnel_row = super::funnel::forget(connection, Stage::Validate, repo, instance_id)?;
+    Ok(deleted > 0 || funnel_row)
 }
 
 /// Candidates of the given repositories (all when empty), by instance id.

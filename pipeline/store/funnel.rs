@@ -42,6 +42,16 @@ pub fn record_dropped(connection: &Connection, rejection: &Rejection) -> Result<
     Ok(())
 }
 
+/// Forgets how `stage` treated `item` (its outcome no longer holds, e.g. validate's
+/// row of a candidate that extract changed or dropped); returns whether there was one.
+pub fn forget(connection: &Connection, stage: Stage, repo: &RepoSlug, item: &str) -> Result<bool> {
+    let deleted = connection.execute(
+        "DELETE FROM stage_items WHERE stage = ?1 AND repo = ?2 AND item = ?3",
+        params![stage.as_str(), repo.to_string(), item],
+    )?;
+    Ok(deleted > 0)
+}
+
 /// How one stage treated one repository's items.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StageFunnel {

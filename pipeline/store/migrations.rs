@@ -147,6 +147,26 @@ const MIGRATIONS: &[&str] = &[
         measured_at TEXT NOT NULL
     );
     "#,
+    // 6: validation runs keyed by the content they ran: `content_hash` is the hash of
+    // the patches, base commit, environment commit, environment spec and image
+    // (`store::validation::run_content_hash`), so a row of `validate --input` with a
+    // known instance id but other content runs afresh. Runs stored before have no hash
+    // (''): they are kept but never match, so they are treated as stale and run again.
+    r#"
+    CREATE TABLE validation_runs_by_content (
+        instance_id TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (instance_id, content_hash, phase, attempt)
+    );
+    INSERT INTO validation_runs_by_content (instance_id, content_hash, phase, attempt, data, created_at)
+        SELECT instance_id, '', phase, attempt, data, created_at FROM validation_runs;
+    DROP TABLE validation_runs;
+    ALTER TABLE validation_runs_by_content RENAME TO validation_runs;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -1,13 +1,20 @@
 //! Validation state: environment images (built or failed, per content key) and
-//! validation runs (one row per instance, phase and attempt, so a killed `validate`
-//! resumes at the first missing attempt).
+//! validation runs (one row per instance, content, phase and attempt, so a killed
+//! `validate` resumes at the first missing attempt).
+//!
+//! Runs are keyed by the content they ran ([`run_content_hash`]: the patches, the base
+//! commit, the environment commit, the environment spec and the image), not by the
+//! instance id alone: the same id with another gold patch (a `validate --input` row,
+//! a re-extracted candidate) finds no stored runs and runs afresh. Runs stored before
+//! the key existed have an empty hash and never match: they are stale.
 
 use std::collections::BTreeSet;
 
 use rusqlite::{Connection, params};
+use sha2::{Digest, Sha256};
 
 use super::{Result, StoreError, now};
-use crate::model::{EnvironmentSpec, RepoSlug, RunPhase, ValidationRun};
+use crate::model::{Candidate, EnvironmentSpec, RepoSlug, RunPhase, ValidationRun};
 
 /// Records an environment image: `status` is `built` or `failed`.
 #[allow(clippy::too_many_arguments)] // one column each; a struct would only rename them
@@ -52,14 +59,43 @@ fn phase_name(phase: RunPhase) -> &'static str {
     }
 }
 
-/// Stores the runs of one attempt (its pre and post run) together.
-pub fn insert_runs(connection: &Connection, runs: &[ValidationRun]) -> Result<()> {
+/// The key of stored runs: a hash of everything a run's outcome depends on.
+pub fn run_content_hash(candidate: &Candidate, spec: &EnvironmentSpec, image: &str) -> String {
+    let mut hasher = Sha256::new();
+    let spec = serde_json::to_string(spec).expect("specs serialize");
+    for part in [
+        "runs-v1",
+        &candidate.patch,
+        &candidate.test_patch,
+        &candidate.base_commit,
+        &candidate.environment_setup_commit,
+        &spec,
+        image,
+    ] {
+        // Length-prefixed, so that no two different part lists hash alike.
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// Stores the runs of one attempt (its pre and post run) together, under the hash of
+/// the content they ran; runs of the same instance stored under another hash are
+/// stale and removed.
+pub fn insert_runs(connection: &Connection, content_hash: &str, runs: &[ValidationRun]) -> Result<()> {
     for run in runs {
         connection.execute(
-            "INSERT INTO validation_runs (instance_id, phase, attempt, data, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (instance_id, phase, attempt) DO UPDATE SET data = excluded.data, created_at = excluded.created_at",
+            "DELETE FROM validation_runs WHERE instance_id = ?1 AND content_hash <> ?2",
+            params![run.instance_id, content_hash],
+        )?;
+        connection.execute(
+            "INSERT INTO validation_runs (instance_id, content_hash, phase, attempt, data, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (instance_id, content_hash, phase, attempt) DO UPDATE SET
+                data = excluded.data, created_at = excluded.created_at",
             params![
                 run.instance_id,
+                content_hash,
                 phase_name(run.phase),
                 run.attempt,
                 serde_json::to_string(run).expect("runs serialize"),
@@ -70,13 +106,37 @@ pub fn insert_runs(connection: &Connection, runs: &[ValidationRun]) -> Result<()
     Ok(())
 }
 
-/// The stored runs of one instance, by phase then attempt.
+/// The stored runs of one instance, whatever content they ran, by phase then attempt.
 pub fn runs(connection: &Connection, instance_id: &str) -> Result<Vec<ValidationRun>> {
-    let mut statement = connection
-        .prepare("SELECT phase, attempt, data FROM validation_runs WHERE instance_id = ?1 ORDER BY phase, attempt")?;
-    let rows = statement.query_map([instance_id], |row| {
-        Ok((row.get::<_, String>(0)?, row.get::<_, u32>(1)?, row.get::<_, String>(2)?))
-    })?;
+    load_runs(
+        connection,
+        "SELECT phase, attempt, data FROM validation_runs WHERE instance_id = ?1 ORDER BY phase, attempt",
+        params![instance_id],
+        instance_id,
+    )
+}
+
+/// The stored runs of one instance that ran exactly this content
+/// ([`run_content_hash`]), by phase then attempt: the runs that `validate` reuses.
+pub fn runs_for_content(connection: &Connection, instance_id: &str, content_hash: &str) -> Result<Vec<ValidationRun>> {
+    load_runs(
+        connection,
+        "SELECT phase, attempt, data FROM validation_runs WHERE instance_id = ?1 AND content_hash = ?2
+         ORDER BY phase, attempt",
+        params![instance_id, content_hash],
+        instance_id,
+    )
+}
+
+fn load_runs(
+    connection: &Connection,
+    query: &str,
+    parameters: impl rusqlite::Params,
+    instance_id: &str,
+) -> Result<Vec<ValidationRun>> {
+    let mut statement = connection.prepare(query)?;
+    let rows = statement
+        .query_map(parameters, |row| Ok((row.get::<_, String>(0)?, row.get::<_, u32>(1)?, row.get::<_, String>(2)?)))?;
     let mut out = Vec::new();
     for row in rows {
         let (phase, attempt, data) = row?;
@@ -118,4 +178,60 @@ pub fn environment_spec_for_image(connection: &Connection, image: &str) -> Resul
         })
     })
     .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate() -> Candidate {
+        Candidate {
+            instance_id: "a__b-1".into(),
+            repo: "a/b".parse().unwrap(),
+            pull_number: 1,
+            issue_numbers: vec![2],
+            base_commit: "a".repeat(40),
+            head_commit: "h".repeat(40),
+            patch: "gold".into(),
+            test_patch: "tests".into(),
+            problem_statement: "broken\n".into(),
+            hints_text: String::new(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            merged_at: None,
+            version: "1.0".into(),
+            environment_setup_commit: "e".repeat(40),
+            test_files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_run_key_changes_with_every_part_a_run_depends_on_and_nothing_else() {
+        let spec = EnvironmentSpec::default();
+        let key = run_content_hash(&candidate(), &spec, "env:1");
+        assert_eq!(key, run_content_hash(&candidate(), &spec, "env:1"));
+        let mut problem = candidate();
+        problem.problem_statement = "other words\n".into();
+        assert_eq!(key, run_content_hash(&problem, &spec, "env:1"), "the problem statement runs nothing");
+        let changes: [fn(&mut Candidate); 4] = [
+            |candidate| candidate.patch.push('x'),
+            |candidate| candidate.test_patch.push('x'),
+            |candidate| candidate.base_commit = "b".repeat(40),
+            |candidate| candidate.environment_setup_commit = "f".repeat(40),
+        ];
+        for change in changes {
+            let mut changed = candidate();
+            change(&mut changed);
+            assert_ne!(key, run_content_hash(&changed, &spec, "env:1"));
+        }
+        let other_spec = EnvironmentSpec { runtime: "3.9".into(), ..EnvironmentSpec::default() };
+        assert_ne!(key, run_content_hash(&candidate(), &other_spec, "env:1"));
+        assert_ne!(key, run_content_hash(&candidate(), &spec, "env:2"));
+        // Parts are length-prefixed: moving text from one part to the next changes the key.
+        let (mut left, mut right) = (candidate(), candidate());
+        left.patch = "ab".into();
+        left.test_patch = "c".into();
+        right.patch = "a".into();
+        right.test_patch = "bc".into();
+        assert_ne!(run_content_hash(&left, &spec, "env:1"), run_content_hash(&right, &spec, "env:1"));
+    }
 }

@@ -12,10 +12,15 @@
 //! [`crate::ecosystem`]'s. This file is the stage loop: selection, workers, resume,
 //! Ctrl-C, and what is written to the store.
 //!
-//! Resume: each attempt's pre and post runs are stored together in one transaction;
-//! a task is finished when its funnel row is written (labelled or dropped). A killed
-//! `validate` skips finished tasks and resumes the others at their first missing
-//! attempt. Tasks named with `--instance` are validated again from scratch.
+//! Resume: each attempt's pre and post runs are stored together in one transaction,
+//! keyed by the instance id and the hash of the content they ran
+//! ([`validation::run_content_hash`]); a task is finished when its funnel row is
+//! written (labelled or dropped), and extract removes that row (with the runs and the
+//! task) when it changes or drops the candidate. A killed `validate` skips finished
+//! tasks and resumes the others at their first missing attempt of the same content.
+//! Tasks named with `--instance` are validated again from scratch. `--input` rows are
+//! never "finished": only their runs are reused, and only when the row's content is
+//! the one they ran.
 //!
 //! With `--coverage`, each labelled task also gets one coverage run ([`coverage`]),
 //! stored with its labels in the same transaction; labelled tasks that have no
@@ -250,6 +255,7 @@ pub async fn run(
             if !instances.is_empty() {
                 all.retain(|candidate| instances.contains(&candidate.instance_id));
             }
+            warn_unmatched(&repos, &instances, &all);
             (all, true, instances.into_iter().collect())
         }
         Work::Rows(rows) => (rows, false, BTreeSet::new()),
@@ -330,6 +336,17 @@ pub async fn run(
     summary.outcomes = outcomes;
     summary.elapsed_secs = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Warns about each `--repo` and `--instance` that selected no candidate, so that a
+/// typo does not pass as "0 selected".
+fn warn_unmatched(repos: &[crate::model::RepoSlug], instances: &[String], selected: &[Candidate]) {
+    for repo in repos.iter().filter(|repo| !selected.iter().any(|candidate| &candidate.repo == *repo)) {
+        tracing::warn!(repo = %repo, "--repo {repo} matches no candidate in the store; run `extract --repo {repo}` first, or check the name");
+    }
+    for instance in instances.iter().filter(|id| !selected.iter().any(|candidate| &candidate.instance_id == *id)) {
+        tracing::warn!(instance_id = %instance, "--instance {instance} matches no candidate{}; check the id (`export --stage candidates` lists them)", if repos.is_empty() { String::new() } else { " of the selected repositories".to_string() });
+    }
 }
 
 async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutcome {
@@ -447,10 +464,24 @@ async fn validate_task(
     let (ecosystem, files, date) = {
         let mirror = mirror.clone();
         let commit = candidate.environment_setup_commit.clone();
-        tokio::task::spawn_blocking(move || read_environment(&mirror, &commit))
-            .await
-            .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
-            .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
+        let base_commit = candidate.base_commit.clone();
+        tokio::task::spawn_blocking(move || {
+            // A base commit the mirror lacks is the row's fault, found before any container runs.
+            let has_base = crate::git::Mirror::open(&mirror).is_ok_and(|mirror| mirror.commit_id(&base_commit).is_some());
+            has_base.then(|| read_environment(&mirror, &commit))
+        })
+        .await
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
+        .ok_or_else(|| {
+            dropped(
+                ValidateDropReason::BaseCommitMissing,
+                format!(
+                    "the base commit `{}` is not in the mirror of {}; check the row's base_commit, or run `mirror` again",
+                    candidate.base_commit, candidate.repo
+                ),
+            )
+        })?
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
     };
     let available: Vec<String> = settings.images.base_images.keys().cloned().collect();
     let spec = spec::resolve(ecosystem, &repo_config, &candidate.version, || files, date, &available)
@@ -509,10 +540,12 @@ async fn validate_task(
     }
     outcome.image = Some(built.tag.clone());
 
-    // The runs, resuming after the attempts already stored.
+    // The runs, resuming after the attempts already stored for this very content
+    // (patches, commits, environment): the same id with other content runs afresh.
+    let content_hash = validation::run_content_hash(candidate, &spec, &built.tag);
     let stored = {
         let store = context.store.lock().expect("not poisoned");
-        validation::runs(store.connection(), &candidate.instance_id)
+        validation::runs_for_content(store.connection(), &candidate.instance_id, &content_hash)
             .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?
     };
     let complete = |attempt: u32| {
@@ -568,7 +601,7 @@ async fn validate_task(
         {
             let mut store = context.store.lock().expect("not poisoned");
             store
-                .transaction(|transaction| validation::insert_runs(transaction, &runs))
+                .transaction(|transaction| validation::insert_runs(transaction, &content_hash, &runs))
                 .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?;
         }
         let mut runs = runs.into_iter();

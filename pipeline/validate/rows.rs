@@ -80,6 +80,8 @@ pub fn read_rows(path: &Path) -> Result<Vec<InputRow>, RowsError> {
 fn parse_row(line: &str) -> Result<InputRow, String> {
     let fields: Map<String, Value> = serde_json::from_str(line).map_err(|error| error.to_string())?;
     let row: TaskRow = serde_json::from_value(Value::Object(fields.clone())).map_err(|error| error.to_string())?;
+    // The id names the row's log folder: it must stay one path component.
+    crate::model::ids::check_id("instance_id", &row.instance_id).map_err(|error| error.to_string())?;
     let repo: RepoSlug = row.repo.parse().map_err(|error: RepoSlugError| error.to_string())?;
     let created_at: DateTime<Utc> = DateTime::parse_from_rfc3339(&row.created_at)
         .map_err(|error| format!("created_at `{}`: {error}", row.created_at))?
@@ -309,6 +311,19 @@ mod tests {
         assert!(error.is_usage());
         assert!(error.to_string().starts_with("line 3 of `"), "{error}");
         assert!(error.hint().unwrap().contains("twelve SWE-bench fields"));
+    }
+
+    #[test]
+    fn an_instance_id_that_is_not_one_path_component_is_bad_usage_naming_the_line_and_the_rule() {
+        for bad in ["../../../../x", "/tmp/elsewhere", "acme/calc-1", ".hidden-1"] {
+            let (_dir, path) = rows_file(&[row_line("acme__calc-1", &[], &[]), row_line(bad, &[], &[])]);
+            let error = read_rows(&path).unwrap_err();
+            assert!(error.is_usage(), "{bad}");
+            let message = error.to_string();
+            assert!(message.starts_with("line 3 of `"), "{message}");
+            assert!(message.contains(&format!("invalid instance_id `{bad}`")), "{message}");
+            assert!(message.contains("allowed: 1-200 characters of A-Z, a-z, 0-9"), "{message}");
+        }
     }
 
     #[test]
