@@ -62,6 +62,9 @@ pub fn crawl(settings: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<Exit
         until: args.options.until,
         per_page: github.per_page,
         per_issue_fetch_ratio: settings.config.config.crawl.per_issue_fetch_ratio,
+        api: args.options.api.map(Into::into).unwrap_or(settings.config.config.crawl.api),
+        graphql_page_size: settings.config.config.crawl.graphql_page_size,
+        graphql_issues_per_query: settings.config.config.crawl.graphql_issues_per_query,
     };
     let repos = args.selection.repos.clone();
     let mut store = open_store(settings)?;
@@ -98,10 +101,16 @@ fn print_summary(summary: &CrawlSummary) -> std::io::Result<()> {
         )?;
     }
     let client = &summary.client;
+    let points = if client.graphql_queries > 0 { format!(", {} GraphQL points", client.points) } else { String::new() };
     writeln!(
         out,
-        "{} requests ({} answered 304 Not Modified, {} retried), {}s waiting for rate limits, {:.1}s in all",
-        client.requests, client.not_modified, client.retries, client.rate_limit_wait_secs, summary.elapsed_secs
+        "{} requests through the {} API ({} answered 304 Not Modified, {} retried{points}), {}s waiting for rate limits, {:.1}s in all",
+        client.requests,
+        summary.api,
+        client.not_modified,
+        client.retries,
+        client.rate_limit_wait_secs,
+        summary.elapsed_secs
     )?;
     let failed = summary.failed_requests();
     if failed > 0 {
