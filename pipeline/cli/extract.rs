@@ -38,6 +38,7 @@ pub fn settings(
         version_file: repo_config.version_file,
         version_source: repo_config.version_source.unwrap_or_default(),
         workers: config.workers,
+        use_api_closing_references: config.use_api_closing_references,
     })
 }
 
