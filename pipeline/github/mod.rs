@@ -89,7 +89,7 @@ pub enum GithubError {
     BadApiUrl { api_url: String, problem: String },
     #[error("failed to set up the HTTP client: {0}")]
     Setup(String),
-    #[error("GET {url} answered HTTP {status}: {message}")]
+    #[error("{url} answered HTTP {status}: {message}")]
     Status { url: String, status: u16, message: String },
     #[error("the GraphQL query {operation} to {url} failed: {message}")]
     Graphql { url: String, operation: String, message: String },
@@ -98,10 +98,10 @@ pub enum GithubError {
     )]
     GraphqlTooLarge { url: String, operation: String, message: String },
     #[error(
-        "GET {url} still failed after {attempts} attempts; last error: {last}; run the crawl again later to fetch what is missing"
+        "{url} still failed after {attempts} attempts; last error: {last}; run the crawl again later to fetch what is missing"
     )]
     GaveUp { url: String, attempts: u32, last: String },
-    #[error("GET {url} answered 2xx with a body that is not the expected JSON: {detail}")]
+    #[error("{url} answered 2xx with a body that is not the expected JSON: {detail}")]
     InvalidJson { url: String, detail: String },
     #[error(
         "refusing to follow a link to `{url}`, outside the API root `{api_url}` (the token is only sent to the API root)"
@@ -271,8 +271,11 @@ impl GithubClient {
             return Err(bad("the scheme must be http or https"));
         }
         let origin = format!("{scheme}://{authority}");
+        // The origin, not the API root: octocrab prefixes the base path to every path
+        // that lacks it, which would turn GHES's `/api/graphql` into
+        // `/api/v3/api/graphql`. Every URL we send is absolute anyway.
         let octocrab = octocrab::Octocrab::builder()
-            .base_uri(api_url.as_str())
+            .base_uri(origin.as_str())
             .map_err(|error| GithubError::Setup(error.to_string()))?
             .add_retry_config(octocrab::service::middleware::retry::RetryConfig::None)
             .set_connect_timeout(Some(settings.request_timeout))
@@ -321,6 +324,11 @@ impl GithubClient {
 
     pub fn api_url(&self) -> &str {
         &self.api_url
+    }
+
+    /// Whether requests carry a token (GraphQL needs one).
+    pub fn has_token(&self) -> bool {
+        self.slots.iter().any(|slot| slot.secret.is_some())
     }
 
     /// The absolute URL of an API path with a query, values percent-encoded.
