@@ -67,6 +67,9 @@ pub(crate) fn respond(
 
     let (status, action) = 'answer: {
         if token_state.exhausted_until > now {
+            if graphql_request.is_some() {
+                break 'answer graphql_rate_limited(token_state);
+            }
             break 'answer primary_exhausted(token_state);
         }
         // Faults, in the order they were added.
