@@ -332,16 +332,45 @@ struct Executor<'a> {
     variables: &'a Value,
     rate_limit: Value,
     errors: Vec<Value>,
+    /// Comments by repository and issue number, oldest first; built on first use.
+    comments_by_issue: &'a CommentIndex,
+}
+
+/// Comments by repository and issue number, as indexes into the repository's
+/// comments, oldest first. Built once per version of the fixtures.
+pub(crate) type CommentIndex = BTreeMap<String, BTreeMap<u64, Vec<usize>>>;
+
+pub(crate) fn comment_index(fixtures: &Fixtures) -> CommentIndex {
+    fixtures
+        .repos
+        .iter()
+        .map(|(slug, repo)| {
+            let mut index: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+            for (position, comment) in repo.comments.iter().enumerate() {
+                if let Some(number) = issue_number_of_comment(comment) {
+                    index.entry(number).or_default().push(position);
+                }
+            }
+            for positions in index.values_mut() {
+                positions.sort_by_cached_key(|position| {
+                    let comment = &repo.comments[*position];
+                    (parse_time(&comment["created_at"]).unwrap_or_default(), comment["id"].as_u64())
+                });
+            }
+            (slug.clone(), index)
+        })
+        .collect()
 }
 
 /// Executes a parsed query: `data` and the `errors` beside it.
 pub(crate) fn execute(
     fixtures: &Fixtures,
+    comments_by_issue: &CommentIndex,
     operation: &Operation,
     variables: &Value,
     rate_limit: Value,
 ) -> (Value, Vec<Value>) {
-    let mut executor = Executor { fixtures, variables, rate_limit, errors: Vec::new() };
+    let mut executor = Executor { fixtures, variables, rate_limit, errors: Vec::new(), comments_by_issue };
     let data = executor.object(&Node::Root, &operation.selections, &mut Vec::new());
     (data, executor.errors)
 }
@@ -369,7 +398,9 @@ fn closing_keywords(slug: &str, body: &str) -> Vec<(String, u64)> {
         )
         .expect("a valid pattern")
     });
-    let text = regex::Regex::new(r"(?s)<!--.*?(?:-->|\z)").expect("a valid pattern").replace_all(body, "").into_owned();
+    static COMMENT: OnceLock<regex::Regex> = OnceLock::new();
+    let comment = COMMENT.get_or_init(|| regex::Regex::new(r"(?s)<!--.*?(?:-->|\z)").expect("a valid pattern"));
+    let text = comment.replace_all(body, "").into_owned();
     let mut found = Vec::new();
     for captures in pattern.captures_iter(&text) {
         let (owner, name, number) = match (captures.get(3), captures.get(6)) {
@@ -616,12 +647,15 @@ impl<'a> Executor<'a> {
                     self.connection(nodes, field, path)
                 }
                 "comments" => {
-                    let number = issue["number"].as_u64();
-                    let mut comments: Vec<&Value> =
-                        repo.comments.iter().filter(|comment| issue_number_of_comment(comment) == number).collect();
-                    comments.sort_by_key(|comment| {
-                        (parse_time(&comment["created_at"]).unwrap_or_default(), comment["id"].as_u64())
-                    });
+                    let number = issue["number"].as_u64().unwrap_or(0);
+                    let positions = self
+                        .comments_by_issue
+                        .get(*slug)
+                        .and_then(|index| index.get(&number))
+                        .cloned()
+                        .unwrap_or_default();
+                    let comments: Vec<&Value> =
+                        positions.into_iter().map(|position| &repo.comments[position]).collect();
                     let nodes = comments.into_iter().map(Node::Comment).collect();
                     self.connection(nodes, field, path)
                 }

@@ -155,6 +155,9 @@ pub(crate) struct SimState {
     graphql_node_limit: Option<u64>,
     /// GraphQL queries that may return more nodes time out.
     graphql_timeout_above_nodes: Option<u64>,
+    /// Comments by issue for the GraphQL executor, for one generation.
+    comment_index: graphql::CommentIndex,
+    comment_index_generation: Option<u64>,
 }
 
 /// A running simulator; stops when dropped.

@@ -136,10 +136,15 @@ pub(crate) fn respond(
             if anonymous {
                 break 'answer (401, error_action(401, Vec::new(), "This endpoint requires you to be authenticated."));
             }
+            if state.comment_index_generation != Some(state.generation) {
+                state.comment_index = super::graphql::comment_index(&state.fixtures);
+                state.comment_index_generation = Some(state.generation);
+            }
             let node_limit = state.graphql_node_limit.unwrap_or(500_000);
             let timeout_above = state.graphql_timeout_above_nodes;
             let token_state = state.tokens.get_mut(&token).expect("inserted above");
-            let answer = graphql_answer(&state.fixtures, token_state, request, node_limit, timeout_above);
+            let answer =
+                graphql_answer(&state.fixtures, &state.comment_index, token_state, request, node_limit, timeout_above);
             if let Some(points) = answer.charged {
                 state.stats.points += points;
                 *state.stats.by_operation.entry(operation.clone()).or_default() += 1;
@@ -248,6 +253,7 @@ struct GraphqlAnswer {
 /// One GraphQL query: parsed, costed, checked against the limits, executed.
 fn graphql_answer(
     fixtures: &super::Fixtures,
+    comment_index: &super::graphql::CommentIndex,
     token_state: &mut TokenState,
     request: &Value,
     node_limit: u64,
@@ -293,7 +299,7 @@ fn graphql_answer(
         "used": token_state.limit - token_state.remaining, "nodeCount": nodes,
         "resetAt": reset_at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
     });
-    let (data, errors) = super::graphql::execute(fixtures, &operation, &variables, rate_limit);
+    let (data, errors) = super::graphql::execute(fixtures, comment_index, &operation, &variables, rate_limit);
     let body = if errors.is_empty() { json!({"data": data}) } else { json!({"data": data, "errors": errors}) };
     GraphqlAnswer { headers: graphql_headers(token_state), body: body.to_string(), charged: Some(cost) }
 }
