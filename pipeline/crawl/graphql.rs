@@ -820,6 +820,24 @@ mod tests {
     }
 
     #[test]
+    fn auto_means_graphql_with_a_token_and_rest_without() {
+        use crate::config::CrawlApi;
+        let options = |api| super::super::CrawlOptions {
+            since: None,
+            until: None,
+            per_page: 100,
+            per_issue_fetch_ratio: 20,
+            api,
+            graphql_page_size: 100,
+            graphql_issues_per_query: 50,
+        };
+        assert_eq!(options(CrawlApi::Auto).resolved_api(true), CrawlApi::Graphql);
+        assert_eq!(options(CrawlApi::Auto).resolved_api(false), CrawlApi::Rest);
+        assert_eq!(options(CrawlApi::Rest).resolved_api(true), CrawlApi::Rest);
+        assert_eq!(options(CrawlApi::Graphql).resolved_api(false), CrawlApi::Graphql);
+    }
+
+    #[test]
     fn issues_by_number_are_aliased_fields_of_one_query() {
         let query = issues_by_number_query(&[4, 17]);
         assert!(query.contains("issue_4: issueOrPullRequest(number: 4)"), "{query}");
