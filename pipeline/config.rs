@@ -109,6 +109,27 @@ impl Default for GithubConfig {
     }
 }
 
+/// Which GitHub API the crawl uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CrawlApi {
+    /// GraphQL when a token is set (GitHub refuses anonymous GraphQL), else REST.
+    #[default]
+    Auto,
+    Graphql,
+    Rest,
+}
+
+impl CrawlApi {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrawlApi::Auto => "auto",
+            CrawlApi::Graphql => "graphql",
+            CrawlApi::Rest => "rest",
+        }
+    }
+}
+
 /// The crawl stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -116,11 +137,23 @@ pub struct CrawlConfig {
     /// Fetch referenced issues one by one instead of listing all issues when a
     /// repository has more than this many issues per referenced issue.
     pub per_issue_fetch_ratio: u32,
+    /// `auto` (GraphQL with a token, REST without), `graphql` or `rest`; `--api` wins.
+    pub api: CrawlApi,
+    /// Pull requests or issues per GraphQL query (GitHub's maximum is 100); halved
+    /// for the rest of the run when GitHub answers with a timeout or its node limit.
+    pub graphql_page_size: u32,
+    /// Issues fetched by number in one GraphQL query (those that only text mentions).
+    pub graphql_issues_per_query: u32,
 }
 
 impl Default for CrawlConfig {
     fn default() -> Self {
-        CrawlConfig { per_issue_fetch_ratio: 20 }
+        CrawlConfig {
+            per_issue_fetch_ratio: 20,
+            api: CrawlApi::Auto,
+            graphql_page_size: 100,
+            graphql_issues_per_query: 50,
+        }
     }
 }
 
@@ -400,6 +433,12 @@ impl Check for Config {
         }
         if !(1..=100).contains(&github.per_page) {
             return Err(invalid(origin, "github.per_page", "must be between 1 and 100 (GitHub's maximum)"));
+        }
+        if !(1..=100).contains(&self.crawl.graphql_page_size) {
+            return Err(invalid(origin, "crawl.graphql_page_size", "must be between 1 and 100 (GitHub's maximum)"));
+        }
+        if !(1..=100).contains(&self.crawl.graphql_issues_per_query) {
+            return Err(invalid(origin, "crawl.graphql_issues_per_query", "must be between 1 and 100"));
         }
         if github.requests_per_hour_per_token == 0 {
             return Err(invalid(origin, "github.requests_per_hour_per_token", "must be at least 1"));

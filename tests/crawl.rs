@@ -1,6 +1,8 @@
 //! The crawl stage against the GitHub API simulator: pagination, every fault kind,
 //! failures recorded and resumed, kill-and-resume, incremental refresh, the
-//! per-issue plan, the date window, and the token never leaking.
+//! per-issue plan, the date window, and the token never leaking; through REST
+//! (`--api rest`) and through GraphQL (`--api graphql`): the same rows and the same
+//! candidates out of extract, in a third of the requests.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output, Stdio};
@@ -26,7 +28,7 @@ fn small_repo() -> SimRepo {
     generate(REPO, &GenerateSpec::new(60, 40, 120))
 }
 
-/// `swe-harvest crawl` against the simulator, with short backoffs and small pages.
+/// `swe-harvest crawl --api rest` against the simulator, with short backoffs and small pages.
 fn crawl_command(harvest: &SweHarvest, sim: &GithubSim, per_page: u32) -> Command {
     let mut command = harvest.command();
     command
@@ -35,7 +37,20 @@ fn crawl_command(harvest: &SweHarvest, sim: &GithubSim, per_page: u32) -> Comman
         .env("SWE_HARVEST_GITHUB__BACKOFF_MAX_SECS", "1")
         .env("SWE_HARVEST_GITHUB__SECONDARY_LIMIT_WAIT_SECS", "1")
         .env("SWE_HARVEST_GITHUB__PER_PAGE", per_page.to_string())
-        .args(["crawl", "--repo", REPO, "--api-url", sim.url()]);
+        .args(["crawl", "--repo", REPO, "--api-url", sim.url(), "--api", "rest"]);
+    command
+}
+
+/// `swe-harvest crawl --api graphql`, `page_size` pull requests or issues per query.
+fn graphql_command(harvest: &SweHarvest, sim: &GithubSim, page_size: u32) -> Command {
+    let mut command = harvest.command();
+    command
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("SWE_HARVEST_GITHUB__BACKOFF_INITIAL_MS", "10")
+        .env("SWE_HARVEST_GITHUB__BACKOFF_MAX_SECS", "1")
+        .env("SWE_HARVEST_GITHUB__SECONDARY_LIMIT_WAIT_SECS", "1")
+        .env("SWE_HARVEST_CRAWL__GRAPHQL_PAGE_SIZE", page_size.to_string())
+        .args(["crawl", "--repo", REPO, "--api-url", sim.url(), "--api", "graphql"]);
     command
 }
 
@@ -658,4 +673,401 @@ async fn a_rate_limit_wait_is_shown_as_a_countdown_then_the_request_succeeds() {
     assert!(messages.last().unwrap().contains("resumed"), "{messages:?}");
     assert_eq!(client.stats().retries, 0, "waiting for a reset is not a retry");
     assert_eq!(sim.stats().count("pulls", 403), 1);
+}
+
+// ---- GraphQL (`--api graphql`).
+
+/// The closing references the GraphQL crawl stored: (pull, issue) pairs.
+fn closing_references(harvest: &SweHarvest) -> BTreeSet<(u64, u64)> {
+    let store = open_store(harvest);
+    let mut statement = store
+        .connection()
+        .prepare("SELECT pull_number, issue_number FROM pull_request_references WHERE source = 'closing'")
+        .unwrap();
+    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// Issue numbers a generated PR body closes (`Fixes #N.`).
+fn fixed_issue(pull: &Value) -> Option<u64> {
+    pull["body"].as_str()?.strip_prefix("Fixes #")?.split('.').next()?.parse().ok()
+}
+
+#[test]
+fn graphql_stores_the_rows_of_rest_plus_closing_references_in_a_third_of_the_requests() {
+    let repo = generate(REPO, &GenerateSpec::new(300, 200, 900));
+    let expected = expected(&repo);
+    let rest_sim = GithubSim::start(fixtures_with(repo.clone()));
+    let rest = SweHarvest::new();
+    let output = run(crawl_command(&rest, &rest_sim, 100));
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    let graphql = SweHarvest::new();
+    let output = run(graphql_command(&graphql, &sim, 100));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&graphql, &expected);
+    assert_eq!(raw_rows(&graphql), raw_rows(&rest), "the same rows as the REST crawl");
+
+    // One query per 100 closed PRs and per 100 issues (comments come with their issue).
+    let stats = sim.stats();
+    let pull_pages = (expected.merged + expected.unmerged).div_ceil(100);
+    let issue_pages = expected.issues.div_ceil(100);
+    assert_eq!(stats.by_operation.get("PullRequests"), Some(&pull_pages), "{stats:?}");
+    assert_eq!(stats.by_operation.get("Issues"), Some(&issue_pages), "{stats:?}");
+    assert_eq!(stats.total, pull_pages + issue_pages, "nothing else: {stats:?}");
+    assert_eq!(stats.endpoint_total("graphql"), stats.total, "no REST request: {stats:?}");
+    let rest_requests = rest_sim.stats().total;
+    assert!(stats.total * 1000 / expected.merged <= 25, "{} requests for {} merged PRs", stats.total, expected.merged);
+    assert!(stats.total * 3 <= rest_requests, "GraphQL {} requests, REST {rest_requests}", stats.total);
+    assert!(stats.points >= stats.total, "every query costs at least a point: {stats:?}");
+    let summary = stderr(&output);
+    assert!(summary.contains("through the graphql API") && summary.contains("GraphQL points"), "{summary}");
+
+    // GitHub's closing references: the simulator links `Fixes #N` of the body.
+    let expected_references: BTreeSet<(u64, u64)> = repo
+        .pulls
+        .iter()
+        .filter(|pull| !pull["merged_at"].is_null())
+        .filter_map(|pull| Some((pull["number"].as_u64()?, fixed_issue(pull)?)))
+        .collect();
+    assert!(expected_references.len() > 100);
+    assert_eq!(closing_references(&graphql), expected_references);
+}
+
+#[test]
+fn graphql_is_the_default_with_a_token_and_finds_the_enterprise_endpoint_under_api() {
+    let sim = GithubSim::start(fixtures_with(generate(REPO, &GenerateSpec::new(30, 20, 40))));
+    let harvest = SweHarvest::new();
+    // GitHub Enterprise: REST under /api/v3, GraphQL under /api/graphql.
+    let mut command = harvest.command();
+    command.env("GITHUB_TOKEN", TOKEN).args(["crawl", "--repo", REPO, "--api-url", &format!("{}/api/v3", sim.url())]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats = sim.stats();
+    assert!(stats.endpoint_total("graphql") > 0, "{stats:?}");
+    assert!(stats.by_url.keys().all(|url| url.starts_with("/api/graphql#")), "{stats:?}");
+
+    // Without a token: REST, since GitHub refuses anonymous GraphQL.
+    sim.reset_stats();
+    let anonymous = SweHarvest::new();
+    let mut command = anonymous.command();
+    command.args(["crawl", "--repo", REPO, "--api-url", sim.url()]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(sim.stats().endpoint_total("graphql"), 0, "{:?}", sim.stats());
+    assert!(stderr(&output).contains("through the rest API"), "{}", stderr(&output));
+}
+
+#[test]
+fn graphql_recovers_from_every_fault_kind_and_waits_out_its_points() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let cases: Vec<(&str, Fault, u16)> = vec![
+        (
+            "secondary limit with Retry-After",
+            Fault::new("/graphql#PullRequests", FaultKind::SecondaryRetryAfter { secs: 1 }).skip(1),
+            403,
+        ),
+        ("secondary limit message", Fault::new("/graphql#Issues", FaultKind::SecondaryMessage).times(2), 403),
+        ("502", Fault::new("/graphql#Issues", FaultKind::Status { status: 502 }).times(2), 502),
+        (
+            "points used up (RATE_LIMITED in a 200)",
+            Fault::new("/graphql#PullRequests", FaultKind::GraphqlRateLimited { reset_in_secs: 2 }).skip(1),
+            200,
+        ),
+        (
+            "primary exhaustion (403)",
+            Fault::new("/graphql#Issues", FaultKind::PrimaryExhausted { reset_in_secs: 2 }),
+            403,
+        ),
+        (
+            "errors in a 200 body, no data",
+            Fault::new(
+                "/graphql#Issues",
+                FaultKind::GraphqlErrors {
+                    kind: "INTERNAL".into(),
+                    message: "Something went wrong while executing your query.".into(),
+                },
+            )
+            .times(2),
+            200,
+        ),
+        ("invalid JSON", Fault::new("/graphql#PullRequests", FaultKind::InvalidJson), 200),
+        ("dropped connection", Fault::new("/graphql", FaultKind::Disconnect).skip(2).times(2), 0),
+    ];
+    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
+    assert!(run(graphql_command(&SweHarvest::new(), &clean_sim, 20)).status.success());
+    let clean_total = clean_sim.stats().total;
+    for (name, fault, status) in cases {
+        let sim = GithubSim::start(fixtures_with(repo.clone()));
+        sim.add_fault(fault);
+        let harvest = SweHarvest::new();
+        let started = Instant::now();
+        let output = run_within(graphql_command(&harvest, &sim, 20), Duration::from_secs(60));
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert_complete(&harvest, &expected);
+        let stats = sim.stats();
+        if status != 0 {
+            assert!(stats.status_total(status) >= 1, "{name}: the fault was served: {stats:?}");
+        }
+        assert!(stats.total > clean_total, "{name}: the fault cost a request: {stats:?}");
+        if name.starts_with("points") {
+            assert!(started.elapsed() >= Duration::from_secs(1), "{name}: it waited for the reset");
+            assert_eq!(stats.status_total(403), 0, "{name}");
+        }
+    }
+}
+
+#[test]
+fn graphql_query_too_large_or_timing_out_is_asked_again_with_fewer_items() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    // A page of 100 PRs (with labels, closing references and commits) may return
+    // 14,600 nodes; of 50, 7,300.
+    for (name, configure) in [
+        ("node limit", Box::new(|sim: &GithubSim| sim.set_graphql_node_limit(10_000)) as Box<dyn Fn(&GithubSim)>),
+        ("timeout", Box::new(|sim: &GithubSim| sim.set_graphql_timeout_above_nodes(10_000))),
+    ] {
+        let sim = GithubSim::start(fixtures_with(repo.clone()));
+        configure(&sim);
+        let harvest = SweHarvest::new();
+        let output = run_within(graphql_command(&harvest, &sim, 100), Duration::from_secs(60));
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert!(stderr(&output).contains("asking for 50 items per page"), "{name}: {}", stderr(&output));
+        assert_complete(&harvest, &expected);
+        let stats = sim.stats();
+        // The first query failed, then pages of 50: 66 closed PRs, 40 issues.
+        assert_eq!(stats.by_operation.get("PullRequests"), Some(&2), "{name}: {stats:?}");
+        assert_eq!(stats.by_operation.get("Issues"), Some(&1), "{name}: {stats:?}");
+        assert_eq!(stats.total, 4, "{name}: {stats:?}");
+    }
+}
+
+#[test]
+fn graphql_crawl_killed_at_any_point_resumes_without_duplicates() {
+    let repo = generate(REPO, &GenerateSpec::new(80, 50, 150));
+    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
+    let clean = SweHarvest::new();
+    let output = run(graphql_command(&clean, &clean_sim, 10));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let clean_requests = clean_sim.stats().total;
+
+    let sim = GithubSim::start(fixtures_with(repo));
+    sim.set_delay(Duration::from_millis(40));
+    let harvest = SweHarvest::new();
+    let kill_points = [1, 3, 6, 9, 10, 12];
+    let mut interrupted = 0;
+    for kill_after in kill_points {
+        assert!(kill_after < clean_requests, "kill points fall inside the crawl ({clean_requests} requests)");
+        let mut child =
+            graphql_command(&harvest, &sim, 10).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let started = Instant::now();
+        while sim.stats().total < kill_after && started.elapsed() < Duration::from_secs(30) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if child.try_wait().unwrap().is_none() {
+            interrupted += 1;
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    assert!(interrupted >= kill_points.len() - 1, "the crawl was killed mid-run {interrupted} times");
+    sim.set_delay(Duration::ZERO);
+    let output = run(graphql_command(&harvest, &sim, 10));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(raw_rows(&harvest), raw_rows(&clean), "same rows as the clean run");
+    assert_eq!(closing_references(&harvest), closing_references(&clean));
+    let stats = sim.stats();
+    let fetched_twice = stats.urls_fetched_twice();
+    assert!(
+        fetched_twice.len() <= kill_points.len(),
+        "only pages in flight at a kill are asked again: {fetched_twice:?}"
+    );
+    assert!(stats.count("graphql", 200) <= clean_requests + kill_points.len() as u64, "{stats:?}");
+}
+
+#[test]
+fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
+    let repo = small_repo();
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    let harvest = SweHarvest::new();
+    assert!(run(graphql_command(&harvest, &sim, 20)).status.success());
+
+    sim.reset_stats();
+    let output = run(graphql_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats = sim.stats();
+    assert_eq!(stats.total, 2, "one query for PRs, one for issues: {stats:?}");
+    assert!(stats.points <= 5, "{stats:?}");
+
+    let now = chrono::Utc::now();
+    let edited_issue = repo.issues[3]["number"].as_u64().unwrap();
+    let new_number = 10_000;
+    sim.update(|fixtures| {
+        let repo = fixtures.repos.get_mut(REPO).unwrap();
+        repo.pulls.push(crate::support::github_sim::data::pull_request(
+            REPO,
+            &crate::support::github_sim::data::PullSpec {
+                number: new_number,
+                title: "A new fix".into(),
+                body: Some(format!("Fixes #{edited_issue}")),
+                author: "newcomer".into(),
+                created_at: now - chrono::Duration::hours(2),
+                updated_at: now,
+                closed_at: Some(now),
+                merged_at: Some(now),
+                labels: vec![],
+            },
+        ));
+        let issue = &mut repo.issues[3];
+        issue["body"] = Value::String("Edited body".into());
+        // A new comment updates its issue, as on GitHub.
+        issue["updated_at"] = Value::String(now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        repo.comments.push(crate::support::github_sim::data::comment(
+            REPO,
+            999_999_999,
+            edited_issue,
+            "late",
+            "Late comment",
+            now,
+            now,
+        ));
+    });
+    sim.reset_stats();
+    let output = run(graphql_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats = sim.stats();
+    assert_eq!(stats.total, 2, "{stats:?}");
+    let store = open_store(&harvest);
+    let slug = REPO.parse().unwrap();
+    assert!(swe_harvest::store::raw::pull_request(store.connection(), &slug, new_number).unwrap().is_some());
+    let issue = swe_harvest::store::raw::issue(store.connection(), &slug, edited_issue).unwrap().unwrap();
+    assert_eq!(issue.body.as_deref(), Some("Edited body"));
+    let comments = swe_harvest::store::raw::comments(store.connection(), &slug, edited_issue).unwrap();
+    assert!(comments.iter().any(|comment| comment.id == 999_999_999));
+    assert!(closing_references(&harvest).contains(&(new_number, edited_issue)));
+}
+
+#[test]
+fn graphql_fetches_few_mentioned_issues_by_number_in_batches_and_uses_partial_answers() {
+    let mut repo = generate(REPO, &GenerateSpec { unmerged_pulls: 0, ..GenerateSpec::new(12, 800, 300) });
+    // A PR mentions an issue that does not exist: GitHub answers NOT_FOUND beside the data.
+    repo.pulls[0]["body"] = Value::String("See #99999 and #1.".into());
+    let mut mentioned: BTreeSet<u64> = repo.pulls.iter().filter_map(fixed_issue).collect();
+    mentioned.insert(1);
+    let issue_numbers: BTreeSet<u64> = repo.issues.iter().filter_map(|issue| issue["number"].as_u64()).collect();
+    mentioned.retain(|number| issue_numbers.contains(number));
+    // One issue has more comments than one page: they are fetched on.
+    let busy = *mentioned.iter().next().unwrap();
+    for index in 0..130u64 {
+        let at = chrono::DateTime::parse_from_rfc3339("2021-06-01T00:00:00Z").unwrap().to_utc()
+            + chrono::Duration::minutes(index as i64);
+        repo.comments.push(crate::support::github_sim::data::comment(
+            REPO,
+            800_000_000 + index,
+            busy,
+            "chatty",
+            "+1",
+            at,
+            at,
+        ));
+    }
+    let expected_comments = repo
+        .comments
+        .iter()
+        .filter(|comment| {
+            let number: u64 = comment["issue_url"].as_str().unwrap().rsplit('/').next().unwrap().parse().unwrap();
+            mentioned.contains(&number)
+        })
+        .count() as u64;
+    let sim = GithubSim::start(fixtures_with(repo));
+    let harvest = SweHarvest::new();
+    let mut command = graphql_command(&harvest, &sim, 100);
+    command.env("SWE_HARVEST_CRAWL__GRAPHQL_ISSUES_PER_QUERY", "4");
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats = sim.stats();
+    assert_eq!(stats.by_operation.get("Issues"), None, "no bulk listing: {stats:?}");
+    let referred = mentioned.len() as u64 + 1; // and 99999
+    assert_eq!(stats.by_operation.get("IssuesByNumber"), Some(&referred.div_ceil(4)), "{stats:?}");
+    assert_eq!(stats.by_operation.get("IssueComments"), Some(&1), "the busy issue's second page: {stats:?}");
+    let store = open_store(&harvest);
+    let stored: BTreeSet<u64> = {
+        let mut statement = store.connection().prepare("SELECT number FROM issues").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(stored, mentioned);
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM issue_comments"), expected_comments);
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM failed_requests"), 0, "a partial answer is no failure");
+
+    sim.reset_stats();
+    assert!(run(graphql_command(&harvest, &sim, 100)).status.success());
+    assert_eq!(sim.stats().by_operation.get("IssuesByNumber"), None, "{:?}", sim.stats());
+}
+
+#[test]
+fn the_token_appears_in_no_graphql_log_line_or_stored_row() {
+    let sim = GithubSim::start(fixtures_with(small_repo()));
+    sim.add_fault(Fault::new("/graphql#Issues", FaultKind::Status { status: 502 }).times(1_000));
+    let harvest = SweHarvest::new();
+    let mut command = graphql_command(&harvest, &sim, 20);
+    command.env("SWE_HARVEST_GITHUB__MAX_RETRIES", "1").env("RUST_LOG", "trace").arg("-vv");
+    let output = run(command);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let logs = stderr(&output);
+    assert!(logs.contains("Issues") && logs.contains("HTTP 502"), "{logs}");
+    assert!(!logs.contains(TOKEN) && !String::from_utf8_lossy(&output.stdout).contains(TOKEN));
+    for entry in fs_err::read_dir(&harvest.data_dir).unwrap() {
+        let bytes = fs_err::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(TOKEN.len()).any(|window| window == TOKEN.as_bytes()));
+    }
+    // The failed page is fetched by the next run.
+    sim.clear_faults();
+    let output = run(graphql_command(&harvest, &sim, 20));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected(&small_repo()));
+}
+
+/// The demo's two repositories (real git history), their GitHub side served by
+/// the simulator: crawled through REST and through GraphQL, mirrored, extracted.
+#[test]
+fn graphql_and_rest_crawls_give_the_same_candidates() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("demo");
+    let output = Command::new(env!("CARGO_BIN_EXE_demo-fixtures")).arg(&root).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sim = GithubSim::start(Fixtures::load(&root.join("fixtures")).unwrap());
+    let repos = ["demo-org/calculator", "demo-org/textkit"];
+    let candidates = |api: &str, use_api_closing_references: bool| {
+        let harvest = SweHarvest::new();
+        let mut command = harvest.command();
+        command.env("GITHUB_TOKEN", TOKEN).args(["crawl", "--api-url", sim.url(), "--api", api, "--repo"]).args(repos);
+        let output = run(command);
+        assert!(output.status.success(), "{api}: {}", stderr(&output));
+        let clone_url = format!("{}/repos/{{owner}}__{{name}}.git", root.display());
+        let output = harvest.run(&["mirror", "--clone-url", &clone_url, "--repo", repos[0], repos[1]]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let mut command = harvest.command();
+        command
+            .env("SWE_HARVEST_EXTRACT__USE_API_CLOSING_REFERENCES", use_api_closing_references.to_string())
+            .args(["extract", "--repo", repos[0], repos[1]]);
+        let output = run(command);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let store = open_store(&harvest);
+        swe_harvest::store::candidates::candidates(store.connection(), &[]).unwrap()
+    };
+    let rest = candidates("rest", false);
+    assert!(rest.len() >= 3, "the demo has candidates: {}", rest.len());
+    assert!(rest.iter().any(|candidate| !candidate.hints_text.is_empty()), "some with hints");
+    for (api, use_api) in [("graphql", false), ("graphql", true)] {
+        let graphql = candidates(api, use_api);
+        assert_eq!(
+            serde_json::to_value(&graphql).unwrap(),
+            serde_json::to_value(&rest).unwrap(),
+            "{api} with use_api_closing_references = {use_api}"
+        );
+    }
 }

@@ -611,3 +611,55 @@ fn a_changed_or_dropped_candidate_loses_its_validation_and_an_unchanged_one_keep
         .collect();
     assert_eq!(tasks, ["octo__widgets-21"]);
 }
+
+/// `extract` with `extract.use_api_closing_references` set or not.
+fn extract_with_api_references(fixture: &Fixture, enabled: bool) -> std::process::Output {
+    let config = fixture.harvest.path("pipeline.toml");
+    let mut command = fixture.harvest.command();
+    command.env("SWE_HARVEST_EXTRACT__USE_API_CLOSING_REFERENCES", enabled.to_string()).args([
+        "--config",
+        config.to_str().unwrap(),
+        "extract",
+        "--repo",
+        REPO,
+    ]);
+    command.output().unwrap()
+}
+
+#[test]
+fn github_closing_references_link_a_pull_request_that_no_text_links_only_when_enabled() {
+    let fixture = Fixture::new();
+    let repo: RepoSlug = REPO.parse().unwrap();
+    // GitHub links PR 11 ("See #1": no closing keyword) to issue 1, as when a
+    // maintainer links it by hand; PR 10 ("Fixes #1") has no API link, only text.
+    {
+        let mut store = fixture.store();
+        store
+            .transaction(|transaction| {
+                store::raw::replace_pull_request_references(
+                    transaction,
+                    &repo,
+                    11,
+                    store::raw::ReferenceSource::Closing,
+                    &[1],
+                )
+            })
+            .unwrap();
+    }
+    let output = extract_with_api_references(&fixture, false);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let ids: Vec<String> = fixture.candidates().into_iter().map(|candidate| candidate.instance_id).collect();
+    assert_eq!(ids, ["octo__widgets-10", "octo__widgets-20", "octo__widgets-21"], "API links unused by default");
+    assert!(dropped_reasons(&fixture.store()).contains(&("11".into(), "no_linked_issue".into())));
+
+    let output = extract_with_api_references(&fixture, true);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let candidates = fixture.candidates();
+    let ids: Vec<&str> = candidates.iter().map(|candidate| candidate.instance_id.as_str()).collect();
+    assert_eq!(ids, ["octo__widgets-10", "octo__widgets-11", "octo__widgets-20", "octo__widgets-21"]);
+    let c11 = &candidates[1];
+    assert_eq!(c11.issue_numbers, vec![1], "linked by the API only");
+    assert!(c11.problem_statement.starts_with("Sizes are wrong\n"), "{}", c11.problem_statement);
+    assert_eq!(candidates[0].issue_numbers, vec![1], "linked by the text only");
+    assert!(!dropped_reasons(&fixture.store()).iter().any(|(item, _)| item == "11"));
+}

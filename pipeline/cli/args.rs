@@ -127,6 +127,24 @@ pub struct CrawlOptions {
     /// The GitHub API root, e.g. a GitHub Enterprise server [env: SWE_HARVEST_API_URL].
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,
+    /// Which API to crawl with [default: graphql with a token, rest without; config crawl.api].
+    #[arg(long, value_enum)]
+    pub api: Option<ApiArg>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ApiArg {
+    Graphql,
+    Rest,
+}
+
+impl From<ApiArg> for swe_harvest::config::CrawlApi {
+    fn from(value: ApiArg) -> Self {
+        match value {
+            ApiArg::Graphql => swe_harvest::config::CrawlApi::Graphql,
+            ApiArg::Rest => swe_harvest::config::CrawlApi::Rest,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

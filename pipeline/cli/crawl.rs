@@ -24,7 +24,12 @@ pub fn github_client(github: &GithubConfig) -> anyhow::Result<(GithubClient, Arc
 
 /// The command line's values for the library.
 fn flags(options: &CrawlOptions) -> CrawlFlags {
-    CrawlFlags { since: options.since, until: options.until, api_url: options.api_url.clone() }
+    CrawlFlags {
+        since: options.since,
+        until: options.until,
+        api_url: options.api_url.clone(),
+        api: options.api.map(Into::into),
+    }
 }
 
 pub fn crawl(global: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<ExitStatus> {
@@ -64,10 +69,16 @@ fn print_summary(summary: &CrawlSummary) -> std::io::Result<()> {
         )?;
     }
     let client = &summary.client;
+    let points = if client.graphql_queries > 0 { format!(", {} GraphQL points", client.points) } else { String::new() };
     writeln!(
         out,
-        "{} requests ({} answered 304 Not Modified, {} retried), {}s waiting for rate limits, {:.1}s in all",
-        client.requests, client.not_modified, client.retries, client.rate_limit_wait_secs, summary.elapsed_secs
+        "{} requests through the {} API ({} answered 304 Not Modified, {} retried{points}), {}s waiting for rate limits, {:.1}s in all",
+        client.requests,
+        summary.api,
+        client.not_modified,
+        client.retries,
+        client.rate_limit_wait_secs,
+        summary.elapsed_secs
     )?;
     let failed = summary.failed_requests();
     if failed > 0 {

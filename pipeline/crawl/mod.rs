@@ -45,8 +45,13 @@
 //! A request that fails for good is recorded in `failed_requests`; the rest of the
 //! crawl goes on, the pass stays open (the next run resumes it), and the summary
 //! says what is missing.
+//!
+//! This describes the REST crawl (`--api rest`). The GraphQL crawl (`--api graphql`,
+//! the default when a token is set) stores the same objects, plus GitHub's closing
+//! references, in about a third of the requests: see [`graphql`].
 
 mod convert;
+mod graphql;
 pub mod references;
 
 use std::collections::BTreeSet;
@@ -58,6 +63,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::UsageError;
+use crate::config::CrawlApi;
 use crate::github::{ClientStats, Fetched, GithubClient, GithubError};
 use crate::model::drop_reason::CrawlDropReason;
 use crate::model::{CrawlCheckpoint, RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug, Stage};
@@ -78,6 +84,24 @@ pub struct CrawlOptions {
     pub per_page: u32,
     /// See [`crate::config::CrawlConfig::per_issue_fetch_ratio`].
     pub per_issue_fetch_ratio: u32,
+    /// Which API: `Auto` is GraphQL when the client has a token, REST without.
+    pub api: CrawlApi,
+    /// See [`crate::config::CrawlConfig::graphql_page_size`].
+    pub graphql_page_size: u32,
+    /// See [`crate::config::CrawlConfig::graphql_issues_per_query`].
+    pub graphql_issues_per_query: u32,
+}
+
+impl CrawlOptions {
+    /// The API this crawl uses: `Auto` resolved by whether a token is set
+    /// (GitHub answers anonymous GraphQL queries with 401).
+    pub fn resolved_api(&self, has_token: bool) -> CrawlApi {
+        match self.api {
+            CrawlApi::Auto if has_token => CrawlApi::Graphql,
+            CrawlApi::Auto => CrawlApi::Rest,
+            api => api,
+        }
+    }
 }
 
 /// The crawl's command-line values, plain (no clap types): each overrides what the
@@ -88,6 +112,8 @@ pub struct CrawlFlags {
     pub until: Option<NaiveDate>,
     /// `--api-url`.
     pub api_url: Option<String>,
+    /// `--api`: which API to crawl with; the config's `crawl.api` when absent.
+    pub api: Option<CrawlApi>,
 }
 
 /// Everything a crawl needs, resolved.
@@ -114,6 +140,9 @@ impl CrawlSettings {
             until: flags.until,
             per_page: github.per_page,
             per_issue_fetch_ratio: config.config.crawl.per_issue_fetch_ratio,
+            api: flags.api.unwrap_or(config.config.crawl.api),
+            graphql_page_size: config.config.crawl.graphql_page_size,
+            graphql_issues_per_query: config.config.crawl.graphql_issues_per_query,
         };
         Ok(CrawlSettings { github, options })
     }
@@ -154,6 +183,8 @@ pub struct RepoSummary {
 /// The whole run.
 #[derive(Debug, Clone, Serialize)]
 pub struct CrawlSummary {
+    /// `graphql` or `rest`.
+    pub api: &'static str,
     pub repositories: Vec<RepoSummary>,
     pub client: ClientStats,
     pub elapsed_secs: f64,
@@ -243,6 +274,11 @@ pub async fn run(
     reporter: &dyn Reporter,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = Instant::now();
+    let api = options.resolved_api(client.has_token());
+    if api == CrawlApi::Graphql && !client.has_token() {
+        tracing::warn!("GitHub refuses GraphQL queries without a token: set GITHUB_TOKEN, or crawl with --api rest");
+    }
+    tracing::info!(api = api.as_str(), "crawling through the {} API", api.as_str());
     let mut summaries = Vec::new();
     for repo in repos {
         let mut crawl = RepoCrawl {
@@ -253,14 +289,24 @@ pub async fn run(
             reporter,
             window: Window { since: options.since, until: options.until },
             summary: RepoSummary { repo: repo.to_string(), ..RepoSummary::default() },
+            graphql_page_size: options.graphql_page_size.clamp(1, 100),
         };
-        crawl.run().await?;
+        if api == CrawlApi::Graphql {
+            crawl.run_graphql().await?;
+        } else {
+            crawl.run().await?;
+        }
         let mut summary = crawl.summary;
         summary.stored = store::crawl::raw_counts(store.connection(), repo)?;
         summary.failed = raw::failed_requests(store.connection(), repo)?;
         summaries.push(summary);
     }
-    Ok(CrawlSummary { repositories: summaries, client: client.stats(), elapsed_secs: started.elapsed().as_secs_f64() })
+    Ok(CrawlSummary {
+        api: api.as_str(),
+        repositories: summaries,
+        client: client.stats(),
+        elapsed_secs: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// One item kind of a listing: how it is fetched, converted, dated and stored.
@@ -411,6 +457,8 @@ struct RepoCrawl<'a> {
     reporter: &'a dyn Reporter,
     window: Window,
     summary: RepoSummary,
+    /// Items per GraphQL query, halved when GitHub finds a query too large.
+    graphql_page_size: u32,
 }
 
 /// Whether a resource finished its part of the pass.
@@ -451,7 +499,7 @@ impl RepoCrawl<'_> {
         let plan = match pass.plan {
             Some(plan) => plan,
             None if outcomes[0] == Outcome::Complete => {
-                let plan = self.choose_plan()?;
+                let plan = self.choose_plan(&self.mentioned_issues()?)?;
                 pass.plan = Some(plan);
                 self.save(PASS, &pass)?;
                 plan
@@ -652,10 +700,9 @@ impl RepoCrawl<'_> {
     }
 
     /// Picks bulk listing or per-issue fetches from what the pulls listing showed.
-    fn choose_plan(&self) -> Result<Plan, CrawlError> {
+    fn choose_plan(&self, mentioned: &BTreeSet<u64>) -> Result<Plan, CrawlError> {
         let connection = self.store.connection();
         let pull_numbers = store::crawl::crawled_pull_numbers(connection, self.repo)?;
-        let mentioned = self.mentioned_issues()?;
         let (Some(&lowest), Some(&highest)) = (pull_numbers.first(), pull_numbers.last()) else {
             return Ok(Plan::Bulk);
         };
@@ -870,9 +917,11 @@ mod settings_tests {
             since: NaiveDate::from_ymd_opt(2025, 1, 1),
             until: NaiveDate::from_ymd_opt(2025, 2, 1),
             api_url: Some("http://127.0.0.1:9/api".into()),
+            api: Some(CrawlApi::Rest),
         };
         let settings = CrawlSettings::resolve(&config(), &flags).unwrap();
         assert_eq!(settings.github.api_url, "http://127.0.0.1:9/api");
+        assert_eq!(settings.options.api, CrawlApi::Rest, "--api beats crawl.api");
         assert_eq!((settings.options.since, settings.options.until), (flags.since, flags.until));
         assert_eq!(settings.options.per_page, settings.github.per_page);
         let defaults = CrawlSettings::resolve(&config(), &CrawlFlags::default()).unwrap();
@@ -882,8 +931,8 @@ mod settings_tests {
     #[test]
     fn an_empty_window_is_bad_usage_with_a_hint() {
         let day = NaiveDate::from_ymd_opt(2025, 1, 1);
-        let error =
-            CrawlSettings::resolve(&config(), &CrawlFlags { since: day, until: day, api_url: None }).unwrap_err();
+        let error = CrawlSettings::resolve(&config(), &CrawlFlags { since: day, until: day, ..CrawlFlags::default() })
+            .unwrap_err();
         assert_eq!(error.message, "--since 2025-01-01 is not before --until 2025-01-01");
         assert!(error.hint.unwrap().contains("--until exclusive"));
     }

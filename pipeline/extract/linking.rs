@@ -5,6 +5,12 @@
 //! (`https://github.com/owner/name/issues/N`). HTML comments (PR templates) are
 //! stripped first; references to other repositories are ignored.
 //!
+//! With `extract.use_api_closing_references`, the linked issues are the union of
+//! these text references and GitHub's own closing references (`closingIssuesReferences`,
+//! stored by a GraphQL crawl: it also knows issues linked by hand in the PR's
+//! sidebar), text references first: [`with_api_references`]. A REST crawl stores no
+//! API references, so the option changes nothing there.
+//!
 //! This module only reads text. Telling issues from pull requests (a number that is a
 //! PR is not an issue) needs the store and is done by the extract stage.
 
@@ -94,6 +100,17 @@ pub fn closing_references_in<'a>(texts: impl IntoIterator<Item = &'a str>, repo:
     numbers
 }
 
+/// The text references followed by the API's closing references that the text
+/// does not already name.
+pub fn with_api_references(mut text_references: Vec<u64>, api_references: &[u64]) -> Vec<u64> {
+    for number in api_references {
+        if !text_references.contains(number) {
+            text_references.push(*number);
+        }
+    }
+    text_references
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +192,13 @@ mod tests {
         let repo: RepoSlug = "a/b".parse().unwrap();
         let numbers = closing_references_in(["Fix bug", "Fixes #5", "Commit msg\n\ncloses #3, fixes #5"], &repo);
         assert_eq!(numbers, vec![5, 3]);
+    }
+
+    #[test]
+    fn api_references_are_added_after_the_text_ones_without_duplicates() {
+        assert_eq!(with_api_references(vec![5, 3], &[3, 9]), vec![5, 3, 9]);
+        assert_eq!(with_api_references(vec![], &[4]), vec![4]);
+        assert_eq!(with_api_references(vec![2], &[]), vec![2]);
     }
 
     #[test]

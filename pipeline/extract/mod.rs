@@ -94,6 +94,8 @@ pub struct ExtractSettings {
     pub version_source: crate::config::VersionSource,
     /// Worker threads for git work; 0 = one per core.
     pub workers: usize,
+    /// Linked issues also include GitHub's closing references (stored by a GraphQL crawl).
+    pub use_api_closing_references: bool,
 }
 
 impl ExtractSettings {
@@ -120,20 +122,23 @@ impl ExtractSettings {
             version_file: repo_config.version_file,
             version_source: repo_config.version_source.unwrap_or_default(),
             workers: config_file.workers,
+            use_api_closing_references: config_file.use_api_closing_references,
         })
     }
 
     /// What the outputs depend on; part of each PR's fingerprint.
     fn fingerprint_key(&self) -> String {
         format!(
-            "v1|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}",
+            "v1|{:?}|{:?}|{}|{}|{:?}|{:?}|{:?}{}",
             self.compat,
             self.test_patterns,
             self.max_files_changed,
             self.max_lines_changed,
             self.version_tag_pattern,
             self.version_file,
-            self.version_source
+            self.version_source,
+            // Only when set, so that fingerprints of earlier runs stay valid.
+            if self.use_api_closing_references { "|api_closing_references" } else { "" }
         )
     }
 }
@@ -212,6 +217,11 @@ pub fn run(
         store::raw::pull_requests(connection, repo)?.into_iter().filter(|pull| pull.merged_at.is_some()).collect();
     let pull_numbers = store::extract::pull_request_numbers(connection, repo)?;
     let issue_numbers = store::extract::issue_numbers(connection, repo)?;
+    let api_closing_references = if settings.use_api_closing_references {
+        store::raw::pull_request_references(connection, repo, store::raw::ReferenceSource::Closing)?
+    } else {
+        BTreeMap::new()
+    };
     let settings_key = settings.fingerprint_key();
 
     let mut summary =
@@ -219,7 +229,8 @@ pub fn run(
     let mut jobs = Vec::new();
     for pull_request in &pull_requests {
         let head = resolve_head(&mirror, pull_request);
-        let fingerprint = fingerprint(pull_request, head, &settings_key);
+        let api_references = api_closing_references.get(&pull_request.number).map(Vec::as_slice).unwrap_or(&[]);
+        let fingerprint = fingerprint(pull_request, head, &settings_key, api_references);
         if store::extract::fingerprint(connection, repo, pull_request.number)?.as_deref() == Some(fingerprint.as_str())
         {
             summary.unchanged += 1;
@@ -240,6 +251,7 @@ pub fn run(
         settings,
         pull_numbers: &pull_numbers,
         issue_numbers: &issue_numbers,
+        api_closing_references: &api_closing_references,
         mirror_path: &mirror_path,
         tag_pattern: &tag_pattern,
     };
@@ -296,11 +308,14 @@ fn resolve_head(mirror: &Mirror, pull_request: &RawPullRequest) -> Option<Oid> {
     mirror.pull_head(pull_request.number).or_else(|| mirror.commit_id(&pull_request.head_sha))
 }
 
-fn fingerprint(pull_request: &RawPullRequest, head: Option<Oid>, settings_key: &str) -> String {
+fn fingerprint(pull_request: &RawPullRequest, head: Option<Oid>, settings_key: &str, api_references: &[u64]) -> String {
     let mut hasher = Sha256::new();
     hasher.update(serde_json::to_vec(pull_request).expect("pull requests serialize"));
     hasher.update(head.map(|head| head.to_string()).unwrap_or_default());
     hasher.update(settings_key);
+    if !api_references.is_empty() {
+        hasher.update(format!("|closing {api_references:?}"));
+    }
     hex::encode(hasher.finalize())
 }
 
@@ -310,6 +325,8 @@ struct WorkerContext<'a> {
     settings: &'a ExtractSettings,
     pull_numbers: &'a HashSet<u64>,
     issue_numbers: &'a HashSet<u64>,
+    /// GitHub's closing references by PR; empty unless `use_api_closing_references`.
+    api_closing_references: &'a BTreeMap<u64, Vec<u64>>,
     mirror_path: &'a std::path::Path,
     tag_pattern: &'a regex::Regex,
 }
@@ -343,17 +360,23 @@ impl WorkerContext<'_> {
             Err(error) => return Outcome::Failed(crate::error_chain(&error)),
         };
 
-        // Linking: closing keywords in title, body and commit messages.
+        // Linking: closing keywords in title, body and commit messages, then
+        // GitHub's own closing references when enabled.
         let mut texts: Vec<&str> = vec![&pull_request.title];
         texts.extend(pull_request.body.as_deref());
         texts.extend(commits.iter().map(|commit| commit.message.as_str()));
-        let references = linking::closing_references_in(texts, self.repo);
+        let references = linking::with_api_references(
+            linking::closing_references_in(texts, self.repo),
+            self.api_closing_references.get(&pull_request.number).map(Vec::as_slice).unwrap_or(&[]),
+        );
         let (pulls, issues): (Vec<u64>, Vec<u64>) =
             references.iter().partition(|number| self.pull_numbers.contains(number) || **number == pull_request.number);
         if issues.is_empty() {
             let detail = if pulls.is_empty() {
-                "no closing keyword followed by an issue of this repository in the title, body or commit messages"
-                    .into()
+                let api = if self.settings.use_api_closing_references { ", and GitHub links none" } else { "" };
+                format!(
+                    "no closing keyword followed by an issue of this repository in the title, body or commit messages{api}"
+                )
             } else {
                 format!("the closing references {} are pull requests, not issues", list(&pulls))
             };

@@ -1,6 +1,9 @@
-//! The GitHub REST client: authentication, token rotation, our own rate limiter,
-//! GitHub's rate-limit signals, retries with backoff, conditional requests and
-//! pagination links. Every GET of the pipeline goes through [`GithubClient::get_json`].
+//! The GitHub client, REST and GraphQL: authentication, token rotation, our own rate
+//! limiter, GitHub's rate-limit signals, retries with backoff, conditional requests
+//! and pagination links. Every GET of the pipeline goes through
+//! [`GithubClient::get_json`], every GraphQL query through [`GithubClient::graphql`]
+//! (a POST to the endpoint that [`graphql::endpoint`] derives from the API root);
+//! both share one retry loop.
 //!
 //! It is built on octocrab's HTTP stack (hyper) through its raw `_get_with_headers`,
 //! so that status codes and headers (ETag, `X-RateLimit-*`, `Retry-After`, `Link`)
@@ -20,10 +23,17 @@
 //!   with exponential backoff and full jitter, at most `github.max_retries` times;
 //! - anything else (404, 401, a plain 403) fails at once with GitHub's message.
 //!
+//! GraphQL has its own budget per token (5,000 points an hour, `X-RateLimit-Resource:
+//! graphql`), tracked apart from REST's: a query's `rateLimit { cost remaining resetAt }`
+//! and its headers update it, `RATE_LIMITED` in a 200 answer is waited out like an
+//! exhausted REST limit (never a failure), and the points spent are counted in
+//! [`ClientStats::points`]. See [`graphql`] for the errors of a 200 answer.
+//!
 //! Tokens: sent only as the `Authorization` header, marked sensitive, and only to
 //! the API root's own host (pagination links to another host are refused). They
 //! never appear in an error, a log line or a URL.
 
+pub mod graphql;
 pub mod link;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -33,6 +43,8 @@ use std::time::Duration;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use http::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
+
+use self::graphql::{ErrorClass, GraphqlError, PointCost};
 
 use crate::config::GithubConfig;
 use crate::progress::Reporter;
@@ -77,13 +89,19 @@ pub enum GithubError {
     BadApiUrl { api_url: String, problem: String },
     #[error("failed to set up the HTTP client: {0}")]
     Setup(String),
-    #[error("GET {url} answered HTTP {status}: {message}")]
+    #[error("{url} answered HTTP {status}: {message}")]
     Status { url: String, status: u16, message: String },
+    #[error("the GraphQL query {operation} to {url} failed: {message}")]
+    Graphql { url: String, operation: String, message: String },
     #[error(
-        "GET {url} still failed after {attempts} attempts; last error: {last}; run the crawl again later to fetch what is missing"
+        "the GraphQL query {operation} to {url} asked for too much at once ({message}); ask for fewer items per page"
+    )]
+    GraphqlTooLarge { url: String, operation: String, message: String },
+    #[error(
+        "{url} still failed after {attempts} attempts; last error: {last}; run the crawl again later to fetch what is missing"
     )]
     GaveUp { url: String, attempts: u32, last: String },
-    #[error("GET {url} answered 2xx with a body that is not the expected JSON: {detail}")]
+    #[error("{url} answered 2xx with a body that is not the expected JSON: {detail}")]
     InvalidJson { url: String, detail: String },
     #[error(
         "refusing to follow a link to `{url}`, outside the API root `{api_url}` (the token is only sent to the API root)"
@@ -95,6 +113,11 @@ impl GithubError {
     /// 404 or 410: the object does not exist (any more).
     pub fn is_not_found(&self) -> bool {
         matches!(self, GithubError::Status { status: 404 | 410, .. })
+    }
+
+    /// The GraphQL query hit GitHub's node limit or timed out: a smaller page may pass.
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, GithubError::GraphqlTooLarge { .. })
     }
 }
 
@@ -118,18 +141,44 @@ pub struct ClientStats {
     pub retries: u64,
     /// Seconds spent waiting for rate limits.
     pub rate_limit_wait_secs: u64,
+    /// GraphQL queries answered (a part of `requests`).
+    pub graphql_queries: u64,
+    /// GraphQL points spent, as the queries' `rateLimit.cost` said.
+    pub points: u64,
 }
 
-struct TokenSlot {
-    secret: Option<Secret>,
-    limiter: DefaultDirectRateLimiter,
-    /// Requests left as GitHub last said; -1 before the first answer.
+/// Which of a token's rate-limit budgets a request spends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// REST: 5,000 requests an hour.
+    Core,
+    /// GraphQL: 5,000 points an hour.
+    Graphql,
+}
+
+/// A GraphQL answer with usable `data`.
+#[derive(Debug)]
+pub struct GraphqlAnswer<T> {
+    pub data: T,
+    /// Errors beside the data (a partial answer): logged by the caller, not fatal.
+    pub errors: Vec<GraphqlError>,
+    /// The query's `rateLimit` object, when it asked for one.
+    pub cost: Option<PointCost>,
+}
+
+/// One rate-limit budget of a token, as GitHub last reported it.
+struct RateWindow {
+    /// Requests (or points) left as GitHub last said; -1 before the first answer.
     remaining: AtomicI64,
-    /// When GitHub resets this token's window (unix seconds); 0 when unknown.
+    /// When GitHub resets this window (unix seconds); 0 when unknown.
     reset_epoch: AtomicI64,
 }
 
-impl TokenSlot {
+impl RateWindow {
+    fn new() -> RateWindow {
+        RateWindow { remaining: AtomicI64::new(-1), reset_epoch: AtomicI64::new(0) }
+    }
+
     /// Requests left now: unknown (i64::MAX) before any answer or after the reset.
     fn effective_remaining(&self, now: i64) -> i64 {
         let remaining = self.remaining.load(Ordering::Relaxed);
@@ -137,6 +186,47 @@ impl TokenSlot {
         // Without a known reset time a count of zero cannot be waited out: treat it as unknown.
         if remaining < 0 || reset <= now { i64::MAX } else { remaining }
     }
+}
+
+struct TokenSlot {
+    secret: Option<Secret>,
+    limiter: DefaultDirectRateLimiter,
+    core: RateWindow,
+    graphql: RateWindow,
+}
+
+impl TokenSlot {
+    fn window(&self, budget: Budget) -> &RateWindow {
+        match budget {
+            Budget::Core => &self.core,
+            Budget::Graphql => &self.graphql,
+        }
+    }
+}
+
+/// One request to send: a GET (REST) or a POST of a GraphQL query.
+struct Outgoing<'a> {
+    url: &'a str,
+    /// `If-None-Match` of a GET.
+    etag: Option<&'a str>,
+    /// The JSON body of a POST.
+    body: Option<&'a str>,
+    budget: Budget,
+}
+
+/// What one answer means for the retry loop.
+enum Step<T> {
+    Done(T),
+    Retry {
+        failure: String,
+        wait: Option<Duration>,
+        give_up: Option<GithubError>,
+    },
+    /// The budget is used up: rotate tokens or wait for the reset, then ask again.
+    Exhausted {
+        reset_epoch: Option<i64>,
+    },
+    Fail(GithubError),
 }
 
 /// The GitHub REST client. Cheap to share behind a reference; all methods take `&self`.
@@ -152,6 +242,8 @@ pub struct GithubClient {
     not_modified: AtomicU64,
     retries: AtomicU64,
     waited_secs: AtomicU64,
+    graphql_queries: AtomicU64,
+    points: AtomicU64,
     warned_low: AtomicBool,
     last_rotation: Mutex<Option<usize>>,
 }
@@ -179,8 +271,11 @@ impl GithubClient {
             return Err(bad("the scheme must be http or https"));
         }
         let origin = format!("{scheme}://{authority}");
+        // The origin, not the API root: octocrab prefixes the base path to every path
+        // that lacks it, which would turn GHES's `/api/graphql` into
+        // `/api/v3/api/graphql`. Every URL we send is absolute anyway.
         let octocrab = octocrab::Octocrab::builder()
-            .base_uri(api_url.as_str())
+            .base_uri(origin.as_str())
             .map_err(|error| GithubError::Setup(error.to_string()))?
             .add_retry_config(octocrab::service::middleware::retry::RetryConfig::None)
             .set_connect_timeout(Some(settings.request_timeout))
@@ -203,8 +298,8 @@ impl GithubClient {
             .map(|secret| TokenSlot {
                 secret,
                 limiter: RateLimiter::direct(Quota::per_hour(per_hour)),
-                remaining: AtomicI64::new(-1),
-                reset_epoch: AtomicI64::new(0),
+                core: RateWindow::new(),
+                graphql: RateWindow::new(),
             })
             .collect();
         tracing::debug!(api_url = %api_url, tokens = settings.tokens.len(), "GitHub client ready");
@@ -220,6 +315,8 @@ impl GithubClient {
             not_modified: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             waited_secs: AtomicU64::new(0),
+            graphql_queries: AtomicU64::new(0),
+            points: AtomicU64::new(0),
             warned_low: AtomicBool::new(false),
             last_rotation: Mutex::new(None),
         })
@@ -227,6 +324,11 @@ impl GithubClient {
 
     pub fn api_url(&self) -> &str {
         &self.api_url
+    }
+
+    /// Whether requests carry a token (GraphQL needs one).
+    pub fn has_token(&self) -> bool {
+        self.slots.iter().any(|slot| slot.secret.is_some())
     }
 
     /// The absolute URL of an API path with a query, values percent-encoded.
@@ -247,6 +349,8 @@ impl GithubClient {
             not_modified: self.not_modified.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),
             rate_limit_wait_secs: self.waited_secs.load(Ordering::Relaxed),
+            graphql_queries: self.graphql_queries.load(Ordering::Relaxed),
+            points: self.points.load(Ordering::Relaxed),
         }
     }
 
@@ -260,100 +364,218 @@ impl GithubClient {
         if !url.starts_with(&format!("{}/", self.origin)) {
             return Err(GithubError::ForeignLink { url: url.to_string(), api_url: self.api_url.clone() });
         }
+        let outgoing = Outgoing { url, etag, body: None, budget: Budget::Core };
+        self.exchange(&outgoing, |status, headers, body, attempts| match status {
+            304 => {
+                self.not_modified.fetch_add(1, Ordering::Relaxed);
+                Step::Done(Fetched::NotModified)
+            }
+            _ => match serde_json::from_str::<T>(body) {
+                Ok(value) => {
+                    let etag = header(headers, "etag");
+                    let next = header(headers, "link").and_then(|link| link::next_link(&link));
+                    if let Some(next) = &next {
+                        if !next.starts_with(&format!("{}/", self.origin)) {
+                            return Step::Fail(GithubError::ForeignLink {
+                                url: next.clone(),
+                                api_url: self.api_url.clone(),
+                            });
+                        }
+                    }
+                    Step::Done(Fetched::Fresh { value, etag, next })
+                }
+                Err(error) => Step::Retry {
+                    failure: format!("invalid JSON: {error}"),
+                    wait: None,
+                    give_up: (attempts >= self.settings.max_retries)
+                        .then(|| GithubError::InvalidJson { url: url.to_string(), detail: error.to_string() }),
+                },
+            },
+        })
+        .await
+    }
+
+    /// The GraphQL endpoint of this client's API root.
+    pub fn graphql_url(&self) -> String {
+        graphql::endpoint(&self.api_url)
+    }
+
+    /// POSTs one GraphQL query (named `operation`, for logs and errors) with its
+    /// variables and decodes `data` as `T`. Rate limits, secondary limits, 5xx and
+    /// transient errors are handled as for REST; `RATE_LIMITED` is waited out;
+    /// errors beside usable data come back in [`GraphqlAnswer::errors`]; a query
+    /// that is too large gives [`GithubError::GraphqlTooLarge`].
+    pub async fn graphql<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        query: &str,
+        variables: &serde_json::Value,
+    ) -> Result<GraphqlAnswer<T>, GithubError> {
+        let url = self.graphql_url();
+        let payload = serde_json::json!({"query": query, "variables": variables, "operationName": operation});
+        let payload = payload.to_string();
+        let outgoing = Outgoing { url: &url, etag: None, body: Some(&payload), budget: Budget::Graphql };
+        let url = url.as_str();
+        self.exchange(&outgoing, |_status, _headers, body, attempts| {
+            let parsed = match serde_json::from_str::<graphql::RawBody>(body) {
+                Ok(parsed) => parsed,
+                Err(error) => {
+                    return Step::Retry {
+                        failure: format!("invalid JSON: {error}"),
+                        wait: None,
+                        give_up: (attempts >= self.settings.max_retries)
+                            .then(|| GithubError::InvalidJson { url: url.to_string(), detail: error.to_string() }),
+                    };
+                }
+            };
+            let data = parsed.data.filter(|data| !data.is_null());
+            let cost = data.as_ref().and_then(graphql::point_cost);
+            let message = || graphql::summarize(&parsed.errors);
+            match graphql::classify(data.is_some(), &parsed.errors) {
+                ErrorClass::RateLimited => Step::Exhausted { reset_epoch: cost.and_then(|cost| cost.reset_epoch) },
+                ErrorClass::TooLarge => Step::Fail(GithubError::GraphqlTooLarge {
+                    url: url.to_string(),
+                    operation: operation.to_string(),
+                    message: message(),
+                }),
+                ErrorClass::Transient => Step::Retry { failure: message(), wait: None, give_up: None },
+                ErrorClass::Fatal => Step::Fail(GithubError::Graphql {
+                    url: url.to_string(),
+                    operation: operation.to_string(),
+                    message: message(),
+                }),
+                ErrorClass::Usable => {
+                    let data = data.expect("usable answers have data");
+                    match serde_json::from_value::<T>(data) {
+                        Ok(data) => {
+                            self.graphql_queries.fetch_add(1, Ordering::Relaxed);
+                            if let Some(cost) = cost {
+                                self.points.fetch_add(cost.cost, Ordering::Relaxed);
+                            }
+                            Step::Done(GraphqlAnswer { data, errors: parsed.errors, cost })
+                        }
+                        Err(error) => Step::Fail(GithubError::Graphql {
+                            url: url.to_string(),
+                            operation: operation.to_string(),
+                            message: format!("`data` does not have the expected shape: {error}"),
+                        }),
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    /// The retry loop shared by REST and GraphQL: picks a token, waits for the
+    /// limiter, sends, and handles what every answer can mean (rate limits,
+    /// secondary limits, 5xx, broken connections); `interpret` decides about a 2xx
+    /// or 304 answer.
+    async fn exchange<T>(
+        &self,
+        outgoing: &Outgoing<'_>,
+        interpret: impl Fn(u16, &HeaderMap, &str, u32) -> Step<T>,
+    ) -> Result<T, GithubError> {
+        let url = outgoing.url;
         let mut attempts: u32 = 0;
         let mut exhaustion_waits: u32 = 0;
         loop {
-            let slot_index = self.pick_token().await;
+            let slot_index = self.pick_token(outgoing.budget).await;
             let slot = &self.slots[slot_index];
+            let window = slot.window(outgoing.budget);
             slot.limiter.until_ready().await;
-            let failure: String;
-            let mut wait_hint: Option<Duration> = None;
-            match tokio::time::timeout(self.settings.request_timeout, self.send(url, etag, slot)).await {
-                Err(_) => failure = format!("no complete answer within {}s", self.settings.request_timeout.as_secs()),
-                Ok(Err(transport)) => failure = format!("the connection failed: {transport}"),
+            let step: Step<T> = match tokio::time::timeout(self.settings.request_timeout, self.send(outgoing, slot))
+                .await
+            {
+                Err(_) => Step::Retry {
+                    failure: format!("no complete answer within {}s", self.settings.request_timeout.as_secs()),
+                    wait: None,
+                    give_up: None,
+                },
+                Ok(Err(transport)) => {
+                    Step::Retry { failure: format!("the connection failed: {transport}"), wait: None, give_up: None }
+                }
                 Ok(Ok((status, headers, body))) => {
                     self.requests.fetch_add(1, Ordering::Relaxed);
-                    self.note_rate_limit(slot_index, &headers);
+                    self.note_rate_limit(slot_index, outgoing.budget, &headers);
                     tracing::trace!(url, status, "GitHub answered");
                     match status {
-                        304 => {
-                            self.not_modified.fetch_add(1, Ordering::Relaxed);
-                            return Ok(Fetched::NotModified);
-                        }
-                        200..=299 => match serde_json::from_str::<T>(&body) {
-                            Ok(value) => {
-                                let etag = header(&headers, "etag");
-                                let next = header(&headers, "link").and_then(|link| link::next_link(&link));
-                                if let Some(next) = &next {
-                                    if !next.starts_with(&format!("{}/", self.origin)) {
-                                        return Err(GithubError::ForeignLink {
-                                            url: next.clone(),
-                                            api_url: self.api_url.clone(),
-                                        });
-                                    }
-                                }
-                                return Ok(Fetched::Fresh { value, etag, next });
-                            }
-                            Err(error) => {
-                                failure = format!("invalid JSON: {error}");
-                                if attempts >= self.settings.max_retries {
-                                    return Err(GithubError::InvalidJson {
-                                        url: url.to_string(),
-                                        detail: error.to_string(),
-                                    });
-                                }
-                            }
-                        },
+                        200..=299 | 304 => interpret(status, &headers, &body, attempts),
                         403 | 429 => {
                             let retry_after =
                                 header(&headers, "retry-after").and_then(|v| v.trim().parse::<u64>().ok());
                             let remaining =
                                 header(&headers, "x-ratelimit-remaining").and_then(|v| v.trim().parse::<i64>().ok());
                             if let Some(secs) = retry_after {
-                                failure = format!("secondary rate limit (HTTP {status}, Retry-After {secs}s)");
-                                wait_hint = Some(Duration::from_secs(secs));
+                                Step::Retry {
+                                    failure: format!("secondary rate limit (HTTP {status}, Retry-After {secs}s)"),
+                                    wait: Some(Duration::from_secs(secs)),
+                                    give_up: None,
+                                }
                             } else if remaining == Some(0) || link::is_primary_limit_message(&body) {
-                                // Primary limit: not a failure; rotate or wait for the reset.
-                                exhaustion_waits += 1;
-                                if exhaustion_waits > MAX_EXHAUSTION_WAITS {
-                                    return Err(GithubError::GaveUp {
-                                        url: url.to_string(),
-                                        attempts: attempts + exhaustion_waits,
-                                        last: "the rate limit stayed exhausted after its reset time".into(),
-                                    });
-                                }
-                                slot.remaining.store(0, Ordering::Relaxed);
-                                if slot.reset_epoch.load(Ordering::Relaxed) <= now_epoch() {
-                                    // No usable reset time: wait one backoff step.
-                                    slot.reset_epoch.store(
-                                        now_epoch() + self.backoff(exhaustion_waits).as_secs().max(1) as i64,
-                                        Ordering::Relaxed,
-                                    );
-                                }
-                                tracing::debug!(url, token = slot_index, "rate limit exhausted for this token");
-                                continue;
+                                Step::Exhausted { reset_epoch: None }
                             } else if link::is_secondary_limit_message(&body) || status == 429 {
-                                failure = format!("secondary rate limit (HTTP {status})");
-                                wait_hint = Some(self.settings.secondary_limit_wait.max(self.backoff(attempts + 1)));
+                                Step::Retry {
+                                    failure: format!("secondary rate limit (HTTP {status})"),
+                                    wait: Some(self.settings.secondary_limit_wait.max(self.backoff(attempts + 1))),
+                                    give_up: None,
+                                }
                             } else {
-                                return Err(GithubError::Status {
+                                Step::Fail(GithubError::Status {
                                     url: url.to_string(),
                                     status,
                                     message: link::error_message(&body),
-                                });
+                                })
                             }
                         }
-                        500..=599 => failure = format!("HTTP {status}: {}", link::error_message(&body)),
+                        500..=599 => Step::Retry {
+                            failure: format!("HTTP {status}: {}", link::error_message(&body)),
+                            wait: None,
+                            give_up: None,
+                        },
                         _ => {
                             let mut message = link::error_message(&body);
                             if status == 401 {
                                 message.push_str("; check the token in GITHUB_TOKEN or GITHUB_TOKENS");
                             }
-                            return Err(GithubError::Status { url: url.to_string(), status, message });
+                            Step::Fail(GithubError::Status { url: url.to_string(), status, message })
                         }
                     }
                 }
-            }
+            };
+            let (failure, wait_hint) = match step {
+                Step::Done(value) => return Ok(value),
+                Step::Fail(error) => return Err(error),
+                Step::Exhausted { reset_epoch } => {
+                    // Not a failure: rotate or wait for the reset.
+                    exhaustion_waits += 1;
+                    if exhaustion_waits > MAX_EXHAUSTION_WAITS {
+                        return Err(GithubError::GaveUp {
+                            url: url.to_string(),
+                            attempts: attempts + exhaustion_waits,
+                            last: "the rate limit stayed exhausted after its reset time".into(),
+                        });
+                    }
+                    window.remaining.store(0, Ordering::Relaxed);
+                    if let Some(reset) = reset_epoch {
+                        window.reset_epoch.store(reset, Ordering::Relaxed);
+                    }
+                    if window.reset_epoch.load(Ordering::Relaxed) <= now_epoch() {
+                        // No usable reset time: wait one backoff step.
+                        window.reset_epoch.store(
+                            now_epoch() + self.backoff(exhaustion_waits).as_secs().max(1) as i64,
+                            Ordering::Relaxed,
+                        );
+                    }
+                    tracing::debug!(url, token = slot_index, "rate limit exhausted for this token");
+                    continue;
+                }
+                Step::Retry { failure, wait, give_up } => {
+                    if let Some(error) = give_up {
+                        return Err(error);
+                    }
+                    (failure, wait)
+                }
+            };
             attempts += 1;
             if attempts > self.settings.max_retries {
                 return Err(GithubError::GaveUp { url: url.to_string(), attempts, last: failure });
@@ -381,36 +603,48 @@ impl GithubClient {
     /// One HTTP exchange: status, headers and the body as text.
     async fn send(
         &self,
-        url: &str,
-        etag: Option<&str>,
+        outgoing: &Outgoing<'_>,
         slot: &TokenSlot,
     ) -> Result<(u16, HeaderMap, String), octocrab::Error> {
-        let mut headers = HeaderMap::new();
-        headers.insert(http::header::ACCEPT, HeaderValue::from_static("application/vnd.github+json"));
-        headers.insert(
-            http::header::USER_AGENT,
-            HeaderValue::from_static(concat!("swe-harvest/", env!("CARGO_PKG_VERSION"))),
-        );
+        let mut builder = http::Request::builder()
+            .method(if outgoing.body.is_some() { http::Method::POST } else { http::Method::GET })
+            .uri(outgoing.url)
+            .header(http::header::ACCEPT, HeaderValue::from_static("application/vnd.github+json"))
+            .header(
+                http::header::USER_AGENT,
+                HeaderValue::from_static(concat!("swe-harvest/", env!("CARGO_PKG_VERSION"))),
+            );
         if let Some(secret) = &slot.secret {
             if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", secret.expose())) {
                 value.set_sensitive(true);
-                headers.insert(http::header::AUTHORIZATION, value);
+                builder = builder.header(http::header::AUTHORIZATION, value);
             }
         }
-        if let Some(etag) = etag.and_then(|etag| HeaderValue::from_str(etag).ok()) {
-            headers.insert(http::header::IF_NONE_MATCH, etag);
+        if let Some(etag) = outgoing.etag.and_then(|etag| HeaderValue::from_str(etag).ok()) {
+            builder = builder.header(http::header::IF_NONE_MATCH, etag);
         }
-        let response = self.octocrab._get_with_headers(url, Some(headers)).await?;
+        let response = match outgoing.body {
+            Some(body) => {
+                builder = builder.header(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                let body: serde_json::Value = serde_json::from_str(body).expect("the client wrote this JSON");
+                let request = self.octocrab.build_request(builder, Some(&body))?;
+                self.octocrab.execute(request).await?
+            }
+            None => {
+                let request = self.octocrab.build_request::<()>(builder, None)?;
+                self.octocrab.execute(request).await?
+            }
+        };
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = self.octocrab.body_to_string(response).await?;
         Ok((status, headers, body))
     }
 
-    fn note_rate_limit(&self, slot_index: usize, headers: &HeaderMap) {
-        let slot = &self.slots[slot_index];
+    fn note_rate_limit(&self, slot_index: usize, budget: Budget, headers: &HeaderMap) {
+        let window = self.slots[slot_index].window(budget);
         if let Some(remaining) = header(headers, "x-ratelimit-remaining").and_then(|v| v.trim().parse::<i64>().ok()) {
-            slot.remaining.store(remaining, Ordering::Relaxed);
+            window.remaining.store(remaining, Ordering::Relaxed);
             if remaining < self.settings.rotate_below_remaining as i64
                 && self.slots.len() == 1
                 && !self.warned_low.swap(true, Ordering::Relaxed)
@@ -419,19 +653,19 @@ impl GithubClient {
             }
         }
         if let Some(reset) = header(headers, "x-ratelimit-reset").and_then(|v| v.trim().parse::<i64>().ok()) {
-            slot.reset_epoch.store(reset, Ordering::Relaxed);
+            window.reset_epoch.store(reset, Ordering::Relaxed);
         }
     }
 
     /// The token to use next: the current one while it has requests left above the
     /// rotation threshold, else the one with the most left; when all are exhausted,
     /// waits (with a countdown) for the earliest reset.
-    async fn pick_token(&self) -> usize {
+    async fn pick_token(&self, budget: Budget) -> usize {
         loop {
             let now = now_epoch();
             let current = self.current.load(Ordering::Relaxed);
             let threshold = self.settings.rotate_below_remaining as i64;
-            let current_left = self.slots[current].effective_remaining(now);
+            let current_left = self.slots[current].window(budget).effective_remaining(now);
             if current_left >= threshold {
                 return current;
             }
@@ -439,7 +673,7 @@ impl GithubClient {
                 .slots
                 .iter()
                 .enumerate()
-                .map(|(index, slot)| (index, slot.effective_remaining(now)))
+                .map(|(index, slot)| (index, slot.window(budget).effective_remaining(now)))
                 .max_by_key(|(index, left)| (*left, *index == current))
                 .expect("there is always one slot");
             if best_left > 0 {
@@ -462,7 +696,7 @@ impl GithubClient {
             let reset = self
                 .slots
                 .iter()
-                .map(|slot| slot.reset_epoch.load(Ordering::Relaxed))
+                .map(|slot| slot.window(budget).reset_epoch.load(Ordering::Relaxed))
                 .filter(|reset| *reset > now)
                 .min()
                 .unwrap_or(now + 1);

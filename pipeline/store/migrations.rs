@@ -167,6 +167,18 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE validation_runs;
     ALTER TABLE validation_runs_by_content RENAME TO validation_runs;
     "#,
+    // 7: what GitHub itself says a pull request refers to (GraphQL crawl): the
+    // issues it closes (`closingIssuesReferences`, source `closing`), and issue
+    // numbers its commit messages mention (source `commit_message`).
+    r#"
+    CREATE TABLE pull_request_references (
+        repo TEXT NOT NULL,
+        pull_number INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        issue_number INTEGER NOT NULL,
+        PRIMARY KEY (repo, pull_number, source, issue_number)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -1,4 +1,5 @@
-//! Raw GitHub objects (pull requests, issues, issue comments), per-repository crawl
+//! Raw GitHub objects (pull requests, issues, issue comments, what a pull request
+//! refers to according to GitHub), per-repository crawl
 //! checkpoints, the HTTP cache of conditional requests, and requests that failed
 //! for good. Written by crawl, read by extract.
 //!
@@ -106,6 +107,67 @@ pub fn comments(connection: &Connection, repo: &RepoSlug, issue_number: u64) -> 
         decode("comment", format!("{repo} comment {id}"), &data)
     })
     .collect()
+}
+
+/// Where a pull request's stored references come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferenceSource {
+    /// GitHub's `closingIssuesReferences`: the issues merging the PR closes.
+    Closing,
+    /// Issue numbers that the PR's commit messages mention (`#N`, URLs).
+    CommitMessage,
+}
+
+impl ReferenceSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReferenceSource::Closing => "closing",
+            ReferenceSource::CommitMessage => "commit_message",
+        }
+    }
+}
+
+/// Replaces the references of one source of one pull request.
+pub fn replace_pull_request_references(
+    connection: &Connection,
+    repo: &RepoSlug,
+    pull_number: u64,
+    source: ReferenceSource,
+    issue_numbers: &[u64],
+) -> Result<()> {
+    connection.execute(
+        "DELETE FROM pull_request_references WHERE repo = ?1 AND pull_number = ?2 AND source = ?3",
+        params![repo.to_string(), pull_number, source.as_str()],
+    )?;
+    let mut statement = connection.prepare(
+        "INSERT OR IGNORE INTO pull_request_references (repo, pull_number, source, issue_number) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for number in issue_numbers {
+        statement.execute(params![repo.to_string(), pull_number, source.as_str(), number])?;
+    }
+    Ok(())
+}
+
+/// The references of one source of every pull request of a repository: pull
+/// number -> issue numbers, ascending. PRs without stored references are absent.
+pub fn pull_request_references(
+    connection: &Connection,
+    repo: &RepoSlug,
+    source: ReferenceSource,
+) -> Result<std::collections::BTreeMap<u64, Vec<u64>>> {
+    let mut statement = connection.prepare(
+        "SELECT pull_number, issue_number FROM pull_request_references WHERE repo = ?1 AND source = ?2
+         ORDER BY pull_number, issue_number",
+    )?;
+    let rows = statement.query_map(params![repo.to_string(), source.as_str()], |row| {
+        Ok((row.get::<_, u64>(0)?, row.get::<_, u64>(1)?))
+    })?;
+    let mut references: std::collections::BTreeMap<u64, Vec<u64>> = std::collections::BTreeMap::new();
+    for row in rows {
+        let (pull_number, issue_number) = row?;
+        references.entry(pull_number).or_default().push(issue_number);
+    }
+    Ok(references)
 }
 
 pub fn checkpoint(connection: &Connection, repo: &RepoSlug, resource: &str) -> Result<Option<CrawlCheckpoint>> {

@@ -1,15 +1,19 @@
-//! A GitHub REST API simulator: a real HTTP/1.1 server on 127.0.0.1 that serves
-//! the endpoints the crawl and discover stages use, from fixtures in GitHub's JSON
-//! shapes, with GitHub's manners (Link pagination, `per_page` capped at 100,
+//! A GitHub API simulator: a real HTTP/1.1 server on 127.0.0.1 that serves the REST
+//! endpoints the crawl and discover stages use, and the GraphQL endpoint
+//! (`POST /graphql`, see `graphql.rs`), from fixtures in GitHub's JSON shapes, with GitHub's manners (Link pagination, `per_page` capped at 100,
 //! ETag / If-None-Match -> 304, `X-RateLimit-*` headers per token) and faults chosen
 //! per test: secondary limits, primary exhaustion with a reset time, 5xx, slow
-//! answers, invalid JSON, dropped connections. It counts requests per endpoint,
-//! per URL and per status (also served at `GET /_sim/stats`).
+//! answers, invalid JSON, dropped connections, and for GraphQL exhausted points
+//! (`RATE_LIMITED` in a 200 answer), errors in a 200 body, the node limit and
+//! timeouts of big queries. Faults match GraphQL queries by `/graphql#Operation`.
+//! It counts requests per endpoint, per URL (per GraphQL operation and variables)
+//! and per status, and GraphQL points (also served at `GET /_sim/stats`).
 //!
 //! Used by the integration tests through `mod support`, and runnable on its own as
 //! the `github-sim` binary (`main.rs` beside this file) for the demo and benchmark.
 
 pub mod data;
+mod graphql;
 mod routes;
 
 use std::collections::BTreeMap;
@@ -79,6 +83,11 @@ pub enum FaultKind {
     InvalidJson,
     /// The connection is closed without an answer.
     Disconnect,
+    /// GraphQL: the token's points are used up until `reset_in_secs` from now:
+    /// 200 with a `RATE_LIMITED` error and `X-RateLimit-Remaining: 0`.
+    GraphqlRateLimited { reset_in_secs: u64 },
+    /// GraphQL: 200 with `data: null` and this error (`type` `kind`).
+    GraphqlErrors { kind: String, message: String },
 }
 
 /// Request counts.
@@ -87,8 +96,13 @@ pub struct Stats {
     pub total: u64,
     /// Endpoint name -> status -> count (status 0: connection dropped).
     pub by_endpoint: BTreeMap<String, BTreeMap<u16, u64>>,
-    /// Path and query -> status -> count.
+    /// Path and query -> status -> count. GraphQL queries are keyed
+    /// `/graphql#Operation {variables}`.
     pub by_url: BTreeMap<String, BTreeMap<u16, u64>>,
+    /// GraphQL operation name -> queries answered 200 with data.
+    pub by_operation: BTreeMap<String, u64>,
+    /// GraphQL points charged.
+    pub points: u64,
 }
 
 impl Stats {
@@ -137,6 +151,13 @@ pub(crate) struct SimState {
     listings_generation: Option<u64>,
     /// Requests per hour of every token (GitHub's 5,000, or 60 without a token).
     token_limit: Option<u64>,
+    /// GraphQL queries that may return more nodes fail with `MAX_NODE_LIMIT_EXCEEDED`.
+    graphql_node_limit: Option<u64>,
+    /// GraphQL queries that may return more nodes time out.
+    graphql_timeout_above_nodes: Option<u64>,
+    /// Comments by issue for the GraphQL executor, for one generation.
+    comment_index: graphql::CommentIndex,
+    comment_index_generation: Option<u64>,
 }
 
 /// A running simulator; stops when dropped.
@@ -194,6 +215,16 @@ impl GithubSim {
     /// Every token (seen from now on) gets this many requests an hour.
     pub fn set_token_limit(&self, limit: u64) {
         self.state.lock().unwrap().token_limit = Some(limit);
+    }
+
+    /// GitHub's node limit (500,000) lowered, so that big queries fail with it.
+    pub fn set_graphql_node_limit(&self, nodes: u64) {
+        self.state.lock().unwrap().graphql_node_limit = Some(nodes);
+    }
+
+    /// GraphQL queries that may return more than `nodes` nodes time out.
+    pub fn set_graphql_timeout_above_nodes(&self, nodes: u64) {
+        self.state.lock().unwrap().graphql_timeout_above_nodes = Some(nodes);
     }
 
     pub fn stats(&self) -> Stats {
@@ -271,18 +302,17 @@ async fn connection(stream: tokio::net::TcpStream, state: Arc<Mutex<SimState>>) 
             }
         }
         let length: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-        if length > 0 {
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).await.is_err() {
-                return;
-            }
+        let mut body = vec![0; length];
+        if length > 0 && reader.read_exact(&mut body).await.is_err() {
+            return;
         }
+        let body = String::from_utf8_lossy(&body).into_owned();
         let mut parts = request_line.split_whitespace();
         let method = parts.next().unwrap_or("").to_string();
         let target = parts.next().unwrap_or("/").to_string();
         let (delay, action) = {
             let mut state = state.lock().unwrap();
-            routes::respond(&mut state, &method, &target, &headers)
+            routes::respond(&mut state, &method, &target, &headers, &body)
         };
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
@@ -311,6 +341,7 @@ async fn connection(stream: tokio::net::TcpStream, state: Arc<Mutex<SimState>>) 
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        401 => "Unauthorized",
         304 => "Not Modified",
         400 => "Bad Request",
         403 => "Forbidden",

@@ -18,12 +18,26 @@ pub(crate) fn respond(
     method: &str,
     target: &str,
     headers: &BTreeMap<String, String>,
+    request_body: &str,
 ) -> (Duration, Action) {
     let (path, query_text) = target.split_once('?').unwrap_or((target, ""));
+    let path = if path == "/api/graphql" { "/graphql" } else { path };
     let path = path.strip_prefix("/api/v3").unwrap_or(path).to_string();
     let query = parse_query(query_text);
     let endpoint = classify(&path);
     let mut delay = state.delay;
+    // A GraphQL query: its body, operation name, and the keys faults and stats use.
+    let graphql_request: Option<Value> =
+        (endpoint == "graphql").then(|| serde_json::from_str(request_body).unwrap_or(Value::Null));
+    let operation = graphql_request
+        .as_ref()
+        .and_then(|request| request["operationName"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let fault_key = if graphql_request.is_some() { format!("{target}#{operation}") } else { target.to_string() };
+    let url_key = match &graphql_request {
+        Some(request) => format!("{target}#{operation} {}", request["variables"]),
+        None => target.to_string(),
+    };
 
     if endpoint == "sim_stats" {
         let body = serde_json::to_string(&state.stats).unwrap_or_default();
@@ -35,8 +49,11 @@ pub(crate) fn respond(
         .map(|value| value.trim_start_matches("Bearer ").trim_start_matches("token ").to_string())
         .unwrap_or_else(|| "anonymous".to_string());
     *state.tokens_seen.entry(token.clone()).or_default() += 1;
+    let anonymous = token == "anonymous";
+    // GraphQL points are a budget of their own.
+    let token = if graphql_request.is_some() { format!("{token}#graphql") } else { token };
     let now = Utc::now().timestamp();
-    let limit = state.token_limit.unwrap_or(if token == "anonymous" { 60 } else { 5000 });
+    let limit = state.token_limit.unwrap_or(if anonymous { 60 } else { 5000 });
     let token_state = state.tokens.entry(token.clone()).or_insert(TokenState {
         limit,
         remaining: limit,
@@ -50,10 +67,13 @@ pub(crate) fn respond(
 
     let (status, action) = 'answer: {
         if token_state.exhausted_until > now {
+            if graphql_request.is_some() {
+                break 'answer graphql_rate_limited(token_state);
+            }
             break 'answer primary_exhausted(token_state);
         }
         // Faults, in the order they were added.
-        let key = target.to_string();
+        let key = fault_key.clone();
         let mut fault_kind = None;
         for fault in state.faults.iter_mut() {
             if !key.contains(&fault.path_contains) {
@@ -97,7 +117,39 @@ pub(crate) fn respond(
                 break 'answer (200, Action::Respond { status: 200, headers, body: "[{\"id\": 1, \"title\": ".into() });
             }
             Some(FaultKind::Disconnect) => break 'answer (0, Action::Disconnect),
+            Some(FaultKind::GraphqlRateLimited { reset_in_secs }) => {
+                token_state.exhausted_until = now + reset_in_secs as i64;
+                token_state.remaining = 0;
+                token_state.reset = token_state.exhausted_until;
+                break 'answer graphql_rate_limited(token_state);
+            }
+            Some(FaultKind::GraphqlErrors { kind, message }) => {
+                let body = json!({"data": null, "errors": [{"type": kind, "message": message}]}).to_string();
+                break 'answer (200, Action::Respond { status: 200, headers: graphql_headers(token_state), body });
+            }
             None => {}
+        }
+        if let Some(request) = &graphql_request {
+            if method != "POST" {
+                break 'answer (404, error_action(404, Vec::new(), "Not Found"));
+            }
+            if anonymous {
+                break 'answer (401, error_action(401, Vec::new(), "This endpoint requires you to be authenticated."));
+            }
+            if state.comment_index_generation != Some(state.generation) {
+                state.comment_index = super::graphql::comment_index(&state.fixtures);
+                state.comment_index_generation = Some(state.generation);
+            }
+            let node_limit = state.graphql_node_limit.unwrap_or(500_000);
+            let timeout_above = state.graphql_timeout_above_nodes;
+            let token_state = state.tokens.get_mut(&token).expect("inserted above");
+            let answer =
+                graphql_answer(&state.fixtures, &state.comment_index, token_state, request, node_limit, timeout_above);
+            if let Some(points) = answer.charged {
+                state.stats.points += points;
+                *state.stats.by_operation.entry(operation.clone()).or_default() += 1;
+            }
+            break 'answer (200, Action::Respond { status: 200, headers: answer.headers, body: answer.body });
         }
         if method != "GET" {
             break 'answer (404, error_action(404, Vec::new(), "Not Found"));
@@ -171,8 +223,85 @@ pub(crate) fn respond(
     };
     state.stats.total += 1;
     *state.stats.by_endpoint.entry(endpoint.to_string()).or_default().entry(status).or_default() += 1;
-    *state.stats.by_url.entry(target.to_string()).or_default().entry(status).or_default() += 1;
+    *state.stats.by_url.entry(url_key).or_default().entry(status).or_default() += 1;
     (delay, action)
+}
+
+fn graphql_headers(token_state: &TokenState) -> Vec<(String, String)> {
+    let mut headers = rate_headers(token_state);
+    headers.retain(|(name, _)| name != "X-RateLimit-Resource");
+    headers.push(("X-RateLimit-Resource".into(), "graphql".into()));
+    headers.push(("Content-Type".into(), "application/json; charset=utf-8".into()));
+    headers
+}
+
+fn graphql_rate_limited(token_state: &TokenState) -> (u16, Action) {
+    let mut headers = graphql_headers(token_state);
+    headers.retain(|(name, _)| name != "X-RateLimit-Remaining");
+    headers.push(("X-RateLimit-Remaining".into(), "0".into()));
+    let body = json!({"errors": [{"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}]});
+    (200, Action::Respond { status: 200, headers, body: body.to_string() })
+}
+
+struct GraphqlAnswer {
+    headers: Vec<(String, String)>,
+    body: String,
+    /// Points charged, when the query ran.
+    charged: Option<u64>,
+}
+
+/// One GraphQL query: parsed, costed, checked against the limits, executed.
+fn graphql_answer(
+    fixtures: &super::Fixtures,
+    comment_index: &super::graphql::CommentIndex,
+    token_state: &mut TokenState,
+    request: &Value,
+    node_limit: u64,
+    timeout_above: Option<u64>,
+) -> GraphqlAnswer {
+    let errors_only = |token_state: &TokenState, errors: Value| GraphqlAnswer {
+        headers: graphql_headers(token_state),
+        body: json!({"data": null, "errors": errors}).to_string(),
+        charged: None,
+    };
+    let query = request["query"].as_str().unwrap_or_default();
+    let variables = if request["variables"].is_object() { request["variables"].clone() } else { json!({}) };
+    let operation = match super::graphql::parse(query) {
+        Ok(operation) => operation,
+        Err(problem) => {
+            return errors_only(token_state, json!([{"message": format!("Parse error: {problem}")}]));
+        }
+    };
+    let (cost, nodes) = super::graphql::cost_and_nodes(&operation, &variables);
+    if nodes > node_limit {
+        return errors_only(
+            token_state,
+            json!([{"type": "MAX_NODE_LIMIT_EXCEEDED", "message": format!("This query requests up to {nodes} possible nodes which exceeds the maximum limit of {node_limit}.")}]),
+        );
+    }
+    if timeout_above.is_some_and(|limit| nodes > limit) {
+        return errors_only(
+            token_state,
+            json!([{"message": "Something went wrong while executing your query. This may be the result of a timeout, or it could be a GitHub bug. Please include `0000:0000` when reporting this issue."}]),
+        );
+    }
+    if token_state.remaining < cost {
+        token_state.exhausted_until = token_state.reset;
+        return match graphql_rate_limited(token_state) {
+            (_, Action::Respond { headers, body, .. }) => GraphqlAnswer { headers, body, charged: None },
+            (_, Action::Disconnect) => unreachable!("a rate-limit answer is an answer"),
+        };
+    }
+    token_state.remaining -= cost;
+    let reset_at = chrono::DateTime::from_timestamp(token_state.reset, 0).unwrap_or_default();
+    let rate_limit = json!({
+        "cost": cost, "limit": token_state.limit, "remaining": token_state.remaining,
+        "used": token_state.limit - token_state.remaining, "nodeCount": nodes,
+        "resetAt": reset_at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    });
+    let (data, errors) = super::graphql::execute(fixtures, comment_index, &operation, &variables, rate_limit);
+    let body = if errors.is_empty() { json!({"data": data}) } else { json!({"data": data, "errors": errors}) };
+    GraphqlAnswer { headers: graphql_headers(token_state), body: body.to_string(), charged: Some(cost) }
 }
 
 fn primary_exhausted(token_state: &TokenState) -> (u16, Action) {
@@ -206,6 +335,7 @@ fn classify(path: &str) -> &'static str {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match segments.as_slice() {
         ["_sim", "stats"] => "sim_stats",
+        ["graphql"] => "graphql",
         ["search", "repositories"] => "search_repositories",
         ["repos", _, _, "pulls"] => "pulls",
         ["repos", _, _, "issues"] => "issues",

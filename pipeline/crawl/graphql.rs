@@ -1,0 +1,847 @@
+//! The crawl through GitHub's GraphQL API (`crawl --api graphql`, the default with a
+//! token): the same raw objects as the REST crawl, in about a third of the requests,
+//! plus GitHub's own closing references. HTTP, points and retries belong to
+//! [`crate::github::GithubClient::graphql`]; this module owns the queries, their
+//! cursors and what is stored.
+//!
+//! Per repository and pass (the same pass and plan logic as REST, under checkpoints
+//! of their own, `graphql_*`, so that switching APIs starts a fresh pass):
+//! 1. `PullRequests`: `repository.pullRequests(states: [MERGED, CLOSED], orderBy:
+//!    UPDATED_AT DESC)`, `crawl.graphql_page_size` per query, each PR with its
+//!    `closingIssuesReferences` (first 25, those of this repository are stored as
+//!    source `closing`) and its commits' messages (first 100; issue numbers they
+//!    mention are stored as source `commit_message` and fetched like those of the
+//!    body). Merged PRs of the window are stored, closed-unmerged ones dropped in the
+//!    funnel (`not_merged`), exactly as REST does. Paging stops at the first PR
+//!    updated before the pass's lower bound.
+//! 2. With the bulk plan, `Issues`: `repository.issues(orderBy: UPDATED_AT DESC,
+//!    filterBy: {since})`, each issue with its first 100 comments. An issue with more
+//!    comments gets follow-up `IssueComments` queries (100 a page) before its page is
+//!    committed, so a stored issue always has all its comments. Comments on pull
+//!    requests are not stored (REST's bulk comment listing stores them; extract never
+//!    reads them).
+//! 3. `IssuesByNumber`: issues that the window's PRs mention or close and that the
+//!    store lacks (per-issue plan: all of them; bulk plan with `--since`: those the
+//!    listing did not hold), `crawl.graphql_issues_per_query` per query through
+//!    aliased `issueOrPullRequest(number:)` fields, with their comments.
+//!
+//! Every page is committed in one transaction with its cursor (GitHub's
+//! `endCursor`), so a killed crawl resumes at the first uncommitted page. GraphQL
+//! has no ETags: an incremental pass asks for PRs newest-updated first and stops at
+//! the previous pass's watermark, and for issues `filterBy: {since: watermark}`, so
+//! an unchanged refresh costs two queries of one point each. When GitHub answers a
+//! query with a timeout or its node limit, the page size is halved for the rest of
+//! the run (down to one); the cursor does not depend on the page size.
+//!
+//! Decisions: closing references beyond the first 25 of a PR, and commit messages
+//! beyond the first 100, are not read (extract reads every commit message from the
+//! mirror anyway; the crawl uses them only to choose issues to fetch). A comment
+//! edited without its issue being updated is not refetched by an incremental pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{CrawlError, Outcome, PassCursor, Plan, PullsListing, RepoCrawl, Window, references};
+use crate::github::{GithubError, GraphqlAnswer};
+use crate::model::{RawComment, RawIssue, RawPullRequest};
+use crate::store::raw::{self, ReferenceSource};
+use crate::store::{self, StoreError};
+
+const PASS: &str = "graphql_pass";
+const PULLS: &str = "graphql_pulls";
+const ISSUES: &str = "graphql_issues";
+const REFERENCED: &str = "graphql_referenced_issues";
+
+/// Closing references read per PR.
+const CLOSING_REFERENCES_PER_PULL: u32 = 25;
+/// Commit messages read per PR.
+const COMMITS_PER_PULL: u32 = 100;
+/// Comments per issue in a listing, and per follow-up query.
+const COMMENTS_PER_PAGE: u32 = 100;
+
+const RATE_LIMIT: &str = "rateLimit { cost remaining resetAt }";
+
+const ISSUE_FIELDS: &str = "number title body state createdAt updatedAt closedAt author { login } \
+     labels(first: 20) { nodes { name } } \
+     comments(first: 100) { totalCount pageInfo { hasNextPage endCursor } \
+     nodes { databaseId body createdAt updatedAt author { login } } }";
+
+fn pulls_query() -> String {
+    format!(
+        "query PullRequests($owner: String!, $name: String!, $first: Int!, $after: String) {{ {RATE_LIMIT} \
+         repository(owner: $owner, name: $name) {{ \
+         pullRequests(first: $first, after: $after, states: [MERGED, CLOSED], orderBy: {{field: UPDATED_AT, direction: DESC}}) {{ \
+         pageInfo {{ hasNextPage endCursor }} \
+         nodes {{ number title body state createdAt updatedAt mergedAt closedAt \
+         baseRefName baseRefOid headRefName headRefOid mergeCommit {{ oid }} author {{ login }} \
+         labels(first: 20) {{ nodes {{ name }} }} \
+         closingIssuesReferences(first: {CLOSING_REFERENCES_PER_PULL}) {{ nodes {{ number repository {{ nameWithOwner }} }} }} \
+         commits(first: {COMMITS_PER_PULL}) {{ nodes {{ commit {{ message }} }} }} }} }} }} }}"
+    )
+}
+
+fn issues_query() -> String {
+    format!(
+        "query Issues($owner: String!, $name: String!, $first: Int!, $after: String, $since: DateTime) {{ {RATE_LIMIT} \
+         repository(owner: $owner, name: $name) {{ \
+         issues(first: $first, after: $after, orderBy: {{field: UPDATED_AT, direction: DESC}}, filterBy: {{since: $since}}) {{ \
+         pageInfo {{ hasNextPage endCursor }} nodes {{ {ISSUE_FIELDS} }} }} }} }}"
+    )
+}
+
+fn issue_comments_query() -> String {
+    format!(
+        "query IssueComments($owner: String!, $name: String!, $number: Int!, $first: Int!, $after: String) {{ {RATE_LIMIT} \
+         repository(owner: $owner, name: $name) {{ issue(number: $number) {{ \
+         comments(first: $first, after: $after) {{ totalCount pageInfo {{ hasNextPage endCursor }} \
+         nodes {{ databaseId body createdAt updatedAt author {{ login }} }} }} }} }} }}"
+    )
+}
+
+fn issues_by_number_query(numbers: &[u64]) -> String {
+    let fields: String = numbers
+        .iter()
+        .map(|number| {
+            format!(
+                "issue_{number}: issueOrPullRequest(number: {number}) {{ __typename ... on Issue {{ {ISSUE_FIELDS} }} }} "
+            )
+        })
+        .collect();
+    format!(
+        "query IssuesByNumber($owner: String!, $name: String!) {{ {RATE_LIMIT} \
+         repository(owner: $owner, name: $name) {{ {fields}}} }}"
+    )
+}
+
+// ---- The answers' shapes (only the fields asked for).
+
+#[derive(Debug, Deserialize)]
+struct PageInfo {
+    #[serde(rename = "hasNextPage")]
+    has_next_page: bool,
+    #[serde(rename = "endCursor")]
+    end_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Nodes<T> {
+    #[serde(default = "Vec::new")]
+    nodes: Vec<Option<T>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Connection<T> {
+    #[serde(rename = "pageInfo")]
+    page_info: PageInfo,
+    #[serde(default = "Vec::new")]
+    nodes: Vec<Option<T>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Login {
+    login: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Name {
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Oid {
+    oid: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullNode {
+    number: u64,
+    title: String,
+    body: Option<String>,
+    state: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    merged_at: Option<DateTime<Utc>>,
+    closed_at: Option<DateTime<Utc>>,
+    base_ref_name: String,
+    base_ref_oid: String,
+    head_ref_name: String,
+    head_ref_oid: String,
+    merge_commit: Option<Oid>,
+    author: Option<Login>,
+    labels: Option<Nodes<Name>>,
+    closing_issues_references: Option<Nodes<ClosingReference>>,
+    commits: Option<Nodes<CommitNode>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClosingReference {
+    number: u64,
+    repository: RepositoryName,
+}
+
+#[derive(Debug, Deserialize)]
+struct RepositoryName {
+    #[serde(rename = "nameWithOwner")]
+    name_with_owner: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct CommitNode {
+    commit: CommitMessage,
+}
+
+#[derive(Debug, Deserialize)]
+struct CommitMessage {
+    message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IssueNode {
+    number: u64,
+    title: String,
+    body: Option<String>,
+    state: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    closed_at: Option<DateTime<Utc>>,
+    author: Option<Login>,
+    labels: Option<Nodes<Name>>,
+    comments: Connection<CommentNode>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CommentNode {
+    database_id: u64,
+    body: Option<String>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    author: Option<Login>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RepositoryData<T> {
+    repository: Option<T>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullRequestsField {
+    pull_requests: Connection<PullNode>,
+}
+
+#[derive(Debug, Deserialize)]
+struct IssuesField {
+    issues: Connection<IssueNode>,
+}
+
+#[derive(Debug, Deserialize)]
+struct IssueCommentsField {
+    issue: Option<IssueCommentsOnly>,
+}
+
+#[derive(Debug, Deserialize)]
+struct IssueCommentsOnly {
+    comments: Connection<CommentNode>,
+}
+
+// ---- Conversions to the pipeline's raw model.
+
+fn names(labels: Option<Nodes<Name>>) -> Vec<String> {
+    labels.map(|labels| labels.nodes.into_iter().flatten().map(|label| label.name).collect()).unwrap_or_default()
+}
+
+/// A pull request, its closing references in this repository, and the issue
+/// numbers its commit messages mention.
+struct PullEntry {
+    pull: RawPullRequest,
+    closing: Vec<u64>,
+    commit_mentions: Vec<u64>,
+}
+
+fn pull_entry(node: PullNode, repo: &crate::model::RepoSlug) -> PullEntry {
+    let closing: BTreeSet<u64> = node
+        .closing_issues_references
+        .map(|references| references.nodes)
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .filter(|reference| reference.repository.name_with_owner.eq_ignore_ascii_case(&repo.to_string()))
+        .map(|reference| reference.number)
+        .collect();
+    let mut commit_mentions = BTreeSet::new();
+    for commit in node.commits.map(|commits| commits.nodes).unwrap_or_default().into_iter().flatten() {
+        commit_mentions.extend(references::referenced_numbers(repo, &commit.commit.message));
+    }
+    let pull = RawPullRequest {
+        number: node.number,
+        title: node.title,
+        body: node.body,
+        // REST's two states: a merged PR is `closed` there.
+        state: if node.state.eq_ignore_ascii_case("open") { "open".into() } else { "closed".into() },
+        created_at: node.created_at,
+        updated_at: node.updated_at,
+        merged_at: node.merged_at,
+        closed_at: node.closed_at,
+        base_ref: node.base_ref_name,
+        base_sha: node.base_ref_oid,
+        head_ref: node.head_ref_name,
+        head_sha: node.head_ref_oid,
+        merge_commit_sha: node.merge_commit.map(|commit| commit.oid),
+        author: node.author.map(|author| author.login),
+        labels: names(node.labels),
+    };
+    PullEntry { pull, closing: closing.into_iter().collect(), commit_mentions: commit_mentions.into_iter().collect() }
+}
+
+fn comment(node: CommentNode, issue_number: u64) -> RawComment {
+    RawComment {
+        id: node.database_id,
+        issue_number,
+        body: node.body,
+        created_at: node.created_at,
+        updated_at: node.updated_at,
+        author: node.author.map(|author| author.login),
+    }
+}
+
+/// An issue with the comments of the listing, and where its comments continue.
+struct IssueEntry {
+    issue: RawIssue,
+    comments: Vec<RawComment>,
+    more_comments_after: Option<String>,
+}
+
+fn issue_entry(node: IssueNode) -> IssueEntry {
+    let number = node.number;
+    let more_comments_after =
+        if node.comments.page_info.has_next_page { node.comments.page_info.end_cursor.clone() } else { None };
+    IssueEntry {
+        issue: RawIssue {
+            number,
+            title: node.title,
+            body: node.body,
+            state: node.state.to_ascii_lowercase(),
+            created_at: node.created_at,
+            updated_at: node.updated_at,
+            closed_at: node.closed_at,
+            author: node.author.map(|author| author.login),
+            labels: names(node.labels),
+        },
+        comments: node.comments.nodes.into_iter().flatten().map(|node| comment(node, number)).collect(),
+        more_comments_after,
+    }
+}
+
+/// The checkpoint of one GraphQL listing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct GraphqlCursor {
+    pass: u64,
+    window: Window,
+    /// The pass's lower bound on `updatedAt`.
+    since: Option<DateTime<Utc>>,
+    /// GitHub's `endCursor` of the last committed page; `None` before the first.
+    after: Option<String>,
+    pages_done: u64,
+    /// The newest `updatedAt` on the pass's first page.
+    watermark: Option<DateTime<Utc>>,
+    complete: bool,
+}
+
+/// The checkpoint of issues fetched by number: those done in this window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ReferencedCursor {
+    window: Option<Window>,
+    done: BTreeSet<u64>,
+}
+
+impl RepoCrawl<'_> {
+    /// One repository through GraphQL; see the module docs.
+    pub(super) async fn run_graphql(&mut self) -> Result<(), CrawlError> {
+        let repo = self.repo.clone();
+        let previous: Option<PassCursor> = self.load(PASS)?;
+        let mut pass = match previous {
+            Some(pass) if pass.window == self.window && pass.in_progress => {
+                tracing::info!(repo = %repo, pass = pass.number, "resuming the interrupted GraphQL crawl pass");
+                pass
+            }
+            Some(pass) if pass.window == self.window => {
+                PassCursor { number: pass.number + 1, window: self.window.clone(), in_progress: true, plan: pass.plan }
+            }
+            other => {
+                if other.is_some() {
+                    tracing::info!(repo = %repo, "the --since/--until window changed: starting a full pass");
+                    self.store.transaction(|tx| store::crawl::clear_failed_requests(tx, &repo))?;
+                }
+                PassCursor {
+                    number: other.map_or(1, |pass| pass.number + 1),
+                    window: self.window.clone(),
+                    in_progress: true,
+                    plan: None,
+                }
+            }
+        };
+        self.save(PASS, &pass)?;
+
+        let mut outcomes = vec![self.graphql_pulls(pass.number).await?];
+        let plan = match pass.plan {
+            Some(plan) => plan,
+            None if outcomes[0] == Outcome::Complete => {
+                let plan = self.choose_plan(&self.referred_issues()?)?;
+                pass.plan = Some(plan);
+                self.save(PASS, &pass)?;
+                plan
+            }
+            None => Plan::Bulk,
+        };
+        self.summary.plan = Some(plan);
+        if plan == Plan::Bulk {
+            outcomes.push(self.graphql_issues(pass.number).await?);
+        }
+        outcomes.push(self.graphql_issues_by_number(plan).await?);
+        if outcomes.iter().all(|outcome| *outcome == Outcome::Complete) {
+            pass.in_progress = false;
+            self.save(PASS, &pass)?;
+        }
+        Ok(())
+    }
+
+    /// The key under which a failed query is recorded (and cleared once it succeeds).
+    fn query_key(&self, operation: &str, detail: &str) -> String {
+        format!("{} {operation} {} {detail}", self.client.graphql_url(), self.repo)
+    }
+
+    /// Runs one query, halving the page size while GitHub says it is too large.
+    /// `None` when it failed for good (recorded under `key`).
+    async fn query<T: DeserializeOwned>(
+        &mut self,
+        operation: &str,
+        query: &str,
+        key: &str,
+        variables: impl Fn(u32) -> Value,
+    ) -> Result<Option<GraphqlAnswer<T>>, CrawlError> {
+        loop {
+            match self.client.graphql::<T>(operation, query, &variables(self.graphql_page_size)).await {
+                Ok(answer) => {
+                    for error in &answer.errors {
+                        tracing::debug!(repo = %self.repo, operation, "partial answer: {error}");
+                    }
+                    return Ok(Some(answer));
+                }
+                Err(error) if error.is_too_large() && self.graphql_page_size > 1 => {
+                    self.graphql_page_size = (self.graphql_page_size / 2).max(1);
+                    tracing::warn!(
+                        repo = %self.repo,
+                        operation,
+                        page_size = self.graphql_page_size,
+                        "GitHub found the query too large; asking for {} items per page from now on",
+                        self.graphql_page_size
+                    );
+                }
+                Err(error) => {
+                    self.record_failure(key, &error)?;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn start_cursor(&self, resource: &str, pass_number: u64) -> Result<GraphqlCursor, CrawlError> {
+        let previous: Option<GraphqlCursor> =
+            self.load::<GraphqlCursor>(resource)?.filter(|cursor| cursor.window == self.window);
+        Ok(match previous {
+            Some(cursor) if cursor.pass == pass_number => cursor,
+            previous => {
+                let since = match previous {
+                    Some(cursor) if cursor.complete => cursor.watermark.or(cursor.since),
+                    _ => self.window.since_time(),
+                };
+                GraphqlCursor {
+                    pass: pass_number,
+                    window: self.window.clone(),
+                    since,
+                    after: None,
+                    pages_done: 0,
+                    watermark: None,
+                    complete: false,
+                }
+            }
+        })
+    }
+
+    async fn graphql_pulls(&mut self, pass_number: u64) -> Result<Outcome, CrawlError> {
+        let mut cursor = self.start_cursor(PULLS, pass_number)?;
+        if cursor.complete {
+            return Ok(Outcome::Complete);
+        }
+        let query = pulls_query();
+        let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
+        self.reporter.start(&format!("crawl {} pull requests (GraphQL)", self.repo), None);
+        let outcome = loop {
+            let key = self.query_key("PullRequests", &format!("after {}", cursor.after.as_deref().unwrap_or("start")));
+            let after = cursor.after.clone();
+            let Some(answer) = self
+                .query::<RepositoryData<PullRequestsField>>(
+                    "PullRequests",
+                    &query,
+                    &key,
+                    |first| json!({"owner": owner, "name": name, "first": first, "after": after}),
+                )
+                .await?
+            else {
+                break Outcome::Incomplete;
+            };
+            let Some(repository) = answer.data.repository else {
+                let error = GithubError::Graphql {
+                    url: self.client.graphql_url(),
+                    operation: "PullRequests".into(),
+                    message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+                };
+                self.record_failure(&key, &error)?;
+                break Outcome::Incomplete;
+            };
+            let connection = repository.pull_requests;
+            let entries: Vec<PullEntry> =
+                connection.nodes.into_iter().flatten().map(|node| pull_entry(node, self.repo)).collect();
+            if cursor.pages_done == 0 {
+                cursor.watermark = entries.iter().map(|entry| entry.pull.updated_at).max().or(cursor.since);
+            }
+            let bound = cursor.since;
+            let reached_bound = bound.is_some_and(|bound| entries.iter().any(|entry| entry.pull.updated_at < bound));
+            let fresh: Vec<&PullEntry> =
+                entries.iter().filter(|entry| bound.is_none_or(|bound| entry.pull.updated_at >= bound)).collect();
+            cursor.pages_done += 1;
+            let has_next = connection.page_info.has_next_page && !reached_bound;
+            if has_next {
+                cursor.after = connection.page_info.end_cursor.clone();
+            }
+            cursor.complete = !has_next || cursor.after.is_none();
+            let checkpoint = self.checkpoint(PULLS, &cursor);
+            let repo = self.repo.clone();
+            let window = self.window.clone();
+            let counts = self.store.transaction(|tx| -> Result<(u64, u64), StoreError> {
+                let mut counts = (0, 0);
+                for entry in &fresh {
+                    let (counted, merged) = <PullsListing as super::Listing>::store(tx, &repo, &window, &entry.pull)?;
+                    counts.0 += counted;
+                    counts.1 += merged;
+                    if merged == 1 {
+                        let number = entry.pull.number;
+                        raw::replace_pull_request_references(
+                            tx,
+                            &repo,
+                            number,
+                            ReferenceSource::Closing,
+                            &entry.closing,
+                        )?;
+                        raw::replace_pull_request_references(
+                            tx,
+                            &repo,
+                            number,
+                            ReferenceSource::CommitMessage,
+                            &entry.commit_mentions,
+                        )?;
+                    }
+                }
+                raw::save_checkpoint(tx, &checkpoint)?;
+                raw::clear_failed_request(tx, &repo, &key)?;
+                Ok(counts)
+            })?;
+            self.summary.pull_requests_seen += counts.0;
+            self.summary.merged_seen += counts.1;
+            self.reporter.advance(fresh.len() as u64);
+            if cursor.complete {
+                break Outcome::Complete;
+            }
+        };
+        self.reporter.finish();
+        Ok(outcome)
+    }
+
+    async fn graphql_issues(&mut self, pass_number: u64) -> Result<Outcome, CrawlError> {
+        let mut cursor = self.start_cursor(ISSUES, pass_number)?;
+        if cursor.complete {
+            return Ok(Outcome::Complete);
+        }
+        let query = issues_query();
+        let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
+        self.reporter.start(&format!("crawl {} issues and comments (GraphQL)", self.repo), None);
+        let outcome = loop {
+            let key = self.query_key("Issues", &format!("after {}", cursor.after.as_deref().unwrap_or("start")));
+            let after = cursor.after.clone();
+            let since = cursor.since.map(|since| since.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+            let Some(answer) = self
+                .query::<RepositoryData<IssuesField>>(
+                    "Issues",
+                    &query,
+                    &key,
+                    |first| json!({"owner": owner, "name": name, "first": first, "after": after, "since": since}),
+                )
+                .await?
+            else {
+                break Outcome::Incomplete;
+            };
+            let Some(repository) = answer.data.repository else {
+                let error = GithubError::Graphql {
+                    url: self.client.graphql_url(),
+                    operation: "Issues".into(),
+                    message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+                };
+                self.record_failure(&key, &error)?;
+                break Outcome::Incomplete;
+            };
+            let connection = repository.issues;
+            let mut entries: Vec<IssueEntry> = connection.nodes.into_iter().flatten().map(issue_entry).collect();
+            if !self.complete_comments(&mut entries).await? {
+                break Outcome::Incomplete;
+            }
+            if cursor.pages_done == 0 {
+                cursor.watermark = entries.iter().map(|entry| entry.issue.updated_at).max().or(cursor.since);
+            }
+            cursor.pages_done += 1;
+            if connection.page_info.has_next_page {
+                cursor.after = connection.page_info.end_cursor.clone();
+            }
+            cursor.complete = !connection.page_info.has_next_page || cursor.after.is_none();
+            let checkpoint = self.checkpoint(ISSUES, &cursor);
+            self.store_issues(&entries, &checkpoint, &[key])?;
+            self.reporter.advance(entries.len() as u64);
+            if cursor.complete {
+                break Outcome::Complete;
+            }
+        };
+        self.reporter.finish();
+        Ok(outcome)
+    }
+
+    /// Fetches the rest of the comments of issues with more than one page of them.
+    /// `false` when a query failed for good (recorded).
+    async fn complete_comments(&mut self, entries: &mut [IssueEntry]) -> Result<bool, CrawlError> {
+        let query = issue_comments_query();
+        let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
+        for entry in entries.iter_mut() {
+            while let Some(after) = entry.more_comments_after.take() {
+                let number = entry.issue.number;
+                let key = self.query_key("IssueComments", &format!("#{number} after {after}"));
+                let Some(answer) = self
+                    .query::<RepositoryData<IssueCommentsField>>("IssueComments", &query, &key, |_| {
+                        json!({"owner": owner, "name": name, "number": number, "first": COMMENTS_PER_PAGE, "after": after})
+                    })
+                    .await?
+                else {
+                    return Ok(false);
+                };
+                let Some(comments) = answer.data.repository.and_then(|repository| repository.issue) else { break };
+                let connection = comments.comments;
+                entry.comments.extend(connection.nodes.into_iter().flatten().map(|node| comment(node, number)));
+                if connection.page_info.has_next_page {
+                    entry.more_comments_after = connection.page_info.end_cursor;
+                }
+                let repo = self.repo.clone();
+                self.store.transaction(|tx| raw::clear_failed_request(tx, &repo, &key))?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Stores issues and their comments with a checkpoint, clearing the given failures.
+    fn store_issues(
+        &mut self,
+        entries: &[IssueEntry],
+        checkpoint: &crate::model::CrawlCheckpoint,
+        succeeded: &[String],
+    ) -> Result<(), CrawlError> {
+        let repo = self.repo.clone();
+        self.store.transaction(|tx| -> Result<(), StoreError> {
+            for entry in entries {
+                raw::upsert_issue(tx, &repo, &entry.issue)?;
+                for comment in &entry.comments {
+                    raw::upsert_comment(tx, &repo, comment)?;
+                }
+            }
+            raw::save_checkpoint(tx, checkpoint)?;
+            for key in succeeded {
+                raw::clear_failed_request(tx, &repo, key)?;
+            }
+            Ok(())
+        })?;
+        self.summary.issues_seen += entries.len() as u64;
+        self.summary.comments_seen += entries.iter().map(|entry| entry.comments.len() as u64).sum::<u64>();
+        Ok(())
+    }
+
+    /// Issue numbers the window's merged PRs refer to: mentioned in title or body,
+    /// in commit messages, or closed according to GitHub; minus PR numbers.
+    fn referred_issues(&self) -> Result<BTreeSet<u64>, CrawlError> {
+        let connection = self.store.connection();
+        let mut numbers = self.mentioned_issues()?;
+        let in_window: BTreeSet<u64> = raw::pull_requests(connection, self.repo)?
+            .into_iter()
+            .filter(|pull| pull.merged_at.is_some() && self.window.contains(&pull.created_at))
+            .map(|pull| pull.number)
+            .collect();
+        for source in [ReferenceSource::Closing, ReferenceSource::CommitMessage] {
+            let references: BTreeMap<u64, Vec<u64>> = raw::pull_request_references(connection, self.repo, source)?;
+            for (pull, issues) in references {
+                if in_window.contains(&pull) {
+                    numbers.extend(issues);
+                }
+            }
+        }
+        let pull_numbers: BTreeSet<u64> =
+            store::crawl::crawled_pull_numbers(connection, self.repo)?.into_iter().collect();
+        numbers.retain(|number| !pull_numbers.contains(number));
+        Ok(numbers)
+    }
+
+    /// Issues fetched by number, many per query: see the module docs.
+    async fn graphql_issues_by_number(&mut self, plan: Plan) -> Result<Outcome, CrawlError> {
+        if plan == Plan::Bulk && self.window.since.is_none() {
+            // The listing held every issue: a number it did not hold is no issue.
+            return Ok(Outcome::Complete);
+        }
+        let mut cursor: ReferencedCursor = self
+            .load::<ReferencedCursor>(REFERENCED)?
+            .filter(|cursor| cursor.window.as_ref() == Some(&self.window))
+            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() });
+        let mut targets = Vec::new();
+        for number in self.referred_issues()? {
+            if cursor.done.contains(&number) {
+                continue;
+            }
+            // With the bulk plan, a stored issue came from the listing, with all its comments.
+            if plan == Plan::Bulk && raw::issue(self.store.connection(), self.repo, number)?.is_some() {
+                continue;
+            }
+            targets.push(number);
+        }
+        if targets.is_empty() {
+            return Ok(Outcome::Complete);
+        }
+        self.reporter.start(&format!("crawl {} issues by number (GraphQL)", self.repo), Some(targets.len() as u64));
+        let mut outcome = Outcome::Complete;
+        let batch_size = self.options.graphql_issues_per_query.clamp(1, 100) as usize;
+        let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
+        for batch in targets.chunks(batch_size) {
+            let query = issues_by_number_query(batch);
+            let first = batch.first().copied().unwrap_or_default();
+            let last = batch.last().copied().unwrap_or_default();
+            let key = self.query_key("IssuesByNumber", &format!("#{first}..#{last}"));
+            let Some(answer) = self
+                .query::<RepositoryData<BTreeMap<String, Option<Value>>>>(
+                    "IssuesByNumber",
+                    &query,
+                    &key,
+                    |_| json!({"owner": owner, "name": name}),
+                )
+                .await?
+            else {
+                outcome = Outcome::Incomplete;
+                continue;
+            };
+            let mut entries = Vec::new();
+            for (_, value) in answer.data.repository.unwrap_or_default() {
+                let Some(value) = value else { continue };
+                if value.get("__typename").and_then(Value::as_str) != Some("Issue") {
+                    continue;
+                }
+                match serde_json::from_value::<IssueNode>(value) {
+                    Ok(node) => entries.push(issue_entry(node)),
+                    Err(error) => {
+                        tracing::warn!(repo = %self.repo, "skipping an issue of an unexpected shape: {error}")
+                    }
+                }
+            }
+            if !self.complete_comments(&mut entries).await? {
+                outcome = Outcome::Incomplete;
+                continue;
+            }
+            cursor.done.extend(batch.iter().copied());
+            let checkpoint = self.checkpoint(REFERENCED, &cursor);
+            self.store_issues(&entries, &checkpoint, &[key])?;
+            self.reporter.advance(batch.len() as u64);
+        }
+        self.reporter.finish();
+        Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pull_nodes_become_raw_pull_requests_with_their_references() {
+        let node: PullNode = serde_json::from_value(json!({
+            "number": 7, "title": "Fix", "body": "Fixes #3", "state": "MERGED",
+            "createdAt": "2024-01-01T00:00:00Z", "updatedAt": "2024-01-02T00:00:00Z",
+            "mergedAt": "2024-01-02T00:00:00Z", "closedAt": "2024-01-02T00:00:00Z",
+            "baseRefName": "main", "baseRefOid": "a".repeat(40), "headRefName": "fix", "headRefOid": "b".repeat(40),
+            "mergeCommit": {"oid": "c".repeat(40)}, "author": {"login": "dev"},
+            "labels": {"nodes": [{"name": "bug"}]},
+            "closingIssuesReferences": {"nodes": [
+                {"number": 3, "repository": {"nameWithOwner": "Acme/Widgets"}},
+                {"number": 9, "repository": {"nameWithOwner": "other/repo"}}
+            ]},
+            "commits": {"nodes": [{"commit": {"message": "fix\n\nsee #5 and other/repo#6"}}]}
+        }))
+        .unwrap();
+        let entry = pull_entry(node, &"acme/widgets".parse().unwrap());
+        assert_eq!(entry.closing, vec![3]);
+        assert_eq!(entry.commit_mentions, vec![5]);
+        assert_eq!(entry.pull.state, "closed");
+        assert_eq!(entry.pull.merge_commit_sha, Some("c".repeat(40)));
+        assert_eq!(entry.pull.labels, vec!["bug".to_string()]);
+        assert_eq!(entry.pull.author.as_deref(), Some("dev"));
+    }
+
+    #[test]
+    fn issue_nodes_keep_their_comments_and_where_they_continue() {
+        let node: IssueNode = serde_json::from_value(json!({
+            "number": 3, "title": "Bug", "body": null, "state": "CLOSED",
+            "createdAt": "2024-01-01T00:00:00Z", "updatedAt": "2024-01-02T00:00:00Z", "closedAt": null,
+            "author": null, "labels": {"nodes": []},
+            "comments": {"totalCount": 101, "pageInfo": {"hasNextPage": true, "endCursor": "c100"},
+                "nodes": [{"databaseId": 11, "body": "hi", "createdAt": "2024-01-01T01:00:00Z",
+                    "updatedAt": "2024-01-01T01:00:00Z", "author": {"login": "x"}}]}
+        }))
+        .unwrap();
+        let entry = issue_entry(node);
+        assert_eq!(entry.issue.state, "closed");
+        assert_eq!(entry.comments.len(), 1);
+        assert_eq!(entry.comments[0].issue_number, 3);
+        assert_eq!(entry.more_comments_after.as_deref(), Some("c100"));
+    }
+
+    #[test]
+    fn auto_means_graphql_with_a_token_and_rest_without() {
+        use crate::config::CrawlApi;
+        let options = |api| super::super::CrawlOptions {
+            since: None,
+            until: None,
+            per_page: 100,
+            per_issue_fetch_ratio: 20,
+            api,
+            graphql_page_size: 100,
+            graphql_issues_per_query: 50,
+        };
+        assert_eq!(options(CrawlApi::Auto).resolved_api(true), CrawlApi::Graphql);
+        assert_eq!(options(CrawlApi::Auto).resolved_api(false), CrawlApi::Rest);
+        assert_eq!(options(CrawlApi::Rest).resolved_api(true), CrawlApi::Rest);
+        assert_eq!(options(CrawlApi::Graphql).resolved_api(false), CrawlApi::Graphql);
+    }
+
+    #[test]
+    fn issues_by_number_are_aliased_fields_of_one_query() {
+        let query = issues_by_number_query(&[4, 17]);
+        assert!(query.contains("issue_4: issueOrPullRequest(number: 4)"), "{query}");
+        assert!(query.contains("issue_17: issueOrPullRequest(number: 17)"), "{query}");
+        assert!(query.contains("rateLimit"), "{query}");
+    }
+}
