@@ -80,6 +80,9 @@ pub struct GithubConfig {
     pub rotate_below_remaining: u32,
     /// Wait after a secondary rate limit that names no `Retry-After` (GitHub asks for a minute).
     pub secondary_limit_wait_secs: u64,
+    /// The longest `Retry-After` obeyed: a longer one (a broken proxy's) is waited this
+    /// long, not a day. GitHub's own windows are an hour at most.
+    pub max_retry_after_secs: u64,
 }
 
 impl GithubConfig {
@@ -105,6 +108,7 @@ impl Default for GithubConfig {
             backoff_max_secs: 60,
             rotate_below_remaining: 50,
             secondary_limit_wait_secs: 60,
+            max_retry_after_secs: 3600,
         }
     }
 }

@@ -194,6 +194,51 @@ fn crawl_reads_every_page_and_stores_prs_issues_and_comments() {
 }
 
 #[test]
+fn a_day_long_retry_after_is_capped() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let sim = GithubSim::start(fixtures_with(repo));
+    sim.add_fault(Fault::new("/pulls", FaultKind::SecondaryRetryAfter { secs: 86_400 }));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 20);
+    command.env("SWE_HARVEST_GITHUB__MAX_RETRY_AFTER_SECS", "1");
+    // Obeyed whole, the day-long wait would outlive this deadline by far.
+    let output = run_within(command, Duration::from_secs(60));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+    assert!(sim.stats().status_total(403) >= 1, "the fault was served");
+}
+
+#[test]
+fn credentials_in_the_api_url_are_refused_and_never_printed() {
+    let sim = GithubSim::start(fixtures_with(small_repo()));
+    let harvest = SweHarvest::new();
+    let with_credentials = sim.url().replacen("http://", "http://someone:s3cret-password@", 1);
+    let mut command = harvest.command();
+    command.env("GITHUB_TOKEN", TOKEN).args(["crawl", "--repo", REPO, "--api-url", &with_credentials]);
+    let output = run(command);
+    assert!(!output.status.success());
+    let text = format!("{}{}", stderr(&output), String::from_utf8_lossy(&output.stdout));
+    assert!(!text.contains("s3cret-password"), "{text}");
+    assert!(text.contains("****") && text.contains("GITHUB_TOKEN"), "{text}");
+    assert_eq!(sim.stats().total, 0, "nothing was sent");
+}
+
+#[test]
+fn a_token_that_cannot_be_a_header_is_refused_not_dropped() {
+    let sim = GithubSim::start(fixtures_with(small_repo()));
+    let harvest = SweHarvest::new();
+    let mut command = harvest.command();
+    command.env("GITHUB_TOKEN", "ghp_first\nghp_second").args(["crawl", "--repo", REPO, "--api-url", sim.url()]);
+    let output = run(command);
+    assert!(!output.status.success(), "requests would have gone out anonymous");
+    let text = stderr(&output);
+    assert!(text.contains("copy the token again"), "{text}");
+    assert!(!text.contains("ghp_first"), "{text}");
+    assert_eq!(sim.stats().total, 0, "nothing was sent");
+}
+
+#[test]
 fn every_fault_kind_is_recovered() {
     let repo = small_repo();
     let expected = expected(&repo);

@@ -62,6 +62,8 @@ pub struct ClientSettings {
     pub backoff_max: Duration,
     pub rotate_below_remaining: u32,
     pub secondary_limit_wait: Duration,
+    /// The longest `Retry-After` obeyed; longer ones are waited this long.
+    pub max_retry_after: Duration,
 }
 
 impl ClientSettings {
@@ -76,6 +78,7 @@ impl ClientSettings {
             backoff_max: Duration::from_secs(config.backoff_max_secs),
             rotate_below_remaining: config.rotate_below_remaining,
             secondary_limit_wait: Duration::from_secs(config.secondary_limit_wait_secs),
+            max_retry_after: Duration::from_secs(config.max_retry_after_secs),
         }
     }
 }
@@ -262,11 +265,32 @@ impl GithubClient {
     /// A client for `settings.api_url`. Must be called inside a tokio runtime.
     pub fn new(settings: ClientSettings, reporter: Arc<dyn Reporter>) -> Result<GithubClient, GithubError> {
         let api_url = settings.api_url.trim_end_matches('/').to_string();
-        let bad = |problem: &str| GithubError::BadApiUrl { api_url: api_url.clone(), problem: problem.to_string() };
+        let bad = |problem: &str| GithubError::BadApiUrl {
+            api_url: crate::secret::redact_url(&api_url),
+            problem: problem.to_string(),
+        };
         let uri: http::Uri = api_url.parse().map_err(|_| bad("it does not parse as a URL"))?;
         let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
             return Err(bad("it needs a scheme and a host"));
         };
+        // A URL with user information would carry it into every log line, error and
+        // stored failure that names a URL: refused, with the way that keeps it secret.
+        if authority.as_str().contains('@') {
+            return Err(bad(
+                "it holds credentials; pass the token in GITHUB_TOKEN (sent as a header, never logged or stored)",
+            ));
+        }
+        // A token that is not a valid header value would be dropped, and the requests
+        // would go out anonymous without a word: refused instead.
+        for (index, token) in settings.tokens.iter().enumerate() {
+            if HeaderValue::from_str(&format!("Bearer {}", token.expose())).is_err() {
+                return Err(GithubError::Setup(format!(
+                    "token {} of GITHUB_TOKEN / GITHUB_TOKENS holds characters an HTTP header cannot carry (a \
+                     newline or another control character); copy the token again",
+                    index + 1
+                )));
+            }
+        }
         if scheme != "http" && scheme != "https" {
             return Err(bad("the scheme must be http or https"));
         }
@@ -501,8 +525,11 @@ impl GithubClient {
                     match status {
                         200..=299 | 304 => interpret(status, &headers, &body, attempts),
                         403 | 429 => {
-                            let retry_after =
-                                header(&headers, "retry-after").and_then(|v| v.trim().parse::<u64>().ok());
+                            // Capped: a broken proxy's day-long Retry-After must not stall the
+                            // crawl for a day (GitHub's own windows are an hour at most).
+                            let retry_after = header(&headers, "retry-after")
+                                .and_then(|v| v.trim().parse::<u64>().ok())
+                                .map(|secs| secs.min(self.settings.max_retry_after.as_secs()));
                             let remaining =
                                 header(&headers, "x-ratelimit-remaining").and_then(|v| v.trim().parse::<i64>().ok());
                             if let Some(secs) = retry_after {
