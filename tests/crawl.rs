@@ -319,6 +319,32 @@ fn a_token_running_low_is_swapped_for_a_fuller_one_before_it_runs_out() {
 }
 
 #[test]
+fn a_crawl_resumes_where_it_stopped_when_the_api_root_moves() {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let first = GithubSim::start(fixtures_with(repo.clone()));
+    // Page 2 of the merged pulls keeps failing: the checkpoint stays on it.
+    first.add_fault(Fault::new("/pulls", FaultKind::Status { status: 500 }).skip(1).times(1_000));
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &first, 20);
+    command.env("SWE_HARVEST_GITHUB__MAX_RETRIES", "1");
+    assert_eq!(run(command).status.code(), Some(1));
+    drop(first);
+
+    // The same API on another port (a restarted proxy, another GHES host name).
+    let second = GithubSim::start(fixtures_with(repo));
+    let output = run_within(crawl_command(&harvest, &second, 20), Duration::from_secs(60));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+    let store = open_store(&harvest);
+    let stored: String = store
+        .connection()
+        .query_row("SELECT group_concat(cursor, ' ') FROM checkpoints", [], |row| row.get(0))
+        .unwrap();
+    assert!(!stored.contains("http://"), "checkpoints hold no API root: {stored}");
+}
+
+#[test]
 fn failed_requests_are_recorded_reported_and_fetched_by_the_next_run() {
     let repo = small_repo();
     let expected = expected(&repo);

@@ -413,8 +413,10 @@ impl RepoCrawl<'_> {
     }
 
     /// The key under which a failed query is recorded (and cleared once it succeeds).
+    /// The key a failed query is recorded under: its endpoint relative to the API root
+    /// (as for REST's pages), the operation and what it asked for.
     fn query_key(&self, operation: &str, detail: &str) -> String {
-        format!("{} {operation} {} {detail}", self.client.graphql_url(), self.repo)
+        format!("{} {operation} {} {detail}", self.client.relative_url(&self.client.graphql_url()), self.repo)
     }
 
     /// Runs one query, halving the page size while GitHub says it is too large.

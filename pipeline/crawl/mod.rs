@@ -235,7 +235,8 @@ struct ListingCursor {
     window: Window,
     /// The pass's lower bound on `updated_at`.
     since: Option<DateTime<Utc>>,
-    /// The next page to fetch; `None` once the pass of this listing is complete.
+    /// The next page to fetch, relative to the API root ([`GithubClient::relative_url`]);
+    /// `None` once the pass of this listing is complete.
     next: Option<String>,
     pages_done: u64,
     /// The newest `updated_at` on the pass's first page.
@@ -548,7 +549,9 @@ impl RepoCrawl<'_> {
         tracing::warn!(repo = %self.repo, "{error}");
         let repo = self.repo.clone();
         let message = error.to_string();
-        self.store.transaction(|tx| raw::record_failed_request(tx, &repo, url, &message))?;
+        // Relative to the API root, like checkpoints: the next run may reach it elsewhere.
+        let url = self.client.relative_url(url);
+        self.store.transaction(|tx| raw::record_failed_request(tx, &repo, &url, &message))?;
         Ok(())
     }
 
@@ -594,7 +597,7 @@ impl RepoCrawl<'_> {
                     pass: pass_number,
                     window: self.window.clone(),
                     since,
-                    next: Some(self.first_url(resource, since)),
+                    next: Some(self.client.relative_url(&self.first_url(resource, since))),
                     pages_done: 0,
                     watermark: None,
                     complete: false,
@@ -606,7 +609,7 @@ impl RepoCrawl<'_> {
         }
         self.reporter.start(&format!("crawl {} {resource}", self.repo), None);
         let outcome = loop {
-            let Some(url) = cursor.next.clone() else {
+            let Some(url) = cursor.next.as_deref().map(|next| self.client.absolute_url(next)) else {
                 cursor.complete = true;
                 self.save(resource, &cursor)?;
                 break Outcome::Complete;
@@ -663,11 +666,12 @@ impl RepoCrawl<'_> {
             let fresh: Vec<&L::Item> =
                 items.iter().filter(|item| bound.is_none_or(|bound| L::updated_at(item) >= bound)).collect();
             cursor.pages_done += 1;
-            cursor.next = if reached_bound { None } else { next };
+            cursor.next = if reached_bound { None } else { next.map(|url| self.client.relative_url(&url)) };
             cursor.complete = cursor.next.is_none();
             let checkpoint = self.checkpoint(resource, &cursor);
             let repo = self.repo.clone();
             let window = self.window.clone();
+            let relative_url = self.client.relative_url(&url);
             let counts = self.store.transaction(|tx| -> Result<(u64, u64), StoreError> {
                 let mut counts = (0, 0);
                 for item in &fresh {
@@ -679,7 +683,7 @@ impl RepoCrawl<'_> {
                     raw::save_cached_response(tx, &url, entry)?;
                 }
                 raw::save_checkpoint(tx, &checkpoint)?;
-                raw::clear_failed_request(tx, &repo, &url)?;
+                raw::clear_failed_request(tx, &repo, &relative_url)?;
                 Ok(counts)
             })?;
             match resource {
@@ -822,7 +826,8 @@ impl RepoCrawl<'_> {
         // A pull request or a missing issue: nothing to store, but done.
         let mut comments = Vec::new();
         let mut caches: Vec<(String, raw::CachedResponse)> = Vec::new();
-        let mut failed_urls = vec![url.clone()];
+        // Failures are stored relative to the API root (see `record_failure`).
+        let mut failed_urls = vec![self.client.relative_url(&url)];
         if issue.is_some() {
             let mut next = Some(self.client.url(
                 &format!("/repos/{}/{}/issues/{number}/comments", repo.owner(), repo.name()),
@@ -873,7 +878,7 @@ impl RepoCrawl<'_> {
                         return Ok(Outcome::Incomplete);
                     }
                 }
-                failed_urls.push(page_url);
+                failed_urls.push(self.client.relative_url(&page_url));
             }
         }
         cursor.done.insert(number);

@@ -356,6 +356,27 @@ impl GithubClient {
     }
 
     /// The absolute URL of an API path with a query, values percent-encoded.
+    /// A URL of this API as checkpoints store it: relative to the API root
+    /// (`/repos/...`), so that a crawl resumed with another `--api-url` (host, port)
+    /// goes on where it stopped. URLs outside the root are kept whole.
+    pub fn relative_url(&self, url: &str) -> String {
+        url.strip_prefix(&self.api_url).filter(|rest| rest.starts_with('/')).unwrap_or(url).to_string()
+    }
+
+    /// A stored URL made absolute: a relative one is joined to the API root; an absolute
+    /// one (stored before checkpoints were relative) gets this root's scheme, host and
+    /// port.
+    pub fn absolute_url(&self, stored: &str) -> String {
+        if stored.starts_with('/') {
+            return format!("{}{stored}", self.api_url);
+        }
+        let path = stored.find("://").and_then(|at| stored[at + 3..].find('/').map(|slash| &stored[at + 3 + slash..]));
+        match path {
+            Some(path) => format!("{}{path}", self.origin),
+            None => stored.to_string(),
+        }
+    }
+
     pub fn url(&self, path: &str, query: &[(&str, String)]) -> String {
         let mut url = format!("{}{}", self.api_url, path);
         for (index, (key, value)) in query.iter().enumerate() {
