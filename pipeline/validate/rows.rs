@@ -65,12 +65,15 @@ impl RowsError {
 pub fn read_rows(path: &Path) -> Result<Vec<InputRow>, RowsError> {
     let file = fs_err::File::open(path)?;
     let mut rows = Vec::new();
-    for (index, line) in std::io::BufReader::new(file).lines().enumerate() {
+    // Lines as bytes, so that one that is not UTF-8 is named by its number.
+    for (index, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(|source| RowsError::Read { path: path.to_path_buf(), source })?;
+        let bad = |message: String| RowsError::BadRow { path: path.to_path_buf(), line: index + 1, message };
+        let line = String::from_utf8(line)
+            .map_err(|error| bad(format!("it is not UTF-8 text (at byte {})", error.utf8_error().valid_up_to())))?;
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |message: String| RowsError::BadRow { path: path.to_path_buf(), line: index + 1, message };
         rows.push(parse_row(&line).map_err(bad)?);
     }
     Ok(rows)
@@ -79,7 +82,9 @@ pub fn read_rows(path: &Path) -> Result<Vec<InputRow>, RowsError> {
 /// One JSONL line as a row; the error is what is wrong with it.
 fn parse_row(line: &str) -> Result<InputRow, String> {
     let fields: Map<String, Value> = serde_json::from_str(line).map_err(|error| error.to_string())?;
-    let row: TaskRow = serde_json::from_value(Value::Object(fields.clone())).map_err(|error| error.to_string())?;
+    // The error names the field that has the wrong type (`base_commit: invalid type: ...`).
+    let row: TaskRow = serde_path_to_error::deserialize(Value::Object(fields.clone()))
+        .map_err(|error| format!("{}: {}", error.path(), error.inner()))?;
     // The id names the row's log folder: it must stay one path component.
     crate::model::ids::check_id("instance_id", &row.instance_id).map_err(|error| error.to_string())?;
     let repo: RepoSlug = row.repo.parse().map_err(|error: RepoSlugError| error.to_string())?;
@@ -311,6 +316,25 @@ mod tests {
         assert!(error.is_usage());
         assert!(error.to_string().starts_with("line 3 of `"), "{error}");
         assert!(error.hint().unwrap().contains("twelve SWE-bench fields"));
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_and_a_field_of_the_wrong_type_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        let mut bytes = format!("{}\n", row_line("acme__calc-1", &[], &[])).into_bytes();
+        bytes.extend_from_slice(b"{\"instance_id\": \"caf\xe9\"}\n");
+        fs_err::write(&path, &bytes).unwrap();
+        let error = read_rows(&path).unwrap_err();
+        assert!(error.is_usage());
+        assert!(error.to_string().starts_with("line 2 of `"), "{error}");
+        assert!(error.to_string().contains("not UTF-8"), "{error}");
+
+        let mut row: serde_json::Value = serde_json::from_str(&row_line("acme__calc-2", &[], &[])).unwrap();
+        row["base_commit"] = 5.into();
+        let (_dir, path) = rows_file(&[row.to_string()]);
+        let error = read_rows(&path).unwrap_err().to_string();
+        assert!(error.contains("base_commit: invalid type"), "{error}");
     }
 
     #[test]
