@@ -174,3 +174,41 @@ fn a_mirror_made_with_a_github_token_keeps_no_trace_of_it() {
     assert!(!fetch_head.contains(origin.path().to_str().unwrap()), "FETCH_HEAD names no URL: {fetch_head}");
     assert_eq!(files_holding(&harvest.data_dir, token), Vec::<std::path::PathBuf>::new());
 }
+
+#[test]
+fn a_killed_fetchs_partial_pack_is_removed_and_the_next_fetch_goes_on() {
+    let (origin, _base, head) = origin();
+    let harvest = SweHarvest::new();
+    let url = origin.path().to_str().unwrap();
+    assert!(harvest.run(&["mirror", "--repo", "octo/widgets", "--clone-url", url]).status.success());
+    // What libgit2 leaves in the pack folder when its process is killed mid-transfer.
+    let partial = harvest.data_dir.join("mirrors/octo__widgets.git/objects/pack/pack_git2_0123456789abcdef");
+    fs_err::write(&partial, vec![0u8; 4096]).unwrap();
+    let output = harvest.run(&["mirror", "--repo", "octo/widgets", "--clone-url", url]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!partial.exists(), "the partial pack is gone");
+    let mirror = Mirror::open(&harvest.data_dir.join("mirrors/octo__widgets.git")).unwrap();
+    assert_eq!(mirror.pull_head(1), Some(head));
+}
+
+#[test]
+fn a_local_source_that_lacks_an_object_is_still_mirrored() {
+    let (origin, base, head) = origin();
+    // Take one blob out of the source, as some partial snapshots are.
+    let source = git2::Repository::open(origin.path()).unwrap();
+    let blob = source.find_commit(base).unwrap().tree().unwrap().get_name("a.py").unwrap().id().to_string();
+    let objects = source.path().join("objects");
+    fs_err::remove_file(objects.join(&blob[..2]).join(&blob[2..])).unwrap();
+    drop(source);
+
+    let harvest = SweHarvest::new();
+    let output = harvest.run(&["mirror", "--repo", "octo/widgets", "--clone-url", origin.path().to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let path = harvest.data_dir.join("mirrors/octo__widgets.git");
+    let mirror = Mirror::open(&path).unwrap();
+    assert_eq!(mirror.resolve_ref("refs/heads/main"), Some(base));
+    assert_eq!(mirror.pull_head(1), Some(head));
+    assert_eq!(mirror.resolve_ref("refs/pull/1/merge"), None, "only the mirror's refspecs");
+    let config = fs_err::read_to_string(path.join("config")).unwrap();
+    assert!(!config.contains("url ="), "no source URL in the mirror's config: {config}");
+}

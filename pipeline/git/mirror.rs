@@ -105,6 +105,7 @@ pub fn sync_mirror(
         })?;
         Repository::init_bare(path).map_err(|source| GitError::Create { path: path.to_path_buf(), source })?
     };
+    remove_partial_packs(path);
     let url = local_path_as_url(url);
     let token = token_for(&url, token);
     // Neither the URL's credentials nor libgit2's messages about them leave here.
@@ -145,10 +146,43 @@ pub fn sync_mirror(
         .download_tags(AutotagOption::None)
         .prune(FetchPrune::On)
         .update_fetchhead(false);
-    remote.fetch(&MIRROR_REFSPECS, Some(&mut options), Some("swe-harvest mirror")).map_err(fetch_error)?;
+    let fetched = remote.fetch(&MIRROR_REFSPECS, Some(&mut options), Some("swe-harvest mirror"));
     let stats = remote.stats();
     let stats = FetchStats { received_objects: stats.received_objects(), received_bytes: stats.received_bytes() };
+    drop(remote);
+    if let Err(error) = fetched {
+        // libgit2 walks every object it packs and refuses a source that lacks some (a
+        // partial snapshot); git's own clone of a local path copies the object store
+        // and does not. Only for a first clone from a local path.
+        let empty = repository.references().map(|mut refs| refs.next().is_none()).unwrap_or(false);
+        if !(empty && Path::new(&url).is_dir()) {
+            return Err(fetch_error(error));
+        }
+        tracing::warn!(
+            source = %url, error = %error.message(),
+            "libgit2 could not fetch from the local repository; cloning it with git's command line instead"
+        );
+        drop(repository);
+        clone_locally_with_git(path, &url).map_err(|message| {
+            fetch_error(git2::Error::from_str(&format!(
+                "{}; git clone --mirror failed too: {message}",
+                error.message()
+            )))
+        })?;
+        let repository =
+            Repository::open_bare(path).map_err(|source| GitError::Open { path: path.to_path_buf(), source })?;
+        return finish_mirror(&repository, default_branch, stats).map_err(fetch_error);
+    }
 
+    finish_mirror(&repository, default_branch, stats).map_err(fetch_error)
+}
+
+/// Points the mirror's HEAD at the default branch (or `main`, `master`).
+fn finish_mirror(
+    repository: &Repository,
+    default_branch: Option<String>,
+    stats: FetchStats,
+) -> Result<FetchStats, git2::Error> {
     let head_target = default_branch.filter(|name| repository.find_reference(name).is_ok()).or_else(|| {
         ["refs/heads/main", "refs/heads/master"]
             .into_iter()
@@ -156,9 +190,68 @@ pub fn sync_mirror(
             .map(String::from)
     });
     if let Some(target) = head_target {
-        repository.set_head(&target).map_err(fetch_error)?;
+        repository.set_head(&target)?;
     }
     Ok(stats)
+}
+
+/// Removes the temporary packs (`objects/pack/pack_git2_*`) that a fetch killed
+/// mid-transfer leaves behind: nothing refers to them, and they can be large.
+fn remove_partial_packs(path: &Path) {
+    let Ok(entries) = fs_err::read_dir(path.join("objects").join("pack")) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with("pack_git2_") {
+            match fs_err::remove_file(entry.path()) {
+                Ok(()) => tracing::info!(file = %entry.path().display(), "removed a partial pack of a killed fetch"),
+                Err(error) => tracing::warn!(%error, "could not remove a partial pack of a killed fetch"),
+            }
+        }
+    }
+}
+
+/// A first clone of a local repository with git's command line (`git clone --mirror`
+/// copies its object store), keeping only the refs of [`MIRROR_REFSPECS`].
+fn clone_locally_with_git(path: &Path, source: &str) -> Result<(), String> {
+    let staging = path.with_extension("git-clone");
+    let _ = fs_err::remove_dir_all(&staging);
+    let output = std::process::Command::new("git")
+        .args(["clone", "--mirror", "--quiet", "--", source])
+        .arg(&staging)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|error| format!("could not run git: {error}"))?;
+    if !output.status.success() {
+        let _ = fs_err::remove_dir_all(&staging);
+        return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
+    }
+    let repository = Repository::open_bare(&staging).map_err(|error| error.to_string())?;
+    // No remote in the config (as with libgit2's anonymous fetch), and no refs
+    // outside the mirror's refspecs (e.g. `refs/pull/*/merge`).
+    // (Not `remote_delete`: with a mirror's `+refs/*:refs/*` it deletes every ref.)
+    if let Ok(mut config) = repository.config() {
+        let _ = config.remove("remote.origin.url");
+        let _ = config.remove("remote.origin.mirror");
+        let _ = config.remove_multivar("remote.origin.fetch", ".*");
+    }
+    let names: Vec<String> = repository
+        .references()
+        .map_err(|error| error.to_string())?
+        .flatten()
+        .filter_map(|reference| reference.name().ok().map(String::from))
+        .collect();
+    for name in names {
+        let kept = name.starts_with("refs/heads/")
+            || name.starts_with("refs/tags/")
+            || (name.starts_with("refs/pull/") && name.ends_with("/head"));
+        if !kept {
+            if let Ok(mut reference) = repository.find_reference(&name) {
+                let _ = reference.delete();
+            }
+        }
+    }
+    drop(repository);
+    fs_err::remove_dir_all(path).map_err(|error| error.to_string())?;
+    fs_err::rename(&staging, path).map_err(|error| error.to_string())
 }
 
 /// libgit2 takes local repositories by path; a relative path is made absolute so
