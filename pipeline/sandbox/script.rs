@@ -76,10 +76,16 @@ pub fn phase_seconds(log: &str, token: &str, phase: &str) -> Option<f64> {
 }
 
 /// Shell functions shared by every container script: apply a patch (strict, then
-/// whitespace-tolerant, then `patch` with fuzz) and reverse one.
+/// whitespace-tolerant, then `patch` with fuzz) and reverse one. `patch` is never used
+/// for a patch that changes binary files: it skips them and reports success, so the
+/// task would run without them.
 pub const PATCH_FUNCTIONS: &str = r#"apply_patch() {
     git apply --verbose "$1" && return 0
     git apply --verbose --ignore-whitespace "$1" && return 0
+    if grep -qE '^(GIT binary patch|Binary files .* differ)$' "$1"; then
+        echo "swe-harvest: the patch changes binary files and git apply refused it; not applying it in part"
+        return 1
+    fi
     command -v patch >/dev/null && patch --batch --fuzz=5 -p1 -i "$1" && return 0
     return 1
 }
@@ -154,6 +160,24 @@ mod tests {
         assert_eq!(shell_quote("tests/test a.py"), "'tests/test a.py'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn a_patch_whose_binary_part_git_refuses_is_not_applied_in_part() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(dir.path().join("t.txt"), "a\n").unwrap();
+        // A diff made without --binary: `patch` would change t.txt, skip b.bin and succeed.
+        let diff = "diff --git a/b.bin b/b.bin\nindex 350ed01..0099104 100644\nBinary files a/b.bin and b/b.bin differ\n\
+                    diff --git a/t.txt b/t.txt\nindex 7898192..6178079 100644\n--- a/t.txt\n+++ b/t.txt\n@@ -1 +1 @@\n-a\n+b\n";
+        fs_err::write(dir.path().join("x.patch"), diff).unwrap();
+        let output = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{PATCH_FUNCTIONS}\napply_patch x.patch"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+        assert_eq!(fs_err::read_to_string(dir.path().join("t.txt")).unwrap(), "a\n", "nothing applied in part");
     }
 
     #[test]
