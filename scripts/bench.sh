@@ -34,12 +34,18 @@ def find(pattern, text, default="(not measured)"):
     return match.group(1) if match else default
 
 rows = [
-    ("crawl: requests per 1,000 merged PRs (target <= 100)",
-     find(r"full crawl: \d+ requests, ([\d.]+) per 1,000", crawl)),
-    ("crawl: wall time, 5,000 merged PRs / 3,000 issues / 20,000 comments",
-     find(r"full crawl: .*?, ([\d.]+s) wall time", crawl)),
-    ("crawl: requests of a refresh with nothing changed",
-     find(r"incremental crawl, nothing changed: (\d+) requests", crawl)),
+    ("crawl (GraphQL): requests per 1,000 merged PRs (target <= 25)",
+     find(r"graphql full crawl: \d+ requests, ([\d.]+) per 1,000", crawl)),
+    ("crawl (GraphQL): points per 1,000 merged PRs",
+     find(r"graphql full crawl: .*?\(([\d.]+) per 1,000\)", crawl)),
+    ("crawl (REST): requests per 1,000 merged PRs (target <= 100)",
+     find(r"rest full crawl: \d+ requests, ([\d.]+) per 1,000", crawl)),
+    ("crawl (GraphQL): wall time, 5,000 merged PRs / 3,000 issues / 20,000 comments",
+     find(r"graphql full crawl: .*?, ([\d.]+s) wall time", crawl)),
+    ("crawl (GraphQL): requests of a refresh with nothing changed",
+     find(r"graphql incremental crawl, nothing changed: (\d+) requests", crawl)),
+    ("crawl (REST): requests of a refresh with nothing changed",
+     find(r"rest incremental crawl, nothing changed: (\d+) requests", crawl)),
 ]
 for label, prs_per_second, rss in re.findall(r"BENCH ([^:]+): \d+ PRs, whole process [\d.]+s = (\d+) PRs/s, peak RSS (\d+) KiB", extract):
     rows.append((f"extract: PRs per second, {label} (target >= 500)", prs_per_second))
