@@ -58,7 +58,17 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     #[error("state store query failed")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[source] rusqlite::Error),
+    #[error(
+        "the state store cannot be written: the data dir is read-only for this user; check its permissions, \
+         or pass another --data-dir"
+    )]
+    ReadOnly(#[source] rusqlite::Error),
+    #[error(
+        "the state store could not be written: the disk that holds the data dir is full (or failing); free some \
+         space and run the same command again (what was stored before stays)"
+    )]
+    DiskFull(#[source] rusqlite::Error),
     #[error("a stored `{kind}` row could not be decoded (key `{key}`); the store may be from an incompatible version")]
     Decode {
         kind: &'static str,
@@ -66,6 +76,19 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// SQLite's own words ("attempt to write a readonly database", "disk I/O error") do
+/// not say what to do: the two that a user can fix get a message of their own.
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode::{DiskFull, ReadOnly, SystemIoFailure};
+        match error.sqlite_error_code() {
+            Some(ReadOnly) => StoreError::ReadOnly(error),
+            Some(DiskFull | SystemIoFailure) => StoreError::DiskFull(error),
+            _ => StoreError::Sqlite(error),
+        }
+    }
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -158,3 +181,26 @@ pub(crate) fn now() -> String {
 }
 
 pub use funnel::{record_dropped, record_passed};
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn a_read_only_store_and_a_full_disk_say_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        rusqlite::Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let read_only =
+            rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        let error = StoreError::from(read_only.execute("INSERT INTO t VALUES (1)", []).unwrap_err());
+        assert!(matches!(error, StoreError::ReadOnly(_)), "{error:?}");
+        assert!(error.to_string().contains("read-only") && error.to_string().contains("--data-dir"), "{error}");
+
+        let full = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL), None);
+        let error = StoreError::from(full);
+        assert!(error.to_string().contains("disk that holds the data dir is full"), "{error}");
+        let other = rusqlite::Error::QueryReturnedNoRows;
+        assert!(matches!(StoreError::from(other), StoreError::Sqlite(_)));
+    }
+}
