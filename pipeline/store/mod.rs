@@ -105,12 +105,14 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(open_error)?;
+        // First the busy timeout: switching a fresh store to WAL, and migrating it,
+        // wait for another process doing the same instead of failing with SQLITE_BUSY.
+        connection.busy_timeout(Duration::from_secs(30)).map_err(open_error)?;
         // WAL: readers (status) never block the writer; synchronous=NORMAL is durable
         // across process crashes in WAL mode, which is the failure we design for.
         connection
             .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(open_error)?;
-        connection.busy_timeout(Duration::from_secs(30)).map_err(open_error)?;
         let mut store = Store { connection, path: path.to_path_buf() };
         migrations::migrate(&mut store.connection, &store.path, version)?;
         Ok(store)
