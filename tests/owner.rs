@@ -1,0 +1,107 @@
+//! One owner per data dir: the commands that write take the data dir's lock and a
+//! second one is refused with the holder's PID; `status` and `export` never take it.
+//! (Two concurrent `validate` runs and their containers: tests/validate.rs.)
+
+use swe_harvest::lock::{DataDirLock, Holder, LOCK_FILE, LockError};
+
+use crate::support::{SweHarvest, stderr};
+
+#[test]
+fn a_writer_is_refused_with_the_holders_pid_while_status_and_export_still_work() {
+    let harvest = SweHarvest::new();
+    // A first run creates the store (the extract itself fails: there is no mirror).
+    let _ = harvest.run(&["extract", "--repo", "acme/calc"]);
+    let holder = DataDirLock::acquire(&harvest.data_dir, "swe-harvest validate --runs 3").unwrap();
+
+    for args in [
+        &["crawl", "--repo", "acme/calc", "--api-url", "http://127.0.0.1:9"][..],
+        &["extract", "--repo", "acme/calc"],
+        &["validate", "--runs", "1"],
+        &["release", "--name", "x", "--version", "1"],
+    ] {
+        let refused = harvest.run(args);
+        let text = stderr(&refused);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains(&format!("PID {}", std::process::id())), "{args:?} names the holder: {text}");
+        assert!(text.contains("swe-harvest validate --runs 3"), "{args:?} names its command: {text}");
+        assert!(text.contains("hint:") && text.contains("--data-dir"), "{args:?} says what to do: {text}");
+    }
+
+    let status = harvest.run(&["status"]);
+    assert!(status.status.success(), "status reads while another process owns the data dir: {}", stderr(&status));
+    let out = harvest.path("candidates.jsonl");
+    let export = harvest.run(&["export", "--stage", "candidates", "--format", "jsonl", "--out", out.to_str().unwrap()]);
+    assert!(export.status.success(), "export reads too: {}", stderr(&export));
+
+    drop(holder);
+    let after = harvest.run(&["extract", "--repo", "acme/calc"]);
+    assert!(!stderr(&after).contains("in use by another"), "free once the holder is gone: {}", stderr(&after));
+}
+
+#[test]
+fn the_lock_file_names_the_running_holder_and_a_killed_holder_leaves_no_stale_lock() {
+    let harvest = SweHarvest::new();
+    // An API that accepts connections and never answers: a writer that runs until killed.
+    let silent_api = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let api_url = format!("http://{}", silent_api.local_addr().unwrap());
+    let mut child = harvest
+        .command()
+        .args(["crawl", "--repo", "acme/calc", "--api-url", &api_url])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock_path = harvest.data_dir.join(LOCK_FILE);
+    // Probing with `acquire` could win the race and turn the crawl away: read the file.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let holder = loop {
+        let written = fs_err::read_to_string(&lock_path).ok();
+        if let Some(holder) = written.and_then(|text| serde_json::from_str::<Holder>(text.trim()).ok()) {
+            break holder;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the crawl ended before it could be observed");
+        assert!(std::time::Instant::now() < deadline, "the crawl never took the lock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(holder.pid, child.id());
+    assert!(holder.command.contains("crawl --repo acme/calc"), "{holder:?}");
+    let refused = DataDirLock::acquire(&harvest.data_dir, "test").unwrap_err();
+    assert!(matches!(&refused, LockError::Held { holder: Some(held), .. } if held.pid == child.id()), "{refused}");
+
+    child.kill().unwrap(); // SIGKILL: no destructor runs.
+    child.wait().unwrap();
+    DataDirLock::acquire(&harvest.data_dir, "test").expect("the kernel released the killed holder's lock");
+}
+
+/// Regression: three processes on a fresh data dir raced in the store migrations
+/// ("table repositories already exists"). Now one writer owns the data dir, the
+/// others are refused, and readers opening the store meanwhile migrate it safely.
+#[test]
+fn writers_and_readers_started_at_once_on_a_fresh_data_dir_never_race_in_the_migrations() {
+    let harvest = SweHarvest::new();
+    let mut children = Vec::new();
+    for index in 0..6 {
+        let mut command = harvest.command();
+        if index % 2 == 0 {
+            command.args(["extract", "--repo", "acme/calc"]);
+        } else {
+            command.arg("status");
+        }
+        children.push((
+            index,
+            command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap(),
+        ));
+    }
+    let mut writers_that_ran = 0;
+    for (index, child) in children {
+        let output = child.wait_with_output().unwrap();
+        let text = stderr(&output);
+        assert!(!text.contains("already exists") && !text.contains("migrate"), "process {index}: {text}");
+        if index % 2 == 0 && !text.contains("in use by another swe-harvest process") {
+            writers_that_ran += 1;
+        }
+        if text.contains("in use by another swe-harvest process") {
+            assert_eq!(output.status.code(), Some(2), "{text}");
+        }
+    }
+    assert!(writers_that_ran >= 1, "at least one writer got the data dir");
+}
