@@ -32,6 +32,11 @@ impl RunId {
         })
     }
 
+    /// The run id of the live process `pid` on this host, if there is one.
+    pub fn of_process(pid: u32) -> Option<RunId> {
+        Some(RunId { host: RunId::current().host.clone(), pid, start_ticks: start_ticks(pid)? })
+    }
+
     /// Reads a run id back from its [`fmt::Display`] form, `host/pid/start_ticks`.
     pub fn parse(text: &str) -> Option<RunId> {
         let mut parts = text.rsplitn(3, '/');

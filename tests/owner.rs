@@ -1,10 +1,17 @@
 //! One owner per data dir: the commands that write take the data dir's lock and a
 //! second one is refused with the holder's PID; `status` and `export` never take it.
-//! (Two concurrent `validate` runs and their containers: tests/validate.rs.)
+//! Sweeps remove only the containers of runs that are gone. (Two concurrent
+//! `validate` runs and their containers: tests/validate.rs.)
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
 
 use swe_harvest::lock::{DataDirLock, Holder, LOCK_FILE, LockError};
+use swe_harvest::process::RunId;
+use swe_harvest::sandbox::{DATA_DIR_LABEL, RUN_LABEL};
 
-use crate::support::{SweHarvest, stderr};
+use crate::support::python_project::DockerGuard;
+use crate::support::{SweHarvest, stderr, stdout};
 
 #[test]
 fn a_writer_is_refused_with_the_holders_pid_while_status_and_export_still_work() {
@@ -104,4 +111,79 @@ fn writers_and_readers_started_at_once_on_a_fresh_data_dir_never_race_in_the_mig
         }
     }
     assert!(writers_that_ran >= 1, "at least one writer got the data dir");
+}
+
+/// An image with no files: enough for containers that are created and never started.
+fn empty_image() -> &'static str {
+    let tag = "swe-harvest-test/empty:1";
+    let present = Command::new("docker").args(["image", "inspect", tag]).output().unwrap().status.success();
+    if !present {
+        let mut import = Command::new("docker")
+            .args(["import", "-", tag])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut archive = tar::Builder::new(import.stdin.take().unwrap());
+        archive.finish().unwrap();
+        drop(archive);
+        assert!(import.wait().unwrap().success(), "docker import of an empty image failed");
+    }
+    tag
+}
+
+fn create_container(image: &str, data_dir_label: &str, run: Option<&str>) -> String {
+    let mut command = Command::new("docker");
+    command.args(["create", "--label", &format!("{DATA_DIR_LABEL}={data_dir_label}")]);
+    if let Some(run) = run {
+        command.args(["--label", &format!("{RUN_LABEL}={run}")]);
+    }
+    let output = command.args([image, "true"]).output().unwrap();
+    assert!(output.status.success(), "docker create failed: {}", stderr(&output));
+    stdout(&output).trim().to_string()
+}
+
+/// Regression: validate's start-up sweep removed every container labelled with the
+/// data dir, also the live ones of another process, whose runs were then stored as
+/// failures. Now it removes only containers whose run is gone.
+#[test]
+fn a_sweep_removes_the_containers_of_gone_runs_and_leaves_those_of_live_runs() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let label = fs_err::canonicalize(&harvest.data_dir).unwrap().display().to_string();
+    let image = empty_image();
+
+    let mut live_process = Command::new("sleep").arg("600").spawn().unwrap();
+    let live_other = RunId::of_process(live_process.id()).unwrap();
+    let mut finished = Command::new("true").spawn().unwrap();
+    let gone = RunId::of_process(finished.id()).unwrap();
+    finished.wait().unwrap();
+    let this_run = RunId::current().clone();
+    let reused_pid = RunId { start_ticks: this_run.start_ticks + 1, ..this_run.clone() };
+    let other_host = RunId { host: format!("{}-elsewhere", this_run.host), ..this_run.clone() };
+
+    let of_this_run = create_container(image, &label, Some(&this_run.to_string()));
+    let of_live_other = create_container(image, &label, Some(&live_other.to_string()));
+    let of_other_host = create_container(image, &label, Some(&other_host.to_string()));
+    let of_gone = create_container(image, &label, Some(&gone.to_string()));
+    let of_reused_pid = create_container(image, &label, Some(&reused_pid.to_string()));
+    let unlabelled = create_container(image, &label, None);
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let sweep = || {
+        runtime.block_on(async {
+            let backend = swe_harvest::sandbox::connect(swe_harvest::sandbox::BackendKind::Local).await.unwrap();
+            backend.sweep(&label).await
+        })
+    };
+    let short = |ids: Vec<String>| -> BTreeSet<String> { ids.iter().map(|id| id[..12].to_string()).collect() };
+    let expect = |ids: &[&String]| -> BTreeSet<String> { ids.iter().map(|id| id[..12].to_string()).collect() };
+
+    assert_eq!(sweep(), 3, "the gone run's, the reused PID's and the unlabelled container");
+    assert_eq!(short(docker.containers()), expect(&[&of_this_run, &of_live_other, &of_other_host]));
+
+    live_process.kill().unwrap();
+    live_process.wait().unwrap();
+    assert_eq!(sweep(), 1, "the other process is gone now");
+    assert_eq!(short(docker.containers()), expect(&[&of_this_run, &of_other_host]));
 }
