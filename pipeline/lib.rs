@@ -16,6 +16,7 @@ pub mod evaluate;
 pub mod extract;
 pub mod git;
 pub mod github;
+pub mod interrupt;
 pub mod lock;
 pub mod mirror;
 pub mod model;
