@@ -165,9 +165,9 @@ fn a_sweep_removes_the_containers_of_gone_runs_and_leaves_those_of_live_runs() {
     let of_this_run = create_container(image, &label, Some(&this_run.to_string()));
     let of_live_other = create_container(image, &label, Some(&live_other.to_string()));
     let of_other_host = create_container(image, &label, Some(&other_host.to_string()));
-    let of_gone = create_container(image, &label, Some(&gone.to_string()));
-    let of_reused_pid = create_container(image, &label, Some(&reused_pid.to_string()));
-    let unlabelled = create_container(image, &label, None);
+    create_container(image, &label, Some(&gone.to_string()));
+    create_container(image, &label, Some(&reused_pid.to_string()));
+    create_container(image, &label, None);
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let sweep = || {
