@@ -440,6 +440,55 @@ fn a_second_validate_is_refused_with_the_holders_pid_and_the_first_ones_containe
     assert!(drops(&harvest).is_empty(), "{:?}", drops(&harvest));
 }
 
+/// A validate killed with SIGKILL leaves its container running (nothing of it can
+/// clean up); the next validate gets the data dir (the kernel released the lock),
+/// sweeps that container because its run is gone, and labels the task.
+#[test]
+fn after_a_validate_is_killed_the_next_one_owns_the_data_dir_and_sweeps_its_leftover_container() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let slow = "import time\n\n\ndef test_slow():\n    time.sleep(3)\n";
+    let candidate = project.candidate(
+        61,
+        &Scenario::new("slow")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression())
+            .test("tests/test_slow.py", slow),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+
+    let mut command = harvest.command();
+    for (name, value) in project::validate_env() {
+        command.env(name, value);
+    }
+    let mut first = KillOnDrop(Some(
+        command
+            .args(["validate", "--runs", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while docker.containers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the first validate never started a container");
+        assert!(first.child().try_wait().unwrap().is_none(), "the first validate ended before its container ran");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let leftover = docker.containers();
+    first.child().kill().unwrap(); // SIGKILL: no cleanup at all.
+    first.child().wait().unwrap();
+    assert_eq!(docker.containers(), leftover, "a killed validate leaves its container behind");
+
+    let second = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(second.status.success(), "the next validate owns the data dir: {}", stderr(&second));
+    assert!(docker.containers().is_empty(), "the killed run's container was swept: {}", stderr(&second));
+    let task = &tasks(&harvest)["acme__calc-61"];
+    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
+}
+
 /// Kills the child when dropped (a failing assertion must not leave it running).
 struct KillOnDrop(Option<std::process::Child>);
 
