@@ -83,9 +83,7 @@ impl GlobalSettings {
         Store::open_in(&self.data_dir)
             .with_context(|| format!("failed to open the store in `{}`", self.data_dir.display()))
     }
-}
 
-impl GlobalSettings {
     /// Takes the data dir's lock for this process (the commands that write), or
     /// refuses with who holds it.
     fn lock_data_dir(&self) -> Result<DataDirLock, LockError> {
