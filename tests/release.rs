@@ -411,3 +411,69 @@ fn an_swt_release_keeps_only_tasks_with_coverage_and_golden_tests_that_held_in_e
         (Some(""), Some(""))
     );
 }
+
+fn stored_releases(harvest: &SweHarvest) -> Vec<(String, String)> {
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let mut statement =
+        store.connection().prepare("SELECT name, version FROM releases ORDER BY name, version").unwrap();
+    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// Regression: a release was renamed into place before the store recorded it; when
+/// the insert failed, the release stayed published and could never be made again
+/// without `--force`.
+#[test]
+fn a_release_the_store_cannot_record_is_not_published_and_can_be_made_again() {
+    let harvest = seeded();
+    let refuse = "CREATE TRIGGER refuse_releases BEFORE INSERT ON releases BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;";
+    Store::open_in(&harvest.data_dir).unwrap().connection().execute_batch(refuse).unwrap();
+
+    let failed = harvest.run(&["release", "--name", "bench", "--version", "1"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    assert!(stderr(&failed).contains("refused by the test"), "{}", stderr(&failed));
+    let dir = release_dir(&harvest, "bench", "1");
+    assert!(!dir.exists(), "a release the store does not know is not published");
+    let leftovers: Vec<_> = fs_err::read_dir(dir.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(leftovers.is_empty(), "no staging folder is left: {leftovers:?}");
+
+    Store::open_in(&harvest.data_dir).unwrap().connection().execute_batch("DROP TRIGGER refuse_releases").unwrap();
+    let again = harvest.run(&["release", "--name", "bench", "--version", "1"]);
+    assert!(again.status.success(), "made again without --force: {}", stderr(&again));
+    assert_eq!(stored_releases(&harvest), [("bench".to_string(), "1".to_string())]);
+    assert_eq!(ids(&dir.join("tasks.jsonl")).len(), 5);
+}
+
+/// A kill between the rename and the commit leaves a published release the store does
+/// not know: the same request adopts it; a folder that differs from its manifest, or
+/// another request, is never adopted.
+#[test]
+fn a_published_release_whose_record_was_lost_is_adopted_by_the_same_request_only() {
+    let harvest = seeded();
+    assert!(harvest.run(&["release", "--name", "bench", "--version", "1"]).status.success());
+    let dir = release_dir(&harvest, "bench", "1");
+    let manifest_before = fs_err::read(dir.join("manifest.json")).unwrap();
+    let forget =
+        || Store::open_in(&harvest.data_dir).unwrap().connection().execute_batch("DELETE FROM releases").unwrap();
+    forget();
+
+    let other_request = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets"]);
+    assert_eq!(other_request.status.code(), Some(2), "{}", stderr(&other_request));
+    assert!(stderr(&other_request).contains("already exists"), "{}", stderr(&other_request));
+
+    let adopted = harvest.run(&["release", "--name", "bench", "--version", "1"]);
+    assert!(adopted.status.success(), "{}", stderr(&adopted));
+    assert_eq!(stdout(&adopted).trim(), dir.display().to_string());
+    assert_eq!(stored_releases(&harvest), [("bench".to_string(), "1".to_string())]);
+    assert_eq!(fs_err::read(dir.join("manifest.json")).unwrap(), manifest_before, "adopted as it was, not rewritten");
+
+    let known = harvest.run(&["release", "--name", "bench", "--version", "1"]);
+    assert_eq!(known.status.code(), Some(2), "a recorded release is never made again: {}", stderr(&known));
+
+    forget();
+    let mut rows = fs_err::read_to_string(dir.join("tasks.jsonl")).unwrap();
+    rows.push_str("{}\n");
+    fs_err::write(dir.join("tasks.jsonl"), rows).unwrap();
+    let tampered = harvest.run(&["release", "--name", "bench", "--version", "1"]);
+    assert_eq!(tampered.status.code(), Some(2), "a folder unlike its manifest is not adopted: {}", stderr(&tampered));
+    assert!(stored_releases(&harvest).is_empty());
+}

@@ -178,3 +178,29 @@ fn killed_inside_a_write_transaction_leaves_no_partial_rows() {
     assert_eq!(count(&store, "stage_items"), COMMITTED_ROWS, "the committed unit is whole");
     assert_eq!(count(&store, "pull_requests"), 0, "nothing of the killed unit is left");
 }
+
+/// Regression: three processes on a fresh data dir raced in the migrations ("table
+/// repositories already exists"). Separate connections lock like separate processes.
+#[test]
+fn connections_opening_a_fresh_store_at_once_migrate_it_exactly_once() {
+    for _ in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let openers = 6;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(openers));
+        let handles: Vec<_> = (0..openers)
+            .map(|_| {
+                let (barrier, path) = (barrier.clone(), path.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path)
+                        .map(|store| store.schema_version().unwrap())
+                        .map_err(|error| swe_harvest::error_chain(&error))
+                })
+            })
+            .collect();
+        for handle in handles {
+            assert_eq!(handle.join().unwrap(), Ok(SCHEMA_VERSION));
+        }
+    }
+}

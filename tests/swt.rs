@@ -441,3 +441,46 @@ fn the_line_counter_counts_executions_in_every_thread_of_the_named_files_only() 
         "the call after the replacement is not counted: {written}"
     );
 }
+
+/// Regression: SIGTERM (what `timeout` and schedulers send) killed evaluate outright
+/// and left its containers running; now it stops like Ctrl-C: containers removed,
+/// no report for an unfinished evaluation, exit 1.
+#[test]
+fn evaluate_stopped_by_sigterm_removes_its_containers_and_exits_non_zero() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let _project = calc_tasks(&harvest);
+    let output = harvest_with(&harvest, &["validate", "--runs", "1", "--coverage"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = harvest_with(&harvest, &["release", "--name", "calc", "--version", "1", "--images"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let release = harvest.data_dir.join("releases/calc/1");
+
+    let slow = new_file_patch("tests/test_gen.py", "import time\n\n\ndef test_slow():\n    time.sleep(600)\n");
+    let predictions = harvest.data_dir.join("predictions.jsonl");
+    fs_err::write(&predictions, prediction("acme__calc-1", "slow", &slow) + "\n").unwrap();
+    let out = harvest.data_dir.join("report.json");
+    let mut command = harvest.command();
+    for (name, value) in project::validate_env() {
+        command.env(name, value);
+    }
+    let child = command
+        .args(["evaluate", "--release", release.to_str().unwrap(), "--predictions", predictions.to_str().unwrap()])
+        .args(["--mode", "swt", "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while docker.containers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "evaluate never started a container");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let terminated = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(terminated.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "stopped is not a success: {}", stderr(&output));
+    assert!(stderr(&output).contains("interrupted by SIGTERM"), "{}", stderr(&output));
+    assert!(docker.containers().is_empty(), "SIGTERM removes the running container: {}", stderr(&output));
+    assert!(!out.exists(), "no report for an unfinished evaluation");
+}

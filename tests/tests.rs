@@ -15,6 +15,7 @@ mod discover;
 mod extract;
 mod git_diff;
 mod mirror;
+mod owner;
 mod release;
 mod store;
 mod swt;

@@ -554,6 +554,17 @@ fn validate_input_drops_a_row_whose_base_commit_is_not_in_the_mirror_as_a_data_e
 
 #[test]
 fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_missing_attempt() {
+    interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attempt("INT");
+}
+
+/// Regression: SIGTERM (what `timeout` and schedulers send) killed validate with 143
+/// and left its containers running until the next run.
+#[test]
+fn validate_stopped_by_sigterm_removes_its_containers_and_resumes_at_the_missing_attempt() {
+    interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attempt("TERM");
+}
+
+fn interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attempt(signal: &str) {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
     let project = Project::new();
@@ -591,12 +602,13 @@ fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_miss
     }
     let first_log = harvest.data_dir.join("logs/validate/acme__calc-41/run-1.log");
     let first_log_time = fs_err::metadata(&first_log).unwrap().modified().unwrap();
-    let interrupted = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let interrupted =
+        std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
     assert!(interrupted.success());
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "an interrupted run is not a success: {}", stderr(&output));
     assert!(stderr(&output).contains("interrupted"), "{}", stderr(&output));
-    assert!(docker.containers().is_empty(), "Ctrl-C removes the running container: {}", stderr(&output));
+    assert!(docker.containers().is_empty(), "SIG{signal} removes the running container: {}", stderr(&output));
     assert_eq!(stored_runs(), 2, "the unfinished attempt left nothing behind");
 
     let resumed = run_validate(&harvest, &[], &["--runs", "2"]);
@@ -611,6 +623,139 @@ fn validate_interrupted_by_ctrl_c_removes_its_containers_and_resumes_at_the_miss
         first_log_time,
         "the finished first attempt was not run again"
     );
+}
+
+/// Regression: a second `validate` on the same data dir swept the first one's live
+/// containers, whose runs were then stored as `install_failed` drops. Now the second
+/// one (with or without `--input`) is refused with the first one's PID before it
+/// touches anything, the first one's containers survive, and `status` reads meanwhile.
+#[test]
+fn a_second_validate_is_refused_with_the_holders_pid_and_the_first_ones_containers_survive() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let slow = "import time\n\n\ndef test_slow():\n    time.sleep(20)\n";
+    let candidate = project.candidate(
+        51,
+        &Scenario::new("slow")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression())
+            .test("tests/test_slow.py", slow),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+
+    let mut command = harvest.command();
+    for (name, value) in project::validate_env() {
+        command.env(name, value);
+    }
+    let first = command
+        .args(["validate", "--runs", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = KillOnDrop(Some(first));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while docker.containers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the first validate never started a container");
+        assert!(first.child().try_wait().unwrap().is_none(), "the first validate ended before its container ran");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let running = docker.containers();
+
+    let holder = format!("PID {}", first.child().id());
+    let second = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert!(stderr(&second).contains(&holder), "the refusal names the holder: {}", stderr(&second));
+    let rows = harvest.path("rows.jsonl");
+    let out = harvest.path("out.jsonl");
+    let with_input = run_validate(&harvest, &[], &["--input", rows.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(with_input.status.code(), Some(2), "{}", stderr(&with_input));
+    assert!(stderr(&with_input).contains(&holder), "{}", stderr(&with_input));
+    let status = harvest.run(&["status"]);
+    assert!(status.status.success(), "status reads while validate runs: {}", stderr(&status));
+
+    let still_there = docker.containers();
+    for id in &running {
+        assert!(still_there.contains(id), "the first validate's container {id} survived the second one");
+    }
+    let output = first.wait_with_output();
+    assert!(output.status.success(), "the first validate was not disturbed: {}", stderr(&output));
+    let task = &tasks(&harvest)["acme__calc-51"];
+    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
+    assert!(drops(&harvest).is_empty(), "{:?}", drops(&harvest));
+}
+
+/// A validate killed with SIGKILL leaves its container running (nothing of it can
+/// clean up); the next validate gets the data dir (the kernel released the lock),
+/// sweeps that container because its run is gone, and labels the task.
+#[test]
+fn after_a_validate_is_killed_the_next_one_owns_the_data_dir_and_sweeps_its_leftover_container() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project = Project::new();
+    let slow = "import time\n\n\ndef test_slow():\n    time.sleep(3)\n";
+    let candidate = project.candidate(
+        61,
+        &Scenario::new("slow")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression())
+            .test("tests/test_slow.py", slow),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, &[candidate]);
+
+    let mut command = harvest.command();
+    for (name, value) in project::validate_env() {
+        command.env(name, value);
+    }
+    let mut first = KillOnDrop(Some(
+        command
+            .args(["validate", "--runs", "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while docker.containers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the first validate never started a container");
+        assert!(first.child().try_wait().unwrap().is_none(), "the first validate ended before its container ran");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let leftover = docker.containers();
+    first.child().kill().unwrap(); // SIGKILL: no cleanup at all.
+    first.child().wait().unwrap();
+    assert_eq!(docker.containers(), leftover, "a killed validate leaves its container behind");
+
+    let second = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(second.status.success(), "the next validate owns the data dir: {}", stderr(&second));
+    assert!(docker.containers().is_empty(), "the killed run's container was swept: {}", stderr(&second));
+    let task = &tasks(&harvest)["acme__calc-61"];
+    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
+}
+
+/// Kills the child when dropped (a failing assertion must not leave it running).
+struct KillOnDrop(Option<std::process::Child>);
+
+impl KillOnDrop {
+    fn child(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("not waited for yet")
+    }
+
+    fn wait_with_output(mut self) -> std::process::Output {
+        self.0.take().expect("not waited for yet").wait_with_output().unwrap()
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 #[test]

@@ -64,6 +64,12 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the command writes to the data dir, and so must own it (`lock`): every
+    /// command but `status` and `export`, which only read.
+    pub fn writes(&self) -> bool {
+        !matches!(self, Command::Status(_) | Command::Export(_))
+    }
+
     /// The command's name, as typed.
     pub fn name(&self) -> &'static str {
         match self {

@@ -5,8 +5,12 @@
 //!
 //! Shared by every command: [`GlobalSettings::open_store`] and [`runtime`].
 //!
+//! Every command that writes takes the data dir's lock first ([`swe_harvest::lock`]);
+//! `status` and `export` only read and never take it.
+//!
 //! Exit codes: 0 done, 1 failed (something was reported as failed), 2 bad usage or
-//! bad config.
+//! bad config, or refused because another process owns the data dir (nothing was
+//! done; run it again when that one has finished).
 
 mod args;
 mod crawl;
@@ -32,6 +36,7 @@ use clap::Parser;
 use swe_harvest::UsageError;
 use swe_harvest::config::{ConfigError, LoadedConfig};
 use swe_harvest::evaluate::EvaluateSettingsError;
+use swe_harvest::lock::{DataDirLock, LockError};
 use swe_harvest::model::RepoSlugError;
 use swe_harvest::release::ReleaseError;
 use swe_harvest::store::{STORE_FILE, Store};
@@ -78,6 +83,22 @@ impl GlobalSettings {
         Store::open_in(&self.data_dir)
             .with_context(|| format!("failed to open the store in `{}`", self.data_dir.display()))
     }
+
+    /// Takes the data dir's lock for this process (the commands that write), or
+    /// refuses with who holds it.
+    fn lock_data_dir(&self) -> Result<DataDirLock, LockError> {
+        let command_line: Vec<String> = std::env::args_os()
+            .map(|argument| {
+                let argument = argument.to_string_lossy().into_owned();
+                if argument.is_empty() || argument.contains(char::is_whitespace) {
+                    format!("'{argument}'")
+                } else {
+                    argument
+                }
+            })
+            .collect();
+        DataDirLock::acquire(&self.data_dir, &command_line.join(" "))
+    }
 }
 
 /// The async runtime of the commands that talk to GitHub or Docker.
@@ -109,6 +130,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     let config = LoadedConfig::load(cli.config.as_deref())?;
     let settings = GlobalSettings { data_dir: cli.data_dir, config };
     let name = cli.command.name();
+    // Held until the command returns: one writing process per data dir.
+    let _lock = if cli.command.writes() { Some(settings.lock_data_dir()?) } else { None };
     match cli.command {
         Command::Status(args) => status::status(&settings, &args),
         Command::Discover(args) => discover::discover(&settings, &args),
@@ -132,6 +155,8 @@ fn exit_code_of(error: &anyhow::Error) -> u8 {
             || usage_error(cause).is_some()
             || cause.downcast_ref::<ReleaseError>().is_some_and(ReleaseError::is_usage)
             || cause.downcast_ref::<RowsError>().is_some_and(RowsError::is_usage)
+            // Refused before doing anything, like bad usage; a scheduler can retry later.
+            || matches!(cause.downcast_ref::<LockError>(), Some(LockError::Held { .. }))
     });
     if usage { 2 } else { 1 }
 }
@@ -155,6 +180,8 @@ fn report_error(error: &anyhow::Error) {
             release.hint()
         } else if let Some(rows) = cause.downcast_ref::<RowsError>() {
             rows.hint()
+        } else if let Some(lock) = cause.downcast_ref::<LockError>() {
+            lock.hint()
         } else {
             None
         };

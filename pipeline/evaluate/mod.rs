@@ -105,6 +105,8 @@ pub async fn run(
     predictions: &[Prediction],
     reporter: &dyn Reporter,
 ) -> anyhow::Result<Report> {
+    // From here on, Ctrl-C and SIGTERM stop the grading cleanly instead of killing the process.
+    let mut interruption = crate::interrupt::Interruption::listen();
     let removed = backend.sweep(&settings.data_dir_label).await;
     if removed > 0 {
         tracing::info!(removed, "removed containers left by an earlier, interrupted run");
@@ -217,14 +219,14 @@ pub async fn run(
         }
     };
     let interrupted = tokio::select! {
-        () = pool => false,
-        _ = tokio::signal::ctrl_c() => true,
+        () = pool => None,
+        interrupt = interruption.received() => Some(interrupt),
     };
     backend.remove_running().await;
     reporter.finish();
-    if interrupted {
+    if let Some(interrupt) = interrupted {
         anyhow::bail!(
-            "interrupted: the graded predictions are kept in `{}`; run the same command again to resume",
+            "interrupted by {interrupt}: the graded predictions are kept in `{}`; run the same command again to resume",
             progress_path.display()
         );
     }

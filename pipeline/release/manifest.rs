@@ -39,6 +39,25 @@ pub struct ManifestFilters {
     pub swt_min_runs: Option<u32>,
 }
 
+impl ManifestFilters {
+    /// The filters of `request` as a manifest records them.
+    pub(super) fn of(request: &ReleaseRequest) -> ManifestFilters {
+        let filters = &request.filters;
+        ManifestFilters {
+            created_after: filters.created_after.map(|day| day.to_string()),
+            created_before: filters.created_before.map(|day| day.to_string()),
+            repos: filters.repos.iter().map(ToString::to_string).collect(),
+            exclude_datasets: filters
+                .exclude_datasets
+                .iter()
+                .map(|path| ExcludedDataset { path: path.clone(), sha256: sha256_of(path).ok().map(|(hash, _)| hash) })
+                .collect(),
+            split_by: request.split_by,
+            swt_min_runs: request.swt_min_runs,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExcludedDataset {
     pub path: PathBuf,
@@ -113,27 +132,12 @@ impl Manifest {
             version: manifest.version,
             created_at: manifest.created_at,
         });
-        let filters = &request.filters;
         Manifest {
             name: request.name.clone(),
             version: request.version.clone(),
             created_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
             pipeline_version: crate::PIPELINE_VERSION.to_string(),
-            filters: ManifestFilters {
-                created_after: filters.created_after.map(|day| day.to_string()),
-                created_before: filters.created_before.map(|day| day.to_string()),
-                repos: filters.repos.iter().map(ToString::to_string).collect(),
-                exclude_datasets: filters
-                    .exclude_datasets
-                    .iter()
-                    .map(|path| ExcludedDataset {
-                        path: path.clone(),
-                        sha256: sha256_of(path).ok().map(|(hash, _)| hash),
-                    })
-                    .collect(),
-                split_by: request.split_by,
-                swt_min_runs: request.swt_min_runs,
-            },
+            filters: ManifestFilters::of(request),
             counts: Counts {
                 total: tasks.len(),
                 per_repository,
@@ -143,6 +147,13 @@ impl Manifest {
             files: BTreeMap::new(),
             extends,
         }
+    }
+
+    /// Whether `folder` holds exactly the files this manifest lists, each with its
+    /// recorded sha256 and size.
+    pub(super) fn matches_files_of(&self, folder: &Path) -> bool {
+        let mut found = Manifest { files: BTreeMap::new(), ..self.clone() };
+        found.record_files(folder).is_ok() && found.files == self.files
     }
 
     /// Hashes every file under `folder` (but the manifest itself) into `files`.

@@ -6,7 +6,10 @@
 //!
 //! A release is written into a hidden temporary folder beside its final place and
 //! renamed into place at the end, so a crash leaves no half release; an existing
-//! release is never modified, only replaced whole with `force`.
+//! release is never modified, only replaced whole with `force`. The store records a
+//! release in the same transaction that renames it into place, so a release the
+//! store could not record is not published; one that was renamed but whose commit
+//! was lost (a kill at that instant) is adopted by the next run of the same request.
 //!
 //! This module selects and writes; it does not validate tasks or build images.
 
@@ -176,6 +179,14 @@ pub fn run(
     check_component("version", &request.version)?;
     let target = release_dir(data_dir, &request.name, &request.version);
     if target.exists() && !request.force {
+        if let Some(manifest) = adoptable(store, &target, request)? {
+            store.transaction(|tx| record(tx, request, &target, &manifest))?;
+            tracing::warn!(
+                path = %target.display(),
+                "the release was written by an earlier run whose record in the store was lost; recorded it now"
+            );
+            return Ok(ReleaseSummary { path: target, manifest });
+        }
         return Err(ReleaseError::AlreadyExists {
             name: request.name.clone(),
             version: request.version.clone(),
@@ -220,24 +231,61 @@ pub fn run(
             return Err(error);
         }
     };
-    move_into_place(&staging, &target)?;
-    store.transaction(|tx| -> Result<(), StoreError> {
-        tx.execute(
-            "INSERT INTO releases (name, version, path, manifest, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (name, version) DO UPDATE SET path = excluded.path, manifest = excluded.manifest,
-                created_at = excluded.created_at",
-            rusqlite::params![
-                request.name,
-                request.version,
-                target.display().to_string(),
-                serde_json::to_string(&manifest).expect("manifests serialize"),
-                manifest.created_at
-            ],
-        )?;
-        Ok(())
-    })?;
+    // Recorded before it becomes visible: the row is written, the folder renamed into
+    // place, then the row committed. A failed insert leaves no release behind (a rerun
+    // makes it); a commit that fails after the rename leaves one that a rerun adopts.
+    let recorded = store.transaction(|tx| -> Result<(), ReleaseError> {
+        record(tx, request, &target, &manifest)?;
+        move_into_place(&staging, &target)
+    });
+    if let Err(error) = recorded {
+        let _ = fs_err::remove_dir_all(&staging);
+        return Err(error);
+    }
     reporter.finish();
     Ok(ReleaseSummary { path: target, manifest })
+}
+
+/// Records a release in the store (replacing the record of the same name and version).
+fn record(
+    tx: &rusqlite::Transaction<'_>,
+    request: &ReleaseRequest,
+    target: &Path,
+    manifest: &Manifest,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO releases (name, version, path, manifest, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (name, version) DO UPDATE SET path = excluded.path, manifest = excluded.manifest,
+            created_at = excluded.created_at",
+        rusqlite::params![
+            request.name,
+            request.version,
+            target.display().to_string(),
+            serde_json::to_string(manifest).expect("manifests serialize"),
+            manifest.created_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// The manifest of the release folder `target` when an earlier run of this same
+/// request put it in place but its record in the store was lost (killed, or the
+/// commit failed, after the rename): the store does not know that manifest, the
+/// manifest names this release and these filters, and the folder holds exactly the
+/// files it lists, unchanged. Anything else is not ours to adopt.
+fn adoptable(store: &Store, target: &Path, request: &ReleaseRequest) -> Result<Option<Manifest>, StoreError> {
+    let Ok(text) = fs_err::read_to_string(target.join("manifest.json")) else { return Ok(None) };
+    let Ok(manifest) = serde_json::from_str::<Manifest>(&text) else { return Ok(None) };
+    let stored: Option<String> = rusqlite::OptionalExtension::optional(store.connection().query_row(
+        "SELECT manifest FROM releases WHERE name = ?1 AND version = ?2",
+        [&request.name, &request.version],
+        |row| row.get(0),
+    ))?;
+    let known = stored.and_then(|stored| serde_json::from_str::<Manifest>(&stored).ok()).as_ref() == Some(&manifest);
+    let ours = manifest.name == request.name
+        && manifest.version == request.version
+        && manifest.filters == manifest::ManifestFilters::of(request);
+    Ok((!known && ours && manifest.matches_files_of(target)).then_some(manifest))
 }
 
 #[allow(clippy::too_many_arguments)] // the release's inputs, each used once

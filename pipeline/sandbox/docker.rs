@@ -19,7 +19,9 @@
 //!
 //! Containers are always removed: on success explicitly, on errors and timeouts by
 //! [`ContainerGuard`], on Ctrl-C by [`Backend::remove_running`] (the stage loop calls
-//! it), and after a killed process by [`Backend::sweep`] at the next start.
+//! it), and after a killed process by [`Backend::sweep`] at the next start. Every
+//! container is labelled with the data dir and the run (process) that started it, so
+//! a sweep removes only containers whose run is gone.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
@@ -36,7 +38,9 @@ use bollard::query_parameters::{
 use futures::StreamExt;
 
 use super::output::BoundedOutput;
-use super::{Backend, BuildFailure, DATA_DIR_LABEL, INSTANCE_LABEL, ImageBuild, Job, JobOutput, Limits, RunError};
+use super::{
+    Backend, BuildFailure, DATA_DIR_LABEL, INSTANCE_LABEL, ImageBuild, Job, JobOutput, Limits, RUN_LABEL, RunError,
+};
 use super::{SandboxError, archive};
 
 /// The time limit of one ordinary engine call (create, start, inspect, remove, ...).
@@ -279,6 +283,7 @@ impl Backend for DockerBackend {
         let labels: HashMap<String, String> = [
             (DATA_DIR_LABEL.to_string(), job.data_dir_label.clone()),
             (INSTANCE_LABEL.to_string(), job.instance_id.clone()),
+            (RUN_LABEL.to_string(), crate::process::RunId::current().to_string()),
         ]
         .into();
         let body = ContainerCreateBody {
@@ -396,10 +401,13 @@ impl Backend for DockerBackend {
         let Ok(list) = self.docker.list_containers(Some(options)).await else { return 0 };
         let mut removed = 0;
         for container in list {
-            if let Some(id) = container.id {
-                remove(&self.docker, &id).await;
-                removed += 1;
+            let Some(id) = container.id else { continue };
+            if !super::left_behind(&container.labels.unwrap_or_default()) {
+                tracing::debug!(container = %id, "left alone: its run is alive (or on another host)");
+                continue;
             }
+            remove(&self.docker, &id).await;
+            removed += 1;
         }
         removed
     }

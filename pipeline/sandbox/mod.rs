@@ -32,6 +32,9 @@ use std::time::Duration;
 pub const DATA_DIR_LABEL: &str = "swe-harvest.data-dir";
 /// The label naming the task a container runs for.
 pub const INSTANCE_LABEL: &str = "swe-harvest.instance";
+/// The label naming the run (process) that started a container: a
+/// [`crate::process::RunId`]. A sweep removes a container only when its run is gone.
+pub const RUN_LABEL: &str = "swe-harvest.run";
 /// Time for a container's own start, the offline install and the patches, on top of
 /// its test phases' limits.
 pub const SETUP_ALLOWANCE: Duration = Duration::from_secs(300);
@@ -182,8 +185,20 @@ pub trait Backend: Send + Sync {
     async fn run(&self, job: &Job, limits: Limits) -> Result<JobOutput, RunError>;
     /// Removes every job this process started and that is still running (Ctrl-C).
     async fn remove_running(&self);
-    /// Removes what earlier, killed processes of this data dir left; returns how many.
+    /// Removes the containers of this data dir that processes which are gone left
+    /// behind (see [`left_behind`]), never those of a live run; returns how many.
     async fn sweep(&self, data_dir_label: &str) -> usize;
+}
+
+/// Whether a container with these labels was left behind by a run that is gone: its
+/// [`RUN_LABEL`] names a run of this host that no longer exists, or it has none (made
+/// before containers were labelled with their run). Containers of live runs, this
+/// one's included, and of runs on other hosts are not left behind.
+pub fn left_behind(labels: &std::collections::HashMap<String, String>) -> bool {
+    match labels.get(RUN_LABEL) {
+        None => true,
+        Some(run) => crate::process::RunId::parse(run).is_none_or(|run| run.is_gone()),
+    }
 }
 
 /// The backends swe-harvest can run jobs on.

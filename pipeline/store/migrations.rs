@@ -1,12 +1,14 @@
 //! Versioned schema migrations. The store's version is SQLite's `user_version`;
 //! each migration runs in its own transaction together with the version bump, so a
 //! crash mid-migration leaves the store at the previous version, not in between.
+//! Migrating is safe when several processes open the same store at once (a writer and
+//! `status` on a fresh data dir): see [`migrate`].
 //!
 //! Append new migrations at the end; never edit one that has been released.
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 use super::{Result, StoreError};
 
@@ -185,18 +187,41 @@ const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 pub(super) fn migrate(connection: &mut Connection, path: &Path, target: u32) -> Result<()> {
+    let target = target.min(SCHEMA_VERSION);
+    // Up to date (the usual case): no write lock is taken, so opening the store never
+    // waits for a writer.
+    let found = user_version(connection, path)?;
+    if found >= target {
+        return Ok(());
+    }
+    loop {
+        // Several processes may open a fresh or older store at once: each migration
+        // takes the write lock first (IMMEDIATE; the busy timeout queues the others)
+        // and reads the version again inside it, so a migration another process
+        // applied meanwhile is seen, not applied twice.
+        let migration_error =
+            |version: u32| move |source| StoreError::Migrate { path: path.to_path_buf(), version, source };
+        let transaction =
+            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(migration_error(found + 1))?;
+        let found = user_version(&transaction, path)?;
+        if found >= target {
+            transaction.commit().map_err(migration_error(found))?;
+            return Ok(());
+        }
+        let version = found + 1;
+        transaction.execute_batch(MIGRATIONS[version as usize - 1]).map_err(migration_error(version))?;
+        // PRAGMA takes no bound parameters; `version` is our own integer.
+        transaction.execute_batch(&format!("PRAGMA user_version = {version}")).map_err(migration_error(version))?;
+        transaction.commit().map_err(migration_error(version))?;
+        tracing::debug!(path = %path.display(), version, "migrated the state store");
+    }
+}
+
+/// The store's schema version; an error when it is newer than this build.
+fn user_version(connection: &Connection, path: &Path) -> Result<u32> {
     let found: u32 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, supported: SCHEMA_VERSION });
     }
-    for version in (found + 1)..=target.min(SCHEMA_VERSION) {
-        let migration_error = |source| StoreError::Migrate { path: path.to_path_buf(), version, source };
-        let transaction = connection.transaction().map_err(migration_error)?;
-        transaction.execute_batch(MIGRATIONS[version as usize - 1]).map_err(migration_error)?;
-        // PRAGMA takes no bound parameters; `version` is our own integer.
-        transaction.execute_batch(&format!("PRAGMA user_version = {version}")).map_err(migration_error)?;
-        transaction.commit().map_err(migration_error)?;
-        tracing::debug!(path = %path.display(), version, "migrated the state store");
-    }
-    Ok(())
+    Ok(found)
 }

@@ -128,12 +128,13 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(open_error)?;
+        // First the busy timeout: migrating waits for another process doing the same
+        // instead of failing with SQLITE_BUSY.
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
         // WAL: readers (status) never block the writer; synchronous=NORMAL is durable
         // across process crashes in WAL mode, which is the failure we design for.
-        connection
-            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(open_error)?;
-        connection.busy_timeout(Duration::from_secs(30)).map_err(open_error)?;
+        enable_wal(&connection).map_err(open_error)?;
+        connection.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;").map_err(open_error)?;
         let mut store = Store { connection, path: path.to_path_buf() };
         migrations::migrate(&mut store.connection, &store.path, version)?;
         Ok(store)
@@ -172,6 +173,32 @@ impl Store {
     /// dropped, and why.
     pub fn funnel(&self, repos: &[crate::model::RepoSlug]) -> Result<FunnelReport> {
         funnel::report(&self.connection, repos)
+    }
+}
+
+/// How long a connection waits for another one's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Switches the store to WAL (once per file: the mode is persistent). Several
+/// connections switching a fresh file at once get SQLITE_BUSY without the busy
+/// handler being asked (SQLite's deadlock avoidance), so that is retried here.
+fn enable_wal(connection: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let mode: rusqlite::Result<String> = connection.query_row("PRAGMA journal_mode", [], |row| row.get(0));
+        if mode.as_deref().is_ok_and(|mode| mode.eq_ignore_ascii_case("wal")) {
+            return Ok(());
+        }
+        match connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(error)
+                if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(error) => return Err(error),
+        }
     }
 }
 

@@ -233,8 +233,8 @@ struct Context<'a> {
     build_secs: Mutex<Vec<f64>>,
 }
 
-/// Runs the stage over `work`. Ctrl-C stops it: running containers are removed, and
-/// what was stored stays for the next run.
+/// Runs the stage over `work`. Ctrl-C or SIGTERM stops it: running containers are
+/// removed, and what was stored stays for the next run.
 pub async fn run(
     settings: &ValidateSettings,
     backend: Arc<dyn Backend>,
@@ -243,6 +243,8 @@ pub async fn run(
     reporter: &dyn Reporter,
 ) -> Result<Summary, ValidateError> {
     let started = Instant::now();
+    // From here on, Ctrl-C and SIGTERM stop the work below cleanly instead of killing the process.
+    let mut interruption = crate::interrupt::Interruption::listen();
     let data_dir_label =
         fs_err::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
     let removed = backend.sweep(&data_dir_label).await;
@@ -309,8 +311,8 @@ pub async fn run(
     };
     tokio::select! {
         () = pool => {}
-        _ = tokio::signal::ctrl_c() => {
-            tracing::warn!("interrupted: removing running containers; finished runs stay stored for the next run");
+        interrupt = interruption.received() => {
+            tracing::warn!(signal = %interrupt, "interrupted: removing running containers; finished runs stay stored for the next run");
             summary.interrupted = true;
         }
     }

@@ -1,0 +1,73 @@
+//! "Stop now, keep what is done": Ctrl-C (SIGINT) and SIGTERM (what `kill`,
+//! `timeout` and job schedulers send) mean the same to the stages that run
+//! containers (validate, with or without `--input`, and evaluate). Each listens
+//! with one [`Interruption`] from its start, and on either signal removes its running
+//! containers, keeps what it stored and exits non-zero. It does not decide what a
+//! stage keeps; the stage does.
+
+use std::fmt;
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// Which signal stopped the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    CtrlC,
+    Terminate,
+}
+
+impl Interrupt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Interrupt::CtrlC => "Ctrl-C",
+            Interrupt::Terminate => "SIGTERM",
+        }
+    }
+}
+
+impl fmt::Display for Interrupt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Listens for Ctrl-C and SIGTERM from the moment it is made: from then on neither
+/// kills the process outright.
+pub struct Interruption {
+    interrupt: Option<Signal>,
+    terminate: Option<Signal>,
+}
+
+impl Interruption {
+    /// Starts listening. Must be called inside the Tokio runtime. A signal that
+    /// cannot be listened for (no such thing on this system) is left at its default.
+    pub fn listen() -> Interruption {
+        let listen = |kind: SignalKind, name: &str| match signal(kind) {
+            Ok(stream) => Some(stream),
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for {name}; it will stop the process without cleaning up");
+                None
+            }
+        };
+        Interruption {
+            interrupt: listen(SignalKind::interrupt(), "Ctrl-C"),
+            terminate: listen(SignalKind::terminate(), "SIGTERM"),
+        }
+    }
+
+    /// Completes when Ctrl-C or SIGTERM arrives.
+    pub async fn received(&mut self) -> Interrupt {
+        async fn next(stream: Option<&mut Signal>) {
+            match stream {
+                Some(stream) => {
+                    stream.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            () = next(self.interrupt.as_mut()) => Interrupt::CtrlC,
+            () = next(self.terminate.as_mut()) => Interrupt::Terminate,
+        }
+    }
+}
