@@ -122,7 +122,7 @@ impl DataDirLock {
         let current = RunId::current();
         let holder = Holder {
             pid: current.pid,
-            command: redact_url_credentials(command),
+            command: crate::secret::redact_url(command),
             run: current.to_string(),
             since: crate::store::now(),
         };
@@ -157,17 +157,10 @@ fn read_holder(path: &Path) -> Option<Holder> {
     }
 }
 
-/// `scheme://user:password@host` -> `scheme://****@host`, wherever it appears.
-fn redact_url_credentials(text: &str) -> String {
-    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let pattern =
-        PATTERN.get_or_init(|| regex::Regex::new(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@").expect("a valid pattern"));
-    pattern.replace_all(text, "${1}****@").into_owned()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{DataDirLock, LockError, redact_url_credentials};
+    use super::{DataDirLock, LockError};
+    use crate::secret::redact_url as redact_url_credentials;
 
     #[test]
     fn a_second_lock_on_the_same_data_dir_is_refused_with_the_holders_pid_until_the_first_is_dropped() {
