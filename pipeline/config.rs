@@ -300,9 +300,10 @@ impl Default for ValidateConfig {
             memory_bytes: 4 * 1024 * 1024 * 1024,
             cpus: 1.0,
             pids_limit: 512,
-            // scripts/setup.sh's images (with a compiler for sdists); 3.14 only when
-            // asked for there: a runtime without its image is never chosen.
-            base_images: ["3.9", "3.11", "3.13", "3.14"]
+            // scripts/setup.sh's images (with a compiler for sdists); 3.7, 3.10, 3.12
+            // and 3.14 only when asked for there: a runtime without its image is never
+            // chosen.
+            base_images: ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
                 .into_iter()
                 .map(|version| (version.to_string(), format!("swe-harvest/base:py{version}")))
                 // Go's, Node's, Java's, Rust's and C's, made by scripts/setup.sh when

@@ -8,7 +8,7 @@ use swe_harvest::model::Task;
 use swe_harvest::store::Store;
 
 use crate::support::python_project::{
-    self as project, DockerGuard, FIXED_CALC, FIXED_CALC_BROKEN_SUB, Project, Scenario,
+    self as project, DockerGuard, FIXED_CALC, FIXED_CALC_BROKEN_SUB, PYPROJECT, Project, Scenario,
 };
 use crate::support::{SweHarvest, stderr, stdout};
 
@@ -725,6 +725,46 @@ fn a_project_of_2021_with_the_packaging_of_its_time_builds_with_setuptools_of_it
     assert!(
         task.pass_to_pass.contains(&"tests/test_packaging.py::test_the_packaging_of_2021".to_string()),
         "the test requirements are installed, not dropped by a later install rung: {:?}",
+        task.pass_to_pass
+    );
+    assert!(docker.containers().is_empty());
+}
+
+/// A project of 2019 that supports only Python 3.5-3.8 (`python_requires`): no Debian
+/// suite reached here ships those, so its runtime is CPython 3.8 built from source by
+/// scripts/setup.sh. Before that image existed, inference found no runtime at all.
+const OLD_RUNTIME_TEST: &str =
+    "import sys\n\n\ndef test_runs_on_python_3_8():\n    assert sys.version_info[:2] == (3, 8)\n";
+
+#[test]
+fn a_project_that_supports_only_python_older_than_3_9_runs_on_3_8_built_from_source() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let pyproject = PYPROJECT
+        .replace("requires-python = \">=3.9\"", "requires-python = \">=3.5, <3.9\"")
+        .replace("Python :: 3.11", "Python :: 3.8");
+    let project = Project::dated_with_files("2019-11-20T12:00:00+00:00", &[("pyproject.toml", &pyproject)]);
+    let candidate = project.candidate(
+        19,
+        &Scenario::new("old-runtime")
+            .gold("calc/__init__.py", FIXED_CALC)
+            .test("tests/test_calc.py", &project::tests_with_regression())
+            .test("tests/test_runtime.py", OLD_RUNTIME_TEST),
+    );
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let tasks = tasks(&harvest);
+    let task = tasks.get("acme__calc-19").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(spec["runtime"], "3.8", "the only runtime the project allows: {spec}");
+    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    assert!(
+        task.pass_to_pass.contains(&"tests/test_runtime.py::test_runs_on_python_3_8".to_string()),
+        "the tests ran on Python 3.8: {:?}",
         task.pass_to_pass
     );
     assert!(docker.containers().is_empty());

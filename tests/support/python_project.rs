@@ -254,8 +254,10 @@ pub fn validate_env() -> Vec<(String, String)> {
         env.push(("SWE_HARVEST_VALIDATE__EXTRA_CA_FILE".to_string(), bundle.to_string()));
     }
     if let Ok(repo) = std::env::var(TEST_BASE_REPO_VAR) {
-        let images: Vec<String> =
-            ["3.9", "3.11", "3.13"].iter().map(|runtime| format!("\"{runtime}\" = \"{repo}:py{runtime}\"")).collect();
+        let images: Vec<String> = ["3.8", "3.9", "3.11", "3.13"]
+            .iter()
+            .map(|runtime| format!("\"{runtime}\" = \"{repo}:py{runtime}\""))
+            .collect();
         env.push(("SWE_HARVEST_VALIDATE__BASE_IMAGES".to_string(), format!("{{ {} }}", images.join(", "))));
     }
     env

@@ -86,6 +86,14 @@ fn released_by(runtime: &str, date: DateTime<Utc>) -> bool {
     }
 }
 
+/// Whether CPython's support of `runtime` (five years from its first release) had
+/// ended by `date`.
+fn end_of_life_by(runtime: &str, date: DateTime<Utc>) -> bool {
+    runtime_released(runtime)
+        .and_then(|released| released.checked_add_months(chrono::Months::new(5 * 12)))
+        .is_some_and(|end| end <= date.date_naive())
+}
+
 /// `3.11` -> (3, 11).
 fn minor(version: &str) -> Option<(u32, u32)> {
     let mut parts = version.trim().split('.');
@@ -836,8 +844,13 @@ fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> R
     let released = |runtime: &String| released_by(runtime, date);
     let declared_and_released =
         allowed.iter().rfind(|(major, minor, runtime)| facts.declared.contains(&(*major, *minor)) && released(runtime));
+    // Nothing declared: the oldest runtime still supported then (old enough for the
+    // dependencies of the date, new enough that they still ship for it); else the newest
+    // released one; else, before every runtime here, the oldest.
+    let supported = |runtime: &String| released(runtime) && !end_of_life_by(runtime, date);
     let pick = declared_and_released
-        .or_else(|| allowed.iter().find(|(_, _, runtime)| released(runtime)))
+        .or_else(|| allowed.iter().find(|(_, _, runtime)| supported(runtime)))
+        .or_else(|| allowed.iter().rfind(|(_, _, runtime)| released(runtime)))
         .or_else(|| allowed.first());
     match pick {
         Some((_, _, runtime)) => Ok(runtime.to_string()),
@@ -938,6 +951,14 @@ mod tests {
         let old = files(&[("setup.py", "setup(name='x', python_requires='>=2.7')")]);
         // Nothing declared: the oldest available runtime released by then.
         assert_eq!(infer(&old, date(2019, 8), &available()).unwrap().runtime, "3.9", "nothing released: oldest");
+        let every: Vec<String> = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13"].map(String::from).to_vec();
+        assert_eq!(infer(&old, date(2019, 8), &every).unwrap().runtime, "3.7", "the oldest released by then");
+        assert_eq!(infer(&old, date(2018, 1), &every).unwrap().runtime, "3.7", "nothing released yet: oldest");
+        // 3.7's support ended in June 2023, 3.8's in October 2024.
+        assert_eq!(infer(&old, date(2023, 8), &every).unwrap().runtime, "3.8", "the oldest still supported");
+        assert_eq!(infer(&old, date(2025, 1), &every).unwrap().runtime, "3.9");
+        let only_old: Vec<String> = vec!["3.7".into(), "3.8".into()];
+        assert_eq!(infer(&old, date(2026, 1), &only_old).unwrap().runtime, "3.8", "none supported: newest released");
         let modern = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='>=3.10'\n")]);
         assert_eq!(infer(&modern, date(2024, 1), &available()).unwrap().runtime, "3.11");
         let impossible = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='<3.8'\n")]);
