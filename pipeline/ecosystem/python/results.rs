@@ -45,6 +45,12 @@ pub fn parse_junit(xml: &str, test_files: &[String]) -> Result<ParsedRun, JunitE
             }
             Event::Start(ref element) | Event::Empty(ref element) if open.is_some() => {
                 let status = match element.name().as_ref() {
+                    // pytest 2 reports a module that does not collect as a failure.
+                    b"failure"
+                        if attribute(element, "message").is_some_and(|message| message == "collection failure") =>
+                    {
+                        Some(TestStatus::Error)
+                    }
                     b"failure" => Some(TestStatus::Failed),
                     b"error" => Some(TestStatus::Error),
                     b"skipped" => {
@@ -325,11 +331,13 @@ mod tests {
 <testcase classname="tests.test_calc" name="test_teardown" time="0.1" />
 <testcase classname="tests.test_calc" name="test_teardown" time="0.2"><error message="teardown failed">boom</error></testcase>
 <testcase classname="" name="tests.test_broken" time="0.0"><error message="collection failure">ImportError</error></testcase>
+<testcase classname="" name="tests.test_old" time="0"><failure message="collection failure">TypeError: Call constructor takes at most 3 positional arguments</failure></testcase>
 </testsuite></testsuites>"#;
 
     #[test]
     fn junit_report_gives_node_ids_statuses_and_durations() {
-        let run = parse_junit(JUNIT, &files(&["tests/test_calc.py", "tests/test_broken.py"])).unwrap();
+        let run =
+            parse_junit(JUNIT, &files(&["tests/test_calc.py", "tests/test_broken.py", "tests/test_old.py"])).unwrap();
         let expected: BTreeMap<String, TestStatus> = [
             ("tests/test_calc.py::test_add", TestStatus::Passed),
             ("tests/test_calc.py::TestDivide::test_by_zero[1.5-x]", TestStatus::Failed),
@@ -337,6 +345,8 @@ mod tests {
             ("tests/test_calc.py::test_xfail", TestStatus::Xfail),
             ("tests/test_calc.py::test_teardown", TestStatus::Error),
             ("tests/test_broken.py", TestStatus::Error),
+            // As pytest 2 writes a module that does not collect.
+            ("tests/test_old.py", TestStatus::Error),
         ]
         .into_iter()
         .map(|(id, status)| (id.to_string(), status))
