@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use swe_harvest::model::Task;
+use swe_harvest::model::{Candidate, Task};
 use swe_harvest::store::Store;
 
 use crate::support::python_project::{
@@ -730,6 +730,20 @@ fn a_project_of_2021_with_the_packaging_of_its_time_builds_with_setuptools_of_it
     assert!(docker.containers().is_empty());
 }
 
+/// Validates `candidate` of `project` alone (one run) and returns its task and the
+/// spec of the one environment it was validated in.
+fn labelled_alone(harvest: &SweHarvest, project: &Project, candidate: &Candidate) -> (Task, serde_json::Value) {
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(candidate));
+    let output = run_validate(harvest, &[], &["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let task =
+        tasks(harvest).remove(&candidate.instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(harvest)));
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
+    (task, serde_json::from_str(&spec).unwrap())
+}
+
 /// A project of 2019 that supports only Python 3.5-3.8 (`python_requires`): no Debian
 /// suite reached here ships those, so its runtime is CPython 3.8 built from source by
 /// scripts/setup.sh. Before that image existed, inference found no runtime at all.
@@ -751,15 +765,7 @@ fn a_project_that_supports_only_python_older_than_3_9_runs_on_3_8_built_from_sou
             .test("tests/test_calc.py", &project::tests_with_regression())
             .test("tests/test_runtime.py", OLD_RUNTIME_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-19").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
-    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    let (task, spec) = labelled_alone(&harvest, &project, &candidate);
     assert_eq!(spec["runtime"], "3.8", "the only runtime the project allows: {spec}");
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
     assert!(
@@ -788,15 +794,7 @@ fn a_c_extension_without_a_wheel_for_the_runtime_is_compiled() {
             .test("tests/test_calc.py", &project::tests_with_regression())
             .test("tests/test_typed_ast.py", C_EXTENSION_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-18").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
-    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    let (task, spec) = labelled_alone(&harvest, &project, &candidate);
     assert_eq!(spec["runtime"], "3.9", "the runtime without a typed-ast wheel of the date: {spec}");
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
     assert!(
