@@ -334,6 +334,14 @@ pub enum TestStatus {
     Xpass,
 }
 
+impl TestStatus {
+    /// Whether the test ran to a verdict: a test that fails (say, for want of the
+    /// network) ran; a collection error or a skip says nothing about the code.
+    pub fn ran(self) -> bool {
+        matches!(self, TestStatus::Passed | TestStatus::Failed | TestStatus::Xfail | TestStatus::Xpass)
+    }
+}
+
 /// Which side of the gold patch a run tested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

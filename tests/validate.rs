@@ -511,6 +511,41 @@ fn a_project_that_pins_a_pytest_without_a_pytest_command_gets_labels() {
     assert!(docker.containers().is_empty());
 }
 
+/// A project of the pytest 2.8 era on Python 3.8. pytest 2.8 collects plain test
+/// functions there, so the environment passes its check at the environment commit;
+/// but its collector ends a hook wrapper with `raise StopIteration` whenever another
+/// plugin collected the object, which Python 3.7 and later turn into a `RuntimeError`
+/// (PEP 479): the test patch's `unittest.TestCase` class makes the whole module fail
+/// to collect, and no test of the task's runs runs at all (psf/requests rows of 2015).
+const PYTEST28_PYPROJECT: &str = "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+[project]\nname = \"calc\"\nversion = \"1.0.0\"\nclassifiers = [\"Programming Language :: Python :: 3.8\"]\n\n\
+[tool.setuptools]\npackages = [\"calc\"]\n";
+const TEST_CASE_CLASS: &str = "\n\nimport unittest\n\n\nclass NegativeTests(unittest.TestCase):\n    def test_add_negative(self):\n        \
+     self.assertEqual(add(1, -1), 0)\n";
+
+#[test]
+fn an_environment_whose_runs_run_no_test_at_the_base_commit_gives_way_to_the_next_rung() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let project =
+        Project::with_files(&[("pyproject.toml", PYTEST28_PYPROJECT), ("requirements-test.txt", "pytest==2.8.7\n")]);
+    let tests = format!("{}{TEST_CASE_CLASS}", project::BASE_TESTS);
+    let candidate = project.candidate(
+        20,
+        &Scenario::new("runs-run-nothing").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests),
+    );
+    let (task, first) = labelled_alone(&harvest, &project, &candidate);
+    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::NegativeTests::test_add_negative".to_string()]);
+    assert!(task.pass_to_pass.contains(&"tests/test_calc.py::test_add".to_string()), "{:?}", task.pass_to_pass);
+    assert_eq!(first["runtime"], "3.8", "{first}");
+    assert!(first.get("rung").is_none_or(|rung| rung == "dated"), "the dated rung first: {first}");
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let environments: i64 =
+        store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
+    assert!(environments >= 2, "a rung after the dated one: {environments} environments");
+    assert!(docker.containers().is_empty());
+}
+
 /// A project versioned by setuptools-scm (no `.git` in the container: its version is
 /// pretended) with a dependency from source whose version setuptools-scm reads from
 /// its sdist's PKG-INFO.
@@ -731,7 +766,7 @@ fn a_project_of_2021_with_the_packaging_of_its_time_builds_with_setuptools_of_it
 }
 
 /// Validates `candidate` of `project` alone (one run) and returns its task and the
-/// spec of the one environment it was validated in.
+/// spec of the first environment it was validated in.
 fn labelled_alone(harvest: &SweHarvest, project: &Project, candidate: &Candidate) -> (Task, serde_json::Value) {
     project.mirror_into(&harvest.data_dir);
     project::store_candidates(&harvest.data_dir, std::slice::from_ref(candidate));

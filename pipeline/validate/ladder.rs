@@ -23,7 +23,7 @@ use tokio::sync::OnceCell;
 use super::{Context, Dropped, dropped};
 use crate::ecosystem::{Ecosystem, LadderContext, RepoFiles, RungFailure};
 use crate::model::drop_reason::ValidateDropReason;
-use crate::model::{Candidate, EnvironmentSpec, TestStatus};
+use crate::model::{Candidate, EnvironmentSpec};
 use crate::sandbox::images::{BuiltImage, EnvironmentRequest, ImageError, Recipe};
 use crate::sandbox::script::{self, shell_words};
 use crate::sandbox::{self, Job, Owner};
@@ -74,11 +74,15 @@ pub(super) struct Environment<'a> {
 }
 
 /// The first spec that builds and runs, with its image; or the task's drop, whose
-/// detail says how every rung failed.
+/// detail says how every rung failed. The specs of `unusable` are rungs whose image
+/// passed its check but in which the task's own runs ran no test to a verdict (old
+/// pytest on a newer runtime can collect the environment commit's tests and not the
+/// base commit's): they count as unusable, with that detail.
 pub(super) async fn climb(
     context: &Context<'_>,
     environment: &Environment<'_>,
     first: EnvironmentSpec,
+    unusable: &[(EnvironmentSpec, String)],
 ) -> Result<(EnvironmentSpec, BuiltImage), Dropped> {
     let ecosystem = environment.ecosystem;
     let candidate = environment.candidate;
@@ -95,7 +99,11 @@ pub(super) async fn climb(
                 if !inferred {
                     return Ok((spec, built));
                 }
-                match check(context, environment, &spec, &built).await? {
+                let checked = match unusable.iter().find(|(known, _)| *known == spec) {
+                    Some((_, detail)) => Err(detail.clone()),
+                    None => check(context, environment, &spec, &built).await?,
+                };
+                match checked {
                     Ok(()) => {
                         if !tried.is_empty() {
                             tracing::info!(
@@ -106,7 +114,9 @@ pub(super) async fn climb(
                         return Ok((spec, built));
                     }
                     Err(detail) => {
-                        record(context, candidate, &spec, &Ok(built), Some(&detail));
+                        if !unusable.iter().any(|(known, _)| *known == spec) {
+                            record(context, candidate, &spec, &Ok(built), Some(&detail));
+                        }
                         (RungFailure::Unusable, ValidateDropReason::EnvironmentUnusable, detail)
                     }
                 }
@@ -327,13 +337,8 @@ mark check "end $?"
     };
     let (parsed, _) =
         ecosystem.parse_results(output.reports.get("check.xml").map(String::as_str), &step.text, &existing);
-    // Ran = executed to a verdict: a test that fails (say, for want of the network)
-    // ran; a collection error, a skip or no result at all says the environment lacks
-    // something.
-    let ran = |status: &TestStatus| {
-        matches!(status, TestStatus::Passed | TestStatus::Failed | TestStatus::Xfail | TestStatus::Xpass)
-    };
-    if parsed.tests.values().any(ran) {
+    // A collection error, a skip or no result at all says the environment lacks something.
+    if parsed.tests.values().any(|status| status.ran()) {
         return Ok(Ok(()));
     }
     // Out of time (`timeout`'s 124, or 137 when it had to kill): the existing tests hang

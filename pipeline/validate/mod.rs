@@ -619,7 +619,8 @@ async fn validate_task(
         test_files: &test_files,
         runtimes: &available,
     };
-    let (mut spec, mut built) = ladder::climb(context, &environment, spec).await?;
+    let first = spec.clone();
+    let (mut spec, mut built) = ladder::climb(context, &environment, spec, &[]).await?;
     outcome.spec = Some(spec.clone());
     outcome.image = Some(built.tag.clone());
 
@@ -633,7 +634,7 @@ async fn validate_task(
             outcome.image = Some(built.tag.clone());
         }
     }
-    let runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
+    let mut runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
     outcome.runs = runs.pre.len() as u32;
     let mut judged = judge(&runs, &test_files, &settings.data_dir, &candidate.instance_id);
     // Modules the runs could not import and that are not the project's own: the
@@ -661,9 +662,8 @@ async fn validate_task(
                     built = with_image;
                     outcome.spec = Some(spec.clone());
                     outcome.image = Some(built.tag.clone());
-                    let runs =
-                        run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome)
-                            .await?;
+                    runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome)
+                        .await?;
                     outcome.runs = runs.pre.len() as u32;
                     judged = judge(&runs, &test_files, &settings.data_dir, &candidate.instance_id);
                 }
@@ -673,6 +673,33 @@ async fn validate_task(
                 ),
             }
         }
+    }
+    // No test ran to a verdict in any run, before or after the fix: the environment
+    // passed its check at the environment commit but does not run this commit's tests
+    // (pytest 2.8 collects there and not here on Python 3.8). The ladder goes on from
+    // that rung; the first environment whose runs run something is kept.
+    let mut unusable: Vec<(EnvironmentSpec, String)> = Vec::new();
+    while first.source == "inferred" && judged.verdict.is_err() && nothing_ran(&runs) {
+        let detail = format!(
+            "no test of {} ran to a verdict in the task's runs at its base commit (log: {})",
+            test_files.join(", "),
+            settings.data_dir.join("logs/validate").join(&candidate.instance_id).display()
+        );
+        unusable.push((spec.clone(), detail));
+        let Ok((next, with_image)) = ladder::climb(context, &environment, first.clone(), &unusable).await else {
+            break;
+        };
+        tracing::info!(
+            instance_id = %candidate.instance_id, rung = %next.rung, runtime = %next.runtime,
+            "no test ran in the task's runs; trying the next rung of the environment ladder"
+        );
+        spec = next;
+        built = with_image;
+        outcome.spec = Some(spec.clone());
+        outcome.image = Some(built.tag.clone());
+        runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
+        outcome.runs = runs.pre.len() as u32;
+        judged = judge(&runs, &test_files, &settings.data_dir, &candidate.instance_id);
     }
     outcome.observed = judged.labels.clone();
     judged.verdict?;
@@ -704,6 +731,12 @@ async fn validate_task(
         outcome.coverage = Some(measured);
     }
     Ok(labels)
+}
+
+/// Whether no run, before or after the gold patch, ran a test to a verdict (passed,
+/// failed, xfail or xpass): only collection errors, skips or nothing at all.
+fn nothing_ran(runs: &Attempts) -> bool {
+    !runs.pre.iter().chain(&runs.post).flat_map(|run| run.tests.values()).any(|status| status.ran())
 }
 
 /// The runs of one environment, and the modules they could not import, before and
