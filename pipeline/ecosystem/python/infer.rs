@@ -628,14 +628,16 @@ fn plugins_for(addopts: &str) -> Vec<&'static str> {
 /// keyword argument 'strip_trailing_zero'", flask of 2021). setuptools 82 removed
 /// `pkg_resources`, which the test suites of many projects of their time import.
 pub fn pre_install_tools(date: DateTime<Utc>, runtime: &str) -> String {
-    let editable = NaiveDate::from_ymd_opt(2022, 9, 1).expect("a valid date");
-    let cutoff = [Some(date.date_naive()), Some(editable), runtime_released(runtime)]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(editable);
+    let cutoff = build_tools_cutoff(date, runtime);
     let flag = shell_quote(&format!("setuptools={cutoff}T00:00:00Z"));
     format!("{PRE_INSTALL_TOOLS_PREFIX}{flag} {PRE_INSTALL_TOOLS}")
+}
+
+/// The date the build tools are taken as of: the task's, but not before setuptools 64
+/// (editable installs by PEP 660) nor before the runtime.
+pub fn build_tools_cutoff(date: DateTime<Utc>, runtime: &str) -> NaiveDate {
+    let editable = NaiveDate::from_ymd_opt(2022, 9, 1).expect("a valid date");
+    [Some(date.date_naive()), Some(editable), runtime_released(runtime)].into_iter().flatten().max().unwrap_or(editable)
 }
 
 /// How [`pre_install_tools`]' command begins (the ladder redates it for another runtime).

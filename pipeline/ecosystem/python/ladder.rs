@@ -19,7 +19,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::infer::{PRE_INSTALL_TOOLS_PREFIX, allowed_runtimes, pre_install_tools, runtime_released};
+use super::infer::{
+    PRE_INSTALL_TOOLS_PREFIX, allowed_runtimes, build_tools_cutoff, pre_install_tools, runtime_released,
+};
 use crate::ecosystem::{LadderContext, RungFailure};
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::script::shell_quote;
@@ -80,8 +82,11 @@ pub fn next_rung(
     let last = tried.last()?;
     if let RungFailure::BuildFailed { log } = failure {
         let relaxed = relaxed_packages(last);
-        let new: Vec<(String, DateTime<Utc>)> =
-            filtered_by_date(log).into_iter().filter(|(name, _)| !relaxed.contains(name)).collect();
+        let new: Vec<(String, DateTime<Utc>)> = filtered_by_date(log)
+            .into_iter()
+            .chain(too_old_for_the_build_tools(log, context.date, &last.runtime))
+            .filter(|(name, _)| !relaxed.contains(name))
+            .collect();
         if !new.is_empty() && relaxed.len() + new.len() <= MAX_RELAXED {
             let flags: Vec<String> = new.iter().map(|(name, date)| exclude_newer_flag(name, *date)).collect();
             let mut next = with_install_flags(last, &flags.join(" "));
@@ -132,6 +137,18 @@ pub fn filtered_by_date(log: &str) -> Vec<(String, DateTime<Utc>)> {
         }
     }
     found
+}
+
+/// Dependencies of the date that break the (newer) build tools the project is built
+/// with: setuptools 64 and later fail with an `importlib-metadata` of 2019 in the same
+/// environment (pytest 4.5 requires one on every runtime) and say so in the log. They
+/// are taken as of the build tools' own date.
+fn too_old_for_the_build_tools(log: &str, date: DateTime<Utc>, runtime: &str) -> Vec<(String, DateTime<Utc>)> {
+    if !log.contains("`importlib-metadata` version is incompatible with `setuptools`") {
+        return Vec::new();
+    }
+    let cutoff = build_tools_cutoff(date, runtime).and_time(chrono::NaiveTime::MIN).and_utc();
+    vec![("importlib-metadata".to_string(), cutoff)]
 }
 
 /// The packages a spec already relaxes.
@@ -254,6 +271,30 @@ hint: `atomicwrites` was filtered by `exclude-newer` to only include packages up
         let found = filtered_by_date(UV_HINT);
         assert_eq!(found, vec![("atomicwrites".to_string(), Utc.with_ymd_and_hms(2022, 7, 8, 18, 31, 41).unwrap())]);
         assert!(filtered_by_date("error: the build backend failed").is_empty());
+    }
+
+    /// What setuptools 65 prints, building pytest 4.5 next to importlib-metadata 0.17.
+    const OLD_IMPORTLIB_METADATA: &str = "Building pytest @ file:///testbed
+/opt/venv/lib/python3.8/site-packages/setuptools/_importlib.py:23: UserWarning: `importlib-metadata` version is incompatible with `setuptools`.
+This problem is likely to be solved by installing an updated version of `importlib-metadata`.
+AttributeError: 'str' object has no attribute 'name'
+";
+
+    #[test]
+    fn an_importlib_metadata_too_old_for_setuptools_is_taken_as_of_the_build_tools() {
+        let (files, runtimes) = (files(), runtimes());
+        let context = context(&files, &runtimes);
+        let failure = RungFailure::BuildFailed { log: OLD_IMPORTLIB_METADATA };
+        let next = next_rung(&[spec("3.9")], &failure, &context).expect("a next rung");
+        assert_eq!(next.rung, Rung::RelaxedPackages);
+        assert!(
+            next.install[0].contains("--exclude-newer-package importlib-metadata=2022-09-01T00:00:00Z"),
+            "the build tools' date (setuptools 64): {}",
+            next.install[0]
+        );
+        // Once relaxed, the same log climbs on instead.
+        let again = next_rung(&[spec("3.9"), next], &failure, &context).expect("a next rung");
+        assert_eq!(again.rung, Rung::NeighbourRuntime);
     }
 
     #[test]
