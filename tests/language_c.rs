@@ -3,14 +3,11 @@
 //! published Multi-SWE-bench rows of jqlang/jq re-validated from a local mirror
 //! (skipped, saying so, when `SWE_HARVEST_MIRRORS` has none).
 
-use std::collections::BTreeMap;
-
-use swe_harvest::model::Task;
-use swe_harvest::store::Store;
+use swe_harvest::model::Candidate;
 
 use crate::conformance::find_mirror;
 use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, project_root, stderr};
+use crate::support::{SweHarvest, base_images_missing, names, project_root, stderr, tasks, validated_once};
 
 /// Looks for a library (Oniguruma, as jq does), which the image gets from Debian.
 const CONFIGURE_AC: &str = "AC_INIT([calc], [1.0])\nAM_INIT_AUTOMAKE([foreign subdir-objects])\n\
@@ -57,17 +54,16 @@ fn autotools_project() -> Project {
     ])
 }
 
-fn tasks(harvest: &SweHarvest) -> BTreeMap<String, Task> {
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    swe_harvest::store::candidates::tasks(store.connection(), &[])
-        .unwrap()
-        .into_iter()
-        .map(|task| (task.candidate.instance_id.clone(), task))
-        .collect()
-}
-
-fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(ToString::to_string).collect()
+/// The fix for negative numbers: the data file of the script and the source of the
+/// program change, so both tests run.
+fn negative_candidate(project: &Project) -> Candidate {
+    project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/calc.c", FIXED_CALC)
+            .test("tests/cli.test", CLI_TEST_NEGATIVE)
+            .test("tests/test_add.c", TEST_ADD_MORE_C),
+    )
 }
 
 #[test]
@@ -78,14 +74,7 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
     let project = autotools_project();
-    // The data file of the script and the source of the program: both tests run.
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/calc.c", FIXED_CALC)
-            .test("tests/cli.test", CLI_TEST_NEGATIVE)
-            .test("tests/test_add.c", TEST_ADD_MORE_C),
-    );
+    let behaviour = negative_candidate(&project);
     // A new test script, which only the gold patch's Makefile.am runs.
     let new_test = project.candidate(
         2,
@@ -196,19 +185,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_an_autotools_task() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
     let project = autotools_project();
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/calc.c", FIXED_CALC)
-            .test("tests/cli.test", CLI_TEST_NEGATIVE)
-            .test("tests/test_add.c", TEST_ADD_MORE_C),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    assert!(tasks(&harvest).contains_key("acme__calc-1"), "not labelled:\n{}", stderr(&output));
+    let behaviour = negative_candidate(&project);
+    validated_once(&harvest, &project, &[behaviour]);
     let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_jq");
     assert_eq!(row["language"], "c");
     let script = row["eval_script"].as_str().unwrap();

@@ -7,14 +7,11 @@
 //! Java and Rust repositories re-validated from local mirrors (skipped, saying so, when
 //! `SWE_HARVEST_MIRRORS` has none).
 
-use std::collections::BTreeMap;
-
-use swe_harvest::model::Task;
 use swe_harvest::store::Store;
 
 use crate::conformance::find_mirror;
 use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, project_root, stderr};
+use crate::support::{SweHarvest, base_images_missing, names, project_root, stderr, tasks, validated_once};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -29,19 +26,6 @@ const MUL_TEST: &str = "package calc\n\nimport \"testing\"\n\nfunc TestMul(t *te
 
 fn go_project() -> Project {
     Project::of_files(&[("go.mod", GO_MOD), ("calc/calc.go", BUGGY_ADD), ("calc/calc_test.go", BASE_TESTS)])
-}
-
-fn tasks(harvest: &SweHarvest) -> BTreeMap<String, Task> {
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    swe_harvest::store::candidates::tasks(store.connection(), &[])
-        .unwrap()
-        .into_iter()
-        .map(|task| (task.candidate.instance_id.clone(), task))
-        .collect()
-}
-
-fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(ToString::to_string).collect()
 }
 
 /// The Go module and its candidate 1, whose gold patch fixes `Add` and whose test
@@ -136,12 +120,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
     let (project, behaviour) = go_behaviour_candidate();
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    assert!(tasks(&harvest).contains_key("acme__calc-1"), "not labelled:\n{}", stderr(&output));
+    validated_once(&harvest, &project, &[behaviour]);
     let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_gotest");
     assert_eq!(row["language"], "go");
     let script = row["eval_script"].as_str().unwrap();
@@ -302,12 +281,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
             .gold("lib/calc.js", FIXED_ADD_JS)
             .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    assert!(tasks(&harvest).contains_key("acme__calc-1"), "not labelled:\n{}", stderr(&output));
+    validated_once(&harvest, &project, &[behaviour]);
     let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_jest_json");
     assert_eq!(row["language"], "javascript");
     let script = row["eval_script"].as_str().unwrap();
@@ -558,12 +532,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
             .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
             .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    assert!(tasks(&harvest).contains_key("acme__calc-1"), "not labelled:\n{}", stderr(&output));
+    validated_once(&harvest, &project, &[behaviour]);
     let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_maven");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("swe_harvest_maven_each mvn -B -o"), "{script}");
@@ -671,12 +640,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
             .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
             .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    assert!(tasks(&harvest).contains_key("acme__calc-1"), "not labelled:\n{}", stderr(&output));
+    validated_once(&harvest, &project, &[behaviour]);
     let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_maven");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("swe_harvest_gradle_each gradle --offline"), "{script}");

@@ -18,7 +18,7 @@ use swe_harvest::model::Task;
 use swe_harvest::store::Store;
 
 use crate::support::python_project::{self as project, DockerGuard, FIXED_CALC, Project, Scenario};
-use crate::support::{SweHarvest, python_venv, run_harness, stderr, stdout};
+use crate::support::{SweHarvest, names, python_venv, run_harness, stderr, stdout, tasks};
 
 /// A pyproject that never mentions pytest.
 const PLAIN_PYPROJECT: &str = r#"[build-system]
@@ -82,15 +82,6 @@ fn run_validate(harvest: &SweHarvest) -> std::process::Output {
     command.args(["validate", "--runs", "1"]).output().expect("swe-harvest runs")
 }
 
-fn tasks(harvest: &SweHarvest) -> BTreeMap<String, Task> {
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    swe_harvest::store::candidates::tasks(store.connection(), &[])
-        .unwrap()
-        .into_iter()
-        .map(|task| (task.candidate.instance_id.clone(), task))
-        .collect()
-}
-
 fn drops(harvest: &SweHarvest) -> Vec<(String, String, String)> {
     let store = Store::open_in(&harvest.data_dir).unwrap();
     let mut statement = store
@@ -98,10 +89,6 @@ fn drops(harvest: &SweHarvest) -> Vec<(String, String, String)> {
         .prepare("SELECT item, reason, detail FROM stage_items WHERE stage = 'validate' AND outcome = 'dropped'")
         .unwrap();
     statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?))).unwrap().map(Result::unwrap).collect()
-}
-
-fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(|name| name.to_string()).collect()
 }
 
 /// The unittest project, with candidate 41 (its gold patch fixes `add`, its test

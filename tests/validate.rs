@@ -10,7 +10,7 @@ use swe_harvest::store::Store;
 use crate::support::python_project::{
     self as project, DockerGuard, FIXED_CALC, FIXED_CALC_BROKEN_SUB, PYPROJECT, Project, Scenario,
 };
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, names, stderr, stdout, tasks};
 
 fn run_validate(harvest: &SweHarvest, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
     let mut command = harvest.validate_command();
@@ -18,15 +18,6 @@ fn run_validate(harvest: &SweHarvest, env: &[(&str, &str)], args: &[&str]) -> st
         command.env(name, value);
     }
     command.arg("validate").args(args).output().expect("swe-harvest runs")
-}
-
-fn tasks(harvest: &SweHarvest) -> BTreeMap<String, Task> {
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    swe_harvest::store::candidates::tasks(store.connection(), &[])
-        .unwrap()
-        .into_iter()
-        .map(|task| (task.candidate.instance_id.clone(), task))
-        .collect()
 }
 
 /// Drop reasons from the funnel, by instance id.
@@ -41,10 +32,6 @@ fn drops(harvest: &SweHarvest) -> BTreeMap<String, (String, String)> {
         .unwrap()
         .map(Result::unwrap)
         .collect()
-}
-
-fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(|name| name.to_string()).collect()
 }
 
 const FLAKY_TEST: &str = "import os\n\n\ndef test_flaky():\n    # Passes in odd attempts, fails in even ones: a disagreement every two runs.\n    assert int(os.environ.get('SWE_HARVEST_ATTEMPT', '1')) % 2 == 1\n";

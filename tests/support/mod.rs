@@ -9,6 +9,8 @@ pub mod synthetic_repo;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use swe_harvest::model::Candidate;
+
 /// The `swe-harvest` binary with a clean environment: no `SWE_HARVEST_*` or token
 /// variables leak in from the developer's shell, and the working directory is a
 /// temporary folder (so `configs/pipeline.toml` is not picked up by accident).
@@ -49,6 +51,32 @@ impl SweHarvest {
     pub fn path(&self, relative: &str) -> PathBuf {
         self.work_dir.path().join(relative)
     }
+}
+
+/// The tasks stored in `harvest`'s data dir, by instance id.
+pub fn tasks(harvest: &SweHarvest) -> std::collections::BTreeMap<String, swe_harvest::model::Task> {
+    let store = swe_harvest::store::Store::open_in(&harvest.data_dir).unwrap();
+    swe_harvest::store::candidates::tasks(store.connection(), &[])
+        .unwrap()
+        .into_iter()
+        .map(|task| (task.candidate.instance_id.clone(), task))
+        .collect()
+}
+
+/// Stores `candidates` of `project`, validates them once (`--runs 1`) and checks that
+/// the first one is labelled.
+pub fn validated_once(harvest: &SweHarvest, project: &python_project::Project, candidates: &[Candidate]) {
+    project.mirror_into(&harvest.data_dir);
+    python_project::store_candidates(&harvest.data_dir, candidates);
+    let output = harvest.validate_command().args(["validate", "--runs", "1"]).output().unwrap();
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let id = &candidates[0].instance_id;
+    assert!(tasks(harvest).contains_key(id), "{id} not labelled:\n{}", stderr(&output));
+}
+
+/// Test ids as owned strings, for comparing with a task's lists.
+pub fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(ToString::to_string).collect()
 }
 
 pub fn stdout(output: &Output) -> String {
