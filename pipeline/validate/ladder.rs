@@ -99,8 +99,9 @@ pub(super) async fn climb(
                 if !inferred {
                     return Ok((spec, built));
                 }
-                let checked = match unusable.iter().find(|(known, _)| *known == spec) {
-                    Some((_, detail)) => Err(detail.clone()),
+                let known = unusable.iter().find(|(known, _)| *known == spec).map(|(_, detail)| detail);
+                let checked = match known {
+                    Some(detail) => Err(detail.clone()),
                     None => check(context, environment, &spec, &built).await?,
                 };
                 match checked {
@@ -114,7 +115,8 @@ pub(super) async fn climb(
                         return Ok((spec, built));
                     }
                     Err(detail) => {
-                        if !unusable.iter().any(|(known, _)| *known == spec) {
+                        // A rung the task's runs condemned stays as its check recorded it.
+                        if known.is_none() {
                             record(context, candidate, &spec, &Ok(built), Some(&detail));
                         }
                         (RungFailure::Unusable, ValidateDropReason::EnvironmentUnusable, detail)

@@ -621,8 +621,6 @@ async fn validate_task(
     };
     let first = spec.clone();
     let (mut spec, mut built) = ladder::climb(context, &environment, spec, &[]).await?;
-    outcome.spec = Some(spec.clone());
-    outcome.image = Some(built.tag.clone());
 
     // A validate that was stopped after it added packages for missing modules resumes
     // in that environment (its first runs would lead there again).
@@ -630,13 +628,10 @@ async fn validate_task(
         if let Ok(with_image) = ladder::build(context, &environment, &remembered).await {
             spec = remembered;
             built = with_image;
-            outcome.spec = Some(spec.clone());
-            outcome.image = Some(built.tag.clone());
         }
     }
-    let mut runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
-    outcome.runs = runs.pre.len() as u32;
-    let mut judged = judge(&runs, &test_files, &settings.data_dir, &candidate.instance_id);
+    let (mut runs, mut judged) =
+        run_in(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
     // Modules the runs could not import and that are not the project's own: the
     // environment commit no longer declares what this commit imports (pytest's `py`),
     // or the gold patch adds a dependency. When that may have cost the task (it would
@@ -660,12 +655,8 @@ async fn validate_task(
                     context.note_image(&with_image);
                     spec = with_dependencies;
                     built = with_image;
-                    outcome.spec = Some(spec.clone());
-                    outcome.image = Some(built.tag.clone());
-                    runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome)
-                        .await?;
-                    outcome.runs = runs.pre.len() as u32;
-                    judged = judge(&runs, &test_files, &settings.data_dir, &candidate.instance_id);
+                    (runs, judged) =
+                        run_in(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
                 }
                 Err(error) => tracing::warn!(
                     instance_id = %candidate.instance_id, %error,
@@ -695,11 +686,7 @@ async fn validate_task(
         );
         spec = next;
         built = with_image;
-        outcome.spec = Some(spec.clone());
-        outcome.image = Some(built.tag.clone());
-        runs = run_attempts(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
-        outcome.runs = runs.pre.len() as u32;
-        judged = judge(&runs, &test_files, &settings.data_dir, &candidate.instance_id);
+        (runs, judged) = run_in(context, candidate, ecosystem, &spec, &built, &mirror, &test_files, outcome).await?;
     }
     outcome.observed = judged.labels.clone();
     judged.verdict?;
@@ -731,6 +718,27 @@ async fn validate_task(
         outcome.coverage = Some(measured);
     }
     Ok(labels)
+}
+
+/// Runs the task's attempts in the environment `spec` (image `built`), recorded as the
+/// task's environment in `outcome`, and judges them.
+#[allow(clippy::too_many_arguments)]
+async fn run_in(
+    context: &Context<'_>,
+    candidate: &Candidate,
+    ecosystem: &'static dyn Ecosystem,
+    spec: &EnvironmentSpec,
+    built: &crate::sandbox::images::BuiltImage,
+    mirror: &std::path::Path,
+    test_files: &[String],
+    outcome: &mut TaskOutcome,
+) -> Result<(Attempts, Judged), Dropped> {
+    outcome.spec = Some(spec.clone());
+    outcome.image = Some(built.tag.clone());
+    let runs = run_attempts(context, candidate, ecosystem, spec, built, mirror, test_files, outcome).await?;
+    outcome.runs = runs.pre.len() as u32;
+    let judged = judge(&runs, test_files, &context.settings.data_dir, &candidate.instance_id);
+    Ok((runs, judged))
 }
 
 /// Whether no run, before or after the gold patch, ran a test to a verdict (passed,
