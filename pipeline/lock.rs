@@ -8,8 +8,8 @@
 //!
 //! Why: two writers on one data dir would sweep each other's containers and record
 //! the killed runs as failures, and interleave stage work in ways no stage is
-//! designed for (ARCHITECTURE.md: "one SQLite file owned by one process per data
-//! dir"). The lock is `flock(2)` through `rustix` (already built for `tar` and
+//! designed for (docs/architecture.md: "one SQLite file per data dir, owned by one
+//! writer at a time"). The lock is `flock(2)` through `rustix` (already built for `tar` and
 //! `tempfile`, with its `fs` feature; safe, unlike `libc::flock`, and no new crate,
 //! unlike `fs4`, which the tree only lists): the kernel releases it when the process
 //! ends however it ends, `kill -9` included, so a stale lock never needs cleaning up.

@@ -587,7 +587,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
         fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
     };
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    // The figures of the README (image build time, each task's time in containers):
+    // The figures of docs/languages/java.md (image build time, each task's time in containers):
     // shown with `--no-capture`.
     eprintln!("{}", stderr(&output));
     let tasks = tasks(&harvest);
@@ -650,7 +650,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
 
 /// Published Multi-SWE-bench Java rows re-validated with `validate --input`, one per
 /// repository (those whose published fail-to-pass classes are `f2p`, not the `n2p`
-/// of whole modules that did not run: see the README's Java section): every published
+/// of whole modules that did not run: see docs/languages/java.md): every published
 /// fail-to-pass class must be in our FAIL_TO_PASS.
 #[test]
 fn published_java_rows_recover_their_fail_to_pass_classes() {
@@ -853,7 +853,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
 /// network or was skipped. (Multi-SWE-bench runs `cargo test` over
 /// the whole workspace, which stops at the first target that fails to compile or to
 /// pass, so every later target's tests are `n2p` there; we run the touched targets
-/// only, each on its own. README.md, "Rust projects", has the measured figures.)
+/// only, each on its own. docs/languages/rust.md has the measured figures.)
 #[test]
 fn published_rust_rows_recover_their_fail_to_pass_tests() {
     let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {

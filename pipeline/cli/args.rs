@@ -1,4 +1,4 @@
-//! The command-line contract of ARCHITECTURE.md, as clap derive structs. Only
+//! The command-line contract of docs/commands.md, as clap derive structs. Only
 //! parsing lives here; each command's file resolves these into settings and runs.
 
 use std::path::PathBuf;

@@ -176,7 +176,7 @@ impl ValidateDropReason {
     /// Whether the task was lost to its environment: it could not be inferred, built,
     /// installed, or could not collect the tests, which says more of the environment
     /// than of the task. When a run validates tasks and every one is lost this way,
-    /// `validate` exits 1 (README, "Exit codes"): nothing came out, and the cause is
+    /// `validate` exits 1 (docs/commands.md, "Exit codes"): nothing came out, and the cause is
     /// one to fix (a base image, a config, a pin) before running again.
     pub fn is_environment(self) -> bool {
         use ValidateDropReason::*;
@@ -309,7 +309,7 @@ mod tests {
 
     use super::*;
 
-    /// Every code of every stage, as stores and releases hold them today (README,
+    /// Every code of every stage, as stores and releases hold them today (docs,
     /// module docs); a changed or lost string would change the meaning of stored data.
     const STORED_CODES: [(&str, &[&str]); 6] = [
         ("discover", &["in_reference_dataset"]),

@@ -2,7 +2,7 @@
 //! of every pre and post run of one task. A pure function over plain data; it knows
 //! nothing of containers or parsers.
 //!
-//! The rules (ARCHITECTURE.md, stage 5):
+//! The rules (docs/architecture.md, "A task's route", validate):
 //! - a test *passes* a run when its status is PASSED, XFAIL or XPASS (SWE-bench counts
 //!   an expected failure as a pass); it *fails* when FAILED or ERROR, or when it is
 //!   missing from the run (a test that the gold patch adds cannot be collected
