@@ -9,11 +9,11 @@
 # ready machine takes seconds. Meant for Debian 12 run as root (CI's `.ci/run`);
 # a non-root user with Docker access can run it too when nothing has to be built.
 #
-# Base images are pulled (python:X-slim, plus a layer with the compiler) where a
-# registry answers; otherwise they are built locally from Debian packages
-# (debootstrap + `docker import`):
-#   bullseye -> Python 3.9, bookworm -> Python 3.11, trixie -> Python 3.13, and,
-#   when asked for in SWE_HARVEST_BASE_IMAGES, forky (testing) -> Python 3.14.
+# Python base images are pulled (python:X-slim, plus a layer with the compiler) where
+# Docker Hub answers a quick probe (one per run, SWE_HARVEST_PROBE_TIMEOUT seconds);
+# otherwise they are built at once from Debian packages (debootstrap + `docker import`):
+#   bullseye -> Python 3.9, bookworm -> Python 3.11, trixie -> Python 3.13,
+#   forky (testing) -> Python 3.14.
 # Go, Rust and Node images are always built from Debian's own toolchain packages
 # (`golang-go`, `rustc` + `cargo`, `nodejs` + `npm`): bookworm -> Go 1.19 / Rust
 # 1.63 / Node 18, trixie -> Go 1.24 / Rust 1.85 / Node 20. They are made only when
@@ -24,12 +24,10 @@
 # bullseye -> JDK 11 / Maven 3.6, bookworm -> JDK 17 / Maven 3.8, trixie -> JDK 21 /
 # Maven 3.9. No Gradle: Debian's gradle (4.4) builds no project of the last years,
 # and a project's Gradle wrapper downloads its distribution from services.gradle.org.
-# Python runtimes that no reachable Debian suite ships (3.7, 3.8, 3.10, 3.12) are built
-# from CPython's tagged source: py3.8 (made for `python`, on bullseye) and, when
-# SWE_HARVEST_BASE_IMAGES names them, py3.7 (bullseye), py3.10 and py3.12 (bookworm).
-# The source comes from the Go module proxy, the one registry reached here that serves
-# a GitHub tag's tree (github.com/python/cpython@vX.Y.Z+incompatible), checked against
-# the sha256 pinned below; 3.6 is not served there, so it cannot be had.
+# Python runtimes that no reachable Debian suite ships (3.7, 3.8, 3.10, 3.12) are made
+# only where Docker Hub answers (python:X-slim plus the compiler layer, when
+# SWE_HARVEST_BASE_IMAGES names them); elsewhere bring your own image and name it in
+# validate.base_images (docs/python-runtimes.md). Nothing is built from CPython's source.
 # C and C++ images (`c`, also named `cpp`) are Debian's compilers and build tools
 # (gcc, g++, make, autoconf, automake, libtool, cmake, pkg-config, bison, flex):
 # bookworm -> GCC 12 / CMake 3.25 (made for `c`), trixie -> GCC 14 / CMake 3.31 (only
@@ -44,7 +42,7 @@ LANGUAGES="${SWE_HARVEST_LANGUAGES:-python}"
 # The images of each language (SWE_HARVEST_BASE_IMAGES, when set, is the whole list).
 images_of_language() {
     case "$1" in
-        python) echo "py3.8 py3.9 py3.11 py3.13" ;;
+        python) echo "py3.9 py3.11 py3.13 py3.14" ;;
         go) echo "go1.19 go1.24" ;;
         rust) echo "rust1.63 rust1.85" ;;
         node | javascript | typescript) echo "node18 node20" ;;
@@ -65,8 +63,11 @@ IMAGES="${SWE_HARVEST_BASE_IMAGES:-${DEFAULT_IMAGES# }}"
 WORK_DIR="${SWE_HARVEST_WORK_DIR:-/var/cache/swe-harvest}"
 DOCKERD_LOG="${SWE_HARVEST_DOCKERD_LOG:-/var/log/swe-harvest-dockerd.log}"
 DOCKERD_TIMEOUT="${SWE_HARVEST_DOCKERD_TIMEOUT:-60}"
-PULL_TIMEOUT="${SWE_HARVEST_PULL_TIMEOUT:-20}"
-SKIP_PULL="${SWE_HARVEST_SKIP_PULL:-0}"
+PULL_TIMEOUT="${SWE_HARVEST_PULL_TIMEOUT:-120}"
+PROBE_TIMEOUT="${SWE_HARVEST_PROBE_TIMEOUT:-5}"
+# auto: pull python:X-slim when a quick probe finds Docker Hub answering; always; never.
+PULL="${SWE_HARVEST_PULL:-auto}"
+[ "${SWE_HARVEST_SKIP_PULL:-0}" = 1 ] && PULL=never # the older name of PULL=never
 PARALLEL="${SWE_HARVEST_PARALLEL:-1}"
 REBUILD="${SWE_HARVEST_REBUILD:-0}"
 MIRROR_OVERRIDE="${SWE_HARVEST_DEBIAN_MIRROR:-}"
@@ -102,24 +103,6 @@ java_packages() { # tag -> packages
 # `make check`, CMake's CTest, plain make), bison and flex for generated parsers.
 C_RECIPE=1
 C_PACKAGES=gcc,g++,make,libc6-dev,autoconf,automake,libtool,cmake,pkg-config,bison,flex,file,git,ca-certificates,patch
-# CPython from source: its build dependencies (the -dev packages give the ssl, zlib,
-# bz2, lzma, ffi, sqlite3, readline, dbm, curses and uuid modules; they stay in the
-# image, where sdists use them too). No Debian python3: the built one is the only one.
-PY_SOURCE_RECIPE=src1
-PY_SOURCE_PACKAGES=git,ca-certificates,patch,gcc,g++,make,libc6-dev,pkg-config,libssl-dev,zlib1g-dev,libbz2-dev,liblzma-dev,libffi-dev,libsqlite3-dev,libreadline-dev,libgdbm-dev,libncurses-dev,uuid-dev,xz-utils
-GOPROXY_URL="${SWE_HARVEST_GOPROXY:-https://proxy.golang.org}"
-cpython_releases() { # tag -> "version sha256-of-the-proxy's-zip" lines, preferred first (fails for Debian's own)
-    case "$1" in
-        py3.7) echo "3.7.17 efd2357c336adbe0d2a5d9c5955cd6e5b192038b3da1131bcab27fc4fbf2844e" ;;
-        py3.8) printf '%s\n' "3.8.20 ad079f0d544966488ee77868bffc4016b219e650503e651c83e9710ff0d06113" \
-            "3.8.18 cdca8c506de46a5f5fc0f3dde38c166f07b9802b2f909ef3718a215aad8fb88a" ;;
-        py3.10) echo "3.10.19 dab1d8434fbb1f796d19efe3754f60313ba9b11b4b4d0c986a4d9d180a707c0d" ;;
-        py3.12) printf '%s\n' "3.12.12 d4de367969d967f95d0b565add256af0bea3853640524c685f951dde4c58f73c" \
-            "3.12.8 ddeb0b13ce0148e688aa304b69e0523b9393327cb6114db8ab8f27e75223f3c2" ;;
-        *) return 1 ;;
-    esac
-}
-from_source() { cpython_releases "$1" >/dev/null; }
 language_of() { # tag -> python | go | rust | node | java | c
     case "$1" in
         gcc*) echo c ;;
@@ -137,7 +120,7 @@ recipe_for() { # tag
         node) echo "$NODE_RECIPE" ;;
         java) echo "$JAVA_RECIPE" ;;
         c) echo "$C_RECIPE" ;;
-        *) if from_source "$1"; then echo "$PY_SOURCE_RECIPE"; else echo "$RECIPE"; fi ;;
+        *) echo "$RECIPE" ;;
     esac
 }
 cmd_for() { # tag
@@ -153,7 +136,7 @@ packages_for() { # tag
         node) echo "$NODE_PACKAGES" ;;
         java) java_packages "$1" ;;
         c) echo "$C_PACKAGES" ;;
-        *) if from_source "$1"; then echo "$PY_SOURCE_PACKAGES"; else echo "$PACKAGES"; fi ;;
+        *) echo "$PACKAGES" ;;
     esac
 }
 RECIPE_LABEL=org.swe-harvest.base.recipe
@@ -223,11 +206,10 @@ ensure_docker() {
 # ----------------------------------------------------------- base images -----
 suite_of() {
     case "$1" in
-        py3.7 | py3.8 | py3.9) echo bullseye ;; # 3.7 and 3.8: OpenSSL 1.1, which they were made for
-        py3.10 | py3.12) echo bookworm ;;
+        py3.9) echo bullseye ;;
         py3.11) echo bookworm ;;
         py3.13) echo trixie ;;
-        py3.14) echo forky ;; # Debian testing: optional, not in the default set
+        py3.14) echo forky ;; # Debian testing: its python3 moves with it
         go1.19 | rust1.63 | node18) echo bookworm ;;
         go1.24 | rust1.85 | node20) echo trixie ;;
         jdk11) echo bullseye ;;
@@ -320,7 +302,6 @@ build_image() { # tag suite mirror
     # Another language's image of the same suite may be built at the same time: its
     # own package cache, so that two debootstraps never write one folder.
     [ "$(language_of "$tag")" = python ] || cache="$cache-$(language_of "$tag")"
-    ! from_source "$tag" || cache="$cache-$tag"
     local gpg_opts=(--keyring "$KEYRING")
     if ! signature_ok "$mirror" "$suite"; then
         if [ "$ALLOW_NO_GPG" = 1 ]; then
@@ -357,9 +338,6 @@ build_image() { # tag suite mirror
     if [ "$(language_of "$tag")" = node ]; then
         chroot "$rootfs" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $NODE_APT_PACKAGES" ||
             return 1
-    fi
-    if from_source "$tag"; then
-        build_cpython "$tag" "$rootfs" || return 1
     fi
     # Keep the image small: no package lists, no caches, no logs; and, like the
     # Debian "slim" images that python:X-slim starts from, no documentation
@@ -408,70 +386,6 @@ EOF_DPKG
     remove_rootfs "$rootfs"
 }
 
-# CPython of the tag's pinned release, built in a container of the bootstrapped
-# system (network off) and installed into its /usr/local: `python3`, `pip3`, venv with
-# ensurepip, the headers, as Debian's python3 + python3-dev + python3-venv give.
-build_cpython() { # tag rootfs
-    local tag=$1 rootfs=$2 version="" sha candidate zip="" ctx toolchain="$IMAGE_REPO:$1-toolchain"
-    command -v python3 >/dev/null || { echo "python3 is needed on this machine to unpack CPython's source"; return 1; }
-    mkdir -p "$WORK_DIR/cpython" || return 1
-    # The first pinned release that is cached here or that the proxy serves.
-    while read -r candidate sha; do
-        zip="$WORK_DIR/cpython/cpython-$candidate.zip"
-        if ! echo "$sha  $zip" | sha256sum -c --status 2>/dev/null; then
-            local url="$GOPROXY_URL/github.com/python/cpython/@v/v$candidate+incompatible.zip"
-            echo "downloading $url"
-            curl -fsS -m 600 -o "$zip.part" "$url" || { echo "$url is not served"; continue; }
-            echo "$sha  $zip.part" | sha256sum -c --status || {
-                echo "CPython $candidate from $url: sha256 $(sha256sum "$zip.part" | cut -c1-64), expected $sha; refusing it"
-                rm -f "$zip.part"
-                continue
-            }
-            mv "$zip.part" "$zip" || return 1
-        fi
-        version=$candidate
-        break
-    done < <(cpython_releases "$tag")
-    [ -n "$version" ] || { echo "no pinned CPython release of $tag could be had (set SWE_HARVEST_GOPROXY to a Go module proxy that serves github.com/python/cpython)"; return 1; }
-    echo "CPython $version ($zip)"
-    ctx=$(mktemp -d "$WORK_DIR/cpython/build-$tag.XXXXXX") || return 1
-    # Module zips keep neither modes nor a top folder of the version's own: unpack
-    # under src/, scripts (a #! line) executable.
-    python3 - "$zip" "$ctx/src" <<'EOF_UNZIP' || { rm -rf "$ctx"; return 1; }
-import os, sys, zipfile
-archive, out = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(archive) as z:
-    for info in z.infolist():
-        name = info.filename.split("/", 3)[3] if info.filename.count("/") >= 3 else ""
-        if not name or info.is_dir():
-            continue
-        path = os.path.join(out, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        data = z.read(info)
-        with open(path, "wb") as f:
-            f.write(data)
-        os.chmod(path, 0o755 if data.startswith(b"#!") or name in ("configure", "install-sh") else 0o644)
-EOF_UNZIP
-    tar -C "$rootfs" --numeric-owner -c . | docker import - "$toolchain" >/dev/null || { rm -rf "$ctx"; return 1; }
-    # No --enable-optimizations: PGO would triple the build for a few percent.
-    docker run --rm --network none -v "$ctx:/build" -w /build/src "$toolchain" sh -c '
-        set -e
-        ./configure --prefix=/usr/local --with-ensurepip=install >/build/configure.log 2>&1 || { tail -n 30 /build/configure.log; exit 1; }
-        make -j"$(nproc)" >/build/make.log 2>&1 || { tail -n 40 /build/make.log; exit 1; }
-        make install DESTDIR=/build/out >/build/install.log 2>&1 || { tail -n 40 /build/install.log; exit 1; }
-        grep -E "^(The necessary bits|Failed to build these modules)" -A 3 /build/make.log || true' || {
-        docker rmi "$toolchain" >/dev/null 2>&1
-        rm -rf "$ctx"
-        return 1
-    }
-    docker rmi "$toolchain" >/dev/null 2>&1 || true
-    cp -a "$ctx/out/usr/local/." "$rootfs/usr/local/" || { rm -rf "$ctx"; return 1; }
-    rm -rf "$ctx"
-    # `python` too, as python:X-slim has it; not the static libpython (see below).
-    ln -sf python3 "$rootfs/usr/local/bin/python"
-    rm -f "$rootfs"/usr/local/lib/python3*/config-*/libpython3*.a
-}
-
 # debootstrap mounts /proc and /sys inside the target while it runs; never let
 # rm follow them into the host's.
 remove_rootfs() { # dir
@@ -482,14 +396,36 @@ remove_rootfs() { # dir
     rm -rf --one-file-system -- "$1"
 }
 
+# Whether Docker Hub (or the registry mirror the engine is configured with) answers:
+# one quick probe per run, so that a machine without it falls back to Debian at once
+# instead of waiting out a pull per image. Any HTTP answer counts (the registry's
+# /v2/ says 401 to anonymous clients).
+docker_hub_answers() {
+    local url code
+    url=$(docker info --format '{{range .RegistryConfig.Mirrors}}{{.}} {{end}}' 2>/dev/null | awk '{ print $1 }')
+    url="${url:-https://registry-1.docker.io/}"
+    if command -v curl >/dev/null; then
+        code=$(curl -sS -o /dev/null -m "$PROBE_TIMEOUT" -w '%{http_code}' "${url%/}/v2/" 2>/dev/null) || true
+        [ -n "$code" ] && [ "$code" != 000 ]
+    else
+        # wget: 0, 6 (authentication) or 8 (an error status) mean that the server answered.
+        wget -q -T "$PROBE_TIMEOUT" -t 1 -O /dev/null "${url%/}/v2/" 2>/dev/null || code=$?
+        case "${code:-0}" in 0 | 6 | 8) return 0 ;; *) return 1 ;; esac
+    fi
+}
+
 # python:X-slim has Python's headers (in /usr/local) but no compiler: one layer adds
 # the build packages, cleaned as in the debootstrap images.
 pull_image() { # tag -> 0 if python:X-slim was pulled and the build packages added
     local tag=$1 upstream="python:${1#py}-slim"
-    [ "$SKIP_PULL" = 1 ] && return 1
+    [ "$PULL" = never ] && return 1
+    [ "$PULL" = always ] || [ "$HUB" = yes ] || return 1
     # Go, Rust, Node, Java and C: Debian's toolchain packages everywhere, never an upstream image.
     [ "$(language_of "$tag")" = python ] || return 1
-    timeout "$PULL_TIMEOUT" docker pull -q "$upstream" >/dev/null 2>&1 || return 1
+    timeout "$PULL_TIMEOUT" docker pull -q "$upstream" >/dev/null 2>&1 || {
+        echo "docker pull $upstream failed within $PULL_TIMEOUT s"
+        return 1
+    }
     printf '%s\n' \
         "FROM $upstream" \
         "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $BUILD_PACKAGES git patch && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/*" \
@@ -572,12 +508,18 @@ make_image() { # tag logfile
     local tag=$1 logf=$2 t0=$SECONDS suite mirror how version old
     exec >"$logf" 2>&1
     old=$(docker image inspect -f '{{.Id}}' "$IMAGE_REPO:$tag" 2>/dev/null || true)
-    suite=$(suite_of "$tag")
+    suite=$(suite_of "$tag" || true)
     if pull_image "$tag"; then
         how="pulled python:${tag#py}-slim"
     else
+        if [ -z "$suite" ]; then
+            echo "no reachable Debian suite ships Python ${tag#py}, and python:${tag#py}-slim could not be pulled" \
+                "(Docker Hub: $HUB, SWE_HARVEST_PULL=$PULL); bring your own image for it and name it in" \
+                "validate.base_images (docs/python-runtimes.md)"
+            return 1
+        fi
         if [ "$(language_of "$tag")" = python ]; then
-            echo "docker pull python:${tag#py}-slim failed or skipped; building from Debian $suite"
+            echo "python:${tag#py}-slim not pulled (Docker Hub: $HUB, SWE_HARVEST_PULL=$PULL); building from Debian $suite"
         fi
         mirror=$(find_mirror "$suite") || { echo "no Debian mirror serves $suite (tried: $(mirror_candidates | tr '\n' ' '))"; return 1; }
         echo "mirror for $suite: $mirror"
@@ -643,6 +585,11 @@ ensure_images() {
         todo=("${left[@]}")
     fi
     ensure_build_tools
+    HUB=no
+    if [ "$PULL" = auto ] && printf '%s\n' "${todo[@]}" | grep -q '^py'; then
+        if docker_hub_answers; then HUB=yes; fi
+        log "Docker Hub: $([ "$HUB" = yes ] && echo "answers; pulling python:X-slim" || echo "does not answer within $PROBE_TIMEOUT s; building from Debian")"
+    fi
 
     # Each image is made in a background subshell (so that `set -e` holds inside
     # it); in parallel unless SWE_HARVEST_PARALLEL=0 (debootstrap is one process
@@ -673,7 +620,9 @@ ensure_images() {
 
 T_START=$SECONDS
 for tag in $IMAGES; do
-    suite_of "$tag" >/dev/null || die "unknown base image '$tag' in SWE_HARVEST_BASE_IMAGES (known: py3.7 py3.8 py3.9 py3.10 py3.11 py3.12 py3.13 py3.14 go1.19 go1.24 rust1.63 rust1.85 node18 node20 jdk11 jdk17 jdk21 gcc12 gcc14)"
+    # A Python runtime of no Debian suite (py3.8) can still be pulled where Docker Hub answers.
+    suite_of "$tag" >/dev/null || [[ "$tag" =~ ^py3\.[0-9]+$ ]] ||
+        die "unknown base image '$tag' in SWE_HARVEST_BASE_IMAGES (known: py3.9 py3.11 py3.13 py3.14, another py3.N only from Docker Hub, go1.19 go1.24 rust1.63 rust1.85 node18 node20 jdk11 jdk17 jdk21 gcc12 gcc14)"
 done
 ensure_docker
 ensure_images

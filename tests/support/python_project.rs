@@ -254,7 +254,7 @@ pub fn validate_env() -> Vec<(String, String)> {
         env.push(("SWE_HARVEST_VALIDATE__EXTRA_CA_FILE".to_string(), bundle.to_string()));
     }
     if let Ok(repo) = std::env::var(TEST_BASE_REPO_VAR) {
-        let images: Vec<String> = ["3.8", "3.9", "3.11", "3.13"]
+        let images: Vec<String> = ["3.9", "3.11", "3.13", "3.14"]
             .iter()
             .map(|runtime| format!("\"{runtime}\" = \"{repo}:py{runtime}\""))
             .collect();
