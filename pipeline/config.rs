@@ -277,7 +277,10 @@ pub struct ValidateConfig {
     /// `{ "8.5" = "/srv/gradle/gradle-8.5-bin.zip" }`. Put into the environment image
     /// of a Gradle project that wants that version (see `ecosystem::java::gradle`).
     pub gradle_distributions: BTreeMap<String, PathBuf>,
-    /// The package index inside containers, when not PyPI.
+    /// The package registries that environment image builds reach, one per language.
+    pub registries: Registries,
+    /// Deprecated: the PyPI index, now `registries.pypi_index` (still read; setting
+    /// both to different values is an error).
     pub index_url: Option<String>,
     /// Where the runs go: `local` (the Docker engine) or `swarm` (a swarm whose
     /// manager is that engine); `--backend` overrides it.
@@ -300,10 +303,11 @@ impl Default for ValidateConfig {
             memory_bytes: 4 * 1024 * 1024 * 1024,
             cpus: 1.0,
             pids_limit: 512,
-            // scripts/setup.sh's images (with a compiler for sdists); 3.7, 3.10, 3.12
-            // and 3.14 only when asked for there: a runtime without its image is never
-            // chosen.
-            base_images: ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]
+            // scripts/setup.sh's images (with a compiler for sdists): the Python 3 of the
+            // Debian suites reached (bullseye, bookworm, trixie, forky). Other runtimes
+            // are the user's own images (docs/python-runtimes.md); a runtime without
+            // its image is never chosen.
+            base_images: ["3.9", "3.11", "3.13", "3.14"]
                 .into_iter()
                 .map(|version| (version.to_string(), format!("swe-harvest/base:py{version}")))
                 // Go's, Node's, Java's, Rust's and C's, made by scripts/setup.sh when
@@ -319,11 +323,79 @@ impl Default for ValidateConfig {
                 .collect(),
             extra_ca_file: None,
             gradle_distributions: BTreeMap::new(),
+            registries: Registries::default(),
             index_url: None,
             backend: crate::sandbox::BackendKind::Local,
             registry: None,
             swarm_constraints: Vec::new(),
         }
+    }
+}
+
+impl ValidateConfig {
+    /// The registries in effect: `registries`, with the deprecated `index_url` as the
+    /// PyPI index when it is set.
+    pub fn effective_registries(&self) -> Registries {
+        let mut registries = self.registries.clone();
+        if let Some(index_url) = &self.index_url {
+            registries.pypi_index = index_url.clone();
+        }
+        registries
+    }
+}
+
+/// The package registries that environment image builds reach (and nothing else:
+/// test runs have no network), one setting per registry. The defaults are the public
+/// registries; a mirror or a proxy of one is set here. [`Registries::all`] lists them
+/// (an egress allowlist is made of these).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Registries {
+    /// PyPI's simple index: pip and uv in Python builds (`PIP_INDEX_URL`, `UV_INDEX_URL`).
+    pub pypi_index: String,
+    /// The npm registry: npm, Yarn and pnpm in Node builds (`npm_config_registry`,
+    /// `YARN_REGISTRY`, `YARN_NPM_REGISTRY_SERVER`).
+    pub npm_registry: String,
+    /// The Go module proxy: `go mod download` and `go get` in Go builds (`GOPROXY`).
+    /// Go's own default adds `,direct` (modules the proxy lacks come from their
+    /// version control host); that host is then reached too.
+    pub go_proxy: String,
+    /// The Maven repository that replaces Maven Central in Maven builds (a mirror of
+    /// `central` in `~/.m2/settings.xml`).
+    pub maven_repository: String,
+    /// The crates index: cargo in Rust builds (a source replacing crates.io; the
+    /// `sparse+` protocol).
+    pub crates_index: String,
+}
+
+impl Default for Registries {
+    fn default() -> Self {
+        Registries {
+            pypi_index: Registries::PYPI.into(),
+            npm_registry: Registries::NPM.into(),
+            go_proxy: Registries::GO.into(),
+            maven_repository: Registries::MAVEN.into(),
+            crates_index: Registries::CRATES.into(),
+        }
+    }
+}
+
+impl Registries {
+    pub const PYPI: &str = "https://pypi.org/simple";
+    pub const NPM: &str = "https://registry.npmjs.org/";
+    pub const GO: &str = "https://proxy.golang.org";
+    pub const MAVEN: &str = "https://repo.maven.apache.org/maven2";
+    pub const CRATES: &str = "sparse+https://index.crates.io/";
+
+    /// Every registry as (setting, language of the builds that reach it, URL).
+    pub fn all(&self) -> [(&'static str, &'static str, &str); 5] {
+        [
+            ("pypi_index", "python", &self.pypi_index),
+            ("npm_registry", "javascript/typescript", &self.npm_registry),
+            ("go_proxy", "go", &self.go_proxy),
+            ("maven_repository", "java", &self.maven_repository),
+            ("crates_index", "rust", &self.crates_index),
+        ]
     }
 }
 
@@ -539,6 +611,21 @@ impl Check for Config {
                 ));
             }
         }
+        for (key, _, url) in validate.registries.all() {
+            check_registry_url(origin, &format!("validate.registries.{key}"), url)?;
+        }
+        if let Some(index_url) = &validate.index_url {
+            check_registry_url(origin, "validate.index_url", index_url)?;
+            if validate.registries.pypi_index != Registries::PYPI && validate.registries.pypi_index != *index_url {
+                return Err(invalid(
+                    origin,
+                    "validate.index_url",
+                    "is the deprecated name of validate.registries.pypi_index, and both are set to different URLs; \
+                     keep only validate.registries.pypi_index",
+                ));
+            }
+            tracing::warn!("validate.index_url is deprecated: set validate.registries.pypi_index instead");
+        }
         for version in validate.gradle_distributions.keys() {
             if crate::ecosystem::java::gradle::infer::parse_version(version).is_none() {
                 return Err(invalid(
@@ -618,6 +705,20 @@ fn is_runtime_key(text: &str) -> bool {
     }
     let version = text.strip_prefix("go").or_else(|| text.strip_prefix("rust")).unwrap_or(text);
     is_major_minor(version)
+}
+
+/// A registry's URL: http(s) (cargo's `sparse+https://` too), nothing that a shell or
+/// an XML file would read differently.
+fn check_registry_url(origin: &str, key: &str, url: &str) -> Result<(), ConfigError> {
+    let scheme_ok = ["http://", "https://", "sparse+http://", "sparse+https://"].iter().any(|s| url.starts_with(s));
+    if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control() || "<>&\"'`$\\".contains(c)) {
+        return Err(invalid(
+            origin,
+            key,
+            format!("`{url}` is not an http(s) URL (a crates index may start with `sparse+`)"),
+        ));
+    }
+    Ok(())
 }
 
 fn is_major_minor(text: &str) -> bool {
@@ -739,6 +840,30 @@ mod tests {
         let text = "[validate]\ngradle_distributions = { \"latest\" = \"/srv/gradle.zip\" }\n";
         let error = load_text(text, &[]).unwrap_err().to_string();
         assert!(error.contains("validate.gradle_distributions.\"latest\"") && error.contains("8.5"), "{error}");
+    }
+
+    #[test]
+    fn each_registry_has_its_own_setting_and_index_url_is_the_pypi_index() {
+        let loaded =
+            load_text("[validate.registries]\ngo_proxy = \"https://goproxy.example.com\"\n", &[]).unwrap();
+        let registries = loaded.config.validate.effective_registries();
+        assert_eq!(registries.go_proxy, "https://goproxy.example.com");
+        assert_eq!(registries.pypi_index, Registries::PYPI, "the others keep their defaults");
+        // The deprecated key sets the PyPI index and nothing else (it was GOPROXY too).
+        let loaded = load_text("[validate]\nindex_url = \"https://pypi.example.com/simple\"\n", &[]).unwrap();
+        let registries = loaded.config.validate.effective_registries();
+        assert_eq!(registries.pypi_index, "https://pypi.example.com/simple");
+        assert_eq!(registries.go_proxy, Registries::GO);
+        let both = "[validate]\nindex_url = \"https://a.example.com/simple\"\n\
+                    [validate.registries]\npypi_index = \"https://b.example.com/simple\"\n";
+        let error = load_text(both, &[]).unwrap_err().to_string();
+        assert!(error.contains("validate.index_url") && error.contains("registries.pypi_index"), "{error}");
+        let error = load_text("[validate.registries]\nnpm_registry = \"ftp://x\"\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("validate.registries.npm_registry") && error.contains("http(s)"), "{error}");
+        let from_env = load_text("", &[("SWE_HARVEST_VALIDATE__REGISTRIES", "{ crates_index = \"sparse+https://crates.example.com/\" }")]);
+        assert_eq!(from_env.unwrap().config.validate.registries.crates_index, "sparse+https://crates.example.com/");
+        let names: Vec<&str> = Registries::default().all().iter().map(|(name, _, _)| *name).collect();
+        assert_eq!(names, ["pypi_index", "npm_registry", "go_proxy", "maven_repository", "crates_index"]);
     }
 
     #[test]

@@ -16,8 +16,9 @@
 //! `swe-harvest/base:py3.11`) is used if present, logged once per runtime; otherwise
 //! the environment fails with `base_image_missing`.
 //!
-//! The extra CA bundle ([`CA_PATH`]) and the index URL are only visible to the build
-//! steps that install packages, never set in the image's environment.
+//! The extra CA bundle ([`CA_PATH`]) and the registries ([`crate::config::Registries`])
+//! are only visible to the build steps that install packages, never set in the image's
+//! environment.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -100,7 +101,8 @@ pub struct ImageSettings {
     pub extra_ca: Option<Vec<u8>>,
     /// `validate.gradle_distributions`: a Gradle version's distribution zip.
     pub gradle_distributions: BTreeMap<String, PathBuf>,
-    pub index_url: Option<String>,
+    /// The package registries the builds reach (`validate.registries`).
+    pub registries: crate::config::Registries,
     pub build_timeout: Duration,
     /// Memory and CPU of the builds.
     pub build_limits: BuildLimits,
@@ -414,7 +416,7 @@ pub mod fixtures {
             base_images: BTreeMap::new(),
             extra_ca: ca.map(<[u8]>::to_vec),
             gradle_distributions: BTreeMap::new(),
-            index_url: None,
+            registries: Default::default(),
             build_timeout: Duration::from_secs(60),
             build_limits: Default::default(),
             logs_dir: PathBuf::from("/tmp"),
@@ -508,7 +510,7 @@ mod tests {
             base_images: [("3.11".to_string(), "python:3.11-slim".to_string())].into(),
             extra_ca: Some(b"CA".to_vec()),
             gradle_distributions: BTreeMap::new(),
-            index_url: None,
+            registries: Default::default(),
             build_timeout: Duration::from_secs(60),
             build_limits: BuildLimits::default(),
             logs_dir: dir.join("logs"),

@@ -1,7 +1,8 @@
 //! Go's environment images and the setup of every container script.
 //!
 //! The environment: the repository at the environment commit, its modules
-//! downloaded into the module cache (`go mod download`, through the Go module proxy,
+//! downloaded into the module cache (`go mod download`, through the Go module proxy of
+//! `validate.registries.go_proxy`,
 //! with the extra CA bundle as `SSL_CERT_FILE` in that step only), then the build
 //! cache warmed by compiling every package of the module and their dependencies
 //! (`go build ./...`, the inferred spec's second install step, so that a
@@ -21,8 +22,6 @@ const USER: Owner = Owner::UNPRIVILEGED;
 /// Where every container script writes the test helper (`/tmp` is writable there,
 /// though not executable: the helper is run by `bash`).
 pub const GO_TEST_HELPER: &str = "/tmp/swe-harvest-go-test";
-/// The module proxy of the image build (`index_url` replaces it when set).
-const DEFAULT_PROXY: &str = "https://proxy.golang.org,direct";
 
 /// The environment of every step, build and run: caches in the user's home, and the
 /// test binaries built there too (`GOTMPDIR`): containers mount `/tmp` without exec.
@@ -36,7 +35,7 @@ const OFFLINE_ENV: &str = "GOPROXY=off GOFLAGS=-mod=readonly GOSUMDB=off";
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
     let spec = &request.spec;
     let mut network_env =
-        vec![format!("GOPROXY={}", shell_quote(settings.index_url.as_deref().unwrap_or(DEFAULT_PROXY)))];
+        vec![format!("GOPROXY={}", shell_quote(&settings.registries.go_proxy))];
     network_env.push("GOFLAGS=-mod=mod".to_string());
     if settings.extra_ca.is_some() {
         network_env.push(format!("SSL_CERT_FILE={CA_PATH}"));
@@ -159,11 +158,18 @@ mod tests {
     fn modules_are_downloaded_through_the_proxy_with_the_ca_and_the_cache_is_warmed_offline() {
         let text = environment_dockerfile(&request(), "swe-harvest/base:go1.24", &settings(Some(b"CA")));
         let download = text.lines().find(|line| line.contains("go mod download")).unwrap();
-        assert!(download.contains("GOPROXY=https://proxy.golang.org,direct"), "{download}");
+        assert!(download.contains("GOPROXY=https://proxy.golang.org "), "{download}");
         assert!(download.contains("SSL_CERT_FILE=/etc/swe-harvest/ca.crt"), "{download}");
         let env = text.lines().find(|line| line.starts_with("ENV ")).unwrap();
         assert!(!env.contains("SSL_CERT_FILE") && !env.contains("GOPROXY"), "{env}");
         assert!(!text.contains("rm -rf /home/harvest/.cache"), "the warm cache stays: {text}");
+        // The Go proxy is its own setting: a PyPI mirror does not touch it.
+        let mut mirrored = settings(None);
+        mirrored.registries.go_proxy = "https://goproxy.example.com".into();
+        mirrored.registries.pypi_index = "https://pypi.example.com/simple".into();
+        let text = environment_dockerfile(&request(), "swe-harvest/base:go1.24", &mirrored);
+        assert!(text.contains("GOPROXY=https://goproxy.example.com "), "{text}");
+        assert!(!text.contains("pypi.example.com"), "{text}");
     }
 
     /// The helper run with a fake `go` that prints its arguments.

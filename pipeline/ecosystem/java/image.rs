@@ -11,7 +11,9 @@
 //! small Java program run as root adds every certificate of the bundle to a copy of
 //! the JDK's truststore (`/etc/swe-harvest/cacerts`), which `MAVEN_OPTS` names in the
 //! install step only (keytool imports one certificate per JVM start: a bundle of 150
-//! would take a minute). `validate.index_url` is not used (Maven Central directly).
+//! would take a minute). Another Maven repository than Maven Central
+//! (`validate.registries.maven_repository`) is a mirror of `central` in the user's
+//! `~/.m2/settings.xml`, written only when it is set.
 //!
 //! A `~/.m2/toolchains.xml` names the image's JDK, so that builds that require a JDK
 //! through maven-toolchains-plugin find it.
@@ -56,6 +58,20 @@ store.setCertificateEntry(\"swe-harvest-\" + count++, certificate); } } \
 try (OutputStream out = new FileOutputStream(args[2])) { store.store(out, \"changeit\".toCharArray()); } \
 System.out.println(\"swe-harvest: \" + count + \" certificates added to the truststore\"); } }";
 
+/// The shell text (`&& printf ... > settings.xml `) that makes another Maven repository
+/// than Maven Central the mirror of `central`; empty for Maven Central itself. The URL
+/// holds no XML or shell metacharacter (the config checks it).
+fn central_mirror(repository: &str) -> String {
+    if repository == crate::config::Registries::MAVEN {
+        return String::new();
+    }
+    let settings = format!(
+        "<settings><mirrors><mirror><id>swe-harvest-central</id><mirrorOf>central</mirrorOf><url>{repository}</url>\
+         </mirror></mirrors></settings>"
+    );
+    format!("&& printf '%s\\n' {} > /home/harvest/.m2/settings.xml ", shell_quote(&settings))
+}
+
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
     let spec = &request.spec;
@@ -77,9 +93,10 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
          && jdk=$(dirname \"$(dirname \"$(readlink -f \"$(command -v javac)\")\")\") \
          && version=$(javac -version 2>&1 | sed -n 's/^javac \\([0-9]*\\).*/\\1/p') \
          && printf '<toolchains><toolchain><type>jdk</type><provides><version>%s</version></provides><configuration><jdkHome>%s</jdkHome></configuration></toolchain></toolchains>\\n' \"$version\" \"$jdk\" > /home/harvest/.m2/toolchains.xml \
-         && chown -R {uid}:{gid} /home/harvest /testbed /swe-harvest",
+         {mirror}&& chown -R {uid}:{gid} /home/harvest /testbed /swe-harvest",
         uid = USER.uid,
-        gid = USER.gid
+        gid = USER.gid,
+        mirror = central_mirror(&settings.registries.maven_repository),
     ));
     let mut maven_opts = String::new();
     if settings.extra_ca.is_some() {
@@ -246,6 +263,20 @@ mod tests {
     /// The helper run with a fake `mvn` (`echo`) in a folder with the given files.
     fn helper_command(files_present: &[&str], files: &[&str]) -> String {
         run_helper_script(MAVEN_TEST_HELPER_SCRIPT, &["echo", "mvn", "-o", "--"], files_present, files)
+    }
+
+    #[test]
+    fn another_maven_repository_is_the_mirror_of_central() {
+        let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(None));
+        assert!(!text.contains("settings.xml"), "Maven Central needs no settings: {text}");
+        let mut mirrored = settings(None);
+        mirrored.registries.maven_repository = "https://maven.example.com/central".into();
+        let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &mirrored);
+        assert!(
+            text.contains("<mirrorOf>central</mirrorOf><url>https://maven.example.com/central</url>")
+                && text.contains("> /home/harvest/.m2/settings.xml"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Node's environment images and the setup of every container script.
 //!
 //! The environment: the repository at the environment commit, its dependencies
-//! installed by the spec's steps (npm, Yarn or pnpm, through the npm registry, with
+//! installed by the spec's steps (npm, Yarn or pnpm, through the npm registry of
+//! `validate.registries.npm_registry`, with
 //! the extra CA bundle as `NODE_EXTRA_CA_CERTS` and npm's `cafile` in that step
 //! only), then every file of `/testbed` removed except the `node_modules` folders
 //! (the root's and a workspace package's), all owned by the unprivileged user. A
@@ -58,6 +59,13 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         network_env.push(format!("NODE_EXTRA_CA_CERTS={CA_PATH}"));
         network_env.push(format!("npm_config_cafile={CA_PATH}"));
         network_env.push(format!("GIT_SSL_CAINFO={CA_PATH}"));
+    }
+    // Another registry than npm's: npm and pnpm, Yarn 1, Yarn 2 and later read it.
+    let registry = &settings.registries.npm_registry;
+    if registry != crate::config::Registries::NPM {
+        for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
+            network_env.push(format!("{name}={}", shell_quote(registry)));
+        }
     }
     let network_env = format!("export {}; ", network_env.join(" "));
     let mut lines = vec![
@@ -294,6 +302,20 @@ mod tests {
             .output()
             .unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    #[test]
+    fn another_npm_registry_is_named_to_the_install_step_only() {
+        let text = environment_dockerfile(&request(), "swe-harvest/base:node18", &settings(None));
+        assert!(!text.contains("registry"), "npm's own registry is not named: {text}");
+        let mut mirrored = settings(None);
+        mirrored.registries.npm_registry = "https://npm.example.com/".into();
+        let text = environment_dockerfile(&request(), "swe-harvest/base:node18", &mirrored);
+        let install = text.lines().find(|line| line.contains("npm ci")).unwrap();
+        for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
+            assert!(install.contains(&format!("{name}=https://npm.example.com/")), "{install}");
+        }
+        assert!(!text.lines().any(|line| line.starts_with("ENV") && line.contains("registry")), "{text}");
     }
 
     #[test]

@@ -4,10 +4,10 @@
 //! tools brought up to date without the date cap (`pre_install`), then the project's
 //! dependencies installed with `UV_EXCLUDE_NEWER` = the environment commit's date,
 //! owned by the unprivileged user, and a `pytest` command wherever pytest is importable
-//! ([`PYTEST_COMMAND`]). The extra CA bundle and the index URL are only
-//! visible to the build steps that install packages (as `SSL_CERT_FILE`, `PIP_CERT`,
-//! `REQUESTS_CA_BUNDLE`, `PIP_INDEX_URL`, `UV_INDEX_URL`), never set in the image's
-//! environment.
+//! ([`PYTEST_COMMAND`]). The extra CA bundle and another PyPI index than PyPI's own
+//! (`validate.registries.pypi_index`) are only visible to the build steps that install
+//! packages (as `SSL_CERT_FILE`, `PIP_CERT`, `REQUESTS_CA_BUNDLE`, `PIP_INDEX_URL`,
+//! `UV_INDEX_URL`), never set in the image's environment.
 
 use super::pretend_version;
 use crate::sandbox::Owner;
@@ -62,7 +62,9 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
             network_env.push(format!("{name}={CA_PATH}"));
         }
     }
-    if let Some(index) = &settings.index_url {
+    // Only another index than PyPI's is named: the default keeps the images' content keys.
+    let index = &settings.registries.pypi_index;
+    if index != crate::config::Registries::PYPI {
         network_env.push(format!("PIP_INDEX_URL={}", shell_quote(index)));
         network_env.push(format!("UV_INDEX_URL={}", shell_quote(index)));
     }
@@ -169,6 +171,21 @@ mod tests {
         let install_at = lines.iter().position(|line| line.contains("-e . pytest")).unwrap();
         let command_at = lines.iter().position(|line| *line == format!("RUN {PYTEST_COMMAND}")).unwrap();
         assert!(command_at > install_at, "{text}");
+    }
+
+    #[test]
+    fn another_pypi_index_is_named_to_the_install_steps_only() {
+        let text = environment_dockerfile(&request(), "base", &settings(None));
+        assert!(!text.contains("INDEX_URL"), "PyPI's own index is not named: {text}");
+        let mut mirrored = settings(None);
+        mirrored.registries.pypi_index = "https://pypi.example.com/simple".into();
+        mirrored.registries.go_proxy = "https://goproxy.example.com".into();
+        let text = environment_dockerfile(&request(), "base", &mirrored);
+        let install = text.lines().find(|line| line.contains("UV_EXCLUDE_NEWER")).unwrap();
+        assert!(install.contains("UV_INDEX_URL=https://pypi.example.com/simple"), "{install}");
+        assert!(install.contains("PIP_INDEX_URL=https://pypi.example.com/simple"), "{install}");
+        assert!(!text.contains("goproxy"), "{text}");
+        assert!(!text.lines().any(|line| line.starts_with("ENV") && line.contains("INDEX_URL")), "{text}");
     }
 
     #[test]

@@ -124,6 +124,18 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     lines.push(format!("COPY {DEPENDENCY_SCRIPT_NAME} /{DEPENDENCY_SCRIPT_NAME}"));
     lines.push("COPY testbed/ /testbed/".to_string());
     lines.push(format!("ENV {}", resolve_env.join(" ")));
+    // Another crates index than crates.io's: a source that replaces crates.io, in this
+    // stage's cargo home only.
+    let index = &settings.registries.crates_index;
+    if index != crate::config::Registries::CRATES {
+        let config = format!(
+            "[source.crates-io]\nreplace-with = \"swe-harvest-index\"\n\n[source.swe-harvest-index]\nregistry = \"{index}\"\n"
+        );
+        lines.push(format!(
+            "RUN mkdir -p /tmp/swe-harvest-cargo-home && printf '%s' {} > /tmp/swe-harvest-cargo-home/config.toml",
+            shell_quote(&config)
+        ));
+    }
     let cutoff = request.date.format("%Y-%m-%dT%H:%M:%SZ");
     lines.push(format!("RUN bash /{DEPENDENCY_SCRIPT_NAME} {toolchain} {cutoff}"));
     lines.push("# Stage 2: the environment on the runtime's image, offline from here on.".to_string());
@@ -254,6 +266,19 @@ mod tests {
         assert!(stage_two.contains("CARGO_NET_OFFLINE=true"), "{stage_two}");
         assert!(stage_two.contains("apt-get install -y --no-install-recommends libssl-dev"), "{stage_two}");
         assert!(stage_two.contains("RUN set -e; cargo test --offline --no-run"), "{stage_two}");
+    }
+
+    #[test]
+    fn another_crates_index_replaces_crates_io_in_the_dependency_stage_only() {
+        let text = environment_dockerfile(&request("rust1.85"), "registry/rust:1.85", &settings(None));
+        assert!(!text.contains("replace-with = \"swe-harvest-index\""), "crates.io needs no source: {text}");
+        let mut mirrored = settings(None);
+        mirrored.registries.crates_index = "sparse+https://crates.example.com/index/".into();
+        let text = environment_dockerfile(&request("rust1.63"), "registry/rust:1.63", &mirrored);
+        let (stage_one, stage_two) = text.split_once("\nFROM registry/rust:1.63\n").unwrap();
+        assert!(stage_one.contains("registry = \"sparse+https://crates.example.com/index/\""), "{stage_one}");
+        assert!(stage_one.contains("> /tmp/swe-harvest-cargo-home/config.toml"), "{stage_one}");
+        assert!(!stage_two.contains("crates.example.com"), "{stage_two}");
     }
 
     #[test]
