@@ -498,14 +498,15 @@ fn a_project_that_pins_a_pytest_without_a_pytest_command_gets_labels() {
     assert!(docker.containers().is_empty());
 }
 
-/// A project of the pytest 2.8 era on Python 3.8. pytest 2.8 collects plain test
-/// functions there, so the environment passes its check at the environment commit;
+/// A project of the pytest 2.8 era on Python 3.9 (its assertion rewriting off, which
+/// pytest 2 cannot do on 3.9). pytest 2.8 collects plain test functions there, so the
+/// environment passes its check at the environment commit;
 /// but its collector ends a hook wrapper with `raise StopIteration` whenever another
 /// plugin collected the object, which Python 3.7 and later turn into a `RuntimeError`
 /// (PEP 479): the test patch's `unittest.TestCase` class makes the whole module fail
 /// to collect, and no test of the task's runs runs at all (psf/requests rows of 2015).
 const PYTEST28_PYPROJECT: &str = "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
-[project]\nname = \"calc\"\nversion = \"1.0.0\"\nclassifiers = [\"Programming Language :: Python :: 3.8\"]\n\n\
+[project]\nname = \"calc\"\nversion = \"1.0.0\"\nclassifiers = [\"Programming Language :: Python :: 3.9\"]\n\n\
 [tool.setuptools]\npackages = [\"calc\"]\n";
 const TEST_CASE_CLASS: &str = "\n\nimport unittest\n\n\nclass NegativeTests(unittest.TestCase):\n    def test_add_negative(self):\n        \
      self.assertEqual(add(1, -1), 0)\n";
@@ -514,8 +515,11 @@ const TEST_CASE_CLASS: &str = "\n\nimport unittest\n\n\nclass NegativeTests(unit
 fn an_environment_whose_runs_run_no_test_at_the_base_commit_gives_way_to_the_next_rung() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
-    let project =
-        Project::with_files(&[("pyproject.toml", PYTEST28_PYPROJECT), ("requirements-test.txt", "pytest==2.8.7\n")]);
+    let project = Project::with_files(&[
+        ("pyproject.toml", PYTEST28_PYPROJECT),
+        ("requirements-test.txt", "pytest==2.8.7\n"),
+        ("pytest.ini", "[pytest]\naddopts = --assert=plain\n"),
+    ]);
     let tests = format!("{}{TEST_CASE_CLASS}", project::BASE_TESTS);
     let candidate = project.candidate(
         20,
@@ -524,7 +528,7 @@ fn an_environment_whose_runs_run_no_test_at_the_base_commit_gives_way_to_the_nex
     let (task, first) = labelled_alone(&harvest, &project, &candidate);
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::NegativeTests::test_add_negative".to_string()]);
     assert!(task.pass_to_pass.contains(&"tests/test_calc.py::test_add".to_string()), "{:?}", task.pass_to_pass);
-    assert_eq!(first["runtime"], "3.8", "{first}");
+    assert_eq!(first["runtime"], "3.9", "{first}");
     assert!(first.get("rung").is_none_or(|rung| rung == "dated"), "the dated rung first: {first}");
     let store = Store::open_in(&harvest.data_dir).unwrap();
     let environments: i64 =
@@ -766,35 +770,99 @@ fn labelled_alone(harvest: &SweHarvest, project: &Project, candidate: &Candidate
     (task, serde_json::from_str(&spec).unwrap())
 }
 
-/// A project of 2019 that supports only Python 3.5-3.8 (`python_requires`): no Debian
-/// suite reached here ships those, so its runtime is CPython 3.8 built from source by
-/// scripts/setup.sh. Before that image existed, inference found no runtime at all.
-const OLD_RUNTIME_TEST: &str =
-    "import sys\n\n\ndef test_runs_on_python_3_8():\n    assert sys.version_info[:2] == (3, 8)\n";
-
-#[test]
-fn a_project_that_supports_only_python_older_than_3_9_runs_on_3_8_built_from_source() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+/// The calculator as a project of November 2019 that declares Python 3.8 and requires
+/// `requires`, with a candidate that fixes `add`.
+fn project_of_2019(requires: &str, number: u64) -> (Project, Candidate) {
     let pyproject = PYPROJECT
-        .replace("requires-python = \">=3.9\"", "requires-python = \">=3.5, <3.9\"")
+        .replace("requires-python = \">=3.9\"", &format!("requires-python = \"{requires}\""))
         .replace("Python :: 3.11", "Python :: 3.8");
     let project = Project::dated_with_files("2019-11-20T12:00:00+00:00", &[("pyproject.toml", &pyproject)]);
     let candidate = project.candidate(
-        19,
-        &Scenario::new("old-runtime")
+        number,
+        &Scenario::new("python-3.8")
             .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_runtime.py", OLD_RUNTIME_TEST),
+            .test("tests/test_calc.py", &project::tests_with_regression()),
     );
-    let (task, spec) = labelled_alone(&harvest, &project, &candidate);
-    assert_eq!(spec["runtime"], "3.8", "the only runtime the project allows: {spec}");
+    (project, candidate)
+}
+
+/// A project of 2019 that supports only Python 3.5-3.8 (`requires-python`): no base
+/// image here provides those (the reachable Debian suites ship 3.9 and newer). It is
+/// tried on the nearest runtime there is, 3.9, where uv refuses to install it, and is
+/// dropped as `runtime_unavailable` naming Python 3.8: in the funnel and `status`, and
+/// in a `validate --input` row's diagnosis.
+#[test]
+fn a_project_that_needs_a_python_no_image_provides_is_dropped_as_runtime_unavailable() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let (project, candidate) = project_of_2019(">=3.5, <3.9", 19);
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    // Every task lost to its environment: the run says so with exit code 1.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let (reason, detail) = drops(&harvest).remove("acme__calc-19").unwrap_or_else(|| panic!("{}", stderr(&output)));
+    assert_eq!(reason, "runtime_unavailable", "{detail}");
+    assert!(detail.contains("needs runtime 3.8 (requires-python `>=3.5, <3.9`)"), "{detail}");
+    assert!(detail.contains("tried on runtime 3.9"), "the nearest runtime there is: {detail}");
+    assert!(detail.contains("validate.base_images.\"3.8\""), "what to do: {detail}");
+    let status = harvest.run(&["status"]);
+    assert!(stdout(&status).contains("runtime_unavailable 1"), "{}", stdout(&status));
+
+    // The same task as a published row: its diagnosis names the runtime it needs.
+    let row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(
+        &candidate,
+        &names(&["tests/test_calc.py::test_add_negative"]),
+        &[],
+    ))
+    .unwrap();
+    let input = harvest.path("rows.jsonl");
+    fs_err::write(&input, format!("{row}\n")).unwrap();
+    let out = harvest.path("out.jsonl");
+    run_validate(&harvest, &[], &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--runs", "1"]);
+    let written: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let diagnosis = &written["diagnosis"];
+    assert_eq!(diagnosis["reason"], "runtime_unavailable", "{diagnosis}");
+    assert_eq!(diagnosis["runtime_needed"]["runtime"], "3.8", "{diagnosis}");
+    assert_eq!(diagnosis["runtime"], "3.9", "tried on the nearest runtime: {diagnosis}");
+    assert!(docker.containers().is_empty());
+}
+
+/// Bring your own runtime: an image configured under a runtime key in
+/// `validate.base_images` is one inference chooses among. A project of 2019 that
+/// declares Python 3.8 runs on the configured "3.8" image. (The image here is the 3.9
+/// base image under another tag, so that the test downloads nothing: it checks that
+/// the configured tag is found and taken, not the interpreter inside.)
+#[test]
+fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let base_39 = std::env::var(project::TEST_BASE_REPO_VAR)
+        .map_or("swe-harvest/base:py3.9".to_string(), |repo| format!("{repo}:py3.9"));
+    let own = "swe-harvest-test/own-python:3.8";
+    let tagged = std::process::Command::new("docker").args(["tag", &base_39, own]).output().unwrap();
+    assert!(tagged.status.success(), "docker tag {base_39} {own}: {}", stderr(&tagged));
+    let (project, candidate) = project_of_2019(">=3.5", 23);
+    project.mirror_into(&harvest.data_dir);
+    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let images = format!("{{ \"3.8\" = \"{own}\", \"3.9\" = \"{base_39}\" }}");
+    let output = run_validate(&harvest, &[("SWE_HARVEST_VALIDATE__BASE_IMAGES", &images)], &["--runs", "1"]);
+    let _ = std::process::Command::new("docker").args(["rmi", own]).output();
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let task = tasks(&harvest)
+        .remove(&candidate.instance_id)
+        .unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
-    assert!(
-        task.pass_to_pass.contains(&"tests/test_runtime.py::test_runs_on_python_3_8".to_string()),
-        "the tests ran on Python 3.8: {:?}",
-        task.pass_to_pass
-    );
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(spec["runtime"], "3.8", "the declared runtime, brought as an image: {spec}");
+    let logs = harvest.data_dir.join("logs/build");
+    let built_on_own = fs_err::read_dir(&logs)
+        .unwrap()
+        .flatten()
+        .any(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default().contains(&format!("FROM {own}")));
+    assert!(built_on_own, "an environment image was built FROM {own} (logs in {})", logs.display());
     assert!(docker.containers().is_empty());
 }
 

@@ -97,6 +97,24 @@ pub enum InferError {
     Unsupported { language: &'static str, what: String, why: &'static str },
 }
 
+/// A runtime a project needs that no base image provides, and why it needs it: the
+/// task is tried on the nearest runtime there is, and when that fails it is dropped as
+/// `runtime_unavailable` naming this.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RuntimeNeed {
+    /// The runtime key it needs (`3.8`), or, when no known runtime fits, the
+    /// project's own constraint (`>=3.15`).
+    pub runtime: String,
+    /// What says so (`requires-python \`>=3.5, <3.9\``, the task's date).
+    pub why: String,
+}
+
+impl std::fmt::Display for RuntimeNeed {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{} ({})", self.runtime, self.why)
+    }
+}
+
 /// A language and its test framework.
 pub trait Ecosystem: Send + Sync {
     /// The name stored in environment specs (`EnvironmentSpec::ecosystem`).
@@ -149,6 +167,13 @@ pub trait Ecosystem: Send + Sync {
     /// the runtimes that have a base image.
     fn infer(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String])
     -> Result<EnvironmentSpec, InferError>;
+
+    /// The runtime the project needs when none of `runtimes` (those with a base image)
+    /// is one it can have, as of `date` (inference then takes the nearest one there
+    /// is). The default: inference finds a runtime or fails, so no need is recorded.
+    fn runtime_needed(&self, _files: &RepoFiles, _date: DateTime<Utc>, _runtimes: &[String]) -> Option<RuntimeNeed> {
+        None
+    }
 
     /// The steps a complete per-repository config entry gets before its own, when it
     /// gives none (e.g. current build tools). The default: none.

@@ -150,6 +150,10 @@ drop_reasons! {
         BaseCommitMissing => "base_commit_missing",
         EnvironmentInferenceFailed => "environment_inference_failed",
         BaseImageMissing => "base_image_missing",
+        /// The project needs a runtime that no base image provides (its
+        /// `requires-python`, or dependencies of its date), and the nearest runtime
+        /// there is did not do: the detail names the runtime it needs.
+        RuntimeUnavailable => "runtime_unavailable",
         EnvironmentBuildFailed => "environment_build_failed",
         EnvironmentBuildTimeout => "environment_build_timeout",
         /// Every rung of the environment ladder built an image in which the touched
@@ -184,6 +188,7 @@ impl ValidateDropReason {
             self,
             EnvironmentInferenceFailed
                 | BaseImageMissing
+                | RuntimeUnavailable
                 | EnvironmentBuildFailed
                 | EnvironmentBuildTimeout
                 | EnvironmentUnusable
@@ -340,6 +345,7 @@ mod tests {
                 "base_commit_missing",
                 "environment_inference_failed",
                 "base_image_missing",
+                "runtime_unavailable",
                 "environment_build_failed",
                 "environment_build_timeout",
                 "environment_unusable",

@@ -178,6 +178,7 @@ mod tests {
             result: Err(super::super::dropped(crate::model::drop_reason::ValidateDropReason::NoFailToPass, "")),
             image: image.map(String::from),
             spec,
+            runtime_needed: None,
             observed: None,
             runs: 1,
             coverage: None,

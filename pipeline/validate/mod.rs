@@ -151,7 +151,7 @@ impl ValidateSettings {
                 base_images: validate.base_images.clone(),
                 extra_ca,
                 gradle_distributions: validate.gradle_distributions.clone(),
-                index_url: validate.index_url.clone(),
+                registries: validate.effective_registries(),
                 build_timeout: Duration::from_secs(validate.build_timeout_secs),
                 build_limits: crate::sandbox::BuildLimits::of(&limits),
                 logs_dir: data_dir.join("logs"),
@@ -210,6 +210,10 @@ pub struct TaskOutcome {
     pub result: Result<Labels, Dropped>,
     pub image: Option<String>,
     pub spec: Option<EnvironmentSpec>,
+    /// The runtime the project needs when no base image provides it (the task ran on
+    /// the nearest one there is): a task lost to its environment is then dropped as
+    /// `runtime_unavailable`.
+    pub runtime_needed: Option<ecosystem::RuntimeNeed>,
     /// Attempts whose runs are stored.
     pub runs: u32,
     /// What the runs showed of every test, also when the task was dropped for it
@@ -432,6 +436,7 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
         result: Err(dropped(ValidateDropReason::NotStarted, "")),
         image: None,
         spec: None,
+        runtime_needed: None,
         runs: 0,
         observed: None,
         coverage: None,
@@ -439,7 +444,9 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
         test_secs: 0.0,
         total_secs: 0.0,
     };
-    let result = validate_task(context, candidate, &mut outcome).await;
+    let result = validate_task(context, candidate, &mut outcome)
+        .await
+        .map_err(|lost| runtime_unavailable(lost, outcome.runtime_needed.as_ref(), outcome.spec.as_ref()));
     outcome.total_secs = started.elapsed().as_secs_f64();
     match &result {
         Ok(labels) => tracing::info!(
@@ -460,6 +467,25 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
     }
     outcome.result = result;
     outcome
+}
+
+/// A task lost to its environment while its project needs a runtime that no base
+/// image provides is dropped for that (`runtime_unavailable`), naming the runtime it
+/// needs, the one it was tried on, and how that failed.
+fn runtime_unavailable(lost: Dropped, needed: Option<&ecosystem::RuntimeNeed>, spec: Option<&EnvironmentSpec>) -> Dropped {
+    let Some(needed) = needed.filter(|_| lost.reason.is_environment() && lost.reason != ValidateDropReason::RuntimeUnavailable)
+    else {
+        return lost;
+    };
+    let tried = spec.map_or_else(|| "the nearest runtime there is".to_string(), |spec| format!("runtime {}", spec.runtime));
+    dropped(
+        ValidateDropReason::RuntimeUnavailable,
+        format!(
+            "the project needs runtime {needed}, which no base image provides; tried on {tried}, it failed ({}): {}\n\
+             hint: bring an image of that runtime and name it in validate.base_images.\"{}\" (docs/python-runtimes.md)",
+            lost.reason, lost.detail, needed.runtime
+        ),
+    )
 }
 
 fn record_outcome(
@@ -593,8 +619,15 @@ async fn validate_task(
         .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
     };
     let available = available_runtimes(context, ecosystem).await;
+    let pinned = spec::config_entry(&repo_config, &candidate.version).is_some_and(|entry| entry.runtime.is_some());
+    if !pinned {
+        outcome.runtime_needed = ecosystem.runtime_needed(&files, date, &available);
+    }
     let mut spec = spec::resolve(ecosystem, &repo_config, &candidate.version, || files.clone(), date, &available)
-        .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?;
+        .map_err(|error| match error {
+            ecosystem::InferError::NoRuntime { .. } => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
+            _ => dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()),
+        })?;
     for package in ecosystem.packages_the_patches_add(&[&candidate.patch, &candidate.test_patch]) {
         if !spec.extra_packages.contains(&package) {
             spec.extra_packages.push(package);

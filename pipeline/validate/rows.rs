@@ -233,6 +233,9 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
         diagnosis["environment"] = outcome.spec.as_ref().map(|spec| spec.source.clone()).into();
         diagnosis["runtime"] = outcome.spec.as_ref().map(|spec| spec.runtime.clone()).into();
         diagnosis["rung"] = outcome.spec.as_ref().map(|spec| spec.rung.as_str()).into();
+        if let Some(needed) = &outcome.runtime_needed {
+            diagnosis["runtime_needed"] = serde_json::json!({"runtime": needed.runtime, "why": needed.why});
+        }
     }
     if let Some(outcome) = outcome {
         let published = published_list(&row.fields, "FAIL_TO_PASS");
@@ -520,6 +523,7 @@ mod tests {
             result,
             image: Some("env:1".into()),
             spec: None,
+            runtime_needed: None,
             runs: 2,
             coverage: None,
             coverage_secs: 0.0,

@@ -31,7 +31,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::ecosystem::{InferError, RepoFiles};
+use pep440_rs::{Version, VersionSpecifiers};
+use pep508_rs::{PackageName, Requirement, VersionOrUrl};
+
+use crate::ecosystem::{InferError, RepoFiles, RuntimeNeed};
 use crate::model::EnvironmentSpec;
 use crate::sandbox::script::shell_quote;
 
@@ -102,41 +105,46 @@ fn minor(version: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// Whether a `requires-python` specifier set (`>=3.6, !=3.7.*, <3.11`) admits `runtime`.
-/// Unknown clauses admit everything: inference should not fail on a typo.
+/// Patch releases a minor version is tried at: no CPython minor version had more.
+const PATCH_RELEASES: u64 = 40;
+
+/// Whether a `requires-python` specifier set (`>=3.6, !=3.7.*, <3.11`, PEP 440) admits
+/// the runtime `3.X`: some release `3.X.p` of it satisfies every clause (`>=3.9.2`
+/// admits 3.9; `~=3.6.1` admits 3.6 and not 3.7). A set that PEP 440 cannot read
+/// admits everything: inference should not fail on a typo.
 pub fn requires_python_allows(requires: &str, runtime: &str) -> bool {
-    let Some(have) = minor(runtime) else { return true };
-    requires.split(',').map(str::trim).filter(|clause| !clause.is_empty()).all(|clause| {
-        let operator_end = clause.find(|c: char| c.is_ascii_digit()).unwrap_or(clause.len());
-        let (operator, version) = clause.split_at(operator_end);
-        let wildcard = version.ends_with(".*");
-        let parts: Vec<u32> = version.trim_end_matches(".*").split('.').filter_map(|part| part.parse().ok()).collect();
-        let want = (parts.first().copied().unwrap_or(0), parts.get(1).copied().unwrap_or(0));
-        // A patch level in a lower bound (`>=3.6.2`) is met by the minor version's later releases.
-        match operator.trim() {
-            ">=" => have >= want,
-            ">" => have > want || (parts.len() > 2 && have == want),
-            "<" => have < want || (parts.len() > 2 && have == want && parts[2] > 0),
-            "<=" => have <= want,
-            "==" if wildcard || parts.len() <= 2 => {
-                if parts.len() == 1 {
-                    have.0 == want.0
-                } else {
-                    have == want
-                }
-            }
-            "==" => have == want,
-            "!=" if wildcard || parts.len() <= 2 => {
-                if parts.len() == 1 {
-                    have.0 != want.0
-                } else {
-                    have != want
-                }
-            }
-            "~=" => have >= want && have.0 == want.0,
-            _ => true,
+    let Some((major, minor)) = minor(runtime) else { return true };
+    if requires.trim().is_empty() {
+        return true;
+    }
+    match requires.parse::<VersionSpecifiers>() {
+        Ok(specifiers) => (0..=PATCH_RELEASES)
+            .any(|patch| specifiers.contains(&Version::new([u64::from(major), u64::from(minor), patch]))),
+        Err(error) => {
+            tracing::debug!(requires, %error, "requires-python is no PEP 440 specifier set; every runtime is allowed");
+            true
         }
-    })
+    }
+}
+
+/// How far apart two runtimes are, in minor versions.
+fn distance((major, minor): (u32, u32), (other_major, other_minor): (u32, u32)) -> u32 {
+    (major * 100 + minor).abs_diff(other_major * 100 + other_minor)
+}
+
+/// The known runtime ([`RELEASES`]) that `requires-python` admits and that is nearest
+/// to one of `available` (ties: the older): what a project that admits none of them
+/// needs (`>=3.5, <3.9` with 3.9 and newer: 3.8).
+fn nearest_admitted(requires: &str, available: &[(u32, u32)]) -> Option<&'static str> {
+    RELEASES
+        .iter()
+        .map(|(runtime, _)| *runtime)
+        .filter(|runtime| requires_python_allows(requires, runtime))
+        .filter_map(|runtime| minor(runtime).map(|version| (version, runtime)))
+        .min_by_key(|(version, _)| {
+            (available.iter().map(|other| distance(*version, *other)).min().unwrap_or(u32::MAX), *version)
+        })
+        .map(|(_, runtime)| runtime)
 }
 
 /// Everything inference learned from the files, before deciding.
@@ -359,33 +367,25 @@ fn facts(files: &RepoFiles) -> Facts {
 
 /// Whether `name` is a distribution name as PEP 508 writes it.
 fn project_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.iter().all(|byte| byte.is_ascii_alphanumeric() || b"._-".contains(byte))
+    name.parse::<PackageName>().is_ok()
 }
 
-/// PEP 503: lowercase, runs of `-`, `_`, `.` as one `-`.
-fn normalized(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
+/// A named requirement as PEP 508 reads it (`numpy>=1.17; python_version < "3.8"`),
+/// with its normalised name (PEP 503); `None` for what is none, or names a URL.
+fn named_requirement(text: &str) -> Option<(String, Requirement)> {
+    let requirement = text.parse::<Requirement>().ok()?;
+    if matches!(requirement.version_or_url, Some(VersionOrUrl::Url(_))) {
+        return None;
     }
-    out
+    Some((requirement.name.to_string(), requirement))
 }
 
 /// The environment variable that pretends a version for one distribution only
 /// (setuptools-scm reads `SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME>` before the
 /// global one): `my.pkg` -> `SETUPTOOLS_SCM_PRETEND_VERSION_FOR_MY_PKG`.
 fn pretend_variable(name: &str) -> String {
-    format!("SETUPTOOLS_SCM_PRETEND_VERSION_FOR_{}", normalized(name).replace('-', "_").to_uppercase())
+    let normalized = name.parse::<PackageName>().map_or_else(|_| name.to_lowercase(), |name| name.to_string());
+    format!("SETUPTOOLS_SCM_PRETEND_VERSION_FOR_{}", normalized.replace('-', "_").to_uppercase())
 }
 
 /// Optional dependencies never installed: the build tools (their versions are the
@@ -433,19 +433,13 @@ const CONDA_TO_PYPI: &[(&str, &str)] = &[
 /// lines `py27: mock`, build tools).
 fn optional_requirement(line: &str) -> Option<(String, String)> {
     let text = unquote(line.split(" #").next().unwrap_or(line));
-    if text.is_empty()
-        || text.starts_with(['-', '.', '/', '{', '$', '#'])
-        || text.contains("://")
-        || text.contains(['{', ':', '@'])
-        || text.chars().any(char::is_control)
-    {
+    // A control character (a newline would end the Dockerfile's RUN line) or a tox
+    // substitution is no requirement to hand on, whatever a parser makes of it.
+    if text.chars().any(char::is_control) || text.contains(['{', '$']) {
         return None;
     }
-    let name_end = text.find(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))).unwrap_or(text.len());
-    let (name, rest) = text.split_at(name_end);
-    let rest_ok = rest.is_empty() || rest.trim_start().starts_with(['[', '<', '>', '=', '!', '~', ';']);
-    let name_key = normalized(name);
-    (project_name(name) && rest_ok && !NOT_OPTIONAL.contains(&name_key.as_str())).then(|| (name_key, text.to_string()))
+    let (name, _) = named_requirement(text)?;
+    (!NOT_OPTIONAL.contains(&name.as_str())).then(|| (name, text.to_string()))
 }
 
 /// `text` trimmed, without the quotes around it (YAML's `- "numpy>=1.17"`).
@@ -484,8 +478,8 @@ fn conda_requirement(spec: &str) -> Option<(String, String)> {
     let text = text.rsplit("::").next().unwrap_or(text);
     let name_end = text.find(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))).unwrap_or(text.len());
     let (name, rest) = text.split_at(name_end);
-    let key = normalized(name);
-    if !project_name(name) || NOT_OPTIONAL.contains(&key.as_str()) || key.starts_with("lib") {
+    let key = name.parse::<PackageName>().ok()?.to_string();
+    if NOT_OPTIONAL.contains(&key.as_str()) || key.starts_with("lib") {
         return None;
     }
     let name = CONDA_TO_PYPI.iter().find(|(conda, _)| *conda == key).map_or(name, |(_, pypi)| pypi);
@@ -515,8 +509,13 @@ fn conda_requirement(spec: &str) -> Option<(String, String)> {
         let version = version.trim_end_matches(".*").trim_end_matches('*');
         version_ok(version).then(|| format!("=={version}.*"))
     };
-    let key = normalized(name);
-    Some((key, format!("{name}{}", constraint.unwrap_or_default())))
+    // The constraint only when PEP 508 reads it; the name alone otherwise.
+    let requirement = constraint
+        .map(|constraint| format!("{name}{constraint}"))
+        .filter(|text| named_requirement(text).is_some())
+        .unwrap_or_else(|| name.to_string());
+    let (key, _) = named_requirement(&requirement)?;
+    Some((key, requirement))
 }
 
 /// The packages of a conda environment file's `dependencies:` list, and of its
@@ -657,8 +656,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         .build_requires
         .iter()
         .filter(|requirement| {
-            let name = requirement.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).next().unwrap_or("");
-            !matches!(name.to_lowercase().as_str(), "setuptools" | "wheel")
+            named_requirement(requirement).is_none_or(|(name, _)| !matches!(name.as_str(), "setuptools" | "wheel"))
         })
         .map(|requirement| shell_quote(requirement))
         .collect();
@@ -837,12 +835,23 @@ fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> R
     let mut runtimes: Vec<(u32, u32, &String)> =
         available.iter().filter_map(|runtime| minor(runtime).map(|(major, minor)| (major, minor, runtime))).collect();
     runtimes.sort();
-    let allowed: Vec<&(u32, u32, &String)> = runtimes
-        .iter()
-        .filter(|(_, _, runtime)| {
-            facts.requires_python.as_deref().is_none_or(|requires| requires_python_allows(requires, runtime))
-        })
-        .collect();
+    let requires = facts.requires_python.as_deref().unwrap_or_default();
+    let allowed: Vec<&(u32, u32, &String)> =
+        runtimes.iter().filter(|(_, _, runtime)| requires_python_allows(requires, runtime)).collect();
+    if allowed.is_empty() {
+        // `requires-python` admits no runtime with an image: the task is tried on the
+        // one nearest to what it admits, and dropped as `runtime_unavailable` when it
+        // fails there ([`runtime_needed`] says which runtime it needs).
+        let versions: Vec<(u32, u32)> = runtimes.iter().map(|(major, minor, _)| (*major, *minor)).collect();
+        let nearest = nearest_admitted(requires, &versions).and_then(minor).and_then(|wanted| {
+            runtimes.iter().min_by_key(|(major, minor, _)| (distance(wanted, (*major, *minor)), (*major, *minor)))
+        });
+        return nearest.map(|(_, _, runtime)| runtime.to_string()).ok_or_else(|| InferError::NoRuntime {
+            language: "Python",
+            requires: requires.to_string(),
+            available: available.join(", "),
+        });
+    }
     let released = |runtime: &String| released_by(runtime, date);
     let declared_and_released =
         allowed.iter().rfind(|(major, minor, runtime)| facts.declared.contains(&(*major, *minor)) && released(runtime));
@@ -854,14 +863,49 @@ fn choose_runtime(facts: &Facts, date: DateTime<Utc>, available: &[String]) -> R
         .or_else(|| allowed.iter().find(|(_, _, runtime)| supported(runtime)))
         .or_else(|| allowed.iter().rfind(|(_, _, runtime)| released(runtime)))
         .or_else(|| allowed.first());
-    match pick {
-        Some((_, _, runtime)) => Ok(runtime.to_string()),
-        None => Err(InferError::NoRuntime {
-            language: "Python",
-            requires: facts.requires_python.clone().unwrap_or_default(),
-            available: available.join(", "),
-        }),
+    Ok(pick.map(|(_, _, runtime)| runtime.to_string()).expect("allowed is not empty"))
+}
+
+/// The runtime a project needs when no runtime of `available` is one it can have:
+/// - its `requires-python` admits none of them: the admitted runtime nearest to them
+///   (`>=3.5, <3.9` with 3.9 and newer: 3.8);
+/// - every one it admits came out after the environment's date (its dependencies of
+///   that date may have no release for them): the newest runtime released by then that
+///   it admits, a declared one first (a project of 2019 wants 3.8 rather than 3.9).
+///
+/// `None` when a runtime of `available` fits.
+pub fn runtime_needed(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Option<RuntimeNeed> {
+    let facts = facts(files);
+    let requires = facts.requires_python.as_deref().unwrap_or_default();
+    let versions: Vec<(u32, u32)> = available.iter().filter_map(|runtime| minor(runtime)).collect();
+    if versions.is_empty() {
+        return None;
     }
+    let admitted = |runtime: &str| requires_python_allows(requires, runtime);
+    if !available.iter().any(|runtime| minor(runtime).is_some() && admitted(runtime)) {
+        let runtime = nearest_admitted(requires, &versions).map_or_else(|| requires.to_string(), String::from);
+        return Some(RuntimeNeed { runtime, why: format!("requires-python `{requires}`") });
+    }
+    let chosen = choose_runtime(&facts, date, available).ok()?;
+    if released_by(&chosen, date) {
+        return None;
+    }
+    let of_the_date = |declared_only: bool| {
+        RELEASES.iter().rev().map(|(runtime, _)| *runtime).find(|runtime| {
+            admitted(runtime)
+                && released_by(runtime, date)
+                && (!declared_only || minor(runtime).is_some_and(|version| facts.declared.contains(&version)))
+        })
+    };
+    let runtime = of_the_date(true).or_else(|| of_the_date(false))?;
+    let released = runtime_released(&chosen).map_or_else(String::new, |day| format!(", released on {day}"));
+    Some(RuntimeNeed {
+        runtime: runtime.to_string(),
+        why: format!(
+            "a runtime of the environment's date, {}: the oldest runtime with an image that the project allows is {chosen}{released}",
+            date.date_naive()
+        ),
+    })
 }
 
 /// The runtimes among `available` that the project allows (`requires-python`),
@@ -918,6 +962,12 @@ mod tests {
         assert!(requires_python_allows(">=3.9.2", "3.9"), "a patch-level bound is met by later patches");
         assert!(requires_python_allows("<3.11.4", "3.11"));
         assert!(requires_python_allows("", "3.11"));
+        // `~=3.6.1` is `>=3.6.1, ==3.6.*`: 3.6 only.
+        assert!(requires_python_allows("~=3.6.1", "3.6"));
+        assert!(!requires_python_allows("~=3.6.1", "3.7"));
+        assert!(requires_python_allows(">3.8", "3.8"), "3.8.1 is after 3.8 (PEP 440)");
+        assert!(requires_python_allows(">= 3.6 , < 4", "3.13"), "spaces around clauses");
+        assert!(requires_python_allows(">=3.6.*", "3.9"), "not PEP 440: every runtime");
     }
 
     #[test]
@@ -963,10 +1013,43 @@ mod tests {
         assert_eq!(infer(&old, date(2026, 1), &only_old).unwrap().runtime, "3.8", "none supported: newest released");
         let modern = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='>=3.10'\n")]);
         assert_eq!(infer(&modern, date(2024, 1), &available()).unwrap().runtime, "3.11");
-        let impossible = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='<3.8'\n")]);
+        // Nothing here is allowed: the nearest runtime there is (the task is tried there).
+        let too_old = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='<3.8'\n")]);
+        assert_eq!(infer(&too_old, date(2020, 1), &available()).unwrap().runtime, "3.9");
+        let too_new = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='>=3.14'\n")]);
+        assert_eq!(infer(&too_new, date(2026, 1), &available()).unwrap().runtime, "3.13");
+        let between = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='==3.10.*'\n")]);
+        assert_eq!(infer(&between, date(2022, 1), &available()).unwrap().runtime, "3.9", "ties: the older");
+        // No runtime known at all fits: no runtime.
+        let impossible = files(&[("pyproject.toml", "[project]\nname='x'\nrequires-python='<3'\n")]);
         let error = infer(&impossible, date(2020, 1), &available()).unwrap_err();
         assert!(matches!(error, InferError::NoRuntime { .. }), "{error}");
-        assert!(error.to_string().contains("<3.8"));
+        assert!(error.to_string().contains("<3"));
+    }
+
+    #[test]
+    fn a_runtime_no_image_provides_is_named_with_its_reason() {
+        let need = |text: &str, when: DateTime<Utc>| {
+            runtime_needed(&files(&[("pyproject.toml", text)]), when, &available()).map(|need| need.runtime)
+        };
+        // requires-python admits no runtime with an image: the nearest it admits.
+        let old = "[project]\nname='x'\nrequires-python='>=3.5, <3.9'\n";
+        assert_eq!(need(old, date(2019, 11)).as_deref(), Some("3.8"));
+        let needed = runtime_needed(&files(&[("pyproject.toml", old)]), date(2024, 1), &available()).unwrap();
+        assert!(needed.why.contains("requires-python `>=3.5, <3.9`"), "{needed}");
+        let new = "[project]\nname='x'\nrequires-python='>=3.14'\n";
+        assert_eq!(need(new, date(2026, 1)).as_deref(), Some("3.14"));
+        // Every runtime here came out after the date: the newest of the date, a declared one first.
+        let undeclared = "[project]\nname='x'\n";
+        assert_eq!(need(undeclared, date(2019, 11)).as_deref(), Some("3.8"));
+        let declared = "[project]\nname='x'\nclassifiers=['Programming Language :: Python :: 3.7']\n";
+        let needed = runtime_needed(&files(&[("pyproject.toml", declared)]), date(2019, 11), &available()).unwrap();
+        assert_eq!(needed.runtime, "3.7");
+        assert!(needed.why.contains("2019-11-01") && needed.why.contains("3.9, released on 2020-10-05"), "{needed}");
+        // A runtime here fits: nothing is needed.
+        assert_eq!(need(undeclared, date(2021, 1)), None);
+        let modern = "[project]\nname='x'\nrequires-python='>=3.9'\n";
+        assert_eq!(need(modern, date(2019, 11)), None, "the project admits no runtime of its date");
     }
 
     #[test]

@@ -26,6 +26,15 @@ macro_rules! shares_pytest_environment {
             $crate::ecosystem::python::Pytest.default_pre_install()
         }
 
+        fn runtime_needed(
+            &self,
+            files: &$crate::ecosystem::RepoFiles,
+            date: chrono::DateTime<chrono::Utc>,
+            runtimes: &[String],
+        ) -> Option<$crate::ecosystem::RuntimeNeed> {
+            $crate::ecosystem::python::Pytest.runtime_needed(files, date, runtimes)
+        }
+
         fn local_base_image(&self, runtime: &str) -> String {
             $crate::ecosystem::python::Pytest.local_base_image(runtime)
         }
@@ -71,7 +80,7 @@ pub mod unittest;
 
 use chrono::{DateTime, Utc};
 
-use super::{Ecosystem, InferError, LadderContext, ParsedRun, RepoFiles, ResultsSource, RungFailure};
+use super::{Ecosystem, InferError, LadderContext, ParsedRun, RepoFiles, ResultsSource, RungFailure, RuntimeNeed};
 use crate::git::diff::files_changed_by;
 use crate::model::EnvironmentSpec;
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
@@ -138,6 +147,10 @@ impl Ecosystem for Pytest {
         runtimes: &[String],
     ) -> Result<EnvironmentSpec, InferError> {
         infer::infer(files, date, runtimes)
+    }
+
+    fn runtime_needed(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {
+        infer::runtime_needed(files, date, runtimes)
     }
 
     fn default_pre_install(&self) -> Vec<String> {
