@@ -18,7 +18,7 @@
 //! Gradle builds are [`super::gradle`]'s.
 
 use chrono::{DateTime, Datelike, Utc};
-use regex::Regex;
+use quick_xml::events::{BytesStart, Event};
 
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
@@ -87,52 +87,123 @@ pub fn java_level(text: &str) -> Option<u32> {
     text.split('.').next()?.parse().ok()
 }
 
-/// The text of the first `<tag>...</tag>` in `xml` (comments removed beforehand).
-fn element<'a>(xml: &'a str, tag: &str) -> Option<&'a str> {
-    let open = format!("<{tag}>");
-    let start = xml.find(&open)? + open.len();
-    let end = xml[start..].find(&format!("</{tag}>"))?;
-    Some(xml[start..start + end].trim())
+/// An element of a POM: its name (without a namespace prefix), its text and its
+/// children, in document order. Comments are no part of it.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    text: String,
+    children: Vec<Element>,
+}
+
+impl Element {
+    /// The first child named `name`.
+    fn child(&self, name: &str) -> Option<&Element> {
+        self.children.iter().find(|child| child.name == name)
+    }
+
+    /// The trimmed text of the first child named `name`.
+    fn text_of(&self, name: &str) -> Option<&str> {
+        self.child(name).map(|child| child.text.trim())
+    }
+
+    /// The first element named `name` at any depth below this one, in document order.
+    fn find(&self, name: &str) -> Option<&Element> {
+        self.children.iter().find_map(|child| if child.name == name { Some(child) } else { child.find(name) })
+    }
+
+    /// Every element at any depth below this one, in document order.
+    fn descendants(&self) -> Vec<&Element> {
+        self.children.iter().flat_map(|child| std::iter::once(child).chain(child.descendants())).collect()
+    }
+}
+
+/// The POM's root element (`<project>`), read with an XML parser; a POM that stops
+/// or breaks in the middle gives what was read before.
+fn parse_pom(xml: &str) -> Option<Element> {
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let name = |element: &BytesStart<'_>| String::from_utf8_lossy(element.local_name().as_ref()).into_owned();
+    // The open elements; the first holds the document's top-level elements.
+    let mut open = vec![Element::default()];
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(element)) => open.push(Element { name: name(&element), ..Element::default() }),
+            Ok(Event::Empty(element)) => {
+                let empty = Element { name: name(&element), ..Element::default() };
+                open.last_mut().expect("the document is open").children.push(empty);
+            }
+            Ok(Event::Text(text)) => {
+                if let (Some(element), Ok(text)) = (open.last_mut(), text.decode()) {
+                    element.text.push_str(&text);
+                }
+            }
+            Ok(Event::CData(text)) => {
+                if let Some(element) = open.last_mut() {
+                    element.text.push_str(&String::from_utf8_lossy(&text));
+                }
+            }
+            Ok(Event::GeneralRef(reference)) => {
+                let entity = reference.decode().ok().and_then(|name| quick_xml::escape::resolve_xml_entity(&name));
+                if let (Some(element), Some(entity)) = (open.last_mut(), entity) {
+                    element.text.push_str(entity);
+                }
+            }
+            Ok(Event::End(_)) if open.len() > 1 => {
+                let closed = open.pop().expect("more than the document is open");
+                open.last_mut().expect("the document is open").children.push(closed);
+            }
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    while open.len() > 1 {
+        let unclosed = open.pop().expect("more than the document is open");
+        open.last_mut().expect("the document is open").children.push(unclosed);
+    }
+    open.pop()?.children.into_iter().find(|element| element.name == "project")
 }
 
 /// A value with `${name}` resolved once through the POM's `<properties>`.
-fn resolved(pom: &str, value: &str) -> Option<String> {
+fn resolved(project: &Element, value: &str) -> Option<String> {
     match value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
-        Some(name) => element(element(pom, "properties")?, name).map(str::to_string),
+        Some(name) => project.child("properties")?.text_of(name).map(str::to_string),
         None => Some(value.to_string()),
     }
 }
 
 /// The Java level a POM declares (see the module doc for the order).
 pub fn declared_level(pom: &str) -> Option<u32> {
-    let pom = Regex::new(r"(?s)<!--.*?-->").unwrap().replace_all(pom, "").into_owned();
-    let level = |value: Option<&str>| value.and_then(|value| resolved(&pom, value)).and_then(|v| java_level(&v));
-    let properties = element(&pom, "properties").unwrap_or_default();
-    if let Some(release) = level(element(properties, "maven.compiler.release")) {
+    let project = parse_pom(pom)?;
+    let level = |value: Option<&str>| value.and_then(|value| resolved(&project, value)).and_then(|v| java_level(&v));
+    let no_properties = Element::default();
+    let properties = project.child("properties").unwrap_or(&no_properties);
+    if let Some(release) = level(properties.text_of("maven.compiler.release")) {
         return Some(release);
     }
     let source_target =
-        level(element(properties, "maven.compiler.source")).max(level(element(properties, "maven.compiler.target")));
+        level(properties.text_of("maven.compiler.source")).max(level(properties.text_of("maven.compiler.target")));
     if source_target.is_some() {
         return source_target;
     }
-    // The compiler plugin's own configuration.
-    if let Some(at) = pom.find("<artifactId>maven-compiler-plugin</artifactId>") {
-        let plugin = &pom[at..];
-        let plugin = &plugin[..plugin.find("</plugin>").unwrap_or(plugin.len())];
-        if let Some(configuration) = element(plugin, "configuration") {
-            let found = level(element(configuration, "release"))
-                .or_else(|| level(element(configuration, "source")).max(level(element(configuration, "target"))));
-            if found.is_some() {
-                return found;
-            }
+    // The compiler plugin's own configuration (in `<plugins>`, `<pluginManagement>` or a profile).
+    let compiler = project
+        .descendants()
+        .into_iter()
+        .find(|element| element.name == "plugin" && element.text_of("artifactId") == Some("maven-compiler-plugin"));
+    if let Some(configuration) = compiler.and_then(|plugin| plugin.child("configuration")) {
+        let found = level(configuration.text_of("release"))
+            .or_else(|| level(configuration.text_of("source")).max(level(configuration.text_of("target"))));
+        if found.is_some() {
+            return found;
         }
     }
-    if let Some(version) = level(element(properties, "java.version")) {
+    if let Some(version) = level(properties.text_of("java.version")) {
         return Some(version);
     }
-    element(&pom, "jdk").and_then(|jdk| {
-        level(element(jdk, "version")).or_else(|| java_level(jdk.trim_matches(['[', '(', ')', ']', ','])))
+    // A toolchains requirement: `<jdk><version>[11,)</version></jdk>`, or the range as the text.
+    project.find("jdk").and_then(|jdk| {
+        let range = jdk.text_of("version").unwrap_or(jdk.text.trim());
+        level(Some(range.trim_matches(['[', '(', ')', ']', ','])))
     })
 }
 
@@ -214,6 +285,22 @@ mod tests {
         assert_eq!(declared_level(spring), Some(21));
         let commented = "<project><!-- <maven.compiler.release>21</maven.compiler.release> --></project>";
         assert_eq!(declared_level(commented), None);
+        // A real POM's shape: a declaration, a namespace, a profile's properties that
+        // are not the project's, and another plugin's configuration first.
+        let real = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+                    <project xmlns=\"http://maven.apache.org/POM/4.0.0\"><modelVersion>4.0.0</modelVersion>\
+                    <profiles><profile><properties><java.version>8</java.version></properties></profile></profiles>\
+                    <build><plugins><plugin><artifactId>maven-jar-plugin</artifactId>\
+                    <configuration><release>9</release></configuration></plugin>\
+                    <plugin><artifactId>maven-compiler-plugin</artifactId>\
+                    <configuration><release><![CDATA[17]]></release></configuration></plugin></plugins></build></project>";
+        assert_eq!(declared_level(real), Some(17));
+        let toolchain = "<project><build><plugins><plugin><artifactId>maven-toolchains-plugin</artifactId>\
+                         <configuration><toolchains><jdk><version>[11,)</version></jdk></toolchains></configuration>\
+                         </plugin></plugins></build></project>";
+        assert_eq!(declared_level(toolchain), Some(11));
+        assert_eq!(declared_level("<project><properties><maven.compiler.release>17"), Some(17), "a cut POM");
+        assert_eq!(declared_level("not xml at all"), None);
     }
 
     #[test]
