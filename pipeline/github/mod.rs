@@ -779,17 +779,13 @@ fn now_epoch() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
+/// What a query value keeps as it is: RFC 3986's unreserved characters.
+const QUERY_VALUE: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
 /// Percent-encodes a query value (RFC 3986 unreserved characters stay as they are).
 pub fn percent_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(value, QUERY_VALUE).to_string()
 }
 
 #[cfg(test)]

@@ -572,37 +572,15 @@ fn parse_query(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A query string's key or value: `+` is a space, `%XX` a byte.
 fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        match bytes[index] {
-            b'+' => out.push(b' '),
-            b'%' if index + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[index + 1..index + 3]).unwrap_or("zz"), 16) {
-                    Ok(byte) => {
-                        out.push(byte);
-                        index += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            byte => out.push(byte),
-        }
-        index += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(&text.replace('+', " ")).decode_utf8_lossy().into_owned()
 }
 
+/// A query value in a link: RFC 3986's unreserved characters stay as they are (the
+/// simulator encodes by itself, not with the client's code it serves).
 fn encode(text: &str) -> String {
-    let mut out = String::new();
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    const UNRESERVED: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    percent_encoding::utf8_percent_encode(text, UNRESERVED).to_string()
 }
