@@ -4,7 +4,8 @@
 # re-validates every row whose repository has a local mirror and prints, per row,
 # whether FAIL_TO_PASS is exactly the published list and PASS_TO_PASS's recall, then
 # the totals and times. Reads mirrors from SWE_HARVEST_MIRRORS (a directory of
-# `<owner>+<name>/repo` or `<owner>__<name>.git`); fetches nothing itself.
+# `<owner>__<name>.git`, `<owner>+<name>/repo`, `<owner>/<name>.git`, `<owner>__<name>`
+# or `<owner>/<name>`, bare or plain clones); fetches nothing itself.
 #
 # usage: scripts/validate-groundtruth.sh [ROWS.jsonl] [extra validate args, e.g. --coverage]
 #   CONFIG=configs/pipeline.toml   the config (its folder's repos/ holds per-repo overrides;
@@ -30,7 +31,9 @@ with open(sys.argv[1]) as rows, open(sys.argv[2], "w") as out:
         row = json.loads(line)
         # SWE-bench rows: repo = owner/name; Multi-SWE-bench rows: org + repo.
         owner, name = (row["org"], row["repo"]) if "org" in row else row["repo"].split("/")
-        if any(os.path.isdir(os.path.join(mirrors, p)) for p in (f"{owner}+{name}/repo", f"{owner}__{name}.git")):
+        # The layouts validate reads (pipeline/git/tree.rs, `mirror_in`), exact names.
+        layouts = (f"{owner}__{name}.git", f"{owner}+{name}/repo", f"{owner}/{name}.git", f"{owner}__{name}", f"{owner}/{name}")
+        if any(os.path.isdir(os.path.join(mirrors, p)) for p in layouts):
             out.write(line)
             kept += 1
 print(f"{kept} rows with a mirror", file=sys.stderr)

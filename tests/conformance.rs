@@ -1,6 +1,6 @@
 //! Conformance with published SWE-bench rows (`../shared/groundtruth/*.jsonl`): for
 //! every row whose repository has a mirror with PR refs under `$SWE_HARVEST_MIRRORS`
-//! (`<owner>+<name>/repo`, `<owner>__<name>.git`, or either one level deeper), the
+//! (in any layout that validate reads, [`swe_harvest::git::mirror_in`]), the
 //! three-dot diff split in SWE-bench compatibility mode must equal the row's `patch`
 //! and `test_patch` byte for byte. Skips, saying so, when no mirror is there.
 
@@ -11,30 +11,19 @@ use swe_harvest::extract::{TestPathRule, split_files, version};
 use swe_harvest::git::Mirror;
 use swe_harvest::model::TaskRow;
 
-use crate::support::project_root;
+use crate::support::shared_groundtruth;
 
-/// Where a repository's bare mirror is under `root`, in any of the accepted layouts.
+/// Where a repository's mirror is under `root`: the pipeline's own lookup
+/// (`SWE_HARVEST_MIRRORS`'s layouts), so that the tests find what validate finds.
 pub fn find_mirror(root: &Path, owner: &str, name: &str) -> Option<PathBuf> {
-    let names = [
-        format!("{owner}+{name}/repo"),
-        format!("{owner}__{name}.git"),
-        format!("{owner}+{name}"),
-        format!("{owner}__{name}"),
-    ];
-    let mut candidates: Vec<PathBuf> = names.iter().map(|relative| root.join(relative)).collect();
-    // One level deeper: <root>/<anything>/<layout>.
-    if let Ok(entries) = fs_err::read_dir(root) {
-        for entry in entries.flatten() {
-            if entry.path().is_dir() {
-                candidates.extend(names.iter().map(|relative| entry.path().join(relative)));
-            }
-        }
-    }
-    candidates.into_iter().find(|path| path.join("HEAD").is_file() && path.join("objects").is_dir())
+    let repo: swe_harvest::model::RepoSlug = format!("{owner}/{name}").parse().ok()?;
+    swe_harvest::git::mirror_in(root, &repo)
 }
 
-pub fn groundtruth_rows() -> Vec<TaskRow> {
-    let folder = project_root().join("../shared/groundtruth");
+/// Every published row of the shared ground truth; `None` (the test skips, saying
+/// so) when the clone has no `../shared/groundtruth` next to it.
+pub fn groundtruth_rows() -> Option<Vec<TaskRow>> {
+    let folder = shared_groundtruth("")?;
     let mut files: Vec<PathBuf> = fs_err::read_dir(&folder)
         .map(|entries| {
             entries
@@ -54,7 +43,7 @@ pub fn groundtruth_rows() -> Vec<TaskRow> {
             rows.push(row);
         }
     }
-    rows
+    Some(rows)
 }
 
 fn first_difference(ours: &str, theirs: &str) -> String {
@@ -74,7 +63,7 @@ fn compat_extract_reproduces_swebench_patches_byte_for_byte() {
         );
         return;
     };
-    let rows = groundtruth_rows();
+    let Some(rows) = groundtruth_rows() else { return };
     assert!(!rows.is_empty(), "no ground-truth rows found under ../shared/groundtruth");
     let rule = TestPathRule::new(Compat::Swebench, &[]).unwrap();
     let (mut checked, mut matched, mut skipped) = (0, 0, Vec::new());

@@ -7,7 +7,7 @@ use swe_harvest::model::Candidate;
 
 use crate::conformance::find_mirror;
 use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, names, project_root, stderr, tasks, validated_once};
+use crate::support::{SweHarvest, base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
 
 /// Looks for a library (Oniguruma, as jq does), which the image gets from Debian.
 const CONFIGURE_AC: &str = "AC_INIT([calc], [1.0])\nAM_INIT_AUTOMAKE([foreign subdir-objects])\n\
@@ -136,11 +136,8 @@ fn published_jq_rows_recover_their_fail_to_pass_tests() {
     if base_images_missing("c", &["gcc12"]) {
         return;
     }
-    let rows_path = project_root().join("../shared/groundtruth/multi-swe-bench/c__jqlang__jq.jsonl");
-    let Ok(text) = fs_err::read_to_string(&rows_path) else {
-        eprintln!("skipped: {} is not there", rows_path.display());
-        return;
-    };
+    let Some(rows_path) = shared_groundtruth("multi-swe-bench/c__jqlang__jq.jsonl") else { return };
+    let text = fs_err::read_to_string(&rows_path).unwrap();
     let chosen: Vec<&str> =
         text.lines().filter(|line| line.contains("\"number\": 2839,") || line.contains("\"number\": 3161,")).collect();
     assert_eq!(chosen.len(), 2, "the rows of PRs 2839 and 3161 are in the ground truth");

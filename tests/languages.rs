@@ -11,7 +11,7 @@ use swe_harvest::store::Store;
 
 use crate::conformance::find_mirror;
 use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, names, project_root, stderr, tasks, validated_once};
+use crate::support::{SweHarvest, base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -144,11 +144,8 @@ fn published_go_rows_recover_their_fail_to_pass_tests() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let rows_path = project_root().join("../shared/groundtruth/multi-swe-bench/go__zeromicro__go-zero.jsonl");
-    let Ok(text) = fs_err::read_to_string(&rows_path) else {
-        eprintln!("skipped: {} is not there", rows_path.display());
-        return;
-    };
+    let Some(rows_path) = shared_groundtruth("multi-swe-bench/go__zeromicro__go-zero.jsonl") else { return };
+    let text = fs_err::read_to_string(&rows_path).unwrap();
     // PR 1969: one published fail-to-pass test, in one package.
     let chosen: Vec<&str> = text.lines().filter(|line| line.contains("\"number\": 1969")).collect();
     assert_eq!(chosen.len(), 1, "the row of PR 1969 is in the ground truth");
@@ -317,11 +314,8 @@ fn published_javascript_and_typescript_rows_recover_their_fail_to_pass_tests() {
             eprintln!("skipped: no mirror of {owner}/{name} under {}", root.display());
             return;
         }
-        let path = project_root().join("../shared/groundtruth/multi-swe-bench").join(file);
-        let Ok(text) = fs_err::read_to_string(&path) else {
-            eprintln!("skipped: {} is not there", path.display());
-            return;
-        };
+        let Some(path) = shared_groundtruth(&format!("multi-swe-bench/{file}")) else { return };
+        let text = fs_err::read_to_string(&path).unwrap();
         let row: Vec<&str> = text.lines().filter(|line| line.contains(&format!("\"number\": {number},"))).collect();
         assert_eq!(row.len(), 1, "the row of {owner}/{name}#{number} is in the ground truth");
         rows.push(row[0].to_string());
@@ -675,11 +669,8 @@ fn published_java_rows_recover_their_fail_to_pass_classes() {
     }
     let mut rows = Vec::new();
     for (file, _, _, number) in chosen {
-        let rows_path = project_root().join("../shared/groundtruth/multi-swe-bench").join(file);
-        let Ok(text) = fs_err::read_to_string(&rows_path) else {
-            eprintln!("skipped: {} is not there", rows_path.display());
-            return;
-        };
+        let Some(rows_path) = shared_groundtruth(&format!("multi-swe-bench/{file}")) else { return };
+        let text = fs_err::read_to_string(&rows_path).unwrap();
         let row: Vec<&str> = text.lines().filter(|line| line.contains(&format!("\"number\": {number},"))).collect();
         assert_eq!(row.len(), 1, "the row of PR {number} is in {file}");
         rows.push(row[0].to_string());
@@ -871,11 +862,10 @@ fn published_rust_rows_recover_their_fail_to_pass_tests() {
             eprintln!("left out: no mirror of {owner}/{name} under {}", mirrors.to_string_lossy());
             continue;
         }
-        let path = project_root().join(format!("../shared/groundtruth/multi-swe-bench/rust__{owner}__{name}.jsonl"));
-        let Ok(text) = fs_err::read_to_string(&path) else {
-            eprintln!("left out: {} is not there", path.display());
+        let Some(path) = shared_groundtruth(&format!("multi-swe-bench/rust__{owner}__{name}.jsonl")) else {
             continue;
         };
+        let text = fs_err::read_to_string(&path).unwrap();
         lines.extend(text.lines().filter(|line| !line.trim().is_empty()).map(String::from));
     }
     if lines.is_empty() {

@@ -22,7 +22,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use git2::{Oid, Repository, Sort};
 
 pub use diff::{ChangedFile, FileDiff, FileStatus, TreeDiff};
-pub use tree::{TreeItem, find_mirror};
+pub use tree::{TreeItem, find_mirror, mirror_in};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {

@@ -6,8 +6,7 @@
 //!
 //! Also the one way to find a repository's mirror ([`find_mirror`]): the data dir's
 //! own (`<data-dir>/mirrors/<owner>__<name>.git`, the mirror stage's), then a folder
-//! of local mirrors (`SWE_HARVEST_MIRRORS`) as `<owner>__<name>.git` or
-//! `<owner>+<name>/repo`.
+//! of local mirrors (`SWE_HARVEST_MIRRORS`) in the layouts users have ([`mirror_in`]).
 
 use std::path::{Path, PathBuf};
 
@@ -25,39 +24,81 @@ pub enum TreeItem<'a> {
     Symlink { target: String },
 }
 
-/// Where the mirror of `repo` is: the data dir's first, then `mirrors_dir`'s.
+/// Where the mirror of `repo` is: the data dir's first, then `mirrors_dir`'s
+/// ([`mirror_in`]).
 pub fn find_mirror(data_dir: &Path, mirrors_dir: Option<&Path>, repo: &RepoSlug) -> Result<PathBuf, GitError> {
-    let mut candidates = vec![super::mirror::mirror_path(data_dir, repo)];
+    let own = super::mirror::mirror_path(data_dir, repo);
+    if own.is_dir() {
+        return Ok(own);
+    }
+    if let Some(found) = mirrors_dir.and_then(|dir| mirror_in(dir, repo)) {
+        return Ok(found);
+    }
+    let mut looked = vec![own];
     if let Some(dir) = mirrors_dir {
-        candidates.push(dir.join(format!("{}.git", repo.double_underscore())));
-        candidates.push(dir.join(format!("{}+{}", repo.owner(), repo.name())).join("repo"));
+        looked.extend(mirror_layouts(repo).iter().map(|relative| dir.join(relative)));
     }
-    if let Some(found) = candidates.iter().find(|path| path.is_dir()) {
-        return Ok(found.clone());
-    }
-    // GitHub's owner and repository names ignore case (Multi-SWE-bench's rows spell
-    // FasterXML `fasterxml`): the folder of local mirrors is searched that way too.
-    if let Some(dir) = mirrors_dir {
-        let wanted = [format!("{}.git", repo.double_underscore()), format!("{}+{}", repo.owner(), repo.name())];
-        let entries = fs_err::read_dir(dir).into_iter().flatten().flatten();
-        for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = if name.eq_ignore_ascii_case(&wanted[0]) {
-                entry.path()
-            } else if name.eq_ignore_ascii_case(&wanted[1]) {
-                entry.path().join("repo")
-            } else {
-                continue;
-            };
-            if path.is_dir() {
-                return Ok(path);
-            }
-        }
-    }
-    candidates.iter().find(|path| path.is_dir()).cloned().ok_or_else(|| GitError::NoMirror {
+    Err(GitError::NoMirror {
         repo: repo.clone(),
-        looked: candidates.iter().map(|path| format!("`{}`", path.display())).collect::<Vec<_>>().join(", "),
+        looked: looked.iter().map(|path| format!("`{}`", path.display())).collect::<Vec<_>>().join(", "),
     })
+}
+
+/// The places of `owner/name`'s repository in a folder of mirrors, in the order they
+/// are tried: the mirror stage's own name, the layout of fetched snapshots, then the
+/// layouts users have.
+fn mirror_layouts(repo: &RepoSlug) -> [String; 5] {
+    let (owner, name) = (repo.owner(), repo.name());
+    [
+        format!("{owner}__{name}.git"),
+        format!("{owner}+{name}/repo"),
+        format!("{owner}/{name}.git"),
+        format!("{owner}__{name}"),
+        format!("{owner}/{name}"),
+    ]
+}
+
+/// The repository of `repo` in a folder of mirrors (`SWE_HARVEST_MIRRORS`), in any of
+/// the layouts `<owner>__<name>.git`, `<owner>+<name>/repo`, `<owner>/<name>.git`,
+/// `<owner>__<name>` or `<owner>/<name>`, each a bare repository or a plain clone (a
+/// work tree with its `.git`). GitHub's owner and repository names ignore case
+/// (Multi-SWE-bench's rows spell FasterXML `fasterxml`): so does the search, when no
+/// folder has the exact name. A folder of that name that holds no repository is passed
+/// over.
+pub fn mirror_in(dir: &Path, repo: &RepoSlug) -> Option<PathBuf> {
+    let layouts = mirror_layouts(repo);
+    let exact = layouts.iter().map(|relative| dir.join(relative)).find(|path| is_repository(path));
+    exact.or_else(|| {
+        layouts
+            .iter()
+            .filter_map(|relative| path_ignoring_case(dir, relative))
+            .find(|path| is_repository(path))
+    })
+}
+
+/// Whether `path` holds a git repository: a bare one (`HEAD` and `objects/`) or a
+/// plain clone (a `.git` folder, or the `.git` file of a linked work tree).
+fn is_repository(path: &Path) -> bool {
+    (path.join("HEAD").is_file() && path.join("objects").is_dir()) || path.join(".git").exists()
+}
+
+/// `dir` joined with `relative`, each component matched without regard to case when
+/// no entry has its exact name.
+fn path_ignoring_case(dir: &Path, relative: &str) -> Option<PathBuf> {
+    let mut path = dir.to_path_buf();
+    for component in relative.split('/') {
+        let exact = path.join(component);
+        path = if exact.exists() {
+            exact
+        } else {
+            fs_err::read_dir(&path)
+                .ok()?
+                .flatten()
+                .find(|entry| entry.file_name().to_string_lossy().eq_ignore_ascii_case(component))?
+                .path()
+        };
+    }
+    Some(path)
 }
 
 impl Mirror {
@@ -174,16 +215,55 @@ impl Mirror {
 mod tests {
     use super::*;
 
+    /// A real repository at `path` with one commit: bare, or a plain clone's work tree.
+    fn repository(path: &Path, bare: bool) {
+        fs_err::create_dir_all(path).unwrap();
+        let repository =
+            if bare { git2::Repository::init_bare(path).unwrap() } else { git2::Repository::init(path).unwrap() };
+        let tree = repository.find_tree(repository.treebuilder(None).unwrap().write().unwrap()).unwrap();
+        let signature = git2::Signature::now("t", "t@example.com").unwrap();
+        repository.commit(Some("HEAD"), &signature, &signature, "one", &tree, &[]).unwrap();
+    }
+
     #[test]
     fn local_mirrors_are_found_whatever_the_case_of_the_names() {
         let data = tempfile::tempdir().unwrap();
         let mirrors = tempfile::tempdir().unwrap();
         let repo_dir = mirrors.path().join("FasterXML+jackson-dataformat-xml/repo");
-        fs_err::create_dir_all(&repo_dir).unwrap();
+        repository(&repo_dir, true);
         let lower: RepoSlug = "fasterxml/jackson-dataformat-xml".parse().unwrap();
         assert_eq!(find_mirror(data.path(), Some(mirrors.path()), &lower).unwrap(), repo_dir);
         let other: RepoSlug = "fasterxml/jackson-core".parse().unwrap();
         let error = find_mirror(data.path(), Some(mirrors.path()), &other).unwrap_err().to_string();
         assert!(error.contains("there is no mirror of `fasterxml/jackson-core`"), "{error}");
+        assert!(error.contains("fasterxml/jackson-core.git"), "the layouts looked at are named: {error}");
+    }
+
+    #[test]
+    fn every_layout_of_a_folder_of_mirrors_is_found_bare_or_a_plain_clone() {
+        let repo: RepoSlug = "acme/widgets".parse().unwrap();
+        for (relative, bare) in [
+            ("acme__widgets.git", true),
+            ("acme+widgets/repo", true),
+            ("acme/widgets.git", true),
+            ("acme__widgets", true),
+            ("acme__widgets", false),
+            ("acme/widgets", false),
+            ("Acme/Widgets", false),
+        ] {
+            let mirrors = tempfile::tempdir().unwrap();
+            let path = mirrors.path().join(relative);
+            repository(&path, bare);
+            let found = mirror_in(mirrors.path(), &repo).unwrap_or_else(|| panic!("{relative} (bare: {bare})"));
+            assert_eq!(found, path, "{relative}");
+            let mirror = Mirror::open(&found).unwrap();
+            assert!(mirror.repository().head().is_ok(), "{relative}: the repository opens");
+        }
+        // A folder of the name that holds no repository is passed over for one that does.
+        let mirrors = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(mirrors.path().join("acme__widgets.git")).unwrap();
+        assert_eq!(mirror_in(mirrors.path(), &repo), None);
+        repository(&mirrors.path().join("acme/widgets"), false);
+        assert_eq!(mirror_in(mirrors.path(), &repo), Some(mirrors.path().join("acme/widgets")));
     }
 }

@@ -92,6 +92,21 @@ pub fn project_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A file or folder of the shared ground truth (`../shared/groundtruth/<relative>`,
+/// next to the clone), or `None` after saying that the test is skipped: a user's clone
+/// has no shared data, and the suite passes without it.
+pub fn shared_groundtruth(relative: &str) -> Option<PathBuf> {
+    let path = project_root().join("../shared/groundtruth").join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    eprintln!(
+        "SKIPPED: `{}` is not there (the shared ground truth lives in ../shared/groundtruth next to the clone)",
+        path.display()
+    );
+    None
+}
+
 /// A Python virtual environment with `packages` installed from the package index,
 /// cached under Cargo's target tmp dir so that tests share it.
 pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
