@@ -87,6 +87,57 @@ fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&fs_err::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
+/// The card says how each task's tests run, by language: a Go task's own command
+/// and SWE-bench's Go parser, a Python task's pytest, never pytest for everything.
+#[test]
+fn the_card_names_each_languages_own_test_command_and_log_parser() {
+    let harvest = SweHarvest::new();
+    let mut store = Store::open_in(&harvest.data_dir).unwrap();
+    let mut go = task("acme/goapp", 30, (2024, 4, 2), "diff --git a/server.go b/server.go\n");
+    go.candidate.test_patch = "diff --git a/server_test.go b/server_test.go\n--- a/server_test.go\n+++ b/server_test.go\n".into();
+    go.image = Some("swe-harvest-env/acme__goapp:go".into());
+    let mut python = task("acme/widgets", 31, (2024, 4, 3), &patch(31));
+    python.image = Some("swe-harvest-env/acme__widgets:py".into());
+    let environments = [
+        (&go, "go", "go1.24", "go test -json -count=1"),
+        (&python, "python", "3.11", "pytest -rA -p no:cacheprovider"),
+    ];
+    store
+        .transaction(|tx| -> Result<(), StoreError> {
+            for (task, ecosystem, runtime, test_command) in environments {
+                let spec = swe_harvest::model::EnvironmentSpec {
+                    ecosystem: ecosystem.into(),
+                    runtime: runtime.into(),
+                    test_command: test_command.into(),
+                    source: "inferred".into(),
+                    ..Default::default()
+                };
+                let image = task.image.as_deref();
+                store::validation::record_environment(
+                    tx,
+                    image.unwrap(),
+                    &task.candidate.repo,
+                    &task.candidate.environment_setup_commit,
+                    &spec,
+                    image,
+                    "built",
+                    None,
+                )?;
+                store::candidates::upsert_task(tx, task)?;
+                store::record_passed(tx, swe_harvest::model::Stage::Validate, &task.candidate.repo, &task.candidate.instance_id)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    drop(store);
+    let output = harvest.run(&["release", "--name", "mixed", "--version", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let card = fs_err::read_to_string(release_dir(&harvest, "mixed", "1").join("README.md")).unwrap();
+    assert!(card.contains("| go | `go test -count=1 -v` | `parse_log_gotest` | 1 |"), "{card}");
+    assert!(card.contains("| python | `pytest -rA -p no:cacheprovider` | `parse_log_pytest` | 1 |"), "{card}");
+    assert!(!card.contains("with `pytest -rA`"), "no claim that every task runs pytest: {card}");
+}
+
 #[test]
 fn release_writes_sorted_rows_in_both_formats_with_a_manifest_and_card() {
     let harvest = seeded();

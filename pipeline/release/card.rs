@@ -1,15 +1,50 @@
 //! The dataset card, `README.md` in Hugging Face's format: a YAML header (configs,
 //! splits, features) that the `datasets` library reads, then what a person needs:
-//! what the tasks are, how they were made, how to run them, the license situation,
-//! and the funnel that produced them.
+//! what the tasks are, how they were made, how each task's tests run (its own command
+//! and SWE-bench's log parser, by language), the license situation, and the funnel
+//! that produced them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{Manifest, ReleaseRequest};
 use crate::dataset::Dataset;
+use crate::model::Task;
 use crate::model::drop_reason::format_counts;
-use crate::store::FunnelReport;
+use crate::store::{FunnelReport, Store, StoreError};
+
+/// How a released task's tests run: its language, the command its `eval_script` runs
+/// (the touched tests appended) and the log parser of SWE-bench's harness that reads
+/// the output. `None` for the command and parser of a task whose environment is not
+/// recorded (a store from before environments were kept).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TestRunner {
+    pub language: String,
+    pub command: Option<String>,
+    pub log_parser: Option<String>,
+}
+
+/// The test runners of `tasks`, each with its number of tasks.
+pub fn test_runners(store: &Store, tasks: &[Task]) -> Result<BTreeMap<TestRunner, usize>, StoreError> {
+    let mut runners: BTreeMap<TestRunner, usize> = BTreeMap::new();
+    for task in tasks {
+        let spec = match &task.image {
+            Some(image) => crate::store::validation::environment_spec_for_image(store.connection(), image)?,
+            None => None,
+        };
+        let ecosystem = spec.as_ref().and_then(|spec| crate::ecosystem::for_spec(spec).ok());
+        let runner = TestRunner {
+            language: crate::ecosystem::language_of_test_patch(&task.candidate.test_patch).to_string(),
+            command: spec
+                .as_ref()
+                .zip(ecosystem)
+                .map(|(spec, ecosystem)| ecosystem.harness_test_command(&spec.test_command)),
+            log_parser: ecosystem.map(|ecosystem| ecosystem.harness_log_parser().to_string()),
+        };
+        *runners.entry(runner).or_default() += 1;
+    }
+    Ok(runners)
+}
 
 /// Hugging Face split names must be word characters: `2024-01` becomes `month_2024_01`.
 pub fn split_name(period: &str) -> String {
@@ -31,6 +66,7 @@ pub(super) fn render(
     dataset: &Dataset,
     funnel: &FunnelReport,
     licenses: &BTreeMap<String, Option<String>>,
+    runners: &BTreeMap<TestRunner, usize>,
     test_generation: &str,
 ) -> String {
     let mut card = String::new();
@@ -137,6 +173,21 @@ pub(super) fn render(
          after; `PASS_TO_PASS` passed in every run. Tests whose results differed between runs \
          are listed in `flaky_tests` and never labelled.\n"
     );
+    let _ = writeln!(card, "## How the tests run\n");
+    let _ = writeln!(
+        card,
+        "Each task runs the tests its `test_patch` touches with the command of its own \
+         environment (the test files or packages appended), and SWE-bench's harness reads the \
+         output with the log parser named here:\n"
+    );
+    let _ = writeln!(card, "| language | test command | log parser | tasks |\n| --- | --- | --- | ---: |");
+    let unknown = "not recorded".to_string();
+    for (runner, count) in runners {
+        let command = runner.command.as_ref().map_or(unknown.clone(), |command| format!("`{command}`"));
+        let parser = runner.log_parser.as_ref().map_or(unknown.clone(), |parser| format!("`{parser}`"));
+        let _ = writeln!(card, "| {} | {command} | {parser} | {count} |", runner.language);
+    }
+    let _ = writeln!(card);
     let _ = writeln!(card, "## Columns\n");
     let _ = writeln!(
         card,
@@ -150,10 +201,10 @@ pub(super) fn render(
             card,
             "With instance images: `image` names each task's image (its environment plus the \
              repository at `base_commit` in `/testbed`, one commit, installed; user root), \
-             `eval_script` applies the test patch and runs the touched tests with `pytest -rA` \
-             between SWE-bench's output markers, `log_parser` is `parse_log_pytest` and \
-             `eval_type` is `pass_and_fail`: SWE-bench's harness (`swebench` 5.x) runs the tasks \
-             unchanged:\n\n\
+             `eval_script` applies the test patch and runs the touched tests with the task's own \
+             command (`test_command`, see \"How the tests run\") between SWE-bench's output \
+             markers, `log_parser` names the harness's parser of that output and `eval_type` is \
+             `pass_and_fail`: SWE-bench's harness (`swebench` 5.x) runs the tasks unchanged:\n\n\
              ```sh\npython -m swebench.harness.run_evaluation --dataset_name tasks.jsonl \\\n    \
              --predictions_path predictions.jsonl --run_id my-run\n```\n"
         );

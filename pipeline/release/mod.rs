@@ -350,7 +350,8 @@ fn write_release(
     let funnel = store.funnel(&repos)?;
     let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
     let swt_section = swt::card_section(tasks, coverage, request.swt_min_runs);
-    let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?, &swt_section);
+    let runners = card::test_runners(store, tasks)?;
+    let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?, &runners, &swt_section);
     crate::dataset::write_durably(&staging.join("README.md"), |file| std::io::Write::write_all(file, card.as_bytes()))
         .map_err(ReleaseError::Write)?;
     manifest.record_files(staging).map_err(ReleaseError::Write)?;
