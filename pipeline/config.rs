@@ -305,7 +305,7 @@ impl Default for ValidateConfig {
             pids_limit: 512,
             // scripts/setup.sh's images (with a compiler for sdists): the Python 3 of the
             // Debian suites reached (bullseye, bookworm, trixie, forky). Other runtimes
-            // are the user's own images (docs/python-runtimes.md); a runtime without
+            // are the user's own images (docs/languages/python.md, "Runtimes"); a runtime without
             // its image is never chosen.
             base_images: ["3.9", "3.11", "3.13", "3.14"]
                 .into_iter()

@@ -27,7 +27,7 @@
 # Python runtimes that no reachable Debian suite ships (3.7, 3.8, 3.10, 3.12) are made
 # only where Docker Hub answers (python:X-slim plus the compiler layer, when
 # SWE_HARVEST_BASE_IMAGES names them); elsewhere bring your own image and name it in
-# validate.base_images (docs/python-runtimes.md). Nothing is built from CPython's source.
+# validate.base_images (docs/languages/python.md, "Runtimes"). Nothing is built from CPython's source.
 # C and C++ images (`c`, also named `cpp`) are Debian's compilers and build tools
 # (gcc, g++, make, autoconf, automake, libtool, cmake, pkg-config, bison, flex):
 # bookworm -> GCC 12 / CMake 3.25 (made for `c`), trixie -> GCC 14 / CMake 3.31 (only
@@ -515,7 +515,7 @@ make_image() { # tag logfile
         if [ -z "$suite" ]; then
             echo "no reachable Debian suite ships Python ${tag#py}, and python:${tag#py}-slim could not be pulled" \
                 "(Docker Hub: $HUB, SWE_HARVEST_PULL=$PULL); bring your own image for it and name it in" \
-                "validate.base_images (docs/python-runtimes.md)"
+                "validate.base_images (docs/languages/python.md, "Runtimes")"
             return 1
         fi
         if [ "$(language_of "$tag")" = python ]; then
