@@ -482,7 +482,7 @@ fn runtime_unavailable(lost: Dropped, needed: Option<&ecosystem::RuntimeNeed>, s
         ValidateDropReason::RuntimeUnavailable,
         format!(
             "the project needs runtime {needed}, which no base image provides; tried on {tried}, it failed ({}): {}\n\
-             hint: bring an image of that runtime and name it in validate.base_images.\"{}\" (docs/languages/python.md, "Runtimes")",
+             hint: bring an image of that runtime and name it in validate.base_images.\"{}\" (docs/languages/python.md, \"Runtimes\")",
             lost.reason, lost.detail, needed.runtime
         ),
     )
