@@ -844,8 +844,7 @@ mod tests {
 
     #[test]
     fn each_registry_has_its_own_setting_and_index_url_is_the_pypi_index() {
-        let loaded =
-            load_text("[validate.registries]\ngo_proxy = \"https://goproxy.example.com\"\n", &[]).unwrap();
+        let loaded = load_text("[validate.registries]\ngo_proxy = \"https://goproxy.example.com\"\n", &[]).unwrap();
         let registries = loaded.config.validate.effective_registries();
         assert_eq!(registries.go_proxy, "https://goproxy.example.com");
         assert_eq!(registries.pypi_index, Registries::PYPI, "the others keep their defaults");
@@ -860,7 +859,10 @@ mod tests {
         assert!(error.contains("validate.index_url") && error.contains("registries.pypi_index"), "{error}");
         let error = load_text("[validate.registries]\nnpm_registry = \"ftp://x\"\n", &[]).unwrap_err().to_string();
         assert!(error.contains("validate.registries.npm_registry") && error.contains("http(s)"), "{error}");
-        let from_env = load_text("", &[("SWE_HARVEST_VALIDATE__REGISTRIES", "{ crates_index = \"sparse+https://crates.example.com/\" }")]);
+        let from_env = load_text(
+            "",
+            &[("SWE_HARVEST_VALIDATE__REGISTRIES", "{ crates_index = \"sparse+https://crates.example.com/\" }")],
+        );
         assert_eq!(from_env.unwrap().config.validate.registries.crates_index, "sparse+https://crates.example.com/");
         let names: Vec<&str> = Registries::default().all().iter().map(|(name, _, _)| *name).collect();
         assert_eq!(names, ["pypi_index", "npm_registry", "go_proxy", "maven_repository", "crates_index"]);

@@ -94,7 +94,8 @@ fn the_card_names_each_languages_own_test_command_and_log_parser() {
     let harvest = SweHarvest::new();
     let mut store = Store::open_in(&harvest.data_dir).unwrap();
     let mut go = task("acme/goapp", 30, (2024, 4, 2), "diff --git a/server.go b/server.go\n");
-    go.candidate.test_patch = "diff --git a/server_test.go b/server_test.go\n--- a/server_test.go\n+++ b/server_test.go\n".into();
+    go.candidate.test_patch =
+        "diff --git a/server_test.go b/server_test.go\n--- a/server_test.go\n+++ b/server_test.go\n".into();
     go.image = Some("swe-harvest-env/acme__goapp:go".into());
     let mut python = task("acme/widgets", 31, (2024, 4, 3), &patch(31));
     python.image = Some("swe-harvest-env/acme__widgets:py".into());
@@ -124,7 +125,12 @@ fn the_card_names_each_languages_own_test_command_and_log_parser() {
                     None,
                 )?;
                 store::candidates::upsert_task(tx, task)?;
-                store::record_passed(tx, swe_harvest::model::Stage::Validate, &task.candidate.repo, &task.candidate.instance_id)?;
+                store::record_passed(
+                    tx,
+                    swe_harvest::model::Stage::Validate,
+                    &task.candidate.repo,
+                    &task.candidate.instance_id,
+                )?;
             }
             Ok(())
         })

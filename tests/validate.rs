@@ -849,9 +849,8 @@ fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
     let output = run_validate(&harvest, &[("SWE_HARVEST_VALIDATE__BASE_IMAGES", &images)], &["--runs", "1"]);
     let _ = std::process::Command::new("docker").args(["rmi", own]).output();
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let task = tasks(&harvest)
-        .remove(&candidate.instance_id)
-        .unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
+    let task =
+        tasks(&harvest).remove(&candidate.instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
     let store = Store::open_in(&harvest.data_dir).unwrap();
     let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();

@@ -69,10 +69,7 @@ pub fn mirror_in(dir: &Path, repo: &RepoSlug) -> Option<PathBuf> {
     let layouts = mirror_layouts(repo);
     let exact = layouts.iter().map(|relative| dir.join(relative)).find(|path| is_repository(path));
     exact.or_else(|| {
-        layouts
-            .iter()
-            .filter_map(|relative| path_ignoring_case(dir, relative))
-            .find(|path| is_repository(path))
+        layouts.iter().filter_map(|relative| path_ignoring_case(dir, relative)).find(|path| is_repository(path))
     })
 }
 

@@ -472,12 +472,18 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
 /// A task lost to its environment while its project needs a runtime that no base
 /// image provides is dropped for that (`runtime_unavailable`), naming the runtime it
 /// needs, the one it was tried on, and how that failed.
-fn runtime_unavailable(lost: Dropped, needed: Option<&ecosystem::RuntimeNeed>, spec: Option<&EnvironmentSpec>) -> Dropped {
-    let Some(needed) = needed.filter(|_| lost.reason.is_environment() && lost.reason != ValidateDropReason::RuntimeUnavailable)
+fn runtime_unavailable(
+    lost: Dropped,
+    needed: Option<&ecosystem::RuntimeNeed>,
+    spec: Option<&EnvironmentSpec>,
+) -> Dropped {
+    let Some(needed) =
+        needed.filter(|_| lost.reason.is_environment() && lost.reason != ValidateDropReason::RuntimeUnavailable)
     else {
         return lost;
     };
-    let tried = spec.map_or_else(|| "the nearest runtime there is".to_string(), |spec| format!("runtime {}", spec.runtime));
+    let tried =
+        spec.map_or_else(|| "the nearest runtime there is".to_string(), |spec| format!("runtime {}", spec.runtime));
     dropped(
         ValidateDropReason::RuntimeUnavailable,
         format!(
@@ -625,7 +631,9 @@ async fn validate_task(
     }
     let mut spec = spec::resolve(ecosystem, &repo_config, &candidate.version, || files.clone(), date, &available)
         .map_err(|error| match error {
-            ecosystem::InferError::NoRuntime { .. } => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
+            ecosystem::InferError::NoRuntime { .. } => {
+                dropped(ValidateDropReason::RuntimeUnavailable, error.to_string())
+            }
             _ => dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()),
         })?;
     for package in ecosystem.packages_the_patches_add(&[&candidate.patch, &candidate.test_patch]) {

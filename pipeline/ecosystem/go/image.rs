@@ -34,8 +34,7 @@ const OFFLINE_ENV: &str = "GOPROXY=off GOFLAGS=-mod=readonly GOSUMDB=off";
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
     let spec = &request.spec;
-    let mut network_env =
-        vec![format!("GOPROXY={}", shell_quote(&settings.registries.go_proxy))];
+    let mut network_env = vec![format!("GOPROXY={}", shell_quote(&settings.registries.go_proxy))];
     network_env.push("GOFLAGS=-mod=mod".to_string());
     if settings.extra_ca.is_some() {
         network_env.push(format!("SSL_CERT_FILE={CA_PATH}"));
