@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # swe-harvest machine setup: a running Docker engine and the base images
-# swe-harvest/base:py3.9, :py3.11, :py3.13, plus those of the other languages asked
+# swe-harvest/base:py3.9, :py3.11, :py3.13, :py3.14, plus those of the other languages asked
 # for in SWE_HARVEST_LANGUAGES (go: :go1.19, :go1.24; rust: :rust1.63, :rust1.85;
 # node: :node18, :node20; java: :jdk11, :jdk17, :jdk21; c: :gcc12, and :gcc14 when
 # SWE_HARVEST_BASE_IMAGES names it).

@@ -771,12 +771,14 @@ fn labelled_alone(harvest: &SweHarvest, project: &Project, candidate: &Candidate
 }
 
 /// The calculator as a project of November 2019 that declares Python 3.8 and requires
-/// `requires`, with a candidate that fixes `add`.
-fn project_of_2019(requires: &str, number: u64) -> (Project, Candidate) {
+/// `requires`, with `files` besides, and a candidate that fixes `add`.
+fn project_of_2019(requires: &str, files: &[(&str, &str)], number: u64) -> (Project, Candidate) {
     let pyproject = PYPROJECT
         .replace("requires-python = \">=3.9\"", &format!("requires-python = \"{requires}\""))
         .replace("Python :: 3.11", "Python :: 3.8");
-    let project = Project::dated_with_files("2019-11-20T12:00:00+00:00", &[("pyproject.toml", &pyproject)]);
+    let mut files = files.to_vec();
+    files.push(("pyproject.toml", &pyproject));
+    let project = Project::dated_with_files("2019-11-20T12:00:00+00:00", &files);
     let candidate = project.candidate(
         number,
         &Scenario::new("python-3.8")
@@ -786,16 +788,21 @@ fn project_of_2019(requires: &str, number: u64) -> (Project, Candidate) {
     (project, candidate)
 }
 
-/// A project of 2019 that supports only Python 3.5-3.8 (`requires-python`): no base
-/// image here provides those (the reachable Debian suites ship 3.9 and newer). It is
-/// tried on the nearest runtime there is, 3.9, where uv refuses to install it, and is
-/// dropped as `runtime_unavailable` naming Python 3.8: in the funnel and `status`, and
-/// in a `validate --input` row's diagnosis.
+/// A `setup.py` of the time that refuses a Python it does not support (uv installs a
+/// local project whatever its `requires-python` says).
+const SETUP_BEFORE_3_9: &str = "import sys\nfrom setuptools import setup\n\n\
+if sys.version_info >= (3, 9):\n    sys.exit('calc supports Python 3.5 to 3.8')\nsetup()\n";
+
+/// A project of 2019 that supports only Python 3.5-3.8 (`requires-python`, and its
+/// `setup.py` refuses newer ones): no base image here provides those (the reachable
+/// Debian suites ship 3.9 and newer). It is tried on the nearest runtime there is,
+/// 3.9, where it does not install, and is dropped as `runtime_unavailable` naming
+/// Python 3.8: in the funnel and `status`, and in a `validate --input` row's diagnosis.
 #[test]
 fn a_project_that_needs_a_python_no_image_provides_is_dropped_as_runtime_unavailable() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
-    let (project, candidate) = project_of_2019(">=3.5, <3.9", 19);
+    let (project, candidate) = project_of_2019(">=3.5, <3.9", &[("setup.py", SETUP_BEFORE_3_9)], 19);
     project.mirror_into(&harvest.data_dir);
     project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
     let output = run_validate(&harvest, &[], &["--runs", "1"]);
@@ -842,7 +849,7 @@ fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
     let own = "swe-harvest-test/own-python:3.8";
     let tagged = std::process::Command::new("docker").args(["tag", &base_39, own]).output().unwrap();
     assert!(tagged.status.success(), "docker tag {base_39} {own}: {}", stderr(&tagged));
-    let (project, candidate) = project_of_2019(">=3.5", 23);
+    let (project, candidate) = project_of_2019(">=3.5", &[], 23);
     project.mirror_into(&harvest.data_dir);
     project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
     let images = format!("{{ \"3.8\" = \"{own}\", \"3.9\" = \"{base_39}\" }}");
