@@ -47,6 +47,17 @@ fn patch(n: u64) -> String {
     )
 }
 
+/// Stores `task` as a validated task: the task and its row of the funnel.
+fn store_validated(connection: &rusqlite::Connection, task: &Task) -> Result<(), StoreError> {
+    store::candidates::upsert_task(connection, task)?;
+    store::record_passed(
+        connection,
+        swe_harvest::model::Stage::Validate,
+        &task.candidate.repo,
+        &task.candidate.instance_id,
+    )
+}
+
 /// Five tasks over two repositories and three months.
 fn seeded() -> SweHarvest {
     let harvest = SweHarvest::new();
@@ -61,13 +72,7 @@ fn seeded() -> SweHarvest {
     store
         .transaction(|tx| -> Result<(), StoreError> {
             for task in &tasks {
-                store::candidates::upsert_task(tx, task)?;
-                store::record_passed(
-                    tx,
-                    swe_harvest::model::Stage::Validate,
-                    &task.candidate.repo,
-                    &task.candidate.instance_id,
-                )?;
+                store_validated(tx, task)?;
             }
             Ok(())
         })
@@ -124,13 +129,7 @@ fn the_card_names_each_languages_own_test_command_and_log_parser() {
                     "built",
                     None,
                 )?;
-                store::candidates::upsert_task(tx, task)?;
-                store::record_passed(
-                    tx,
-                    swe_harvest::model::Stage::Validate,
-                    &task.candidate.repo,
-                    &task.candidate.instance_id,
-                )?;
+                store_validated(tx, task)?;
             }
             Ok(())
         })
