@@ -138,15 +138,15 @@ impl CrawlApi {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CrawlConfig {
-    /// Fetch referenced issues one by one instead of listing all issues when a
+    /// REST: fetch referenced issues one by one instead of listing all issues when a
     /// repository has more than this many issues per referenced issue.
     pub per_issue_fetch_ratio: u32,
     /// `auto` (GraphQL with a token, REST without), `graphql` or `rest`; `--api` wins.
     pub api: CrawlApi,
-    /// Pull requests or issues per GraphQL query (GitHub's maximum is 100); halved
-    /// for the rest of the run when GitHub answers with a timeout or its node limit.
+    /// Merged PRs (or updated issues) per GraphQL query (GitHub's maximum is 100);
+    /// halved for the rest of the run when GitHub answers with a timeout or its node limit.
     pub graphql_page_size: u32,
-    /// Issues fetched by number in one GraphQL query (those that only text mentions).
+    /// Referenced issues fetched by number in one GraphQL query; halved like the page size.
     pub graphql_issues_per_query: u32,
 }
 
@@ -156,7 +156,7 @@ impl Default for CrawlConfig {
             per_issue_fetch_ratio: 20,
             api: CrawlApi::Auto,
             graphql_page_size: 100,
-            graphql_issues_per_query: 50,
+            graphql_issues_per_query: 100,
         }
     }
 }

@@ -40,7 +40,7 @@ rows = [
      find(r"graphql full crawl: .*?\(([\d.]+) per 1,000\)", crawl)),
     ("crawl (REST): requests per 1,000 merged PRs (target <= 100)",
      find(r"rest full crawl: \d+ requests, ([\d.]+) per 1,000", crawl)),
-    ("crawl (GraphQL): wall time, 5,000 merged PRs / 3,000 issues / 20,000 comments",
+    ("crawl (GraphQL): wall time, 5,000 merged PRs of the shape of real histories",
      find(r"graphql full crawl: .*?, ([\d.]+s) wall time", crawl)),
     ("crawl (GraphQL): requests of a refresh with nothing changed",
      find(r"graphql incremental crawl, nothing changed: (\d+) requests", crawl)),

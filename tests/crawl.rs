@@ -1,8 +1,9 @@
 //! The crawl stage against the GitHub API simulator: pagination, every fault kind,
 //! failures recorded and resumed, kill-and-resume, incremental refresh, the
 //! per-issue plan, the date window, and the token never leaking; through REST
-//! (`--api rest`) and through GraphQL (`--api graphql`): the same rows and the same
-//! candidates out of extract, in a third of the requests.
+//! (`--api rest`) and through GraphQL (`--api graphql`): the same merged PRs,
+//! referenced issues, funnel and candidates out of extract, in a quarter of the
+//! requests, with every GraphQL query checked against GitHub's public schema.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Output, Stdio};
@@ -12,7 +13,7 @@ use serde_json::Value;
 use swe_harvest::store::Store;
 
 use crate::support::github_sim::data::SimRepo;
-use crate::support::github_sim::{Fault, FaultKind, Fixtures, GenerateSpec, GithubSim, generate};
+use crate::support::github_sim::{Fault, FaultKind, Fixtures, GenerateSpec, GithubSchema, GithubSim, generate};
 use crate::support::{SweHarvest, stderr};
 
 const REPO: &str = "acme/widgets";
@@ -91,6 +92,7 @@ fn raw_rows(harvest: &SweHarvest) -> Vec<String> {
             "stage_items",
             "SELECT stage || ' ' || repo || ' ' || item || ' ' || outcome || ' ' || COALESCE(reason, '') FROM stage_items",
         ),
+        ("stage_totals", "SELECT stage || ' ' || repo || ' ' || reason || ' ' || total FROM stage_totals"),
     ] {
         let mut statement = store.connection().prepare(sql).unwrap();
         let mut table_rows: Vec<String> = statement
@@ -758,15 +760,109 @@ fn closing_references(harvest: &SweHarvest) -> BTreeSet<(u64, u64)> {
     statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
 }
 
-/// Issue numbers a generated PR body closes (`Fixes #N.`).
+/// Issue numbers a generated PR body closes (`Fixes #N...`).
 fn fixed_issue(pull: &Value) -> Option<u64> {
-    pull["body"].as_str()?.strip_prefix("Fixes #")?.split('.').next()?.parse().ok()
+    let rest = pull["body"].as_str()?.strip_prefix("Fixes #")?;
+    rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())].parse().ok()
+}
+
+/// The numbers that `#N` names in a merged PR's title, body and commit messages.
+fn mentions(pull: &Value) -> BTreeSet<u64> {
+    let pattern = regex::Regex::new(r"(?:^|[\s(])#(\d+)\b").unwrap();
+    let mut texts = vec![pull["title"].as_str().unwrap_or_default(), pull["body"].as_str().unwrap_or_default()];
+    texts.extend(pull["_commit_messages"].as_array().into_iter().flatten().filter_map(Value::as_str));
+    texts.iter().flat_map(|text| pattern.captures_iter(text).map(|captures| captures[1].parse().unwrap())).collect()
+}
+
+fn merged_pulls(repo: &SimRepo) -> impl Iterator<Item = &Value> {
+    repo.pulls.iter().filter(|pull| !pull["merged_at"].is_null())
+}
+
+/// What the GraphQL crawl asks for by number: every number merged PRs mention, less
+/// the merged PRs (issues, closed-unmerged PRs, numbers that resolve to nothing).
+fn referred_numbers(repo: &SimRepo) -> BTreeSet<u64> {
+    let merged: BTreeSet<u64> = merged_pulls(repo).filter_map(|pull| pull["number"].as_u64()).collect();
+    merged_pulls(repo).flat_map(mentions).filter(|number| !merged.contains(number)).collect()
+}
+
+/// The issues among [`referred_numbers`]: what the GraphQL crawl stores.
+fn referenced_issues(repo: &SimRepo) -> BTreeSet<u64> {
+    let issues: BTreeSet<u64> = repo.issues.iter().filter_map(|issue| issue["number"].as_u64()).collect();
+    referred_numbers(repo).intersection(&issues).copied().collect()
+}
+
+fn comment_issue(comment: &Value) -> u64 {
+    comment["issue_url"].as_str().unwrap().rsplit('/').next().unwrap().parse().unwrap()
+}
+
+fn stored_issue_numbers(store: &Store) -> BTreeSet<u64> {
+    let mut statement = store.connection().prepare("SELECT number FROM issues").unwrap();
+    statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+/// The crawl stage of the funnel that `status` prints.
+fn crawl_funnel(harvest: &SweHarvest) -> swe_harvest::store::StageFunnel {
+    let report = open_store(harvest).funnel(&[]).unwrap();
+    report.total.into_iter().find(|stage| stage.stage == swe_harvest::model::Stage::Crawl).expect("a crawl funnel")
+}
+
+/// A GraphQL crawl of `repo` is complete: every merged PR, exactly the issues merged
+/// PRs refer to with all their comments, the unmerged PRs counted in the funnel.
+fn assert_graphql_complete(harvest: &SweHarvest, repo: &SimRepo) {
+    let expected = expected(repo);
+    let referenced = referenced_issues(repo);
+    let store = open_store(harvest);
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM pull_requests WHERE merged"), expected.merged, "merged PRs");
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM pull_requests WHERE NOT merged"), 0, "unmerged PRs are not stored");
+    assert_eq!(stored_issue_numbers(&store), referenced, "the issues merged PRs refer to, and no other");
+    let comments = repo.comments.iter().filter(|comment| referenced.contains(&comment_issue(comment))).count();
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM issue_comments"), comments as u64, "their comments");
+    let funnel = crawl_funnel(harvest);
+    assert_eq!((funnel.passed, funnel.dropped), (expected.merged, expected.unmerged), "{funnel:?}");
+    assert_eq!(funnel.reasons.get("not_merged"), Some(&expected.unmerged).filter(|count| **count > 0));
+    assert_eq!(count(&store, "SELECT COUNT(*) FROM failed_requests"), 0, "nothing is missing");
+}
+
+/// Rows of one SQL query, sorted.
+fn rows(harvest: &SweHarvest, sql: &str) -> Vec<String> {
+    let store = open_store(harvest);
+    let mut statement = store.connection().prepare(sql).unwrap();
+    let mut rows: Vec<String> = statement.query_map([], |row| row.get::<_, String>(0)).unwrap().map(Result::unwrap).collect();
+    rows.sort();
+    rows
+}
+
+/// What extract and status read, from REST's store and GraphQL's: the same merged
+/// PRs, the same rows for the issues merged PRs refer to and their comments, the same
+/// funnel; GraphQL's crawl items are REST's (the merged PRs and the referenced
+/// closed-unmerged ones; the other unmerged ones are counted).
+fn assert_same_as_rest(graphql: &SweHarvest, rest: &SweHarvest, referenced: &BTreeSet<u64>) {
+    let pulls = "SELECT repo || ' ' || number || ' ' || merged || ' ' || data FROM pull_requests";
+    assert_eq!(rows(graphql, pulls), rows(rest, pulls), "merged PRs");
+    let numbers = referenced.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let issues = format!("SELECT repo || ' ' || number || ' ' || data FROM issues WHERE number IN ({numbers})");
+    assert_eq!(rows(graphql, &issues), rows(rest, &issues), "referenced issues");
+    let comments = format!(
+        "SELECT repo || ' ' || id || ' ' || issue_number || ' ' || data FROM issue_comments WHERE issue_number IN ({numbers})"
+    );
+    assert_eq!(rows(graphql, &comments), rows(rest, &comments), "their comments");
+    let funnel = |harvest: &SweHarvest| serde_json::to_value(open_store(harvest).funnel(&[]).unwrap()).unwrap();
+    assert_eq!(funnel(graphql), funnel(rest), "the funnel");
+    let items = "SELECT stage || ' ' || repo || ' ' || item || ' ' || outcome || ' ' || COALESCE(reason, '') || ' ' \
+                 || COALESCE(detail, '') FROM stage_items";
+    let rest_items: BTreeSet<String> = rows(rest, items).into_iter().collect();
+    let missing: Vec<String> = rows(graphql, items).into_iter().filter(|row| !rest_items.contains(row)).collect();
+    assert!(missing.is_empty(), "crawl items REST does not have: {missing:?}");
 }
 
 #[test]
-fn graphql_stores_the_rows_of_rest_plus_closing_references_in_a_third_of_the_requests() {
-    let repo = generate(REPO, &GenerateSpec::new(300, 200, 900));
+fn graphql_stores_what_extract_reads_as_rest_does_in_a_quarter_of_the_requests() {
+    // The shape of real histories: 0.75 closed-unmerged PRs and 1.5 issues per merged
+    // PR, most issues referenced by no merged PR.
+    let repo = generate(REPO, &GenerateSpec::real_shape(300));
     let expected = expected(&repo);
+    let referenced = referenced_issues(&repo);
+    assert!(referenced.len() * 2 < repo.issues.len(), "most issues are referenced by no merged PR");
     let rest_sim = GithubSim::start(fixtures_with(repo.clone()));
     let rest = SweHarvest::new();
     let output = run(crawl_command(&rest, &rest_sim, 100));
@@ -776,29 +872,41 @@ fn graphql_stores_the_rows_of_rest_plus_closing_references_in_a_third_of_the_req
     let graphql = SweHarvest::new();
     let output = run(graphql_command(&graphql, &sim, 100));
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_complete(&graphql, &expected);
-    assert_eq!(raw_rows(&graphql), raw_rows(&rest), "the same rows as the REST crawl");
+    assert_graphql_complete(&graphql, &repo);
+    assert_same_as_rest(&graphql, &rest, &referenced);
+    // A closed-unmerged PR that a merged PR names is listed, so extract knows it is no issue.
+    let continued: BTreeSet<u64> = referred_numbers(&repo)
+        .into_iter()
+        .filter(|number| repo.pulls.iter().any(|pull| pull["number"].as_u64() == Some(*number)))
+        .collect();
+    assert!(!continued.is_empty(), "some merged PRs continue closed-unmerged ones");
+    let listed: BTreeSet<u64> =
+        rows(&graphql, "SELECT item FROM stage_items WHERE reason = 'not_merged'").iter().map(|item| item.parse().unwrap()).collect();
+    assert_eq!(listed, continued);
 
-    // One query per 100 closed PRs and per 100 issues (comments come with their issue).
+    // One query per 100 merged PRs and per 100 numbers that merged PRs refer to.
     let stats = sim.stats();
-    let pull_pages = (expected.merged + expected.unmerged).div_ceil(100);
-    let issue_pages = expected.issues.div_ceil(100);
+    let pull_pages = expected.merged.div_ceil(100);
+    let by_number = (referred_numbers(&repo).len() as u64).div_ceil(100);
     assert_eq!(stats.by_operation.get("PullRequests"), Some(&pull_pages), "{stats:?}");
-    assert_eq!(stats.by_operation.get("Issues"), Some(&issue_pages), "{stats:?}");
-    assert_eq!(stats.total, pull_pages + issue_pages, "nothing else: {stats:?}");
+    assert_eq!(stats.by_operation.get("IssuesByNumber"), Some(&by_number), "{stats:?}");
+    assert_eq!(stats.total, pull_pages + by_number, "nothing else: {stats:?}");
     assert_eq!(stats.endpoint_total("graphql"), stats.total, "no REST request: {stats:?}");
     let rest_requests = rest_sim.stats().total;
     assert!(stats.total * 1000 / expected.merged <= 25, "{} requests for {} merged PRs", stats.total, expected.merged);
-    assert!(stats.total * 3 <= rest_requests, "GraphQL {} requests, REST {rest_requests}", stats.total);
-    assert!(stats.points >= stats.total, "every query costs at least a point: {stats:?}");
+    assert!(stats.total * 4 <= rest_requests, "GraphQL {} requests, REST {rest_requests}", stats.total);
+    // 3 points a page of PRs (labels, references, commits of 100 PRs), 2 per 100
+    // numbers (labels, comments); a point per 100 connections GitHub assumes full.
+    let referred = referred_numbers(&repo).len() as u64;
+    let batch_points = |size: u64| ((size * 2) as f64 / 100.0).round().max(1.0) as u64;
+    let by_number_points = (referred / 100) * 2 + if referred % 100 > 0 { batch_points(referred % 100) } else { 0 };
+    assert_eq!(stats.points, pull_pages * 3 + by_number_points, "{stats:?}");
     let summary = stderr(&output);
     assert!(summary.contains("through the graphql API") && summary.contains("GraphQL points"), "{summary}");
+    assert!(summary.contains(&format!("GitHub counts {} closed unmerged", expected.unmerged)), "{summary}");
 
     // GitHub's closing references: the simulator links `Fixes #N` of the body.
-    let expected_references: BTreeSet<(u64, u64)> = repo
-        .pulls
-        .iter()
-        .filter(|pull| !pull["merged_at"].is_null())
+    let expected_references: BTreeSet<(u64, u64)> = merged_pulls(&repo)
         .filter_map(|pull| Some((pull["number"].as_u64()?, fixed_issue(pull)?)))
         .collect();
     assert!(expected_references.len() > 100);
@@ -832,15 +940,14 @@ fn graphql_is_the_default_with_a_token_and_finds_the_enterprise_endpoint_under_a
 #[test]
 fn graphql_recovers_from_every_fault_kind_and_waits_out_its_points() {
     let repo = small_repo();
-    let expected = expected(&repo);
     let cases: Vec<(&str, Fault, u16)> = vec![
         (
             "secondary limit with Retry-After",
             Fault::new("/graphql#PullRequests", FaultKind::SecondaryRetryAfter { secs: 1 }).skip(1),
             403,
         ),
-        ("secondary limit message", Fault::new("/graphql#Issues", FaultKind::SecondaryMessage).times(2), 403),
-        ("502", Fault::new("/graphql#Issues", FaultKind::Status { status: 502 }).times(2), 502),
+        ("secondary limit message", Fault::new("/graphql#IssuesByNumber", FaultKind::SecondaryMessage).times(2), 403),
+        ("502", Fault::new("/graphql#IssuesByNumber", FaultKind::Status { status: 502 }).times(2), 502),
         (
             "points used up (RATE_LIMITED in a 200)",
             Fault::new("/graphql#PullRequests", FaultKind::GraphqlRateLimited { reset_in_secs: 2 }).skip(1),
@@ -848,13 +955,13 @@ fn graphql_recovers_from_every_fault_kind_and_waits_out_its_points() {
         ),
         (
             "primary exhaustion (403)",
-            Fault::new("/graphql#Issues", FaultKind::PrimaryExhausted { reset_in_secs: 2 }),
+            Fault::new("/graphql#IssuesByNumber", FaultKind::PrimaryExhausted { reset_in_secs: 2 }),
             403,
         ),
         (
             "errors in a 200 body, no data",
             Fault::new(
-                "/graphql#Issues",
+                "/graphql#IssuesByNumber",
                 FaultKind::GraphqlErrors {
                     kind: "INTERNAL".into(),
                     message: "Something went wrong while executing your query.".into(),
@@ -876,7 +983,7 @@ fn graphql_recovers_from_every_fault_kind_and_waits_out_its_points() {
         let started = Instant::now();
         let output = run_within(graphql_command(&harvest, &sim, 20), Duration::from_secs(60));
         assert!(output.status.success(), "{name}: {}", stderr(&output));
-        assert_complete(&harvest, &expected);
+        assert_graphql_complete(&harvest, &repo);
         let stats = sim.stats();
         if status != 0 {
             assert!(stats.status_total(status) >= 1, "{name}: the fault was served: {stats:?}");
@@ -891,10 +998,11 @@ fn graphql_recovers_from_every_fault_kind_and_waits_out_its_points() {
 
 #[test]
 fn graphql_query_too_large_or_timing_out_is_asked_again_with_fewer_items() {
-    let repo = small_repo();
-    let expected = expected(&repo);
+    let repo = generate(REPO, &GenerateSpec::real_shape(200));
+    let referred = referred_numbers(&repo).len() as u64;
     // A page of 100 PRs (with labels, closing references and commits) may return
-    // 14,600 nodes; of 50, 7,300.
+    // 14,600 nodes, of 50 7,300; 100 issues by number (labels, comments) 12,000, 50 6,000.
+    assert!(referred > 84, "a batch of 100 numbers is too large: {referred}");
     for (name, configure) in [
         ("node limit", Box::new(|sim: &GithubSim| sim.set_graphql_node_limit(10_000)) as Box<dyn Fn(&GithubSim)>),
         ("timeout", Box::new(|sim: &GithubSim| sim.set_graphql_timeout_above_nodes(10_000))),
@@ -905,21 +1013,27 @@ fn graphql_query_too_large_or_timing_out_is_asked_again_with_fewer_items() {
         let output = run_within(graphql_command(&harvest, &sim, 100), Duration::from_secs(60));
         assert!(output.status.success(), "{name}: {}", stderr(&output));
         assert!(stderr(&output).contains("asking for 50 items per page"), "{name}: {}", stderr(&output));
-        assert_complete(&harvest, &expected);
+        assert!(stderr(&output).contains("asking for 50 issues per query"), "{name}: {}", stderr(&output));
+        assert_graphql_complete(&harvest, &repo);
         let stats = sim.stats();
-        // The first query failed, then pages of 50: 66 closed PRs, 40 issues.
-        assert_eq!(stats.by_operation.get("PullRequests"), Some(&2), "{name}: {stats:?}");
-        assert_eq!(stats.by_operation.get("Issues"), Some(&1), "{name}: {stats:?}");
-        assert_eq!(stats.total, 4, "{name}: {stats:?}");
+        // Each first query failed, then pages of 50: 200 merged PRs, the referred numbers.
+        assert_eq!(stats.by_operation.get("PullRequests"), Some(&4), "{name}: {stats:?}");
+        assert_eq!(stats.by_operation.get("IssuesByNumber"), Some(&referred.div_ceil(50)), "{name}: {stats:?}");
+        assert_eq!(stats.total, 2 + 4 + referred.div_ceil(50), "{name}: {stats:?}");
     }
 }
 
 #[test]
 fn graphql_crawl_killed_at_any_point_resumes_without_duplicates() {
-    let repo = generate(REPO, &GenerateSpec::new(80, 50, 150));
+    let repo = generate(REPO, &GenerateSpec::real_shape(80));
+    let command = |harvest: &SweHarvest, sim: &GithubSim| {
+        let mut command = graphql_command(harvest, sim, 10);
+        command.env("SWE_HARVEST_CRAWL__GRAPHQL_ISSUES_PER_QUERY", "10");
+        command
+    };
     let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
     let clean = SweHarvest::new();
-    let output = run(graphql_command(&clean, &clean_sim, 10));
+    let output = run(command(&clean, &clean_sim));
     assert!(output.status.success(), "{}", stderr(&output));
     let clean_requests = clean_sim.stats().total;
 
@@ -930,8 +1044,7 @@ fn graphql_crawl_killed_at_any_point_resumes_without_duplicates() {
     let mut interrupted = 0;
     for kill_after in kill_points {
         assert!(kill_after < clean_requests, "kill points fall inside the crawl ({clean_requests} requests)");
-        let mut child =
-            graphql_command(&harvest, &sim, 10).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = command(&harvest, &sim).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         let started = Instant::now();
         while sim.stats().total < kill_after && started.elapsed() < Duration::from_secs(30) {
             if child.try_wait().unwrap().is_some() {
@@ -947,7 +1060,7 @@ fn graphql_crawl_killed_at_any_point_resumes_without_duplicates() {
     }
     assert!(interrupted >= kill_points.len() - 1, "the crawl was killed mid-run {interrupted} times");
     sim.set_delay(Duration::ZERO);
-    let output = run(graphql_command(&harvest, &sim, 10));
+    let output = run(command(&harvest, &sim));
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(raw_rows(&harvest), raw_rows(&clean), "same rows as the clean run");
     assert_eq!(closing_references(&harvest), closing_references(&clean));
@@ -971,12 +1084,25 @@ fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
     let output = run(graphql_command(&harvest, &sim, 20));
     assert!(output.status.success(), "{}", stderr(&output));
     let stats = sim.stats();
-    assert_eq!(stats.total, 2, "one query for PRs, one for issues: {stats:?}");
+    assert_eq!(stats.total, 2, "one query for PRs, one for issues updated since: {stats:?}");
     assert!(stats.points <= 5, "{stats:?}");
 
+    // Since the last pass: a new merged PR fixes an issue that was edited and
+    // commented; an issue an older PR refers to got a comment; an issue no merged PR
+    // refers to got one too.
     let now = chrono::Utc::now();
-    let edited_issue = repo.issues[3]["number"].as_u64().unwrap();
+    let referenced = referenced_issues(&repo);
+    let unreferenced: Vec<u64> = repo
+        .issues
+        .iter()
+        .filter_map(|issue| issue["number"].as_u64())
+        .filter(|number| !referenced.contains(number))
+        .collect();
+    let edited_issue = *referenced.iter().next().unwrap();
+    let commented_issue = *referenced.iter().nth(1).unwrap();
+    let ignored_issue = unreferenced[0];
     let new_number = 10_000;
+    let stamp = Value::String(now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
     sim.update(|fixtures| {
         let repo = fixtures.repos.get_mut(REPO).unwrap();
         repo.pulls.push(crate::support::github_sim::data::pull_request(
@@ -993,19 +1119,23 @@ fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
                 labels: vec![],
             },
         ));
-        let issue = &mut repo.issues[3];
-        issue["body"] = Value::String("Edited body".into());
-        // A new comment updates its issue, as on GitHub.
-        issue["updated_at"] = Value::String(now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
-        repo.comments.push(crate::support::github_sim::data::comment(
-            REPO,
-            999_999_999,
-            edited_issue,
-            "late",
-            "Late comment",
-            now,
-            now,
-        ));
+        for (number, id) in [(edited_issue, 999_999_991), (commented_issue, 999_999_992), (ignored_issue, 999_999_993)] {
+            let issue = repo.issues.iter_mut().find(|issue| issue["number"].as_u64() == Some(number)).unwrap();
+            if number == edited_issue {
+                issue["body"] = Value::String("Edited body".into());
+            }
+            // A new comment updates its issue, as on GitHub.
+            issue["updated_at"] = stamp.clone();
+            repo.comments.push(crate::support::github_sim::data::comment(
+                REPO,
+                id,
+                number,
+                "late",
+                "Late comment",
+                now,
+                now,
+            ));
+        }
     });
     sim.reset_stats();
     let output = run(graphql_command(&harvest, &sim, 20));
@@ -1017,8 +1147,15 @@ fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
     assert!(swe_harvest::store::raw::pull_request(store.connection(), &slug, new_number).unwrap().is_some());
     let issue = swe_harvest::store::raw::issue(store.connection(), &slug, edited_issue).unwrap().unwrap();
     assert_eq!(issue.body.as_deref(), Some("Edited body"));
-    let comments = swe_harvest::store::raw::comments(store.connection(), &slug, edited_issue).unwrap();
-    assert!(comments.iter().any(|comment| comment.id == 999_999_999));
+    let comment_ids = |number| -> Vec<u64> {
+        swe_harvest::store::raw::comments(store.connection(), &slug, number).unwrap().iter().map(|c| c.id).collect()
+    };
+    assert!(comment_ids(edited_issue).contains(&999_999_991));
+    assert!(comment_ids(commented_issue).contains(&999_999_992), "a referenced issue's new comment is fetched");
+    assert!(
+        swe_harvest::store::raw::issue(store.connection(), &slug, ignored_issue).unwrap().is_none(),
+        "an issue no merged PR refers to is not stored"
+    );
     assert!(closing_references(&harvest).contains(&(new_number, edited_issue)));
 }
 
@@ -1046,14 +1183,8 @@ fn graphql_fetches_few_mentioned_issues_by_number_in_batches_and_uses_partial_an
             at,
         ));
     }
-    let expected_comments = repo
-        .comments
-        .iter()
-        .filter(|comment| {
-            let number: u64 = comment["issue_url"].as_str().unwrap().rsplit('/').next().unwrap().parse().unwrap();
-            mentioned.contains(&number)
-        })
-        .count() as u64;
+    let expected_comments =
+        repo.comments.iter().filter(|comment| mentioned.contains(&comment_issue(comment))).count() as u64;
     let sim = GithubSim::start(fixtures_with(repo));
     let harvest = SweHarvest::new();
     let mut command = graphql_command(&harvest, &sim, 100);
@@ -1061,16 +1192,12 @@ fn graphql_fetches_few_mentioned_issues_by_number_in_batches_and_uses_partial_an
     let output = run(command);
     assert!(output.status.success(), "{}", stderr(&output));
     let stats = sim.stats();
-    assert_eq!(stats.by_operation.get("Issues"), None, "no bulk listing: {stats:?}");
+    assert_eq!(stats.by_operation.get("Issues"), None, "no listing of issues: {stats:?}");
     let referred = mentioned.len() as u64 + 1; // and 99999
     assert_eq!(stats.by_operation.get("IssuesByNumber"), Some(&referred.div_ceil(4)), "{stats:?}");
     assert_eq!(stats.by_operation.get("IssueComments"), Some(&1), "the busy issue's second page: {stats:?}");
     let store = open_store(&harvest);
-    let stored: BTreeSet<u64> = {
-        let mut statement = store.connection().prepare("SELECT number FROM issues").unwrap();
-        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
-    };
-    assert_eq!(stored, mentioned);
+    assert_eq!(stored_issue_numbers(&store), mentioned);
     assert_eq!(count(&store, "SELECT COUNT(*) FROM issue_comments"), expected_comments);
     assert_eq!(count(&store, "SELECT COUNT(*) FROM failed_requests"), 0, "a partial answer is no failure");
 
@@ -1082,14 +1209,14 @@ fn graphql_fetches_few_mentioned_issues_by_number_in_batches_and_uses_partial_an
 #[test]
 fn the_token_appears_in_no_graphql_log_line_or_stored_row() {
     let sim = GithubSim::start(fixtures_with(small_repo()));
-    sim.add_fault(Fault::new("/graphql#Issues", FaultKind::Status { status: 502 }).times(1_000));
+    sim.add_fault(Fault::new("/graphql#IssuesByNumber", FaultKind::Status { status: 502 }).times(1_000));
     let harvest = SweHarvest::new();
     let mut command = graphql_command(&harvest, &sim, 20);
     command.env("SWE_HARVEST_GITHUB__MAX_RETRIES", "1").env("RUST_LOG", "trace").arg("-vv");
     let output = run(command);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let logs = stderr(&output);
-    assert!(logs.contains("Issues") && logs.contains("HTTP 502"), "{logs}");
+    assert!(logs.contains("IssuesByNumber") && logs.contains("HTTP 502"), "{logs}");
     assert!(!logs.contains(TOKEN) && !String::from_utf8_lossy(&output.stdout).contains(TOKEN));
     for entry in fs_err::read_dir(&harvest.data_dir).unwrap() {
         let bytes = fs_err::read(entry.unwrap().path()).unwrap();
@@ -1099,7 +1226,131 @@ fn the_token_appears_in_no_graphql_log_line_or_stored_row() {
     sim.clear_faults();
     let output = run(graphql_command(&harvest, &sim, 20));
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_complete(&harvest, &expected(&small_repo()));
+    assert_graphql_complete(&harvest, &small_repo());
+}
+
+#[test]
+fn graphql_counts_the_unmerged_prs_of_the_window_as_rest_lists_them() {
+    let repo = generate(REPO, &GenerateSpec::real_shape(120));
+    let window = ["--since", "2020-01-05", "--until", "2020-01-12"];
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    let rest = SweHarvest::new();
+    let output = run({
+        let mut command = crawl_command(&rest, &sim, 100);
+        command.args(window);
+        command
+    });
+    assert!(output.status.success(), "{}", stderr(&output));
+    let graphql = SweHarvest::new();
+    let output = run({
+        let mut command = graphql_command(&graphql, &sim, 100);
+        command.args(window);
+        command
+    });
+    assert!(output.status.success(), "{}", stderr(&output));
+    let in_window = |pull: &&Value| {
+        let created = pull["created_at"].as_str().unwrap();
+        ("2020-01-05".."2020-01-12").contains(&created)
+    };
+    let unmerged = repo.pulls.iter().filter(in_window).filter(|pull| pull["merged_at"].is_null()).count() as u64;
+    let merged = repo.pulls.iter().filter(in_window).filter(|pull| !pull["merged_at"].is_null()).count() as u64;
+    assert!(unmerged > 10 && merged > 10 && merged < 120, "the window holds some PRs: {merged} merged, {unmerged} not");
+    let funnel = crawl_funnel(&graphql);
+    assert_eq!((funnel.passed, funnel.dropped), (merged, unmerged), "{funnel:?}");
+    assert_eq!(
+        serde_json::to_value(open_store(&graphql).funnel(&[]).unwrap()).unwrap(),
+        serde_json::to_value(open_store(&rest).funnel(&[]).unwrap()).unwrap(),
+        "the same funnel as REST's"
+    );
+    let pulls = "SELECT repo || ' ' || number || ' ' || data FROM pull_requests";
+    assert_eq!(rows(&graphql, pulls), rows(&rest, pulls));
+}
+
+#[test]
+fn every_graphql_query_the_crawler_sends_is_one_githubs_schema_accepts() {
+    if !GithubSchema::shared_path().exists() {
+        eprintln!(
+            "SKIPPED: GitHub's GraphQL schema is not at {} (the shared data folder); its queries were not validated",
+            GithubSchema::shared_path().display()
+        );
+        return;
+    }
+    // Every operation and every variant: the first page's count of unmerged PRs by
+    // `totalCount` (no window) and by `search` (a window), later pages, the refresh
+    // listing, numbers that are issues, closed PRs or nothing, long comment threads.
+    let mut repo = generate(REPO, &GenerateSpec::real_shape(150));
+    repo.pulls[0]["body"] = Value::String("See #99999.".into());
+    let busy = *referenced_issues(&repo).iter().next().unwrap();
+    let at = chrono::DateTime::parse_from_rfc3339("2021-06-01T00:00:00Z").unwrap().to_utc();
+    for index in 0..120u64 {
+        repo.comments.push(crate::support::github_sim::data::comment(REPO, 800_000_000 + index, busy, "c", "+1", at, at));
+    }
+    let sim = GithubSim::start(fixtures_with(repo.clone()));
+    for window in [&[][..], &["--since", "2020-01-03", "--until", "2020-01-20"][..]] {
+        let harvest = SweHarvest::new();
+        for _pass in 0..2 {
+            let output = run({
+                let mut command = graphql_command(&harvest, &sim, 50);
+                command.args(window);
+                command
+            });
+            assert!(output.status.success(), "{}", stderr(&output));
+        }
+        if window.is_empty() {
+            assert_graphql_complete(&harvest, &repo);
+        }
+    }
+    let stats = sim.stats();
+    assert_eq!(stats.refused, Vec::<String>::new(), "GitHub would refuse these queries");
+    assert_eq!(stats.schema_checked, stats.endpoint_total("graphql"), "every query was checked: {stats:?}");
+    for operation in swe_harvest::crawl::GRAPHQL_OPERATIONS {
+        assert!(stats.by_operation.get(operation).is_some_and(|count| *count > 0), "{operation} was sent: {stats:?}");
+    }
+    let first_pages = |variable: &str| stats.by_url.keys().filter(|url| url.contains(variable)).count();
+    assert!(first_pages("unmergedQuery") >= 1, "the window's count was searched: {stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulator_refuses_what_github_refuses() {
+    let sim = GithubSim::start(fixtures_with(small_repo()));
+    let settings = swe_harvest::github::ClientSettings::from_config(
+        &swe_harvest::config::GithubConfig {
+            api_url: sim.url().to_string(),
+            max_retries: 0,
+            ..swe_harvest::config::GithubConfig::default()
+        },
+        vec![swe_harvest::secret::Secret::new(TOKEN)],
+    );
+    let client =
+        swe_harvest::github::GithubClient::new(settings, std::sync::Arc::new(swe_harvest::progress::NoReporter))
+            .unwrap();
+    let ask = |query: &'static str| {
+        let client = &client;
+        async move {
+            client.graphql::<Value>("Probe", query, &serde_json::json!({"owner": "acme", "name": "widgets"})).await
+        }
+    };
+    // A connection listed without `first` or `last`: GitHub's own rule, schema or not.
+    let unbounded = "query Probe($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { \
+                     issues { nodes { number } } } }";
+    let error = ask(unbounded).await.unwrap_err().to_string();
+    assert!(error.contains("must provide a `first` or `last` value"), "{error}");
+    let bounded = "query Probe($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { \
+                   issues(first: 3) { nodes { number } } } }";
+    assert!(ask(bounded).await.is_ok());
+    if !GithubSchema::shared_path().exists() {
+        eprintln!("SKIPPED (in part): GitHub's GraphQL schema is absent; a field GitHub lacks was not tried");
+        return;
+    }
+    let unknown_field = "query Probe($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { \
+                         issues(first: 3) { nodes { number mergedAt } } } }";
+    let error = ask(unknown_field).await.unwrap_err().to_string();
+    assert!(error.contains("mergedAt"), "{error}");
+    let undeclared = "query Probe { repository(owner: $owner, name: \"widgets\") { name } }";
+    assert!(ask(undeclared).await.is_err());
+    let refused = sim.stats().refused;
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(refused.iter().all(|why| why.starts_with("Probe: ")), "{refused:?}");
 }
 
 /// Two of the demo's repositories (real git history), their GitHub side served by

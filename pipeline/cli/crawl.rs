@@ -51,16 +51,19 @@ const MISSING_SHOWN: usize = 20;
 fn print_summary(summary: &CrawlSummary) -> std::io::Result<()> {
     let mut out = std::io::stderr().lock();
     for repo in &summary.repositories {
+        let pulls = match repo.unmerged_counted {
+            Some(unmerged) => format!("{} merged PRs (GitHub counts {unmerged} closed unmerged)", repo.merged_seen),
+            None => format!("{} closed PRs ({} merged)", repo.pull_requests_seen, repo.merged_seen),
+        };
         writeln!(
             out,
-            "{}: read {} closed PRs ({} merged), {} issues, {} comments{}; the store holds {} merged PRs, {} issues, {} comments",
+            "{}: read {pulls}, {} issues, {} comments{}; the store holds {} merged PRs, {} issues, {} comments",
             repo.repo,
-            repo.pull_requests_seen,
-            repo.merged_seen,
             repo.issues_seen,
             repo.comments_seen,
             match repo.plan {
                 Some(crawl::Plan::PerIssue) => " (mentioned issues fetched one by one)",
+                Some(crawl::Plan::Referenced) => " (the issues merged PRs refer to)",
                 _ => "",
             },
             repo.stored.merged_pull_requests,

@@ -1,42 +1,60 @@
 //! The crawl through GitHub's GraphQL API (`crawl --api graphql`, the default with a
-//! token): the same raw objects as the REST crawl, in about a third of the requests,
-//! plus GitHub's own closing references. HTTP, points and retries belong to
-//! [`crate::github::GithubClient::graphql`]; this module owns the queries, their
-//! cursors and what is stored.
+//! token): the merged pull requests and the issues they refer to, with GitHub's own
+//! closing references, in about a quarter of REST's requests. HTTP, points and
+//! retries belong to [`crate::github::GithubClient::graphql`]; this module owns the
+//! queries, their cursors and what is stored.
 //!
-//! Per repository and pass (the same pass and plan logic as REST, under checkpoints
-//! of their own, `graphql_*`, so that switching APIs starts a fresh pass):
-//! 1. `PullRequests`: `repository.pullRequests(states: [MERGED, CLOSED], orderBy:
-//!    UPDATED_AT DESC)`, `crawl.graphql_page_size` per query, each PR with its
-//!    `closingIssuesReferences` (first 25, those of this repository are stored as
-//!    source `closing`) and its commits' messages (first 100; issue numbers they
-//!    mention are stored as source `commit_message` and fetched like those of the
-//!    body). Merged PRs of the window are stored, closed-unmerged ones dropped in the
-//!    funnel (`not_merged`), exactly as REST does. Paging stops at the first PR
-//!    updated before the pass's lower bound.
-//! 2. With the bulk plan, `Issues`: `repository.issues(orderBy: UPDATED_AT DESC,
-//!    filterBy: {since})`, each issue with its first 100 comments. An issue with more
-//!    comments gets follow-up `IssueComments` queries (100 a page) before its page is
-//!    committed, so a stored issue always has all its comments. Comments on pull
-//!    requests are not stored (REST's bulk comment listing stores them; extract never
-//!    reads them).
-//! 3. `IssuesByNumber`: issues that the window's PRs mention or close and that the
-//!    store lacks (per-issue plan: all of them; bulk plan with `--since`: those the
-//!    listing did not hold), `crawl.graphql_issues_per_query` per query through
-//!    aliased `issueOrPullRequest(number:)` fields, with their comments.
+//! Per repository and pass (checkpoints of their own, `graphql_*`, so that switching
+//! APIs starts a fresh pass):
+//! 1. `PullRequests`: `repository.pullRequests(states: [MERGED], orderBy: UPDATED_AT
+//!    DESC)`, `crawl.graphql_page_size` per query, each PR with its
+//!    `closingIssuesReferences` (first 25; those of this repository are stored as
+//!    source `closing`) and its commits' messages (first 100; the issue numbers they
+//!    mention are stored as source `commit_message`). Paging stops at the first PR
+//!    updated before the pass's lower bound. Closed-unmerged PRs are not listed: the
+//!    pass's first page also asks how many there are (`pullRequests(states: [CLOSED])
+//!    { totalCount }`, or with `--since`/`--until` a `search` of `is:pr is:closed
+//!    is:unmerged created:...` for its `issueCount`), and the funnel records that
+//!    count as `not_merged` drops (see `store::record_dropped_total`). Extract needs
+//!    no more of them: it reads merged PRs only, and an unmerged PR's number only when
+//!    a merged PR refers to it, which step 3 finds out.
+//! 2. From the second pass of a window on, `Issues`: `repository.issues(filterBy:
+//!    {since})` since the previous pass started (less [`CLOCK_MARGIN`]), newest
+//!    update first: the issues edited or commented since. Only those the window's
+//!    merged PRs refer to are stored (with their comments).
+//! 3. `IssuesByNumber`: every issue number the window's merged PRs refer to (`#N`,
+//!    same-repository `o/n#N` and issue URLs in titles and bodies, commit messages,
+//!    closing references), minus known PR numbers and those already fetched in this
+//!    window, `crawl.graphql_issues_per_query` per query through aliased
+//!    `issueOrPullRequest(number:)` fields with the issue's comments. A number that
+//!    is a closed-unmerged PR of the window is recorded in the funnel as REST records
+//!    it (extract then knows it is no issue); an open PR is asked again next pass.
 //!
-//! Every page is committed in one transaction with its cursor (GitHub's
-//! `endCursor`), so a killed crawl resumes at the first uncommitted page. GraphQL
-//! has no ETags: an incremental pass asks for PRs newest-updated first and stops at
-//! the previous pass's watermark, and for issues `filterBy: {since: watermark}`, so
-//! an unchanged refresh costs two queries of one point each. When GitHub answers a
-//! query with a timeout or its node limit, the page size is halved for the rest of
-//! the run (down to one); the cursor does not depend on the page size.
+//! An issue with more than 100 comments gets follow-up `IssueComments` queries (100 a
+//! page) before it is stored, so a stored issue always has all its comments.
+//! Comments on pull requests are not stored (extract never reads them), nor are
+//! issues that no merged PR refers to (REST's bulk listing stores them; extract never
+//! reads them): the two APIs store the same merged PRs, the same referenced issues
+//! and comments, and the same funnel.
 //!
-//! Decisions: closing references beyond the first 25 of a PR, and commit messages
-//! beyond the first 100, are not read (extract reads every commit message from the
-//! mirror anyway; the crawl uses them only to choose issues to fetch). A comment
-//! edited without its issue being updated is not refetched by an incremental pass.
+//! Every page is committed in one transaction with its cursor (GitHub's `endCursor`,
+//! or the numbers done), so a killed crawl resumes at the first uncommitted page.
+//! GraphQL has no ETags: an incremental pass asks for PRs newest-updated first and
+//! stops at the previous pass's watermark, and for issues updated since the previous
+//! pass began, so an unchanged refresh costs two queries of a few points. When
+//! GitHub answers a query with a timeout or its node limit, the page size (or the
+//! batch of numbers) is halved for the rest of the run, down to one.
+//!
+//! Page sizes (decision): 100 merged PRs a query (GitHub's `first` maximum) may
+//! return 14,600 nodes and cost 3 points (a point per 100 connections GitHub assumes
+//! full: the page, and per PR its labels, closing references and commits); 100
+//! issues by number may return 12,000 nodes and cost 2 points. Both are far below the
+//! 500,000-node limit, so the requests, not the points or nodes, bound the crawl.
+//!
+//! Limits (decisions): closing references beyond the first 25 of a PR, and commit
+//! messages beyond the first 100, are not read (extract reads every commit message
+//! from the mirror; an issue named only in a PR's 101st commit is not fetched). A
+//! comment edited without its issue being updated is not refetched by a refresh.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,9 +63,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{CrawlError, Outcome, PassCursor, Plan, PullsListing, RepoCrawl, Window, references};
+use super::{CrawlError, Outcome, Plan, PullsListing, RepoCrawl, Window, references};
 use crate::github::{GithubError, GraphqlAnswer};
-use crate::model::{RawComment, RawIssue, RawPullRequest};
+use crate::model::drop_reason::CrawlDropReason;
+use crate::model::{RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug};
 use crate::store::raw::{self, ReferenceSource};
 use crate::store::{self, StoreError};
 
@@ -56,25 +75,66 @@ const PULLS: &str = "graphql_pulls";
 const ISSUES: &str = "graphql_issues";
 const REFERENCED: &str = "graphql_referenced_issues";
 
+/// The operation names of every query this crawl sends.
+pub const OPERATIONS: [&str; 4] = ["PullRequests", "Issues", "IssuesByNumber", "IssueComments"];
+
 /// Closing references read per PR.
 const CLOSING_REFERENCES_PER_PULL: u32 = 25;
 /// Commit messages read per PR.
 const COMMITS_PER_PULL: u32 = 100;
 /// Comments per issue in a listing, and per follow-up query.
 const COMMENTS_PER_PAGE: u32 = 100;
+/// A refresh lists issues updated since the previous pass began, less this much: room
+/// for this machine's clock running ahead of GitHub's.
+const CLOCK_MARGIN: chrono::Duration = chrono::Duration::minutes(10);
 
 const RATE_LIMIT: &str = "rateLimit { cost remaining resetAt }";
 
-const ISSUE_FIELDS: &str = "number title body state createdAt updatedAt closedAt author { login } \
-     labels(first: 20) { nodes { name } } \
+/// The fields of an issue that the crawl stores, with its first 100 comments.
+const ISSUE_FRAGMENT: &str = "fragment IssueFields on Issue { number title body state createdAt updatedAt closedAt \
+     author { login } labels(first: 20) { nodes { name } } \
      comments(first: 100) { totalCount pageInfo { hasNextPage endCursor } \
-     nodes { databaseId body createdAt updatedAt author { login } } }";
+     nodes { databaseId body createdAt updatedAt author { login } } } }";
 
-fn pulls_query() -> String {
+/// What the crawl needs of a PR that a referenced number turns out to be.
+const PULL_STATE_FRAGMENT: &str = "fragment PullRequestState on PullRequest { number state createdAt closedAt mergedAt }";
+
+/// How the first page of a pass counts the closed-unmerged PRs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum UnmergedCount {
+    /// `pullRequests(states: [CLOSED]) { totalCount }`: all of them (no window).
+    Total,
+    /// `search(query:) { issueCount }` with this query: those created in the window.
+    Search(String),
+}
+
+impl UnmergedCount {
+    fn for_window(repo: &RepoSlug, window: &Window) -> UnmergedCount {
+        let created = match (window.since, window.until) {
+            (None, None) => return UnmergedCount::Total,
+            (Some(since), Some(until)) => format!("{since}..{}", until.pred_opt().unwrap_or(until)),
+            (Some(since), None) => format!(">={since}"),
+            (None, Some(until)) => format!("<{until}"),
+        };
+        UnmergedCount::Search(format!("repo:{repo} is:pr is:closed is:unmerged created:{created}"))
+    }
+}
+
+/// A page of merged PRs; the first page of a pass also counts the unmerged ones.
+fn pulls_query(count: Option<&UnmergedCount>) -> String {
+    let (search_variable, search_field, total_field) = match count {
+        None => ("", "", ""),
+        Some(UnmergedCount::Total) => ("", "", "closedUnmerged: pullRequests(states: [CLOSED]) { totalCount } "),
+        Some(UnmergedCount::Search(_)) => (
+            ", $unmergedQuery: String!",
+            "closedUnmergedInWindow: search(query: $unmergedQuery, type: ISSUE) { issueCount } ",
+            "",
+        ),
+    };
     format!(
-        "query PullRequests($owner: String!, $name: String!, $first: Int!, $after: String) {{ {RATE_LIMIT} \
-         repository(owner: $owner, name: $name) {{ \
-         pullRequests(first: $first, after: $after, states: [MERGED, CLOSED], orderBy: {{field: UPDATED_AT, direction: DESC}}) {{ \
+        "query PullRequests($owner: String!, $name: String!, $first: Int!, $after: String{search_variable}) {{ {RATE_LIMIT} \
+         {search_field}repository(owner: $owner, name: $name) {{ {total_field}\
+         pullRequests(first: $first, after: $after, states: [MERGED], orderBy: {{field: UPDATED_AT, direction: DESC}}) {{ \
          pageInfo {{ hasNextPage endCursor }} \
          nodes {{ number title body state createdAt updatedAt mergedAt closedAt \
          baseRefName baseRefOid headRefName headRefOid mergeCommit {{ oid }} author {{ login }} \
@@ -89,7 +149,7 @@ fn issues_query() -> String {
         "query Issues($owner: String!, $name: String!, $first: Int!, $after: String, $since: DateTime) {{ {RATE_LIMIT} \
          repository(owner: $owner, name: $name) {{ \
          issues(first: $first, after: $after, orderBy: {{field: UPDATED_AT, direction: DESC}}, filterBy: {{since: $since}}) {{ \
-         pageInfo {{ hasNextPage endCursor }} nodes {{ {ISSUE_FIELDS} }} }} }} }}"
+         pageInfo {{ hasNextPage endCursor }} nodes {{ ...IssueFields }} }} }} }} {ISSUE_FRAGMENT}"
     )
 }
 
@@ -107,13 +167,13 @@ fn issues_by_number_query(numbers: &[u64]) -> String {
         .iter()
         .map(|number| {
             format!(
-                "issue_{number}: issueOrPullRequest(number: {number}) {{ __typename ... on Issue {{ {ISSUE_FIELDS} }} }} "
+                "issue_{number}: issueOrPullRequest(number: {number}) {{ __typename ...IssueFields ...PullRequestState }} "
             )
         })
         .collect();
     format!(
         "query IssuesByNumber($owner: String!, $name: String!) {{ {RATE_LIMIT} \
-         repository(owner: $owner, name: $name) {{ {fields}}} }}"
+         repository(owner: $owner, name: $name) {{ {fields}}} }} {ISSUE_FRAGMENT} {PULL_STATE_FRAGMENT}"
     )
 }
 
@@ -230,10 +290,41 @@ struct RepositoryData<T> {
     repository: Option<T>,
 }
 
+/// A page of merged PRs, and on a pass's first page the count of unmerged ones.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullsData {
+    repository: Option<PullRequestsField>,
+    closed_unmerged_in_window: Option<SearchCount>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PullRequestsField {
     pull_requests: Connection<PullNode>,
+    closed_unmerged: Option<TotalCount>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TotalCount {
+    total_count: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchCount {
+    issue_count: u64,
+}
+
+/// A referenced number that is a pull request.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PullStateNode {
+    number: u64,
+    state: String,
+    created_at: DateTime<Utc>,
+    closed_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -339,6 +430,23 @@ fn issue_entry(node: IssueNode) -> IssueEntry {
     }
 }
 
+/// The repository-level checkpoint of the GraphQL crawl: which pass is running.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct GraphqlPass {
+    number: u64,
+    window: Window,
+    in_progress: bool,
+    /// When the pass started (this machine's clock); `None` in older checkpoints.
+    #[serde(default)]
+    started_at: Option<DateTime<Utc>>,
+    /// Whether this pass lists the issues updated since `refresh_since` (all of them
+    /// when `None`): every pass of a window but its first.
+    #[serde(default)]
+    refresh: bool,
+    #[serde(default)]
+    refresh_since: Option<DateTime<Utc>>,
+}
+
 /// The checkpoint of one GraphQL listing.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct GraphqlCursor {
@@ -354,69 +462,109 @@ struct GraphqlCursor {
     complete: bool,
 }
 
-/// The checkpoint of issues fetched by number: those done in this window.
+/// The checkpoint of referenced issues: the numbers fetched (or found to be no
+/// issue) in this window, whose stored copy the refresh listing keeps current.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ReferencedCursor {
     window: Option<Window>,
     done: BTreeSet<u64>,
 }
 
+/// One GraphQL query's fate.
+enum Answer<T> {
+    Data(GraphqlAnswer<T>),
+    /// GitHub's node limit or a timeout: the caller asks for less.
+    TooLarge,
+    /// Failed for good (recorded).
+    Failed,
+}
+
+/// What a referenced number turned out to be.
+enum Referenced {
+    Issue(Box<IssueEntry>),
+    Pull(PullStateNode),
+}
+
 impl RepoCrawl<'_> {
     /// One repository through GraphQL; see the module docs.
     pub(super) async fn run_graphql(&mut self) -> Result<(), CrawlError> {
         let repo = self.repo.clone();
-        let previous: Option<PassCursor> = self.load(PASS)?;
-        let mut pass = match previous {
+        let previous: Option<GraphqlPass> = self.load(PASS)?;
+        let pass = match previous {
             Some(pass) if pass.window == self.window && pass.in_progress => {
                 tracing::info!(repo = %repo, pass = pass.number, "resuming the interrupted GraphQL crawl pass");
                 pass
             }
-            Some(pass) if pass.window == self.window => {
-                PassCursor { number: pass.number + 1, window: self.window.clone(), in_progress: true, plan: pass.plan }
-            }
+            Some(pass) if pass.window == self.window => GraphqlPass {
+                number: pass.number + 1,
+                window: self.window.clone(),
+                in_progress: true,
+                started_at: Some(Utc::now()),
+                refresh: true,
+                // A pass of an older build did not say when it began: list the window's issues.
+                refresh_since: pass.started_at.map(|at| at - CLOCK_MARGIN).or(self.window.since_time()),
+            },
             other => {
                 if other.is_some() {
                     tracing::info!(repo = %repo, "the --since/--until window changed: starting a full pass");
                     self.store.transaction(|tx| store::crawl::clear_failed_requests(tx, &repo))?;
                 }
-                PassCursor {
+                GraphqlPass {
                     number: other.map_or(1, |pass| pass.number + 1),
                     window: self.window.clone(),
                     in_progress: true,
-                    plan: None,
+                    started_at: Some(Utc::now()),
+                    refresh: false,
+                    refresh_since: None,
                 }
             }
         };
         self.save(PASS, &pass)?;
+        self.summary.plan = Some(Plan::Referenced);
 
         let mut outcomes = vec![self.graphql_pulls(pass.number).await?];
-        let plan = match pass.plan {
-            Some(plan) => plan,
-            None if outcomes[0] == Outcome::Complete => {
-                let plan = self.choose_plan(&self.referred_issues()?)?;
-                pass.plan = Some(plan);
-                self.save(PASS, &pass)?;
-                plan
-            }
-            None => Plan::Bulk,
-        };
-        self.summary.plan = Some(plan);
-        if plan == Plan::Bulk {
-            outcomes.push(self.graphql_issues(pass.number).await?);
+        let referred = self.referred_issues()?;
+        if pass.refresh {
+            outcomes.push(self.graphql_updated_issues(pass.number, pass.refresh_since, &referred).await?);
         }
-        outcomes.push(self.graphql_issues_by_number(plan).await?);
+        outcomes.push(self.graphql_issues_by_number(&referred).await?);
         if outcomes.iter().all(|outcome| *outcome == Outcome::Complete) {
-            pass.in_progress = false;
-            self.save(PASS, &pass)?;
+            self.save(PASS, &GraphqlPass { in_progress: false, ..pass })?;
         }
         Ok(())
     }
 
-    /// The key under which a failed query is recorded (and cleared once it succeeds).
-    /// The key a failed query is recorded under: its endpoint relative to the API root
-    /// (as for REST's pages), the operation and what it asked for.
+    /// The key a failed query is recorded under (and cleared by once it succeeds): its
+    /// endpoint relative to the API root (as for REST's pages), the operation and
+    /// what it asked for.
     fn query_key(&self, operation: &str, detail: &str) -> String {
         format!("{} {operation} {} {detail}", self.client.relative_url(&self.client.graphql_url()), self.repo)
+    }
+
+    /// Runs one query once.
+    async fn query_once<T: DeserializeOwned>(
+        &mut self,
+        operation: &str,
+        query: &str,
+        key: &str,
+        variables: &Value,
+    ) -> Result<Answer<T>, CrawlError> {
+        match self.client.graphql::<T>(operation, query, variables).await {
+            Ok(answer) => {
+                for error in &answer.errors {
+                    tracing::debug!(repo = %self.repo, operation, "partial answer: {error}");
+                }
+                Ok(Answer::Data(answer))
+            }
+            Err(error) if error.is_too_large() => {
+                tracing::debug!(repo = %self.repo, operation, "{error}");
+                Ok(Answer::TooLarge)
+            }
+            Err(error) => {
+                self.record_failure(key, &error)?;
+                Ok(Answer::Failed)
+            }
+        }
     }
 
     /// Runs one query, halving the page size while GitHub says it is too large.
@@ -429,14 +577,10 @@ impl RepoCrawl<'_> {
         variables: impl Fn(u32) -> Value,
     ) -> Result<Option<GraphqlAnswer<T>>, CrawlError> {
         loop {
-            match self.client.graphql::<T>(operation, query, &variables(self.graphql_page_size)).await {
-                Ok(answer) => {
-                    for error in &answer.errors {
-                        tracing::debug!(repo = %self.repo, operation, "partial answer: {error}");
-                    }
-                    return Ok(Some(answer));
-                }
-                Err(error) if error.is_too_large() && self.graphql_page_size > 1 => {
+            match self.query_once::<T>(operation, query, key, &variables(self.graphql_page_size)).await? {
+                Answer::Data(answer) => return Ok(Some(answer)),
+                Answer::Failed => return Ok(None),
+                Answer::TooLarge if self.graphql_page_size > 1 => {
                     self.graphql_page_size = (self.graphql_page_size / 2).max(1);
                     tracing::warn!(
                         repo = %self.repo,
@@ -446,7 +590,12 @@ impl RepoCrawl<'_> {
                         self.graphql_page_size
                     );
                 }
-                Err(error) => {
+                Answer::TooLarge => {
+                    let error = GithubError::Graphql {
+                        url: self.client.graphql_url(),
+                        operation: operation.into(),
+                        message: "too large for GitHub even with one item per page".into(),
+                    };
                     self.record_failure(key, &error)?;
                     return Ok(None);
                 }
@@ -454,47 +603,59 @@ impl RepoCrawl<'_> {
         }
     }
 
-    fn start_cursor(&self, resource: &str, pass_number: u64) -> Result<GraphqlCursor, CrawlError> {
+    /// The listing's cursor of this pass: resumed, or started at `since`.
+    fn start_cursor(
+        &self,
+        resource: &str,
+        pass_number: u64,
+        since: impl FnOnce(Option<GraphqlCursor>) -> Option<DateTime<Utc>>,
+    ) -> Result<GraphqlCursor, CrawlError> {
         let previous: Option<GraphqlCursor> =
             self.load::<GraphqlCursor>(resource)?.filter(|cursor| cursor.window == self.window);
         Ok(match previous {
             Some(cursor) if cursor.pass == pass_number => cursor,
-            previous => {
-                let since = match previous {
-                    Some(cursor) if cursor.complete => cursor.watermark.or(cursor.since),
-                    _ => self.window.since_time(),
-                };
-                GraphqlCursor {
-                    pass: pass_number,
-                    window: self.window.clone(),
-                    since,
-                    after: None,
-                    pages_done: 0,
-                    watermark: None,
-                    complete: false,
-                }
-            }
+            previous => GraphqlCursor {
+                pass: pass_number,
+                window: self.window.clone(),
+                since: since(previous),
+                after: None,
+                pages_done: 0,
+                watermark: None,
+                complete: false,
+            },
         })
     }
 
     async fn graphql_pulls(&mut self, pass_number: u64) -> Result<Outcome, CrawlError> {
-        let mut cursor = self.start_cursor(PULLS, pass_number)?;
+        let window_since = self.window.since_time();
+        let mut cursor = self.start_cursor(PULLS, pass_number, |previous| match previous {
+            Some(cursor) if cursor.complete => cursor.watermark.or(cursor.since),
+            _ => window_since,
+        })?;
         if cursor.complete {
             return Ok(Outcome::Complete);
         }
-        let query = pulls_query();
         let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
-        self.reporter.start(&format!("crawl {} pull requests (GraphQL)", self.repo), None);
+        let count = UnmergedCount::for_window(self.repo, &self.window);
+        self.reporter.start(&format!("crawl {} merged pull requests (GraphQL)", self.repo), None);
         let outcome = loop {
             let key = self.query_key("PullRequests", &format!("after {}", cursor.after.as_deref().unwrap_or("start")));
             let after = cursor.after.clone();
+            // The pass's first page also counts the closed-unmerged PRs.
+            let first_page = cursor.pages_done == 0;
+            let query = pulls_query(first_page.then_some(&count));
+            let unmerged_query = match &count {
+                UnmergedCount::Search(query) if first_page => Some(query.clone()),
+                _ => None,
+            };
             let Some(answer) = self
-                .query::<RepositoryData<PullRequestsField>>(
-                    "PullRequests",
-                    &query,
-                    &key,
-                    |first| json!({"owner": owner, "name": name, "first": first, "after": after}),
-                )
+                .query::<PullsData>("PullRequests", &query, &key, |first| {
+                    let mut variables = json!({"owner": owner, "name": name, "first": first, "after": after});
+                    if let Some(query) = &unmerged_query {
+                        variables["unmergedQuery"] = json!(query);
+                    }
+                    variables
+                })
                 .await?
             else {
                 break Outcome::Incomplete;
@@ -508,10 +669,14 @@ impl RepoCrawl<'_> {
                 self.record_failure(&key, &error)?;
                 break Outcome::Incomplete;
             };
+            let unmerged = repository
+                .closed_unmerged
+                .map(|count| count.total_count)
+                .or(answer.data.closed_unmerged_in_window.map(|count| count.issue_count));
             let connection = repository.pull_requests;
             let entries: Vec<PullEntry> =
                 connection.nodes.into_iter().flatten().map(|node| pull_entry(node, self.repo)).collect();
-            if cursor.pages_done == 0 {
+            if first_page {
                 cursor.watermark = entries.iter().map(|entry| entry.pull.updated_at).max().or(cursor.since);
             }
             let bound = cursor.since;
@@ -551,10 +716,16 @@ impl RepoCrawl<'_> {
                         )?;
                     }
                 }
+                if let Some(unmerged) = unmerged {
+                    store::record_dropped_total(tx, CrawlDropReason::NotMerged, &repo, unmerged)?;
+                }
                 raw::save_checkpoint(tx, &checkpoint)?;
                 raw::clear_failed_request(tx, &repo, &key)?;
                 Ok(counts)
             })?;
+            if unmerged.is_some() {
+                self.summary.unmerged_counted = unmerged;
+            }
             self.summary.pull_requests_seen += counts.0;
             self.summary.merged_seen += counts.1;
             self.reporter.advance(fresh.len() as u64);
@@ -566,14 +737,21 @@ impl RepoCrawl<'_> {
         Ok(outcome)
     }
 
-    async fn graphql_issues(&mut self, pass_number: u64) -> Result<Outcome, CrawlError> {
-        let mut cursor = self.start_cursor(ISSUES, pass_number)?;
+    /// The refresh: issues updated since `since` (all when `None`), of which those in
+    /// `referred` are stored and counted as fetched.
+    async fn graphql_updated_issues(
+        &mut self,
+        pass_number: u64,
+        since: Option<DateTime<Utc>>,
+        referred: &BTreeSet<u64>,
+    ) -> Result<Outcome, CrawlError> {
+        let mut cursor = self.start_cursor(ISSUES, pass_number, |_| since)?;
         if cursor.complete {
             return Ok(Outcome::Complete);
         }
         let query = issues_query();
         let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
-        self.reporter.start(&format!("crawl {} issues and comments (GraphQL)", self.repo), None);
+        self.reporter.start(&format!("crawl {} issues updated since the last pass (GraphQL)", self.repo), None);
         let outcome = loop {
             let key = self.query_key("Issues", &format!("after {}", cursor.after.as_deref().unwrap_or("start")));
             let after = cursor.after.clone();
@@ -599,20 +777,24 @@ impl RepoCrawl<'_> {
                 break Outcome::Incomplete;
             };
             let connection = repository.issues;
-            let mut entries: Vec<IssueEntry> = connection.nodes.into_iter().flatten().map(issue_entry).collect();
+            let listed: Vec<IssueNode> = connection.nodes.into_iter().flatten().collect();
+            if cursor.pages_done == 0 {
+                cursor.watermark = listed.iter().map(|node| node.updated_at).max().or(cursor.since);
+            }
+            let mut entries: Vec<IssueEntry> =
+                listed.into_iter().filter(|node| referred.contains(&node.number)).map(issue_entry).collect();
             if !self.complete_comments(&mut entries).await? {
                 break Outcome::Incomplete;
-            }
-            if cursor.pages_done == 0 {
-                cursor.watermark = entries.iter().map(|entry| entry.issue.updated_at).max().or(cursor.since);
             }
             cursor.pages_done += 1;
             if connection.page_info.has_next_page {
                 cursor.after = connection.page_info.end_cursor.clone();
             }
             cursor.complete = !connection.page_info.has_next_page || cursor.after.is_none();
-            let checkpoint = self.checkpoint(ISSUES, &cursor);
-            self.store_issues(&entries, &checkpoint, &[key])?;
+            let mut referenced = self.referenced_cursor()?;
+            referenced.done.extend(entries.iter().map(|entry| entry.issue.number));
+            let checkpoints = [self.checkpoint(ISSUES, &cursor), self.checkpoint(REFERENCED, &referenced)];
+            self.store_issues(&entries, &[], &checkpoints, &[key])?;
             self.reporter.advance(entries.len() as u64);
             if cursor.complete {
                 break Outcome::Complete;
@@ -652,14 +834,17 @@ impl RepoCrawl<'_> {
         Ok(true)
     }
 
-    /// Stores issues and their comments with a checkpoint, clearing the given failures.
+    /// Stores issues with their comments, and closed-unmerged PRs of the window as
+    /// REST's listing records them, with checkpoints, clearing the given failures.
     fn store_issues(
         &mut self,
         entries: &[IssueEntry],
-        checkpoint: &crate::model::CrawlCheckpoint,
+        unmerged: &[PullStateNode],
+        checkpoints: &[crate::model::CrawlCheckpoint],
         succeeded: &[String],
     ) -> Result<(), CrawlError> {
         let repo = self.repo.clone();
+        let window = self.window.clone();
         self.store.transaction(|tx| -> Result<(), StoreError> {
             for entry in entries {
                 raw::upsert_issue(tx, &repo, &entry.issue)?;
@@ -667,7 +852,21 @@ impl RepoCrawl<'_> {
                     raw::upsert_comment(tx, &repo, comment)?;
                 }
             }
-            raw::save_checkpoint(tx, checkpoint)?;
+            for pull in unmerged.iter().filter(|pull| window.contains(&pull.created_at)) {
+                let closed = pull.closed_at.map(|at| format!(" on {}", at.format("%Y-%m-%d"))).unwrap_or_default();
+                store::record_dropped(
+                    tx,
+                    &Rejection::new(
+                        CrawlDropReason::NotMerged,
+                        repo.clone(),
+                        pull.number.to_string(),
+                        format!("closed without being merged{closed}"),
+                    ),
+                )?;
+            }
+            for checkpoint in checkpoints {
+                raw::save_checkpoint(tx, checkpoint)?;
+            }
             for key in succeeded {
                 raw::clear_failed_request(tx, &repo, key)?;
             }
@@ -702,76 +901,116 @@ impl RepoCrawl<'_> {
         Ok(numbers)
     }
 
-    /// Issues fetched by number, many per query: see the module docs.
-    async fn graphql_issues_by_number(&mut self, plan: Plan) -> Result<Outcome, CrawlError> {
-        if plan == Plan::Bulk && self.window.since.is_none() {
-            // The listing held every issue: a number it did not hold is no issue.
-            return Ok(Outcome::Complete);
-        }
-        let mut cursor: ReferencedCursor = self
+    /// The referenced issues' checkpoint of this window.
+    fn referenced_cursor(&self) -> Result<ReferencedCursor, CrawlError> {
+        Ok(self
             .load::<ReferencedCursor>(REFERENCED)?
             .filter(|cursor| cursor.window.as_ref() == Some(&self.window))
-            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() });
-        let mut targets = Vec::new();
-        for number in self.referred_issues()? {
-            if cursor.done.contains(&number) {
-                continue;
-            }
-            // With the bulk plan, a stored issue came from the listing, with all its comments.
-            if plan == Plan::Bulk && raw::issue(self.store.connection(), self.repo, number)?.is_some() {
-                continue;
-            }
-            targets.push(number);
-        }
+            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() }))
+    }
+
+    /// The referenced numbers not fetched yet in this window, many per query: see the
+    /// module docs.
+    async fn graphql_issues_by_number(&mut self, referred: &BTreeSet<u64>) -> Result<Outcome, CrawlError> {
+        let mut cursor = self.referenced_cursor()?;
+        let mut targets: Vec<u64> = referred.difference(&cursor.done).copied().collect();
         if targets.is_empty() {
             return Ok(Outcome::Complete);
         }
         self.reporter.start(&format!("crawl {} issues by number (GraphQL)", self.repo), Some(targets.len() as u64));
         let mut outcome = Outcome::Complete;
-        let batch_size = self.options.graphql_issues_per_query.clamp(1, 100) as usize;
         let (owner, name) = (self.repo.owner().to_string(), self.repo.name().to_string());
-        for batch in targets.chunks(batch_size) {
-            let query = issues_by_number_query(batch);
-            let first = batch.first().copied().unwrap_or_default();
-            let last = batch.last().copied().unwrap_or_default();
+        while !targets.is_empty() {
+            let batch: Vec<u64> = targets.iter().take(self.graphql_batch_size as usize).copied().collect();
+            let query = issues_by_number_query(&batch);
+            let (first, last) = (batch[0], batch[batch.len() - 1]);
             let key = self.query_key("IssuesByNumber", &format!("#{first}..#{last}"));
-            let Some(answer) = self
-                .query::<RepositoryData<BTreeMap<String, Option<Value>>>>(
+            let variables = json!({"owner": owner, "name": name});
+            let answer = match self
+                .query_once::<RepositoryData<BTreeMap<String, Option<Value>>>>(
                     "IssuesByNumber",
                     &query,
                     &key,
-                    |_| json!({"owner": owner, "name": name}),
+                    &variables,
                 )
                 .await?
-            else {
-                outcome = Outcome::Incomplete;
-                continue;
-            };
-            let mut entries = Vec::new();
-            for (_, value) in answer.data.repository.unwrap_or_default() {
-                let Some(value) = value else { continue };
-                if value.get("__typename").and_then(Value::as_str) != Some("Issue") {
+            {
+                Answer::Data(answer) => answer,
+                Answer::TooLarge if self.graphql_batch_size > 1 => {
+                    self.graphql_batch_size = (self.graphql_batch_size / 2).max(1);
+                    tracing::warn!(
+                        repo = %self.repo,
+                        batch = self.graphql_batch_size,
+                        "GitHub found the query too large; asking for {} issues per query from now on",
+                        self.graphql_batch_size
+                    );
                     continue;
                 }
-                match serde_json::from_value::<IssueNode>(value) {
-                    Ok(node) => entries.push(issue_entry(node)),
-                    Err(error) => {
-                        tracing::warn!(repo = %self.repo, "skipping an issue of an unexpected shape: {error}")
+                Answer::TooLarge => {
+                    let error = GithubError::Graphql {
+                        url: self.client.graphql_url(),
+                        operation: "IssuesByNumber".into(),
+                        message: format!("issue #{first} is too large for GitHub to answer"),
+                    };
+                    self.record_failure(&key, &error)?;
+                    outcome = Outcome::Incomplete;
+                    targets.drain(..batch.len());
+                    continue;
+                }
+                Answer::Failed => {
+                    outcome = Outcome::Incomplete;
+                    targets.drain(..batch.len());
+                    continue;
+                }
+            };
+            let Some(repository) = answer.data.repository else {
+                let error = GithubError::Graphql {
+                    url: self.client.graphql_url(),
+                    operation: "IssuesByNumber".into(),
+                    message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+                };
+                self.record_failure(&key, &error)?;
+                outcome = Outcome::Incomplete;
+                break;
+            };
+            let mut entries = Vec::new();
+            let mut pulls = Vec::new();
+            let mut open_pulls = BTreeSet::new();
+            for (_, value) in repository {
+                let Some(value) = value else { continue };
+                match referenced(value) {
+                    Ok(Referenced::Issue(entry)) => entries.push(*entry),
+                    Ok(Referenced::Pull(pull)) if pull.state.eq_ignore_ascii_case("open") => {
+                        open_pulls.insert(pull.number);
                     }
+                    Ok(Referenced::Pull(pull)) => pulls.push(pull),
+                    Err(error) => tracing::warn!(repo = %self.repo, "skipping an issue of an unexpected shape: {error}"),
                 }
             }
             if !self.complete_comments(&mut entries).await? {
                 outcome = Outcome::Incomplete;
+                targets.drain(..batch.len());
                 continue;
             }
-            cursor.done.extend(batch.iter().copied());
+            // Numbers that resolve to nothing are done too; an open PR may yet close.
+            cursor.done.extend(batch.iter().filter(|number| !open_pulls.contains(number)));
+            let unmerged: Vec<PullStateNode> = pulls.into_iter().filter(|pull| pull.state == "CLOSED").collect();
             let checkpoint = self.checkpoint(REFERENCED, &cursor);
-            self.store_issues(&entries, &checkpoint, &[key])?;
+            self.store_issues(&entries, &unmerged, &[checkpoint], &[key])?;
             self.reporter.advance(batch.len() as u64);
+            targets.drain(..batch.len());
         }
         self.reporter.finish();
         Ok(outcome)
     }
+}
+
+/// An `issueOrPullRequest` answer as an issue or a PR.
+fn referenced(value: Value) -> Result<Referenced, serde_json::Error> {
+    if value.get("__typename").and_then(Value::as_str) == Some("PullRequest") {
+        return Ok(Referenced::Pull(serde_json::from_value(value)?));
+    }
+    Ok(Referenced::Issue(Box::new(issue_entry(serde_json::from_value::<IssueNode>(value)?))))
 }
 
 #[cfg(test)]
@@ -831,7 +1070,7 @@ mod tests {
             per_issue_fetch_ratio: 20,
             api,
             graphql_page_size: 100,
-            graphql_issues_per_query: 50,
+            graphql_issues_per_query: 100,
         };
         assert_eq!(options(CrawlApi::Auto).resolved_api(true), CrawlApi::Graphql);
         assert_eq!(options(CrawlApi::Auto).resolved_api(false), CrawlApi::Rest);
@@ -845,5 +1084,27 @@ mod tests {
         assert!(query.contains("issue_4: issueOrPullRequest(number: 4)"), "{query}");
         assert!(query.contains("issue_17: issueOrPullRequest(number: 17)"), "{query}");
         assert!(query.contains("rateLimit"), "{query}");
+        assert_eq!(query.matches("fragment IssueFields on Issue").count(), 1, "{query}");
+    }
+
+    #[test]
+    fn the_unmerged_count_is_a_total_without_a_window_and_a_search_of_the_window_with_one() {
+        let repo: RepoSlug = "acme/widgets".parse().unwrap();
+        let day = |text: &str| Some(text.parse::<chrono::NaiveDate>().unwrap());
+        let window = |since, until| Window { since, until };
+        assert_eq!(UnmergedCount::for_window(&repo, &window(None, None)), UnmergedCount::Total);
+        let search = |since, until| match UnmergedCount::for_window(&repo, &window(since, until)) {
+            UnmergedCount::Search(query) => query,
+            UnmergedCount::Total => panic!("a window is searched"),
+        };
+        // `--until` is exclusive; a search range is inclusive.
+        assert_eq!(
+            search(day("2024-01-01"), day("2024-07-01")),
+            "repo:acme/widgets is:pr is:closed is:unmerged created:2024-01-01..2024-06-30"
+        );
+        assert!(search(day("2024-01-01"), None).ends_with("created:>=2024-01-01"));
+        assert!(search(None, day("2024-07-01")).ends_with("created:<2024-07-01"));
+        assert!(pulls_query(Some(&UnmergedCount::Total)).contains("closedUnmerged: pullRequests(states: [CLOSED])"));
+        assert!(!pulls_query(None).contains("closedUnmerged"));
     }
 }

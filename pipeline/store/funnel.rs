@@ -1,6 +1,9 @@
 //! The funnel: one row per (stage, repository, item) saying whether the item passed
 //! the stage or was dropped, and why. Recording is an upsert, so a stage that redoes
-//! an item after a crash, or refreshes it, never counts it twice.
+//! an item after a crash, or refreshes it, never counts it twice. Items that a stage
+//! only counted (GitHub's `totalCount` of closed-unmerged PRs) are a total per
+//! (stage, repository, reason), of which that reason's listed items are a part: the
+//! report counts the larger of the two.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +11,7 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::{Result, now};
+use crate::model::drop_reason::DropReason;
 use crate::model::{Rejection, RepoSlug, Stage};
 
 /// Records that `item` passed `stage`.
@@ -38,6 +42,24 @@ pub fn record_dropped(connection: &Connection, rejection: &Rejection) -> Result<
             rejection.detail,
             now()
         ],
+    )?;
+    Ok(())
+}
+
+/// Records that `total` items of `repo` were dropped for `reason` (at the stage that
+/// owns it), counted rather than listed; the listed ones (see [`record_dropped`]) are
+/// among them.
+pub fn record_dropped_total(
+    connection: &Connection,
+    reason: impl Into<DropReason>,
+    repo: &RepoSlug,
+    total: u64,
+) -> Result<()> {
+    let reason = reason.into();
+    connection.execute(
+        "INSERT INTO stage_totals (stage, repo, reason, total, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (stage, repo, reason) DO UPDATE SET total = excluded.total, updated_at = excluded.updated_at",
+        params![reason.stage().as_str(), repo.to_string(), reason.as_str(), total, now()],
     )?;
     Ok(())
 }
@@ -93,7 +115,7 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
     })?;
 
     let mut by_repo: BTreeMap<String, BTreeMap<Stage, StageFunnel>> = BTreeMap::new();
-    let mut total: BTreeMap<Stage, StageFunnel> = BTreeMap::new();
+    let mut total_by_stage: BTreeMap<Stage, StageFunnel> = BTreeMap::new();
     for row in rows {
         let (repo, stage, outcome, reason, count) = row?;
         if !wanted.is_empty() && !wanted.contains(&repo) {
@@ -104,7 +126,7 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
         let Ok(stage) = stage.parse::<Stage>() else { continue };
         for funnel in [
             by_repo.entry(repo.clone()).or_default().entry(stage).or_insert_with(|| empty(stage)),
-            total.entry(stage).or_insert_with(|| empty(stage)),
+            total_by_stage.entry(stage).or_insert_with(|| empty(stage)),
         ] {
             funnel.entered += count;
             if outcome == "passed" {
@@ -115,15 +137,81 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
             }
         }
     }
+    // Counted drops beyond the listed ones.
+    let mut statement = connection.prepare(
+        "SELECT t.repo, t.stage, t.reason, t.total,
+                (SELECT COUNT(*) FROM stage_items s
+                 WHERE s.repo = t.repo AND s.stage = t.stage AND s.outcome = 'dropped' AND s.reason = t.reason)
+         FROM stage_totals t ORDER BY t.repo",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, u64>(3)?,
+            row.get::<_, u64>(4)?,
+        ))
+    })?;
+    for row in rows {
+        let (repo, stage, reason, total, listed) = row?;
+        let unlisted = total.saturating_sub(listed);
+        if unlisted == 0 || (!wanted.is_empty() && !wanted.contains(&repo)) {
+            continue;
+        }
+        let Ok(stage) = stage.parse::<Stage>() else { continue };
+        for funnel in [
+            by_repo.entry(repo.clone()).or_default().entry(stage).or_insert_with(|| empty(stage)),
+            total_by_stage.entry(stage).or_insert_with(|| empty(stage)),
+        ] {
+            funnel.entered += unlisted;
+            funnel.dropped += unlisted;
+            *funnel.reasons.entry(reason.clone()).or_default() += unlisted;
+        }
+    }
     Ok(FunnelReport {
         repositories: by_repo
             .into_iter()
             .map(|(repo, stages)| RepositoryFunnel { repo, stages: stages.into_values().collect() })
             .collect(),
-        total: total.into_values().collect(),
+        total: total_by_stage.into_values().collect(),
     })
 }
 
 fn empty(stage: Stage) -> StageFunnel {
     StageFunnel { stage, entered: 0, passed: 0, dropped: 0, reasons: BTreeMap::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::drop_reason::CrawlDropReason;
+
+    #[test]
+    fn a_counted_total_adds_the_drops_that_were_not_listed_and_never_fewer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open_in(dir.path()).unwrap();
+        let connection = store.connection();
+        let repo: RepoSlug = "acme/widgets".parse().unwrap();
+        record_passed(connection, Stage::Crawl, &repo, "1").unwrap();
+        let listed = Rejection::new(CrawlDropReason::NotMerged, repo.clone(), "2", "closed without being merged");
+        record_dropped(connection, &listed).unwrap();
+        let crawl = |report: &FunnelReport| report.total.iter().find(|stage| stage.stage == Stage::Crawl).cloned().unwrap();
+
+        record_dropped_total(connection, CrawlDropReason::NotMerged, &repo, 5).unwrap();
+        let stage = crawl(&report(connection, &[]).unwrap());
+        assert_eq!((stage.entered, stage.passed, stage.dropped), (6, 1, 5));
+        assert_eq!(stage.reasons.get("not_merged"), Some(&5));
+
+        // A smaller total (more were listed since) never removes listed items.
+        record_dropped_total(connection, CrawlDropReason::NotMerged, &repo, 0).unwrap();
+        let stage = crawl(&report(connection, &[]).unwrap());
+        assert_eq!((stage.entered, stage.dropped), (2, 1));
+        // Another repository's totals stay out of a report for this one.
+        let other: RepoSlug = "acme/other".parse().unwrap();
+        record_dropped_total(connection, CrawlDropReason::NotMerged, &other, 9).unwrap();
+        let only = report(connection, std::slice::from_ref(&repo)).unwrap();
+        assert_eq!(crawl(&only).dropped, 1);
+        assert_eq!(crawl(&report(connection, &[]).unwrap()).dropped, 10);
+    }
 }

@@ -181,6 +181,19 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (repo, pull_number, source, issue_number)
     );
     "#,
+    // 8: items a stage dropped that were counted, not listed one by one (the GraphQL
+    // crawl counts closed-unmerged PRs from GitHub's `totalCount`): the funnel counts
+    // `total` for the reason, of which the reason's `stage_items` rows are a part.
+    r#"
+    CREATE TABLE stage_totals (
+        stage TEXT NOT NULL,
+        repo TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        total INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (stage, repo, reason)
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -207,7 +207,7 @@ pub(crate) fn now() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-pub use funnel::{record_dropped, record_passed};
+pub use funnel::{record_dropped, record_dropped_total, record_passed};
 
 #[cfg(test)]
 mod error_tests {

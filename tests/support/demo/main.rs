@@ -115,7 +115,9 @@ struct Issue<'a> {
     comments: Vec<(&'a str, &'a str, &'a str)>,
 }
 
-fn add_to(sim: &mut SimRepo, slug: &str, pulls: &[Pull], issues: &[Issue], next_comment_id: &mut u64) {
+/// Adds the PRs and issues to the simulator's fixtures; each PR's commit messages come
+/// from `repo` (what GitHub's GraphQL `commits` connection answers).
+fn add_to(sim: &mut SimRepo, slug: &str, repo: &GitRepo, pulls: &[Pull], issues: &[Issue], next_comment_id: &mut u64) {
     for pull in pulls {
         let closed = pull.merged.map(at).unwrap_or_else(|| at(pull.created) + chrono::Duration::days(1));
         let mut value: Value = data::pull_request(
@@ -135,6 +137,11 @@ fn add_to(sim: &mut SimRepo, slug: &str, pulls: &[Pull], issues: &[Issue], next_
         value["base"]["sha"] = json!(pull.base_sha);
         value["head"]["sha"] = json!(pull.head_sha);
         value["head"]["ref"] = json!(format!("fix-{}", pull.number));
+        let range = format!("{}..{}", pull.base_sha, pull.head_sha);
+        let log = repo.git(&["log", "--reverse", "--format=%B%x00", &range], None);
+        let messages: Vec<&str> =
+            log.split('\0').map(str::trim).filter(|message| !message.is_empty()).collect();
+        value["_commit_messages"] = json!(messages);
         sim.pulls.push(value);
     }
     for issue in issues {
@@ -405,7 +412,7 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
         },
     ];
     let sim = fixtures.repos.entry(slug.to_string()).or_default();
-    add_to(sim, slug, &pulls, &issues, comment_ids);
+    add_to(sim, slug, &repo, &pulls, &issues, comment_ids);
 
     expected.release.extend(["demo-org__calculator-2".to_string(), "demo-org__calculator-6".to_string()]);
     expected.dropped.insert(format!("crawl {slug} 10"), "not_merged".into());
@@ -484,7 +491,7 @@ fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
         ],
     }];
     let sim = fixtures.repos.entry(slug.to_string()).or_default();
-    add_to(sim, slug, &pulls, &issues, comment_ids);
+    add_to(sim, slug, &repo, &pulls, &issues, comment_ids);
 
     expected.release.push("demo-org__textkit-2".into());
     expected
@@ -547,7 +554,7 @@ fn gounits(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
         comments: vec![("2024-03-03T08:00:00Z", "maintainer", "The upper branch returns v instead of hi.")],
     }];
     let sim = fixtures.repos.entry(slug.to_string()).or_default();
-    add_to(sim, slug, &pulls, &issues, comment_ids);
+    add_to(sim, slug, &repo, &pulls, &issues, comment_ids);
 
     expected.release.push("demo-org__gounits-2".into());
     expected.fail_to_pass.insert("demo-org__gounits-2".into(), vec!["TestClampHigh".into()]);

@@ -1,8 +1,11 @@
 //! The simulator's GraphQL endpoint (`POST /graphql`, and `/api/graphql` as on
 //! GitHub Enterprise): a small parser of the query language (operations, selection
-//! sets, aliases, arguments with variables, lists and objects, inline fragments) and
-//! an executor of the fields the crawl uses, answered from the same fixtures as the
-//! REST endpoints. Not a GraphQL server: unknown fields answer `null`.
+//! sets, aliases, arguments with variables, lists and objects, inline fragments,
+//! named fragments and their spreads) and an executor of the fields the crawl uses,
+//! answered from the same fixtures as the REST endpoints. Not a GraphQL server:
+//! unknown fields answer `null`. Whether a query is valid at all is decided first,
+//! against GitHub's own schema (`schema.rs`), and by GitHub's pagination rules
+//! ([`pagination_errors`]).
 //!
 //! GitHub's manners that the crawl must handle are reproduced: cursor pagination
 //! (`first`/`after`, `pageInfo`), `rateLimit { cost remaining resetAt limit }`, the
@@ -35,11 +38,13 @@ pub(crate) struct Field {
 #[derive(Debug, Clone)]
 pub(crate) enum Selection {
     Field(Field),
-    /// `... on Type { ... }`
+    /// `... on Type { ... }`, and a named fragment's spread once resolved.
     Fragment {
         on: String,
         selections: Vec<Selection>,
     },
+    /// `...Name`, before [`parse`] resolves it.
+    Spread(String),
 }
 
 #[derive(Debug, Clone)]
@@ -147,9 +152,10 @@ impl Parser<'_> {
             }
             if self.text[self.position..].starts_with(b"...") {
                 self.position += 3;
-                let on = self.name()?;
-                if on != "on" {
-                    return Err("only inline fragments (`... on Type`) are supported".into());
+                let keyword = self.name()?;
+                if keyword != "on" {
+                    selections.push(Selection::Spread(keyword));
+                    continue;
                 }
                 let on = self.name()?;
                 selections.push(Selection::Fragment { on, selections: self.selection_set()? });
@@ -244,8 +250,98 @@ impl Parser<'_> {
     }
 }
 
+/// Parses a document of one operation and any named fragments, and resolves the
+/// fragments' spreads into inline fragments.
 pub(crate) fn parse(query: &str) -> Result<Operation, String> {
-    Parser { text: query.as_bytes(), position: 0 }.operation()
+    let mut parser = Parser { text: query.as_bytes(), position: 0 };
+    let mut operation = None;
+    let mut fragments: BTreeMap<String, (String, Vec<Selection>)> = BTreeMap::new();
+    while parser.peek().is_some() {
+        if parser.text[parser.position..].starts_with(b"fragment ") {
+            parser.name()?;
+            let name = parser.name()?;
+            if parser.name()? != "on" {
+                return Err(format!("fragment `{name}` lacks `on Type`"));
+            }
+            let on = parser.name()?;
+            fragments.insert(name, (on, parser.selection_set()?));
+        } else if operation.is_some() {
+            return Err("only one operation per document is supported".into());
+        } else {
+            operation = Some(parser.operation()?);
+        }
+    }
+    let mut operation = operation.ok_or("the document holds no operation")?;
+    operation.selections = resolve_spreads(&operation.selections, &fragments, 0)?;
+    Ok(operation)
+}
+
+fn resolve_spreads(
+    selections: &[Selection],
+    fragments: &BTreeMap<String, (String, Vec<Selection>)>,
+    depth: usize,
+) -> Result<Vec<Selection>, String> {
+    if depth > 32 {
+        return Err("fragments nest too deep (a cycle?)".into());
+    }
+    selections
+        .iter()
+        .map(|selection| {
+            Ok(match selection {
+                Selection::Field(field) => Selection::Field(Field {
+                    selections: resolve_spreads(&field.selections, fragments, depth + 1)?,
+                    ..field.clone()
+                }),
+                Selection::Fragment { on, selections } => Selection::Fragment {
+                    on: on.clone(),
+                    selections: resolve_spreads(selections, fragments, depth + 1)?,
+                },
+                Selection::Spread(name) => {
+                    let (on, selections) = fragments.get(name).ok_or(format!("unknown fragment `{name}`"))?;
+                    Selection::Fragment { on: on.clone(), selections: resolve_spreads(selections, fragments, depth + 1)? }
+                }
+            })
+        })
+        .collect()
+}
+
+/// GitHub's pagination rules, which its schema cannot say: a connection whose
+/// `nodes` or `edges` are asked for needs `first` or `last`, at most 100.
+pub(crate) fn pagination_errors(operation: &Operation, variables: &Value) -> Vec<String> {
+    fn walk(selections: &[Selection], variables: &Value, errors: &mut Vec<String>) {
+        for selection in selections {
+            match selection {
+                Selection::Fragment { selections, .. } => walk(selections, variables, errors),
+                Selection::Spread(_) => {}
+                Selection::Field(field) => {
+                    let lists_items = field.selections.iter().any(
+                        |child| matches!(child, Selection::Field(child) if child.name == "nodes" || child.name == "edges"),
+                    );
+                    if lists_items {
+                        let bound = field
+                            .argument("first", variables)
+                            .as_u64()
+                            .or_else(|| field.argument("last", variables).as_u64());
+                        match bound {
+                            None => errors.push(format!(
+                                "You must provide a `first` or `last` value to properly paginate the `{}` connection.",
+                                field.name
+                            )),
+                            Some(bound) if bound > 100 => errors.push(format!(
+                                "Requesting {bound} records on the `{}` connection exceeds the `first` limit of 100 records.",
+                                field.name
+                            )),
+                            Some(_) => {}
+                        }
+                    }
+                    walk(&field.selections, variables, errors);
+                }
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    walk(&operation.selections, variables, &mut errors);
+    errors
 }
 
 fn resolve(input: &Input, variables: &Value) -> Value {
@@ -278,6 +374,7 @@ pub(crate) fn cost_and_nodes(operation: &Operation, variables: &Value) -> (u64, 
         for selection in selections {
             match selection {
                 Selection::Fragment { selections, .. } => walk(selections, variables, multiplier, requests, nodes),
+                Selection::Spread(_) => {}
                 Selection::Field(field) => {
                     let first = field
                         .argument("first", variables)
@@ -436,6 +533,7 @@ impl<'a> Executor<'a> {
                         self.fill(node, selections, path, out);
                     }
                 }
+                Selection::Spread(_) => {}
                 Selection::Field(field) => {
                     let key = field.alias.clone().unwrap_or_else(|| field.name.clone());
                     path.push(Value::String(key.clone()));
@@ -506,6 +604,16 @@ impl<'a> Executor<'a> {
         match node {
             Node::Root => match name {
                 "rateLimit" => self.project(self.rate_limit.clone(), field, path),
+                "search" => {
+                    let text = argument("query").as_str().unwrap_or_default().to_string();
+                    match search_count(self.fixtures, &text, argument("type").as_str().unwrap_or_default()) {
+                        Ok(count) => self.project(json!({"issueCount": count}), field, path),
+                        Err(problem) => {
+                            self.errors.push(json!({"path": path, "locations": [], "message": problem}));
+                            Value::Null
+                        }
+                    }
+                }
                 "repository" => {
                     let slug = format!(
                         "{}/{}",
@@ -682,6 +790,57 @@ impl<'a> Executor<'a> {
             None => Value::Null,
         }
     }
+}
+
+/// How many pull requests or issues a `search(type: ISSUE)` query string matches;
+/// the qualifiers the crawl uses: `repo:`, `is:pr|issue`, `is:open|closed`,
+/// `is:merged|unmerged`, `created:` with `>=`, `>`, `<=`, `<`, `A..B` or a day.
+fn search_count(fixtures: &Fixtures, query: &str, kind: &str) -> Result<u64, String> {
+    if kind != "ISSUE" {
+        return Err(format!("the simulator searches issues and pull requests only, not `{kind}`"));
+    }
+    let day = |text: &str| {
+        chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| format!("`{text}` is not a day (YYYY-MM-DD)"))
+    };
+    let mut repo = None;
+    let mut wants: Vec<&str> = Vec::new();
+    let (mut from, mut to) = (chrono::NaiveDate::MIN, chrono::NaiveDate::MAX);
+    for term in query.split_whitespace() {
+        match term.split_once(':') {
+            Some(("repo", slug)) => repo = Some(slug),
+            Some(("is", what)) => wants.push(what),
+            Some(("created", range)) => {
+                if let Some((start, end)) = range.split_once("..") {
+                    (from, to) = (day(start)?, day(end)?);
+                } else if let Some(start) = range.strip_prefix(">=") {
+                    from = day(start)?;
+                } else if let Some(end) = range.strip_prefix("<=") {
+                    to = day(end)?;
+                } else if let Some(start) = range.strip_prefix('>') {
+                    from = day(start)?.succ_opt().unwrap_or(chrono::NaiveDate::MAX);
+                } else if let Some(end) = range.strip_prefix('<') {
+                    to = day(end)?.pred_opt().unwrap_or(chrono::NaiveDate::MIN);
+                } else {
+                    (from, to) = (day(range)?, day(range)?);
+                }
+            }
+            _ => return Err(format!("the simulator's search does not know `{term}`")),
+        }
+    }
+    let Some(repo) = repo.and_then(|slug| fixtures.repos.get(slug)) else { return Ok(0) };
+    let created = |item: &Value| parse_time(&item["created_at"]).map(|time| time.date_naive());
+    let pulls = repo.pulls.iter().map(|pull| {
+        let state = if !pull["merged_at"].is_null() { "merged" } else { pull["state"].as_str().unwrap_or("open") };
+        (["pr", state, if state == "merged" { "closed" } else { "unmerged" }], created(pull))
+    });
+    let issues = repo.issues.iter().map(|issue| (["issue", issue["state"].as_str().unwrap_or("open"), ""], created(issue)));
+    let count = pulls
+        .chain(issues)
+        .filter(|(traits, created)| {
+            wants.iter().all(|want| traits.contains(want)) && created.is_some_and(|day| from <= day && day <= to)
+        })
+        .count();
+    Ok(count as u64)
 }
 
 /// Sorts by `orderBy: {field: UPDATED_AT|CREATED_AT, direction: ASC|DESC}` (GitHub's

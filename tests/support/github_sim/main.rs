@@ -2,9 +2,14 @@
 //! crawl benchmark. Prints its URL on stdout and serves until killed.
 //!
 //! ```text
-//! github-sim [--fixtures DIR] [--generate OWNER/NAME:MERGED_PRS:ISSUES:COMMENTS]...
-//!            [--port N] [--faults FILE.json] [--delay-ms N] [--save DIR]
+//! github-sim [--fixtures DIR] [--generate OWNER/NAME:MERGED_PRS[:ISSUES:COMMENTS]]...
+//!            [--port N] [--faults FILE.json] [--delay-ms N] [--save DIR] [--schema FILE]
 //! ```
+//! `--generate OWNER/NAME:MERGED_PRS` makes a repository of the shape of real histories
+//! (`GenerateSpec::real_shape`); with `:ISSUES:COMMENTS`, one of those counts, a tenth
+//! as many closed-unmerged PRs as merged ones, and 80% of merged PRs fixing an issue.
+//! `--schema` validates GraphQL queries against that schema file instead of the shared
+//! copy of GitHub's (`../shared/github/schema.graphql`, when it is there).
 //! `--faults` takes a JSON list of faults, e.g.
 //! `[{"path_contains": "/pulls", "kind": {"type": "status", "status": 502}, "times": 2}]`.
 
@@ -18,13 +23,13 @@ mod github_sim;
 use std::io::Write;
 use std::time::Duration;
 
-use github_sim::{Fault, Fixtures, GenerateSpec, GithubSim};
+use github_sim::{Fault, Fixtures, GenerateSpec, GithubSchema, GithubSim};
 
 fn usage(problem: &str) -> ! {
     eprintln!("error: {problem}");
     eprintln!(
-        "usage: github-sim [--fixtures DIR] [--generate OWNER/NAME:MERGED_PRS:ISSUES:COMMENTS]... [--port N] \
-         [--faults FILE.json] [--delay-ms N] [--save DIR]"
+        "usage: github-sim [--fixtures DIR] [--generate OWNER/NAME:MERGED_PRS[:ISSUES:COMMENTS]]... [--port N] \
+         [--faults FILE.json] [--delay-ms N] [--save DIR] [--schema FILE]"
     );
     std::process::exit(2);
 }
@@ -35,6 +40,7 @@ fn main() {
     let mut faults: Vec<Fault> = Vec::new();
     let mut delay = Duration::ZERO;
     let mut save = None;
+    let mut schema = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage(&format!("{arg} needs a value")));
@@ -50,10 +56,15 @@ fn main() {
                 let spec = value();
                 let parts: Vec<&str> = spec.split(':').collect();
                 let numbers: Vec<usize> = parts.iter().skip(1).filter_map(|part| part.parse().ok()).collect();
-                if parts.len() != 4 || numbers.len() != 3 || !parts[0].contains('/') {
-                    usage(&format!("--generate `{spec}`: expected OWNER/NAME:MERGED_PRS:ISSUES:COMMENTS"));
+                let generate_spec = match numbers.as_slice() {
+                    [merged] if parts.len() == 2 => GenerateSpec::real_shape(*merged),
+                    [merged, issues, comments] if parts.len() == 4 => GenerateSpec::new(*merged, *issues, *comments),
+                    _ => usage(&format!("--generate `{spec}`: expected OWNER/NAME:MERGED_PRS[:ISSUES:COMMENTS]")),
+                };
+                if !parts[0].contains('/') {
+                    usage(&format!("--generate `{spec}`: expected OWNER/NAME:MERGED_PRS[:ISSUES:COMMENTS]"));
                 }
-                let repo = github_sim::generate(parts[0], &GenerateSpec::new(numbers[0], numbers[1], numbers[2]));
+                let repo = github_sim::generate(parts[0], &generate_spec);
                 fixtures.repos.insert(parts[0].to_string(), repo);
             }
             "--port" => port = value().parse().unwrap_or_else(|_| usage("--port takes a number")),
@@ -68,6 +79,11 @@ fn main() {
                     .unwrap_or_else(|error| usage(&format!("`{path}` is not a JSON list of faults: {error}")));
             }
             "--save" => save = Some(value()),
+            "--schema" => {
+                let path = value();
+                let loaded = GithubSchema::load(std::path::Path::new(&path)).unwrap_or_else(|problem| usage(&problem));
+                schema = Some(std::sync::Arc::new(loaded));
+            }
             "-h" | "--help" => usage("help requested"),
             other => usage(&format!("unknown argument `{other}`")),
         }
@@ -76,6 +92,9 @@ fn main() {
         fixtures.save(std::path::Path::new(&dir)).unwrap_or_else(|error| usage(&format!("cannot save: {error}")));
     }
     let sim = GithubSim::start_on(fixtures, port).unwrap_or_else(|error| usage(&format!("cannot listen: {error}")));
+    if let Some(schema) = schema {
+        sim.set_schema(schema);
+    }
     for fault in faults {
         sim.add_fault(fault);
     }

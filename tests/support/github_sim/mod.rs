@@ -6,8 +6,11 @@
 //! answers, invalid JSON, dropped connections, and for GraphQL exhausted points
 //! (`RATE_LIMITED` in a 200 answer), errors in a 200 body, the node limit and
 //! timeouts of big queries. Faults match GraphQL queries by `/graphql#Operation`.
+//! GraphQL queries are validated against GitHub's public schema when its file is
+//! there (`schema.rs`) and refused as GitHub refuses them.
 //! It counts requests per endpoint, per URL (per GraphQL operation and variables)
-//! and per status, and GraphQL points (also served at `GET /_sim/stats`).
+//! and per status, GraphQL points, and the queries checked against the schema and
+//! refused (also served at `GET /_sim/stats`).
 //!
 //! Used by the integration tests through `mod support`, and runnable on its own as
 //! the `github-sim` binary (`main.rs` beside this file) for the demo and benchmark.
@@ -15,6 +18,7 @@
 pub mod data;
 mod graphql;
 mod routes;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +29,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 pub use data::{Fixtures, GenerateSpec, generate};
+pub use schema::GithubSchema;
 
 /// A fault injected into matching requests.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -103,6 +108,10 @@ pub struct Stats {
     pub by_operation: BTreeMap<String, u64>,
     /// GraphQL points charged.
     pub points: u64,
+    /// GraphQL queries validated against GitHub's schema (0 without its file).
+    pub schema_checked: u64,
+    /// GraphQL queries GitHub would refuse: `Operation: why`.
+    pub refused: Vec<String>,
 }
 
 impl Stats {
@@ -155,9 +164,29 @@ pub(crate) struct SimState {
     graphql_node_limit: Option<u64>,
     /// GraphQL queries that may return more nodes time out.
     graphql_timeout_above_nodes: Option<u64>,
+    /// The schema GraphQL queries are validated against.
+    schema: SchemaChoice,
     /// Comments by issue for the GraphQL executor, for one generation.
     comment_index: graphql::CommentIndex,
     comment_index_generation: Option<u64>,
+}
+
+/// Which GitHub schema validates the GraphQL queries.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum SchemaChoice {
+    /// The shared copy, when its file is there, read on the first query.
+    #[default]
+    Shared,
+    Given(Arc<GithubSchema>),
+}
+
+impl SchemaChoice {
+    pub(crate) fn schema(&self) -> Option<Arc<GithubSchema>> {
+        match self {
+            SchemaChoice::Shared => GithubSchema::shared(),
+            SchemaChoice::Given(schema) => Some(schema.clone()),
+        }
+    }
 }
 
 /// A running simulator; stops when dropped.
@@ -220,6 +249,11 @@ impl GithubSim {
     /// GitHub's node limit (500,000) lowered, so that big queries fail with it.
     pub fn set_graphql_node_limit(&self, nodes: u64) {
         self.state.lock().unwrap().graphql_node_limit = Some(nodes);
+    }
+
+    /// Validates GraphQL queries against this schema instead of the shared one.
+    pub fn set_schema(&self, schema: Arc<GithubSchema>) {
+        self.state.lock().unwrap().schema = SchemaChoice::Given(schema);
     }
 
     /// GraphQL queries that may return more than `nodes` nodes time out.

@@ -142,9 +142,12 @@ pub(crate) fn respond(
             }
             let node_limit = state.graphql_node_limit.unwrap_or(500_000);
             let timeout_above = state.graphql_timeout_above_nodes;
+            let schema = state.schema.schema();
             let token_state = state.tokens.get_mut(&token).expect("inserted above");
-            let answer =
-                graphql_answer(&state.fixtures, &state.comment_index, token_state, request, node_limit, timeout_above);
+            let limits = Limits { node_limit, timeout_above, schema: schema.as_deref() };
+            let answer = graphql_answer(&state.fixtures, &state.comment_index, token_state, request, &limits);
+            state.stats.schema_checked += u64::from(schema.is_some());
+            state.stats.refused.extend(answer.refused.iter().map(|why| format!("{operation}: {why}")));
             if let Some(points) = answer.charged {
                 state.stats.points += points;
                 *state.stats.by_operation.entry(operation.clone()).or_default() += 1;
@@ -248,6 +251,15 @@ struct GraphqlAnswer {
     body: String,
     /// Points charged, when the query ran.
     charged: Option<u64>,
+    /// Why the query was refused as invalid, if it was.
+    refused: Vec<String>,
+}
+
+/// What a query is checked against before it runs.
+struct Limits<'a> {
+    node_limit: u64,
+    timeout_above: Option<u64>,
+    schema: Option<&'a super::GithubSchema>,
 }
 
 /// One GraphQL query: parsed, costed, checked against the limits, executed.
@@ -256,22 +268,41 @@ fn graphql_answer(
     comment_index: &super::graphql::CommentIndex,
     token_state: &mut TokenState,
     request: &Value,
-    node_limit: u64,
-    timeout_above: Option<u64>,
+    limits: &Limits<'_>,
 ) -> GraphqlAnswer {
+    let (node_limit, timeout_above) = (limits.node_limit, limits.timeout_above);
     let errors_only = |token_state: &TokenState, errors: Value| GraphqlAnswer {
         headers: graphql_headers(token_state),
         body: json!({"data": null, "errors": errors}).to_string(),
         charged: None,
+        refused: Vec::new(),
+    };
+    // An invalid query: `errors` only, no `data`, as GitHub answers it.
+    let refused = |token_state: &TokenState, refusals: Vec<String>| GraphqlAnswer {
+        headers: graphql_headers(token_state),
+        body: json!({"errors": refusals.iter().map(|message| json!({"message": message})).collect::<Vec<_>>()})
+            .to_string(),
+        charged: None,
+        refused: refusals,
     };
     let query = request["query"].as_str().unwrap_or_default();
     let variables = if request["variables"].is_object() { request["variables"].clone() } else { json!({}) };
+    if let Some(schema) = limits.schema {
+        let refusals = schema.refusals(query, request["operationName"].as_str(), &variables);
+        if !refusals.is_empty() {
+            return refused(token_state, refusals);
+        }
+    }
     let operation = match super::graphql::parse(query) {
         Ok(operation) => operation,
         Err(problem) => {
             return errors_only(token_state, json!([{"message": format!("Parse error: {problem}")}]));
         }
     };
+    let pagination = super::graphql::pagination_errors(&operation, &variables);
+    if !pagination.is_empty() {
+        return refused(token_state, pagination);
+    }
     let (cost, nodes) = super::graphql::cost_and_nodes(&operation, &variables);
     if nodes > node_limit {
         return errors_only(
@@ -288,7 +319,9 @@ fn graphql_answer(
     if token_state.remaining < cost {
         token_state.exhausted_until = token_state.reset;
         return match graphql_rate_limited(token_state) {
-            (_, Action::Respond { headers, body, .. }) => GraphqlAnswer { headers, body, charged: None },
+            (_, Action::Respond { headers, body, .. }) => {
+                GraphqlAnswer { headers, body, charged: None, refused: Vec::new() }
+            }
             (_, Action::Disconnect) => unreachable!("a rate-limit answer is an answer"),
         };
     }
@@ -301,7 +334,7 @@ fn graphql_answer(
     });
     let (data, errors) = super::graphql::execute(fixtures, comment_index, &operation, &variables, rate_limit);
     let body = if errors.is_empty() { json!({"data": data}) } else { json!({"data": data, "errors": errors}) };
-    GraphqlAnswer { headers: graphql_headers(token_state), body: body.to_string(), charged: Some(cost) }
+    GraphqlAnswer { headers: graphql_headers(token_state), body: body.to_string(), charged: Some(cost), refused: Vec::new() }
 }
 
 fn primary_exhausted(token_state: &TokenState) -> (u16, Action) {
