@@ -827,7 +827,8 @@ fn assert_graphql_complete(harvest: &SweHarvest, repo: &SimRepo) {
 fn rows(harvest: &SweHarvest, sql: &str) -> Vec<String> {
     let store = open_store(harvest);
     let mut statement = store.connection().prepare(sql).unwrap();
-    let mut rows: Vec<String> = statement.query_map([], |row| row.get::<_, String>(0)).unwrap().map(Result::unwrap).collect();
+    let mut rows: Vec<String> =
+        statement.query_map([], |row| row.get::<_, String>(0)).unwrap().map(Result::unwrap).collect();
     rows.sort();
     rows
 }
@@ -880,8 +881,10 @@ fn graphql_stores_what_extract_reads_as_rest_does_in_a_quarter_of_the_requests()
         .filter(|number| repo.pulls.iter().any(|pull| pull["number"].as_u64() == Some(*number)))
         .collect();
     assert!(!continued.is_empty(), "some merged PRs continue closed-unmerged ones");
-    let listed: BTreeSet<u64> =
-        rows(&graphql, "SELECT item FROM stage_items WHERE reason = 'not_merged'").iter().map(|item| item.parse().unwrap()).collect();
+    let listed: BTreeSet<u64> = rows(&graphql, "SELECT item FROM stage_items WHERE reason = 'not_merged'")
+        .iter()
+        .map(|item| item.parse().unwrap())
+        .collect();
     assert_eq!(listed, continued);
 
     // One query per 100 merged PRs and per 100 numbers that merged PRs refer to.
@@ -906,9 +909,8 @@ fn graphql_stores_what_extract_reads_as_rest_does_in_a_quarter_of_the_requests()
     assert!(summary.contains(&format!("GitHub counts {} closed unmerged", expected.unmerged)), "{summary}");
 
     // GitHub's closing references: the simulator links `Fixes #N` of the body.
-    let expected_references: BTreeSet<(u64, u64)> = merged_pulls(&repo)
-        .filter_map(|pull| Some((pull["number"].as_u64()?, fixed_issue(pull)?)))
-        .collect();
+    let expected_references: BTreeSet<(u64, u64)> =
+        merged_pulls(&repo).filter_map(|pull| Some((pull["number"].as_u64()?, fixed_issue(pull)?))).collect();
     assert!(expected_references.len() > 100);
     assert_eq!(closing_references(&graphql), expected_references);
 }
@@ -1119,7 +1121,8 @@ fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
                 labels: vec![],
             },
         ));
-        for (number, id) in [(edited_issue, 999_999_991), (commented_issue, 999_999_992), (ignored_issue, 999_999_993)] {
+        for (number, id) in [(edited_issue, 999_999_991), (commented_issue, 999_999_992), (ignored_issue, 999_999_993)]
+        {
             let issue = repo.issues.iter_mut().find(|issue| issue["number"].as_u64() == Some(number)).unwrap();
             if number == edited_issue {
                 issue["body"] = Value::String("Edited body".into());
@@ -1283,7 +1286,15 @@ fn every_graphql_query_the_crawler_sends_is_one_githubs_schema_accepts() {
     let busy = *referenced_issues(&repo).iter().next().unwrap();
     let at = chrono::DateTime::parse_from_rfc3339("2021-06-01T00:00:00Z").unwrap().to_utc();
     for index in 0..120u64 {
-        repo.comments.push(crate::support::github_sim::data::comment(REPO, 800_000_000 + index, busy, "c", "+1", at, at));
+        repo.comments.push(crate::support::github_sim::data::comment(
+            REPO,
+            800_000_000 + index,
+            busy,
+            "c",
+            "+1",
+            at,
+            at,
+        ));
     }
     let sim = GithubSim::start(fixtures_with(repo.clone()));
     for window in [&[][..], &["--since", "2020-01-03", "--until", "2020-01-20"][..]] {

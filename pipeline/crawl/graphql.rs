@@ -96,8 +96,11 @@ const ISSUE_FRAGMENT: &str = "fragment IssueFields on Issue { number title body 
      comments(first: 100) { totalCount pageInfo { hasNextPage endCursor } \
      nodes { databaseId body createdAt updatedAt author { login } } } }";
 
-/// What the crawl needs of a PR that a referenced number turns out to be.
-const PULL_STATE_FRAGMENT: &str = "fragment PullRequestState on PullRequest { number state createdAt closedAt mergedAt }";
+/// What the crawl needs of a PR that a referenced number turns out to be. Its `state`
+/// is aliased: beside an issue's `state` (another type) in one selection, GraphQL
+/// refuses the same name.
+const PULL_STATE_FRAGMENT: &str =
+    "fragment PullRequestState on PullRequest { number pullState: state createdAt closedAt mergedAt }";
 
 /// How the first page of a pass counts the closed-unmerged PRs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,6 +325,7 @@ struct SearchCount {
 #[serde(rename_all = "camelCase")]
 struct PullStateNode {
     number: u64,
+    #[serde(rename = "pullState")]
     state: String,
     created_at: DateTime<Utc>,
     closed_at: Option<DateTime<Utc>>,
@@ -984,7 +988,9 @@ impl RepoCrawl<'_> {
                         open_pulls.insert(pull.number);
                     }
                     Ok(Referenced::Pull(pull)) => pulls.push(pull),
-                    Err(error) => tracing::warn!(repo = %self.repo, "skipping an issue of an unexpected shape: {error}"),
+                    Err(error) => {
+                        tracing::warn!(repo = %self.repo, "skipping an issue of an unexpected shape: {error}")
+                    }
                 }
             }
             if !self.complete_comments(&mut entries).await? {

@@ -196,7 +196,8 @@ mod tests {
         record_passed(connection, Stage::Crawl, &repo, "1").unwrap();
         let listed = Rejection::new(CrawlDropReason::NotMerged, repo.clone(), "2", "closed without being merged");
         record_dropped(connection, &listed).unwrap();
-        let crawl = |report: &FunnelReport| report.total.iter().find(|stage| stage.stage == Stage::Crawl).cloned().unwrap();
+        let crawl =
+            |report: &FunnelReport| report.total.iter().find(|stage| stage.stage == Stage::Crawl).cloned().unwrap();
 
         record_dropped_total(connection, CrawlDropReason::NotMerged, &repo, 5).unwrap();
         let stage = crawl(&report(connection, &[]).unwrap());

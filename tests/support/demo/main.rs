@@ -139,8 +139,7 @@ fn add_to(sim: &mut SimRepo, slug: &str, repo: &GitRepo, pulls: &[Pull], issues:
         value["head"]["ref"] = json!(format!("fix-{}", pull.number));
         let range = format!("{}..{}", pull.base_sha, pull.head_sha);
         let log = repo.git(&["log", "--reverse", "--format=%B%x00", &range], None);
-        let messages: Vec<&str> =
-            log.split('\0').map(str::trim).filter(|message| !message.is_empty()).collect();
+        let messages: Vec<&str> = log.split('\0').map(str::trim).filter(|message| !message.is_empty()).collect();
         value["_commit_messages"] = json!(messages);
         sim.pulls.push(value);
     }

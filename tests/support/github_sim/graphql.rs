@@ -298,7 +298,10 @@ fn resolve_spreads(
                 },
                 Selection::Spread(name) => {
                     let (on, selections) = fragments.get(name).ok_or(format!("unknown fragment `{name}`"))?;
-                    Selection::Fragment { on: on.clone(), selections: resolve_spreads(selections, fragments, depth + 1)? }
+                    Selection::Fragment {
+                        on: on.clone(),
+                        selections: resolve_spreads(selections, fragments, depth + 1)?,
+                    }
                 }
             })
         })
@@ -833,7 +836,8 @@ fn search_count(fixtures: &Fixtures, query: &str, kind: &str) -> Result<u64, Str
         let state = if !pull["merged_at"].is_null() { "merged" } else { pull["state"].as_str().unwrap_or("open") };
         (["pr", state, if state == "merged" { "closed" } else { "unmerged" }], created(pull))
     });
-    let issues = repo.issues.iter().map(|issue| (["issue", issue["state"].as_str().unwrap_or("open"), ""], created(issue)));
+    let issues =
+        repo.issues.iter().map(|issue| (["issue", issue["state"].as_str().unwrap_or("open"), ""], created(issue)));
     let count = pulls
         .chain(issues)
         .filter(|(traits, created)| {

@@ -334,7 +334,12 @@ fn graphql_answer(
     });
     let (data, errors) = super::graphql::execute(fixtures, comment_index, &operation, &variables, rate_limit);
     let body = if errors.is_empty() { json!({"data": data}) } else { json!({"data": data, "errors": errors}) };
-    GraphqlAnswer { headers: graphql_headers(token_state), body: body.to_string(), charged: Some(cost), refused: Vec::new() }
+    GraphqlAnswer {
+        headers: graphql_headers(token_state),
+        body: body.to_string(),
+        charged: Some(cost),
+        refused: Vec::new(),
+    }
 }
 
 fn primary_exhausted(token_state: &TokenState) -> (u16, Action) {

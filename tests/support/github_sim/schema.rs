@@ -38,9 +38,7 @@ impl GithubSchema {
         SHARED
             .get_or_init(|| {
                 let path = GithubSchema::shared_path();
-                path.exists().then(|| {
-                    Arc::new(GithubSchema::load(&path).unwrap_or_else(|problem| panic!("{problem}")))
-                })
+                path.exists().then(|| Arc::new(GithubSchema::load(&path).unwrap_or_else(|problem| panic!("{problem}"))))
             })
             .clone()
     }
