@@ -876,4 +876,24 @@ mod tests {
         let (cost, nodes) = cost_and_nodes(&operation, &json!({}));
         assert_eq!((cost, nodes), (1, 10));
     }
+
+    #[test]
+    fn named_fragments_are_resolved_and_unbounded_connections_refused() {
+        let operation = parse(
+            "query Q { repository(owner: \"a\", name: \"b\") { x: issueOrPullRequest(number: 1) { ...F } \
+             issues { totalCount } } } fragment F on Issue { labels(first: 20) { nodes { name } } }",
+        )
+        .unwrap();
+        assert_eq!(cost_and_nodes(&operation, &json!({})), (1, 20), "the spread counts like its fragment");
+        assert!(pagination_errors(&operation, &json!({})).is_empty(), "a bare totalCount needs no bound");
+        let unbounded =
+            parse("query { repository(owner: \"a\", name: \"b\") { issues { nodes { number } } } }").unwrap();
+        assert_eq!(pagination_errors(&unbounded, &json!({})).len(), 1);
+        let too_many = parse(
+            "query($n: Int) { repository(owner: \"a\", name: \"b\") { issues(first: $n) { nodes { number } } } }",
+        )
+        .unwrap();
+        assert!(pagination_errors(&too_many, &json!({"n": 101}))[0].contains("exceeds the `first` limit of 100"));
+        assert!(parse("query { a { ...Missing } }").unwrap_err().contains("unknown fragment `Missing`"));
+    }
 }
