@@ -1237,20 +1237,12 @@ fn graphql_counts_the_unmerged_prs_of_the_window_as_rest_lists_them() {
     let repo = generate(REPO, &GenerateSpec::real_shape(120));
     let window = ["--since", "2020-01-05", "--until", "2020-01-12"];
     let sim = GithubSim::start(fixtures_with(repo.clone()));
-    let rest = SweHarvest::new();
-    let output = run({
-        let mut command = crawl_command(&rest, &sim, 100);
+    let (rest, graphql) = (SweHarvest::new(), SweHarvest::new());
+    for mut command in [crawl_command(&rest, &sim, 100), graphql_command(&graphql, &sim, 100)] {
         command.args(window);
-        command
-    });
-    assert!(output.status.success(), "{}", stderr(&output));
-    let graphql = SweHarvest::new();
-    let output = run({
-        let mut command = graphql_command(&graphql, &sim, 100);
-        command.args(window);
-        command
-    });
-    assert!(output.status.success(), "{}", stderr(&output));
+        let output = run(command);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
     let in_window = |pull: &&Value| {
         let created = pull["created_at"].as_str().unwrap();
         ("2020-01-05".."2020-01-12").contains(&created)

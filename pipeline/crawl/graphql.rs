@@ -66,7 +66,7 @@ use serde_json::{Value, json};
 use super::{CrawlError, Outcome, Plan, PullsListing, RepoCrawl, Window, references};
 use crate::github::{GithubError, GraphqlAnswer};
 use crate::model::drop_reason::CrawlDropReason;
-use crate::model::{RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug};
+use crate::model::{RawComment, RawIssue, RawPullRequest, RepoSlug};
 use crate::store::raw::{self, ReferenceSource};
 use crate::store::{self, StoreError};
 
@@ -545,6 +545,15 @@ impl RepoCrawl<'_> {
         format!("{} {operation} {} {detail}", self.client.relative_url(&self.client.graphql_url()), self.repo)
     }
 
+    /// The error of an answer without the repository.
+    fn missing_repository(&self, operation: &str) -> GithubError {
+        GithubError::Graphql {
+            url: self.client.graphql_url(),
+            operation: operation.into(),
+            message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+        }
+    }
+
     /// Runs one query once.
     async fn query_once<T: DeserializeOwned>(
         &mut self,
@@ -665,11 +674,7 @@ impl RepoCrawl<'_> {
                 break Outcome::Incomplete;
             };
             let Some(repository) = answer.data.repository else {
-                let error = GithubError::Graphql {
-                    url: self.client.graphql_url(),
-                    operation: "PullRequests".into(),
-                    message: format!("the repository {} does not exist or the token cannot read it", self.repo),
-                };
+                let error = self.missing_repository("PullRequests");
                 self.record_failure(&key, &error)?;
                 break Outcome::Incomplete;
             };
@@ -772,11 +777,7 @@ impl RepoCrawl<'_> {
                 break Outcome::Incomplete;
             };
             let Some(repository) = answer.data.repository else {
-                let error = GithubError::Graphql {
-                    url: self.client.graphql_url(),
-                    operation: "Issues".into(),
-                    message: format!("the repository {} does not exist or the token cannot read it", self.repo),
-                };
+                let error = self.missing_repository("Issues");
                 self.record_failure(&key, &error)?;
                 break Outcome::Incomplete;
             };
@@ -857,16 +858,7 @@ impl RepoCrawl<'_> {
                 }
             }
             for pull in unmerged.iter().filter(|pull| window.contains(&pull.created_at)) {
-                let closed = pull.closed_at.map(|at| format!(" on {}", at.format("%Y-%m-%d"))).unwrap_or_default();
-                store::record_dropped(
-                    tx,
-                    &Rejection::new(
-                        CrawlDropReason::NotMerged,
-                        repo.clone(),
-                        pull.number.to_string(),
-                        format!("closed without being merged{closed}"),
-                    ),
-                )?;
+                super::record_not_merged(tx, &repo, pull.number, pull.closed_at)?;
             }
             for checkpoint in checkpoints {
                 raw::save_checkpoint(tx, checkpoint)?;
@@ -968,11 +960,7 @@ impl RepoCrawl<'_> {
                 }
             };
             let Some(repository) = answer.data.repository else {
-                let error = GithubError::Graphql {
-                    url: self.client.graphql_url(),
-                    operation: "IssuesByNumber".into(),
-                    message: format!("the repository {} does not exist or the token cannot read it", self.repo),
-                };
+                let error = self.missing_repository("IssuesByNumber");
                 self.record_failure(&key, &error)?;
                 outcome = Outcome::Incomplete;
                 break;

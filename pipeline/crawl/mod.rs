@@ -369,18 +369,28 @@ impl Listing for PullsListing {
             store::record_passed(tx, Stage::Crawl, repo, &pull.number.to_string())?;
             return Ok((1, 1));
         }
-        let closed = pull.closed_at.map(|at| format!(" on {}", at.format("%Y-%m-%d"))).unwrap_or_default();
-        store::record_dropped(
-            tx,
-            &Rejection::new(
-                CrawlDropReason::NotMerged,
-                repo.clone(),
-                pull.number.to_string(),
-                format!("closed without being merged{closed}"),
-            ),
-        )?;
+        record_not_merged(tx, repo, pull.number, pull.closed_at)?;
         Ok((1, 0))
     }
+}
+
+/// Drops a closed-unmerged PR in the funnel (REST's listing and GraphQL's referenced numbers).
+fn record_not_merged(
+    tx: &Transaction<'_>,
+    repo: &RepoSlug,
+    number: u64,
+    closed_at: Option<DateTime<Utc>>,
+) -> Result<(), StoreError> {
+    let closed = closed_at.map(|at| format!(" on {}", at.format("%Y-%m-%d"))).unwrap_or_default();
+    store::record_dropped(
+        tx,
+        &Rejection::new(
+            CrawlDropReason::NotMerged,
+            repo.clone(),
+            number.to_string(),
+            format!("closed without being merged{closed}"),
+        ),
+    )
 }
 
 /// Issues listing entries: issues, or pull requests (kept only as their update time).

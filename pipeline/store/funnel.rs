@@ -100,9 +100,19 @@ pub struct FunnelReport {
 
 pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<FunnelReport> {
     let wanted: Vec<String> = repos.iter().map(ToString::to_string).collect();
+    // Listed items, then the counted drops beyond the listed ones.
     let mut statement = connection.prepare(
         "SELECT repo, stage, outcome, COALESCE(reason, ''), COUNT(*)
-         FROM stage_items GROUP BY repo, stage, outcome, reason ORDER BY repo",
+         FROM stage_items GROUP BY repo, stage, outcome, reason
+         UNION ALL
+         SELECT repo, stage, 'dropped', reason, unlisted FROM (
+             SELECT t.repo, t.stage, t.reason, t.total - (
+                 SELECT COUNT(*) FROM stage_items s
+                 WHERE s.repo = t.repo AND s.stage = t.stage AND s.outcome = 'dropped' AND s.reason = t.reason
+             ) AS unlisted
+             FROM stage_totals t
+         ) WHERE unlisted > 0
+         ORDER BY 1",
     )?;
     let rows = statement.query_map([], |row| {
         Ok((
@@ -135,38 +145,6 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
                 funnel.dropped += count;
                 *funnel.reasons.entry(reason.clone()).or_default() += count;
             }
-        }
-    }
-    // Counted drops beyond the listed ones.
-    let mut statement = connection.prepare(
-        "SELECT t.repo, t.stage, t.reason, t.total,
-                (SELECT COUNT(*) FROM stage_items s
-                 WHERE s.repo = t.repo AND s.stage = t.stage AND s.outcome = 'dropped' AND s.reason = t.reason)
-         FROM stage_totals t ORDER BY t.repo",
-    )?;
-    let rows = statement.query_map([], |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            row.get::<_, String>(1)?,
-            row.get::<_, String>(2)?,
-            row.get::<_, u64>(3)?,
-            row.get::<_, u64>(4)?,
-        ))
-    })?;
-    for row in rows {
-        let (repo, stage, reason, total, listed) = row?;
-        let unlisted = total.saturating_sub(listed);
-        if unlisted == 0 || (!wanted.is_empty() && !wanted.contains(&repo)) {
-            continue;
-        }
-        let Ok(stage) = stage.parse::<Stage>() else { continue };
-        for funnel in [
-            by_repo.entry(repo.clone()).or_default().entry(stage).or_insert_with(|| empty(stage)),
-            total_by_stage.entry(stage).or_insert_with(|| empty(stage)),
-        ] {
-            funnel.entered += unlisted;
-            funnel.dropped += unlisted;
-            *funnel.reasons.entry(reason.clone()).or_default() += unlisted;
         }
     }
     Ok(FunnelReport {
