@@ -846,7 +846,11 @@ fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
     let docker = DockerGuard::require(&harvest.data_dir);
     let base_39 = std::env::var(project::TEST_BASE_REPO_VAR)
         .map_or("swe-harvest/base:py3.9".to_string(), |repo| format!("{repo}:py3.9"));
-    let own = "swe-harvest-test/own-python:3.8";
+    // A tag of this run's own: an environment image built FROM a tag of an earlier run
+    // would be reused (the tag is part of its content key) and leave no build log.
+    let nonce = harvest.data_dir.parent().and_then(|dir| dir.file_name()).unwrap().to_string_lossy().to_lowercase();
+    let own = format!("swe-harvest-test/own-python:3.8-{}", nonce.trim_start_matches('.'));
+    let own = own.as_str();
     let tagged = std::process::Command::new("docker").args(["tag", &base_39, own]).output().unwrap();
     assert!(tagged.status.success(), "docker tag {base_39} {own}: {}", stderr(&tagged));
     let (project, candidate) = project_of_2019(">=3.5", &[], 23);
@@ -860,7 +864,11 @@ fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
         tasks(&harvest).remove(&candidate.instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
     let store = Store::open_in(&harvest.data_dir).unwrap();
-    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
+    let (spec, image): (String, String) = store
+        .connection()
+        .query_row("SELECT spec, image FROM environments", [], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap();
+    let _ = std::process::Command::new("docker").args(["rmi", &image]).output();
     let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
     assert_eq!(spec["runtime"], "3.8", "the declared runtime, brought as an image: {spec}");
     let logs = harvest.data_dir.join("logs/build");
