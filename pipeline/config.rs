@@ -57,6 +57,8 @@ pub struct Config {
     pub extract: ExtractConfig,
     pub validate: ValidateConfig,
     pub release: ReleaseConfig,
+    /// The screen's settings live with the stage (`screen::ScreenConfig`).
+    pub screen: crate::screen::ScreenConfig,
 }
 
 /// The GitHub API client.
@@ -641,6 +643,7 @@ impl Check for Config {
         if self.release.swt_min_runs == 0 {
             return Err(invalid(origin, "release.swt_min_runs", "must be at least 1"));
         }
+        self.screen.check(origin)?;
         Ok(())
     }
 }

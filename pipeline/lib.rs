@@ -1,6 +1,6 @@
 //! swe-harvest: builds SWE-bench style benchmark tasks from real GitHub history.
 //!
-//! The stages (`discover -> crawl -> mirror -> extract -> validate -> release`) each
+//! The stages (`discover -> crawl -> mirror -> extract -> validate -> screen -> release`) each
 //! read their inputs from the [`store`] and write their outputs to it, so each can be
 //! killed and resumed. This crate is the library; the `swe-harvest` binary
 //! (`pipeline/main.rs` and `pipeline/cli/`) is a thin command line over it and the
@@ -25,6 +25,7 @@ pub mod progress;
 pub mod release;
 pub mod report;
 pub mod sandbox;
+pub mod screen;
 pub mod secret;
 pub mod store;
 pub mod swt;

@@ -102,12 +102,13 @@ pub enum Stage {
     Mirror,
     Extract,
     Validate,
+    Screen,
     Release,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 6] =
-        [Stage::Discover, Stage::Crawl, Stage::Mirror, Stage::Extract, Stage::Validate, Stage::Release];
+    pub const ALL: [Stage; 7] =
+        [Stage::Discover, Stage::Crawl, Stage::Mirror, Stage::Extract, Stage::Validate, Stage::Screen, Stage::Release];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -116,6 +117,7 @@ impl Stage {
             Stage::Mirror => "mirror",
             Stage::Extract => "extract",
             Stage::Validate => "validate",
+            Stage::Screen => "screen",
             Stage::Release => "release",
         }
     }

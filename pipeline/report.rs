@@ -145,18 +145,11 @@ fn table(stages: &[StageFunnel]) -> String {
         "<table>\n<tr><th>stage</th><th>entered</th><th>passed</th><th>dropped</th><th>drop reasons</th></tr>\n",
     );
     for stage in stages {
-        let reasons: Vec<String> = most_frequent_first(&stage.reasons)
-            .iter()
-            .map(|(reason, count)| format!("{} {count}", escape(reason)))
-            .collect();
+        let reasons = escape(&stage.reasons_and_flags());
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"reasons\">{}</td></tr>",
-            stage.stage,
-            stage.entered,
-            stage.passed,
-            stage.dropped,
-            reasons.join(", ")
+            stage.stage, stage.entered, stage.passed, stage.dropped, reasons
         );
     }
     html.push_str("</table>\n");
@@ -181,6 +174,7 @@ mod tests {
             passed,
             dropped,
             reasons: reasons.iter().map(|(reason, count)| (reason.to_string(), *count)).collect(),
+            flags: Default::default(),
         }
     }
 

@@ -21,6 +21,7 @@ mod mirror;
 mod owner;
 mod release;
 mod runners;
+mod screen;
 mod store;
 mod swt;
 mod validate;

@@ -15,7 +15,7 @@ use swe_harvest::model::RepoSlug;
     version,
     about = "Build SWE-bench style benchmark tasks from real GitHub history",
     long_about = "Build SWE-bench style benchmark tasks from real GitHub history.\n\n\
-        Stages: discover -> crawl -> mirror -> extract -> validate -> release. Every stage \
+        Stages: discover -> crawl -> mirror -> extract -> validate -> screen -> release. Every stage \
         reads from and writes to the store in the data dir, and resumes where it stopped."
 )]
 pub struct Cli {
@@ -51,6 +51,8 @@ pub enum Command {
     Extract(ExtractArgs),
     /// Run each candidate's tests in containers to compute FAIL_TO_PASS / PASS_TO_PASS.
     Validate(ValidateArgs),
+    /// Score each validated task's quality (flags with evidence, keep/flag, difficulty).
+    Screen(ScreenArgs),
     /// Write a versioned dataset (parquet + JSONL + manifest + card).
     Release(ReleaseArgs),
     /// Grade predictions (code patches or generated tests) against a release.
@@ -78,6 +80,7 @@ impl Command {
             Command::Mirror(_) => "mirror",
             Command::Extract(_) => "extract",
             Command::Validate(_) => "validate",
+            Command::Screen(_) => "screen",
             Command::Release(_) => "release",
             Command::Evaluate(_) => "evaluate",
             Command::Run(_) => "run",
@@ -263,6 +266,22 @@ pub struct ValidateArgs {
     pub options: ValidateOptions,
 }
 
+#[derive(Debug, Args)]
+pub struct ScreenArgs {
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "OWNER/NAME", num_args = 1..)]
+    pub repos: Vec<RepoSlug>,
+    /// Screen rows in the SWE-bench format (or Multi-SWE-bench's) from this file instead of the store.
+    #[arg(long, value_name = "ROWS.jsonl", requires = "out", conflicts_with = "repos")]
+    pub input: Option<std::path::PathBuf>,
+    /// Where `--input` rows are written with the quality fields added.
+    #[arg(long, value_name = "OUT.jsonl", requires = "input")]
+    pub out: Option<std::path::PathBuf>,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct ReleaseArgs {
     /// The dataset's name.
@@ -299,6 +318,15 @@ pub struct ReleaseArgs {
     /// Replace an existing release of this name and version.
     #[arg(long)]
     pub force: bool,
+    /// Only tasks whose quality_score is at most this (tasks never screened are left out).
+    #[arg(long, value_name = "X")]
+    pub max_quality_score: Option<f64>,
+    /// Leave out tasks that carry any of these screen flags.
+    #[arg(long, value_name = "CODE", num_args = 1..)]
+    pub exclude_flag: Vec<swe_harvest::screen::FlagCode>,
+    /// Only tasks the screen kept (quality_verdict = keep).
+    #[arg(long)]
+    pub only_kept: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -24,6 +24,7 @@ mod logging;
 mod mirror;
 mod release;
 mod run;
+mod screen;
 mod status;
 mod validate;
 
@@ -139,6 +140,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Mirror(args) => mirror::mirror(&settings, &args),
         Command::Extract(args) => extract::extract(&settings, &args),
         Command::Validate(args) => validate::validate(&settings, &args),
+        Command::Screen(args) => screen::screen(&settings, &args),
         Command::Release(args) => release::release(&settings, &args),
         Command::Evaluate(args) => evaluate::evaluate(&settings, &args),
         Command::Run(args) => run::run(&settings, &args),

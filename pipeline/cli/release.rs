@@ -25,6 +25,9 @@ fn flags(args: &ReleaseArgs) -> ReleaseFlags {
         push: args.push,
         swt: args.swt,
         force: args.force,
+        max_quality_score: args.max_quality_score,
+        exclude_flags: args.exclude_flag.clone(),
+        only_kept: args.only_kept,
     }
 }
 

@@ -1,11 +1,11 @@
 //! `run`: every stage for the given repositories, in order: crawl, mirror,
-//! extract, validate. Each stage is the same code as its own command, so `run` can be
+//! extract, validate, screen. Each stage is the same code as its own command, so `run` can be
 //! killed and started again like any of them. A stage that ends with failed items
 //! does not stop the run (the exit code says so at the end); a stage that cannot run
 //! at all (no Docker engine, an unreachable clone URL) stops it with its error.
 
-use super::args::{CrawlArgs, ExtractArgs, MirrorArgs, RepoSelection, RunArgs, ValidateArgs};
-use super::{ExitStatus, GlobalSettings, crawl, extract, mirror, validate};
+use super::args::{CrawlArgs, ExtractArgs, MirrorArgs, RepoSelection, RunArgs, ScreenArgs, ValidateArgs};
+use super::{ExitStatus, GlobalSettings, crawl, extract, mirror, screen, validate};
 
 pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStatus> {
     let selection = || RepoSelection { repos: args.selection.repos.clone() };
@@ -40,5 +40,9 @@ pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStat
         options: args.validate.clone(),
     };
     record("validate", validate::validate(settings, &validate_args)?);
+
+    tracing::info!("run: screen");
+    let screen_args = ScreenArgs { repos: args.selection.repos.clone(), input: None, out: None, json: false };
+    record("screen", screen::screen(settings, &screen_args)?);
     Ok(status)
 }

@@ -7,7 +7,6 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::model::drop_reason::format_counts;
 use swe_harvest::store::validation::FailedEnvironment;
 use swe_harvest::store::{FunnelReport, StageFunnel};
 
@@ -113,5 +112,5 @@ pub fn render_table(report: &FunnelReport) -> String {
 }
 
 fn reasons(stage: &StageFunnel) -> String {
-    format_counts(&stage.reasons)
+    stage.reasons_and_flags()
 }

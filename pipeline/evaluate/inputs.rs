@@ -26,6 +26,8 @@ pub struct ReleaseTask {
     pub pass_to_pass: Vec<String>,
     /// The gold patch's executable lines (`gold_executable_line_map`), when measured.
     pub executable: Option<ExecutableLines>,
+    /// The screen's difficulty bucket (the release's `difficulty` column), when screened.
+    pub difficulty: Option<String>,
 }
 
 impl ReleaseTask {
@@ -112,6 +114,7 @@ pub fn read_release(dir: &Path) -> anyhow::Result<BTreeMap<String, ReleaseTask>>
             pass_to_pass: list("PASS_TO_PASS"),
             executable,
             image,
+            difficulty: field("difficulty").filter(|bucket| !bucket.is_empty()),
             instance_id: instance_id.clone(),
         };
         tasks.insert(instance_id, task);

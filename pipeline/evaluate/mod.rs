@@ -241,6 +241,15 @@ pub async fn run(
         predictions_file: settings.predictions_path.display().to_string(),
         release_tasks: tasks.len(),
         totals: report::totals(&predictions_reports, settings.mode == Mode::Swt),
+        by_difficulty: if settings.mode == Mode::Swe {
+            let buckets = tasks
+                .iter()
+                .filter_map(|(id, task)| task.difficulty.clone().map(|difficulty| (id.clone(), difficulty)))
+                .collect();
+            report::resolved_by_difficulty(&predictions_reports, &buckets)
+        } else {
+            Vec::new()
+        },
         unknown_tasks: predictions_reports
             .iter()
             .filter(|report| report.status == Status::UnknownTask)

@@ -6,7 +6,8 @@
 //! F→×, F→P and P→P, the shares with at least one test that fails on R, fails on R
 //! and passes on R∘X, passes on both; mean ΔC over the tasks whose gold patch has
 //! executable lines (a patch that does not apply covers nothing). `--mode swe`:
-//! applied and resolved shares.
+//! applied and resolved shares, also per difficulty bucket of the screen (the
+//! release's `difficulty` column).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -136,9 +137,52 @@ pub struct Report {
     pub release_tasks: usize,
     pub predictions: Vec<PredictionReport>,
     pub totals: Vec<Totals>,
+    /// `swe`: per model and difficulty bucket, the resolved share (releases made
+    /// with the screen's `difficulty` column).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_difficulty: Vec<BucketTotals>,
     pub unknown_tasks: Vec<String>,
     pub empty_patches: usize,
     pub errors: usize,
+}
+
+/// One model's resolved share in one difficulty bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BucketTotals {
+    pub model_name_or_path: String,
+    pub difficulty: String,
+    pub tasks: usize,
+    pub resolved: usize,
+    pub resolved_share: f64,
+}
+
+/// Per model and difficulty bucket (`difficulty` by instance id; tasks without one are
+/// left out), the resolved share of the counted predictions, buckets in
+/// SWE-bench Verified's order.
+pub fn resolved_by_difficulty(
+    predictions: &[PredictionReport],
+    difficulty: &BTreeMap<String, String>,
+) -> Vec<BucketTotals> {
+    let rank = |bucket: &str| {
+        crate::screen::Difficulty::ALL.iter().position(|known| known.as_str() == bucket).unwrap_or(usize::MAX)
+    };
+    let mut counts: BTreeMap<(&str, usize, &str), (usize, usize)> = BTreeMap::new();
+    for report in predictions.iter().filter(|report| report.counted()) {
+        let Some(bucket) = difficulty.get(&report.instance_id) else { continue };
+        let entry = counts.entry((&report.model_name_or_path, rank(bucket), bucket)).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(report.resolved == Some(true));
+    }
+    counts
+        .into_iter()
+        .map(|((model, _, bucket), (tasks, resolved))| BucketTotals {
+            model_name_or_path: model.to_string(),
+            difficulty: bucket.to_string(),
+            tasks,
+            resolved,
+            resolved_share: share(resolved, tasks),
+        })
+        .collect()
 }
 
 fn share(count: usize, total: usize) -> f64 {
@@ -280,6 +324,19 @@ pub fn render(report: &Report) -> String {
         rows.push(row);
     }
     write_table(&mut text, &rows);
+    if !report.by_difficulty.is_empty() {
+        let _ = writeln!(text, "\nresolved by difficulty (the screen's estimate):");
+        let mut rows: Vec<Vec<String>> = vec![["model", "difficulty", "tasks", "resolved"].map(String::from).to_vec()];
+        for bucket in &report.by_difficulty {
+            rows.push(vec![
+                bucket.model_name_or_path.clone(),
+                bucket.difficulty.clone(),
+                bucket.tasks.to_string(),
+                format!("{} ({})", percent(bucket.resolved_share), bucket.resolved),
+            ]);
+        }
+        write_table(&mut text, &rows);
+    }
     if !report.unknown_tasks.is_empty() {
         let _ =
             writeln!(text, "\npredictions for tasks the release does not hold: {}", report.unknown_tasks.join(", "));
@@ -327,6 +384,37 @@ mod tests {
             change_coverage: coverage,
             ..PredictionReport::new("x", model, Status::Evaluated)
         }
+    }
+
+    #[test]
+    fn resolved_shares_are_counted_per_difficulty_bucket_in_swe_bench_verifieds_order() {
+        let resolved = |id: &str, value: bool| PredictionReport {
+            resolved: Some(value),
+            ..PredictionReport::new(id, "m", Status::Evaluated)
+        };
+        let reports = vec![
+            resolved("a", true),
+            resolved("b", false),
+            resolved("c", true),
+            resolved("d", true),
+            PredictionReport::new("e", "m", Status::EmptyPatch),
+            PredictionReport::new("f", "m", Status::UnknownTask),
+        ];
+        let buckets: BTreeMap<String, String> = [
+            ("a", "15 min - 1 hour"),
+            ("b", "15 min - 1 hour"),
+            ("c", "<15 min fix"),
+            ("e", "<15 min fix"),
+            ("f", "<15 min fix"),
+        ]
+        .iter()
+        .map(|(id, bucket)| (id.to_string(), bucket.to_string()))
+        .collect();
+        let totals = resolved_by_difficulty(&reports, &buckets);
+        let rows: Vec<(&str, usize, usize)> =
+            totals.iter().map(|bucket| (bucket.difficulty.as_str(), bucket.tasks, bucket.resolved)).collect();
+        assert_eq!(rows, [("<15 min fix", 2, 1), ("15 min - 1 hour", 2, 1)], "d has no bucket, f is unknown");
+        assert_eq!(totals[0].resolved_share, 0.5);
     }
 
     #[test]

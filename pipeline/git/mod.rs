@@ -1,7 +1,8 @@
 //! Git mirrors through libgit2 (git2): cloning and fetching bare mirrors with PR
 //! heads ([`mirror`]), and reading them: PR refs, merge-bases, commits between two
 //! points, tags, file contents at a commit, and three-dot diffs printed as `git diff`
-//! prints them ([`diff`]).
+//! prints them ([`diff`]); and unified diffs read as text, whatever made them
+//! ([`patch_text`]).
 //!
 //! The `mirror` stage itself is [`crate::mirror`]: this module's clone-or-fetch
 //! applied to each repository.
@@ -14,6 +15,7 @@
 
 pub mod diff;
 pub mod mirror;
+pub mod patch_text;
 pub mod tree;
 
 use std::path::{Path, PathBuf};

@@ -199,6 +199,15 @@ impl ValidateDropReason {
 }
 
 drop_reasons! {
+    /// Why the screen set a task aside for review. Not a drop from the dataset: a
+    /// release keeps flagged tasks unless asked not to (`--only-kept`).
+    ScreenDropReason ("screen") {
+        /// The quality score is above `screen.flag_above`; the record says which flags.
+        Flagged => "flagged",
+    }
+}
+
+drop_reasons! {
     /// Why a release left out a validated task (its filters, decontamination, `--swt`).
     ReleaseDropReason ("release") {
         CreatedBeforeWindow => "created_before_window",
@@ -209,6 +218,12 @@ drop_reasons! {
         SwtCoverageNotMeasured => "swt_coverage_not_measured",
         SwtFewerValidationRuns => "swt_fewer_validation_runs",
         SwtGoldenTestsUnstable => "swt_golden_tests_unstable",
+        /// `--max-quality-score`, `--exclude-flag` or `--only-kept` was asked for and
+        /// the task has no quality record for its content (run `screen`).
+        NotScreened => "not_screened",
+        QualityScoreAboveMax => "quality_score_above_max",
+        ExcludedFlag => "excluded_flag",
+        FlaggedByScreen => "flagged_by_screen",
     }
 }
 
@@ -220,6 +235,7 @@ pub enum DropReason {
     Mirror(MirrorDropReason),
     Extract(ExtractDropReason),
     Validate(ValidateDropReason),
+    Screen(ScreenDropReason),
     Release(ReleaseDropReason),
 }
 
@@ -245,6 +261,7 @@ impl DropReason {
             DropReason::Mirror(_) => Stage::Mirror,
             DropReason::Extract(_) => Stage::Extract,
             DropReason::Validate(_) => Stage::Validate,
+            DropReason::Screen(_) => Stage::Screen,
             DropReason::Release(_) => Stage::Release,
         }
     }
@@ -257,6 +274,7 @@ impl DropReason {
             DropReason::Mirror(reason) => reason.as_str(),
             DropReason::Extract(reason) => reason.as_str(),
             DropReason::Validate(reason) => reason.as_str(),
+            DropReason::Screen(reason) => reason.as_str(),
             DropReason::Release(reason) => reason.as_str(),
         }
     }
@@ -284,6 +302,7 @@ from_stage_reason! {
     Mirror(MirrorDropReason),
     Extract(ExtractDropReason),
     Validate(ValidateDropReason),
+    Screen(ScreenDropReason),
     Release(ReleaseDropReason),
 }
 
@@ -316,7 +335,7 @@ mod tests {
 
     /// Every code of every stage, as stores and releases hold them today (docs,
     /// module docs); a changed or lost string would change the meaning of stored data.
-    const STORED_CODES: [(&str, &[&str]); 6] = [
+    const STORED_CODES: [(&str, &[&str]); 7] = [
         ("discover", &["in_reference_dataset"]),
         ("crawl", &["not_merged"]),
         ("mirror", &["fetch_failed"]),
@@ -363,6 +382,7 @@ mod tests {
                 "no_fail_to_pass",
             ],
         ),
+        ("screen", &["flagged"]),
         (
             "release",
             &[
@@ -374,6 +394,10 @@ mod tests {
                 "swt_coverage_not_measured",
                 "swt_fewer_validation_runs",
                 "swt_golden_tests_unstable",
+                "not_screened",
+                "quality_score_above_max",
+                "excluded_flag",
+                "flagged_by_screen",
             ],
         ),
     ];
@@ -403,6 +427,7 @@ mod tests {
         round_trips(MirrorDropReason::ALL);
         round_trips(ExtractDropReason::ALL);
         round_trips(ValidateDropReason::ALL);
+        round_trips(ScreenDropReason::ALL);
         round_trips(ReleaseDropReason::ALL);
         let today: BTreeMap<&str, Vec<&'static str>> = BTreeMap::from([
             ("discover", codes(DiscoverDropReason::ALL)),
@@ -410,6 +435,7 @@ mod tests {
             ("mirror", codes(MirrorDropReason::ALL)),
             ("extract", codes(ExtractDropReason::ALL)),
             ("validate", codes(ValidateDropReason::ALL)),
+            ("screen", codes(ScreenDropReason::ALL)),
             ("release", codes(ReleaseDropReason::ALL)),
         ]);
         for (stage, stored) in STORED_CODES {
@@ -446,6 +472,7 @@ mod tests {
             codes_of(MirrorDropReason::ALL),
             codes_of(ExtractDropReason::ALL),
             codes_of(ValidateDropReason::ALL),
+            codes_of(ScreenDropReason::ALL),
             codes_of(ReleaseDropReason::ALL),
         ]
         .concat();

@@ -68,6 +68,7 @@ pub(super) fn render(
     licenses: &BTreeMap<String, Option<String>>,
     runners: &BTreeMap<TestRunner, usize>,
     test_generation: &str,
+    quality_screen: &str,
 ) -> String {
     let mut card = String::new();
     let total = manifest.counts.total;
@@ -210,6 +211,7 @@ pub(super) fn render(
         );
     }
     card.push_str(test_generation);
+    card.push_str(quality_screen);
     let _ = writeln!(card, "## Use\n");
     let _ = writeln!(
         card,

@@ -23,6 +23,10 @@ pub struct Filters {
     pub created_before: Option<NaiveDate>,
     pub repos: Vec<RepoSlug>,
     pub exclude_datasets: Vec<PathBuf>,
+    /// The screened split (`--max-quality-score`, `--exclude-flag`, `--only-kept`),
+    /// applied by [`super::screen::select`].
+    #[serde(default)]
+    pub screen: super::screen::ScreenFilters,
 }
 
 /// What other datasets already hold.

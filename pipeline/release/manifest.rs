@@ -37,6 +37,9 @@ pub struct ManifestFilters {
     /// An SWT release: the validation runs its golden tests held in (`--swt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swt_min_runs: Option<u32>,
+    /// A screened split (`--max-quality-score`, `--exclude-flag`, `--only-kept`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<super::screen::ScreenFilters>,
 }
 
 impl ManifestFilters {
@@ -54,6 +57,7 @@ impl ManifestFilters {
                 .collect(),
             split_by: request.split_by,
             swt_min_runs: request.swt_min_runs,
+            screen: (!filters.screen.is_empty()).then(|| filters.screen.clone()),
         }
     }
 }
@@ -71,6 +75,10 @@ pub struct Counts {
     pub per_split: BTreeMap<String, usize>,
     /// Validated tasks in the store that the filters left out, by reason.
     pub left_out_by_filters: BTreeMap<String, u64>,
+    /// Tasks a screened split removed, by flag (a task with two flags counts for
+    /// both; `none` for a task removed for its score alone).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub removed_by_flag: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,6 +151,7 @@ impl Manifest {
                 per_repository,
                 per_split: splits.iter().map(|(name, dataset)| (name.clone(), dataset.rows.len())).collect(),
                 left_out_by_filters: left_out,
+                removed_by_flag: BTreeMap::new(),
             },
             files: BTreeMap::new(),
             extends,

@@ -18,6 +18,7 @@ pub mod export;
 pub mod filter;
 pub mod images;
 mod manifest;
+pub mod screen;
 mod settings;
 pub mod swt;
 
@@ -71,6 +72,8 @@ pub enum ReleaseError {
     NoRegistry,
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error("`--max-quality-score {0}` is not a probability between 0 and 1")]
+    BadMaxQualityScore(f64),
 }
 
 impl ReleaseError {
@@ -82,6 +85,7 @@ impl ReleaseError {
                 | ReleaseError::BadName { .. }
                 | ReleaseError::NoRegistry
                 | ReleaseError::Config(_)
+                | ReleaseError::BadMaxQualityScore(_)
         )
     }
 
@@ -97,6 +101,9 @@ impl ReleaseError {
                 Some("set `registry` under `[release]` in the config (or SWE_HARVEST_RELEASE__REGISTRY)".to_string())
             }
             ReleaseError::Config(config) => Some(config.hint()),
+            ReleaseError::BadMaxQualityScore(_) => {
+                Some("quality_score is the estimated probability of being filtered out: pass e.g. 0.5".to_string())
+            }
             _ => None,
         }
     }
@@ -153,6 +160,10 @@ pub struct ReleaseFile {
     pub split_by: Option<SplitPeriod>,
     /// An SWT release: see `release --swt`.
     pub swt: bool,
+    /// A screened split: see `release --max-quality-score`, `--exclude-flag`, `--only-kept`.
+    pub max_quality_score: Option<f64>,
+    pub exclude_flags: Vec<crate::screen::FlagCode>,
+    pub only_kept: bool,
 }
 
 /// What a release run produced.
@@ -205,10 +216,14 @@ pub fn run(
     let exclusions = filter::Exclusions::load(&request.filters.exclude_datasets).map_err(ReleaseError::Exclusions)?;
     let (kept, mut dropped) = filter::select(tasks, &request.filters, &exclusions);
     let coverage = crate::store::coverage::all(store.connection())?;
-    let mut kept = match request.swt_min_runs {
+    let kept = match request.swt_min_runs {
         Some(min_runs) => swt::select(store.connection(), kept, &coverage, min_runs, &mut dropped)?,
         None => kept,
     };
+    let stored_records = crate::store::screen::all(store.connection())?;
+    let records = screen::current_records(&kept, &stored_records);
+    let mut removed_by_flag = BTreeMap::new();
+    let mut kept = screen::select(kept, &request.filters.screen, &records, &mut dropped, &mut removed_by_flag);
     if kept.is_empty() {
         let dropped = dropped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
         return Err(ReleaseError::Empty {
@@ -229,7 +244,8 @@ pub fn run(
     }
     fs_err::create_dir_all(&staging).map_err(write_error)?;
 
-    let result = write_release(store, data_dir, request, &kept, &coverage, dropped, &staging, reporter);
+    let screened = ScreenedTasks { records: &records, removed_by_flag };
+    let result = write_release(store, data_dir, request, &kept, &coverage, &screened, dropped, &staging, reporter);
     let manifest = match result {
         Ok(manifest) => manifest,
         Err(error) => {
@@ -294,6 +310,14 @@ fn adoptable(store: &Store, target: &Path, request: &ReleaseRequest) -> Result<O
     Ok((!known && ours && manifest.matches_files_of(target)).then_some(manifest))
 }
 
+/// What the screen says of the released tasks.
+struct ScreenedTasks<'a> {
+    /// The current quality record of each task that has one.
+    records: &'a BTreeMap<String, &'a crate::screen::QualityRecord>,
+    /// Tasks the screened split removed, by flag.
+    removed_by_flag: BTreeMap<String, u64>,
+}
+
 #[allow(clippy::too_many_arguments)] // the release's inputs, each used once
 fn write_release(
     store: &Store,
@@ -301,6 +325,7 @@ fn write_release(
     request: &ReleaseRequest,
     tasks: &[Task],
     coverage: &BTreeMap<String, crate::store::coverage::GoldenCoverage>,
+    screened: &ScreenedTasks<'_>,
     dropped: BTreeMap<String, u64>,
     staging: &Path,
     reporter: &dyn Reporter,
@@ -309,7 +334,12 @@ fn write_release(
         Some(image_request) => Some(instance_images(store, data_dir, request, image_request, tasks, reporter)?),
         None => None,
     };
-    let mut columns: Vec<&str> = EXTRA_COLUMNS.iter().chain(crate::swt::COVERAGE_COLUMNS.iter()).copied().collect();
+    let mut columns: Vec<&str> = EXTRA_COLUMNS
+        .iter()
+        .chain(crate::swt::COVERAGE_COLUMNS.iter())
+        .chain(screen::QUALITY_COLUMNS.iter())
+        .copied()
+        .collect();
     if image_columns.is_some() {
         columns.extend(images::IMAGE_COLUMNS);
     }
@@ -318,6 +348,7 @@ fn write_release(
     for (index, task) in tasks.iter().enumerate() {
         let (row, mut extra) = task_row(task);
         extra.extend(crate::swt::coverage_columns(coverage.get(&task.candidate.instance_id)));
+        extra.extend(screen::quality_columns(screened.records.get(&task.candidate.instance_id)));
         if let Some(image_columns) = &image_columns {
             extra.extend(image_columns[index].iter().cloned());
         }
@@ -349,9 +380,21 @@ fn write_release(
     };
     let funnel = store.funnel(&repos)?;
     let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
+    manifest.counts.removed_by_flag = screened.removed_by_flag.clone();
     let swt_section = swt::card_section(tasks, coverage, request.swt_min_runs);
     let runners = card::test_runners(store, tasks)?;
-    let card = card::render(request, &manifest, &all, &funnel, &licenses(store, &repos)?, &runners, &swt_section);
+    let screen_section =
+        screen::card_section(tasks, screened.records, &request.filters.screen, &screened.removed_by_flag);
+    let card = card::render(
+        request,
+        &manifest,
+        &all,
+        &funnel,
+        &licenses(store, &repos)?,
+        &runners,
+        &swt_section,
+        &screen_section,
+    );
     crate::dataset::write_durably(&staging.join("README.md"), |file| std::io::Write::write_all(file, card.as_bytes()))
         .map_err(ReleaseError::Write)?;
     manifest.record_files(staging).map_err(ReleaseError::Write)?;

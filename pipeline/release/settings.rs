@@ -29,6 +29,12 @@ pub struct ReleaseFlags {
     pub swt: bool,
     /// `--force`.
     pub force: bool,
+    /// `--max-quality-score`.
+    pub max_quality_score: Option<f64>,
+    /// `--exclude-flag`.
+    pub exclude_flags: Vec<crate::screen::FlagCode>,
+    /// `--only-kept`.
+    pub only_kept: bool,
 }
 
 impl ReleaseRequest {
@@ -38,6 +44,9 @@ impl ReleaseRequest {
         let settings = &config.config;
         if flags.push && settings.release.registry.is_none() {
             return Err(ReleaseError::NoRegistry);
+        }
+        if let Some(max) = flags.max_quality_score.filter(|max| !(0.0..=1.0).contains(max)) {
+            return Err(ReleaseError::BadMaxQualityScore(max));
         }
         let file: ReleaseFile = match config.release_file(&flags.name)? {
             Some((file, path)) => {
@@ -57,6 +66,15 @@ impl ReleaseRequest {
                     file.exclude_datasets
                 } else {
                     flags.exclude_datasets.clone()
+                },
+                screen: super::screen::ScreenFilters {
+                    max_quality_score: flags.max_quality_score.or(file.max_quality_score),
+                    exclude_flags: if flags.exclude_flags.is_empty() {
+                        file.exclude_flags
+                    } else {
+                        flags.exclude_flags.clone()
+                    },
+                    only_kept: flags.only_kept || file.only_kept,
                 },
             },
             split_by: flags.split_by.or(file.split_by),

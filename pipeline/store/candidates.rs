@@ -37,8 +37,9 @@ pub fn delete_candidate(connection: &Connection, instance_id: &str) -> Result<()
 }
 
 /// Forgets what validate derived from one candidate: its validation runs, its task,
-/// its coverage and validate's funnel row, so that `validate` validates it again and
-/// `release` no longer publishes it. Environments are keyed by their content, not by
+/// its coverage and validate's funnel row (and the screen's record and funnel row of
+/// that task), so that `validate` validates it again and `release` no longer
+/// publishes it. Environments are keyed by their content, not by
 /// the candidate, and stay (other candidates share them). Call it in the transaction
 /// that changes or deletes the candidate. Returns whether anything was there.
 pub fn forget_validation(connection: &Connection, repo: &RepoSlug, instance_id: &str) -> Result<bool> {
@@ -51,7 +52,9 @@ pub fn forget_validation(connection: &Connection, repo: &RepoSlug, instance_id: 
         deleted += connection.execute(query, [instance_id])?;
     }
     let funnel_row = super::funnel::forget(connection, Stage::Validate, repo, instance_id)?;
-    Ok(deleted > 0 || funnel_row)
+    let screened = super::screen::forget(connection, instance_id)?;
+    let screen_row = super::funnel::forget(connection, Stage::Screen, repo, instance_id)?;
+    Ok(deleted > 0 || funnel_row || screened || screen_row)
 }
 
 /// Candidates of the given repositories (all when empty), by instance id.

@@ -83,6 +83,22 @@ pub struct StageFunnel {
     pub dropped: u64,
     /// Dropped items by reason code, most frequent first when displayed.
     pub reasons: BTreeMap<String, u64>,
+    /// The screen only: how many screened tasks carry each flag (kept ones too; a
+    /// task with two flags counts for both).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub flags: BTreeMap<String, u64>,
+}
+
+impl StageFunnel {
+    /// The drop reasons, then (the screen) the flags: `flagged 2; flags: a 3, b 1`.
+    pub fn reasons_and_flags(&self) -> String {
+        let reasons = crate::model::drop_reason::format_counts(&self.reasons);
+        if self.flags.is_empty() {
+            return reasons;
+        }
+        let flags = format!("flags: {}", crate::model::drop_reason::format_counts(&self.flags));
+        if reasons.is_empty() { flags } else { format!("{reasons}; {flags}") }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -147,6 +163,17 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
             }
         }
     }
+    // The screen's row also counts its flags, from the quality records.
+    for (repo, flags) in super::screen::flag_counts(connection, repos)? {
+        for (flag, count) in flags {
+            for funnel in [
+                by_repo.entry(repo.clone()).or_default().entry(Stage::Screen).or_insert_with(|| empty(Stage::Screen)),
+                total.entry(Stage::Screen).or_insert_with(|| empty(Stage::Screen)),
+            ] {
+                *funnel.flags.entry(flag.clone()).or_default() += count;
+            }
+        }
+    }
     Ok(FunnelReport {
         repositories: by_repo
             .into_iter()
@@ -157,7 +184,7 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
 }
 
 fn empty(stage: Stage) -> StageFunnel {
-    StageFunnel { stage, entered: 0, passed: 0, dropped: 0, reasons: BTreeMap::new() }
+    StageFunnel { stage, entered: 0, passed: 0, dropped: 0, reasons: BTreeMap::new(), flags: BTreeMap::new() }
 }
 
 #[cfg(test)]

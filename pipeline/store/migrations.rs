@@ -194,6 +194,22 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (stage, repo, reason)
     );
     "#,
+    // 9: screen: one quality record per task (flags with evidence, score, verdict,
+    // difficulty as JSON), with the hashes of the content and of the screen that made
+    // it, so that an unchanged task is not screened again.
+    r#"
+    CREATE TABLE quality_records (
+        instance_id TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        screen_key TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        score REAL NOT NULL,
+        data TEXT NOT NULL,
+        screened_at TEXT NOT NULL
+    );
+    CREATE INDEX quality_records_by_repo ON quality_records (repo);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::git::patch_text::LineKind;
+
 /// Line numbers per repository-relative path.
 pub type FileLines = BTreeMap<String, BTreeSet<u32>>;
 
@@ -20,49 +22,15 @@ impl ChangedLines {
     /// The Python lines that `diff` removes and adds.
     pub fn of_patch(diff: &str) -> ChangedLines {
         let mut changed = ChangedLines::default();
-        let (mut old_path, mut new_path): (Option<String>, Option<String>) = (None, None);
-        let (mut old_line, mut new_line) = (0u32, 0u32);
-        // Lines still to come in the current hunk, per side: a hunk ends by its counts,
-        // so content such as `--- x` inside it is never taken for a file header.
-        let (mut old_left, mut new_left) = (0u32, 0u32);
-        for line in diff.lines() {
-            if old_left == 0 && new_left == 0 {
-                if line.starts_with("diff --git ") {
-                    (old_path, new_path) = (None, None);
-                } else if let Some(path) = line.strip_prefix("--- ") {
-                    old_path = side_path(path, "a/");
-                } else if let Some(path) = line.strip_prefix("+++ ") {
-                    new_path = side_path(path, "b/");
-                } else if let Some(header) = line.strip_prefix("@@ ") {
-                    if let Some(hunk) = Hunk::parse(header) {
-                        (old_line, new_line, old_left, new_left) =
-                            (hunk.old_start, hunk.new_start, hunk.old_count, hunk.new_count);
-                    }
-                }
-                continue;
-            }
-            match line.as_bytes().first() {
-                Some(b'-') => {
-                    if let Some(path) = old_path.as_ref().filter(|path| path.ends_with(".py")) {
-                        changed.removed.entry(path.clone()).or_default().insert(old_line);
-                    }
-                    old_line += 1;
-                    old_left = old_left.saturating_sub(1);
-                }
-                Some(b'+') => {
-                    if let Some(path) = new_path.as_ref().filter(|path| path.ends_with(".py")) {
-                        changed.added.entry(path.clone()).or_default().insert(new_line);
-                    }
-                    new_line += 1;
-                    new_left = new_left.saturating_sub(1);
-                }
-                Some(b'\\') => {}
-                // Context (a space, or an empty line where an editor trimmed the space).
-                _ => {
-                    old_line += 1;
-                    new_line += 1;
-                    old_left = old_left.saturating_sub(1);
-                    new_left = new_left.saturating_sub(1);
+        for file in crate::git::patch_text::parse(diff) {
+            for line in file.lines() {
+                let (lines, path, number) = match line.kind {
+                    LineKind::Removed => (&mut changed.removed, &file.old_path, line.old_line),
+                    LineKind::Added => (&mut changed.added, &file.new_path, line.new_line),
+                    LineKind::Context => continue,
+                };
+                if let (Some(path), Some(number)) = (path.as_ref().filter(|path| path.ends_with(".py")), number) {
+                    lines.entry(path.clone()).or_default().insert(number);
                 }
             }
         }
@@ -72,43 +40,6 @@ impl ChangedLines {
     /// The files whose lines are counted on R (removed) and on R∘X (added).
     pub fn files(&self) -> BTreeSet<String> {
         self.removed.keys().chain(self.added.keys()).cloned().collect()
-    }
-}
-
-/// `a/path` (or `b/path`) to `path`; `/dev/null` to `None`.
-fn side_path(text: &str, prefix: &str) -> Option<String> {
-    let text = text.split('\t').next().unwrap_or(text).trim_end();
-    if text == "/dev/null" {
-        return None;
-    }
-    let text = text.trim_matches('"');
-    Some(text.strip_prefix(prefix).unwrap_or(text).to_string())
-}
-
-/// A hunk header `-s[,c] +s[,c] @@ ...`: a missing count is 1; an empty side
-/// (start 0) starts counting at 1.
-struct Hunk {
-    old_start: u32,
-    old_count: u32,
-    new_start: u32,
-    new_count: u32,
-}
-
-impl Hunk {
-    fn parse(header: &str) -> Option<Hunk> {
-        let mut words = header.split(' ');
-        let range = |text: &str| -> Option<(u32, u32)> {
-            let mut parts = text.split(',');
-            let start = parts.next()?.parse::<u32>().ok()?;
-            let count = match parts.next() {
-                Some(count) => count.parse::<u32>().ok()?,
-                None => 1,
-            };
-            Some((start.max(1), count))
-        };
-        let (old_start, old_count) = range(words.next()?.strip_prefix('-')?)?;
-        let (new_start, new_count) = range(words.next()?.strip_prefix('+')?)?;
-        Some(Hunk { old_start, old_count, new_start, new_count })
     }
 }
 

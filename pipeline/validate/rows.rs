@@ -62,20 +62,46 @@ impl RowsError {
 }
 
 /// Rows of a SWE-bench JSONL file, each with the candidate it describes; blank lines
-/// are skipped.
+/// are skipped. The first bad row is the error.
 pub fn read_rows(path: &Path) -> Result<Vec<InputRow>, RowsError> {
+    read_each_row(path)?.into_iter().map(|read| read.row).collect()
+}
+
+/// One line of a rows file: the row it holds, or what is wrong with it.
+#[derive(Debug)]
+pub struct ReadRow {
+    /// The line's number, from 1.
+    pub line: usize,
+    /// The line's JSON object as written, when it is one (so that a bad row can be
+    /// written back unchanged).
+    pub raw: Option<Map<String, Value>>,
+    /// The row, or a [`RowsError::BadRow`] naming the line, the row and the field.
+    pub row: Result<InputRow, RowsError>,
+}
+
+/// Every non-blank line of a rows file, in order, each read on its own: a bad row
+/// (missing or mistyped fields) does not hide the others. Only failing to read the
+/// file at all is an error.
+pub fn read_each_row(path: &Path) -> Result<Vec<ReadRow>, RowsError> {
     let file = fs_err::File::open(path)?;
     let mut rows = Vec::new();
     // Lines as bytes, so that one that is not UTF-8 is named by its number.
     for (index, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(|source| RowsError::Read { path: path.to_path_buf(), source })?;
         let bad = |message: String| RowsError::BadRow { path: path.to_path_buf(), line: index + 1, message };
-        let line = String::from_utf8(line)
-            .map_err(|error| bad(format!("it is not UTF-8 text (at byte {})", error.utf8_error().valid_up_to())))?;
+        let line = match String::from_utf8(line) {
+            Ok(line) => line,
+            Err(error) => {
+                let message = format!("it is not UTF-8 text (at byte {})", error.utf8_error().valid_up_to());
+                rows.push(ReadRow { line: index + 1, raw: None, row: Err(bad(message)) });
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
-        rows.push(parse_row(&line).map_err(bad)?);
+        let raw = serde_json::from_str::<Map<String, Value>>(&line).ok();
+        rows.push(ReadRow { line: index + 1, raw, row: parse_row(&line).map_err(bad) });
     }
     Ok(rows)
 }
@@ -159,9 +185,16 @@ fn parse_row(line: &str) -> Result<InputRow, String> {
     if is_multi_swe_bench(&fields) {
         fields = from_multi_swe_bench(fields)?;
     }
-    // The error names the field that has the wrong type (`base_commit: invalid type: ...`).
-    let row: TaskRow = serde_path_to_error::deserialize(Value::Object(fields.clone()))
-        .map_err(|error| format!("{}: {}", error.path(), error.inner()))?;
+    // The error names the row and the field that is missing or has the wrong type
+    // (`row `a__b-1`: base_commit: invalid type: ...`).
+    let named = match fields.get("instance_id").and_then(Value::as_str) {
+        Some(id) => format!("row `{id}`: "),
+        None => String::new(),
+    };
+    let row: TaskRow = serde_path_to_error::deserialize(Value::Object(fields.clone())).map_err(|error| {
+        let path = error.path().to_string();
+        if path == "." { format!("{named}{}", error.inner()) } else { format!("{named}{path}: {}", error.inner()) }
+    })?;
     // The id names the row's log folder: it must stay one path component.
     crate::model::ids::check_id("instance_id", &row.instance_id).map_err(|error| error.to_string())?;
     let repo: RepoSlug = row.repo.parse().map_err(|error: RepoSlugError| error.to_string())?;

@@ -1,0 +1,253 @@
+//! Measuring the screen against human judgements: SWE-bench Verified's annotations
+//! (`ensembled_annotations_public.csv` and the development set's extract of it), read
+//! with the `csv` crate (the annotators' notes hold newlines and quotes), and the
+//! figures docs/screen.md reports: ROC AUC of the score against `filter_out`, against
+//! `underspecified >= 2` and against `false_negative >= 2`; precision and recall of
+//! the `flag` verdict; agreement of the difficulty bucket with the annotators'.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::difficulty::Difficulty;
+use super::record::{QualityRecord, Verdict};
+
+/// One task's annotation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Annotation {
+    pub instance_id: String,
+    /// 0-3: how much the issue leaves open.
+    pub underspecified: f64,
+    /// 0-3: how many valid solutions the tests would reject.
+    pub false_negative: f64,
+    pub other_major_issues: f64,
+    pub difficulty: Difficulty,
+    /// The annotators would not keep the task.
+    pub filter_out: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AnnotationsError {
+    #[error("failed to read the annotations `{path}`")]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: csv::Error,
+    },
+    #[error("row {row} of `{path}` (`{instance_id}`): column `{column}`: {message}")]
+    Value { path: std::path::PathBuf, row: usize, instance_id: String, column: &'static str, message: String },
+}
+
+/// The annotations of a CSV file with SWE-bench Verified's columns, by instance id.
+pub fn read_annotations(path: &Path) -> Result<BTreeMap<String, Annotation>, AnnotationsError> {
+    let read_error = |source| AnnotationsError::Read { path: path.to_path_buf(), source };
+    let mut reader = csv::Reader::from_path(path).map_err(read_error)?;
+    let headers = reader.headers().map_err(read_error)?.clone();
+    let mut out = BTreeMap::new();
+    for (index, record) in reader.records().enumerate() {
+        let record = record.map_err(read_error)?;
+        let field = |name: &str| headers.iter().position(|header| header == name).and_then(|at| record.get(at));
+        let instance_id = field("instance_id").unwrap_or_default().to_string();
+        let bad = |column: &'static str, message: String| AnnotationsError::Value {
+            path: path.to_path_buf(),
+            row: index + 1,
+            instance_id: instance_id.clone(),
+            column,
+            message,
+        };
+        let number = |column: &'static str| -> Result<f64, AnnotationsError> {
+            let text = field(column).ok_or_else(|| bad(column, "missing".to_string()))?;
+            text.trim().parse::<f64>().map_err(|error| bad(column, format!("`{text}`: {error}")))
+        };
+        let difficulty = field("difficulty")
+            .ok_or_else(|| bad("difficulty", "missing".to_string()))?
+            .parse::<Difficulty>()
+            .map_err(|message| bad("difficulty", message))?;
+        let filter_out = match field("filter_out").map(str::trim) {
+            Some("True" | "true" | "1") => true,
+            Some("False" | "false" | "0") => false,
+            other => return Err(bad("filter_out", format!("`{}` is not True or False", other.unwrap_or("")))),
+        };
+        let annotation = Annotation {
+            underspecified: number("underspecified")?,
+            false_negative: number("false_negative")?,
+            other_major_issues: number("other_major_issues")?,
+            difficulty,
+            filter_out,
+            instance_id: instance_id.clone(),
+        };
+        out.insert(instance_id, annotation);
+    }
+    Ok(out)
+}
+
+/// The area under the ROC curve of `scores` for the positives in `labels`: the chance
+/// that a positive scores above a negative, ties counting half. `None` without both.
+pub fn roc_auc(scores: &[f64], labels: &[bool]) -> Option<f64> {
+    let positives: Vec<f64> = scores.iter().zip(labels).filter(|(_, label)| **label).map(|(score, _)| *score).collect();
+    let negatives: Vec<f64> =
+        scores.iter().zip(labels).filter(|(_, label)| !**label).map(|(score, _)| *score).collect();
+    if positives.is_empty() || negatives.is_empty() {
+        return None;
+    }
+    let mut wins = 0.0;
+    for positive in &positives {
+        for negative in &negatives {
+            wins += if positive > negative {
+                1.0
+            } else if positive == negative {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    Some(wins / (positives.len() * negatives.len()) as f64)
+}
+
+/// Precision and recall of `predicted` for `labels` (`None` where undefined).
+pub fn precision_recall(predicted: &[bool], labels: &[bool]) -> (Option<f64>, Option<f64>) {
+    let true_positives = predicted.iter().zip(labels).filter(|(p, l)| **p && **l).count();
+    let predicted_positives = predicted.iter().filter(|p| **p).count();
+    let positives = labels.iter().filter(|l| **l).count();
+    let ratio = |count: usize, total: usize| (total > 0).then(|| count as f64 / total as f64);
+    (ratio(true_positives, predicted_positives), ratio(true_positives, positives))
+}
+
+/// Cohen's kappa of two raters' buckets (ranks): agreement beyond what their
+/// marginals give by chance. `None` when chance already agrees fully.
+pub fn cohen_kappa(first: &[usize], second: &[usize]) -> Option<f64> {
+    let count = first.len().min(second.len());
+    if count == 0 {
+        return None;
+    }
+    let observed = first.iter().zip(second).filter(|(a, b)| a == b).count() as f64 / count as f64;
+    let buckets = first.iter().chain(second).copied().max().unwrap_or(0) + 1;
+    let share =
+        |ranks: &[usize], bucket: usize| ranks.iter().filter(|rank| **rank == bucket).count() as f64 / count as f64;
+    let chance: f64 = (0..buckets).map(|bucket| share(first, bucket) * share(second, bucket)).sum();
+    (chance < 1.0).then(|| (observed - chance) / (1.0 - chance))
+}
+
+/// The figures of one set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    pub tasks: usize,
+    pub filtered_out: usize,
+    pub auc_filter_out: Option<f64>,
+    pub auc_underspecified: Option<f64>,
+    pub auc_false_negative: Option<f64>,
+    /// AUC of the gold patch's changed lines alone, the trivial baseline.
+    pub auc_patch_size_baseline: Option<f64>,
+    pub flagged: usize,
+    pub flag_precision: Option<f64>,
+    pub flag_recall: Option<f64>,
+    pub difficulty_exact: f64,
+    pub difficulty_within_one: f64,
+    pub difficulty_kappa: Option<f64>,
+    /// Annotated bucket -> estimated bucket -> tasks.
+    pub difficulty_confusion: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Per flag: tasks raising it, and how many of those the annotators filtered out.
+    pub flags: BTreeMap<String, (usize, usize)>,
+}
+
+/// The figures of records against their annotations; `patch_lines` is each task's gold
+/// patch size for the baseline.
+pub fn figures(pairs: &[(&QualityRecord, &Annotation, usize)]) -> Figures {
+    let scores: Vec<f64> = pairs.iter().map(|(record, _, _)| record.quality_score).collect();
+    let filtered: Vec<bool> = pairs.iter().map(|(_, annotation, _)| annotation.filter_out).collect();
+    let under: Vec<bool> = pairs.iter().map(|(_, annotation, _)| annotation.underspecified >= 2.0).collect();
+    let negative: Vec<bool> = pairs.iter().map(|(_, annotation, _)| annotation.false_negative >= 2.0).collect();
+    let sizes: Vec<f64> = pairs.iter().map(|(_, _, lines)| *lines as f64).collect();
+    let flagged: Vec<bool> = pairs.iter().map(|(record, _, _)| record.quality_verdict == Verdict::Flag).collect();
+    let (precision, recall) = precision_recall(&flagged, &filtered);
+    let mut confusion: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    let (mut exact, mut within_one) = (0, 0);
+    let mut flags: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (record, annotation, _) in pairs {
+        let (estimated, annotated) = (record.difficulty.rank(), annotation.difficulty.rank());
+        exact += usize::from(estimated == annotated);
+        within_one += usize::from(estimated.abs_diff(annotated) <= 1);
+        *confusion
+            .entry(annotation.difficulty.as_str().to_string())
+            .or_default()
+            .entry(record.difficulty.as_str().to_string())
+            .or_default() += 1;
+        for flag in &record.quality_flags {
+            let entry = flags.entry(flag.code.as_str().to_string()).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(annotation.filter_out);
+        }
+    }
+    let share = |count: usize| if pairs.is_empty() { 0.0 } else { count as f64 / pairs.len() as f64 };
+    Figures {
+        tasks: pairs.len(),
+        filtered_out: filtered.iter().filter(|label| **label).count(),
+        auc_filter_out: roc_auc(&scores, &filtered),
+        auc_underspecified: roc_auc(&scores, &under),
+        auc_false_negative: roc_auc(&scores, &negative),
+        auc_patch_size_baseline: roc_auc(&sizes, &filtered),
+        flagged: flagged.iter().filter(|flag| **flag).count(),
+        flag_precision: precision,
+        flag_recall: recall,
+        difficulty_exact: share(exact),
+        difficulty_within_one: share(within_one),
+        difficulty_kappa: cohen_kappa(
+            &pairs.iter().map(|(record, _, _)| record.difficulty.rank()).collect::<Vec<_>>(),
+            &pairs.iter().map(|(_, annotation, _)| annotation.difficulty.rank()).collect::<Vec<_>>(),
+        ),
+        difficulty_confusion: confusion,
+        flags,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auc_is_the_chance_a_positive_outscores_a_negative() {
+        assert_eq!(roc_auc(&[0.9, 0.8, 0.1, 0.2], &[true, true, false, false]), Some(1.0));
+        assert_eq!(roc_auc(&[0.1, 0.2, 0.9, 0.8], &[true, true, false, false]), Some(0.0));
+        assert_eq!(roc_auc(&[0.5, 0.5], &[true, false]), Some(0.5));
+        assert_eq!(roc_auc(&[0.7, 0.3, 0.5, 0.6], &[true, false, true, false]), Some(0.75));
+        assert_eq!(roc_auc(&[0.7], &[true]), None);
+    }
+
+    #[test]
+    fn kappa_is_agreement_beyond_chance() {
+        assert_eq!(cohen_kappa(&[0, 1, 0, 1], &[0, 1, 0, 1]), Some(1.0));
+        // Half agree, and chance agrees half the time: nothing beyond chance.
+        assert_eq!(cohen_kappa(&[0, 0, 1, 1], &[0, 1, 0, 1]), Some(0.0));
+        assert_eq!(cohen_kappa(&[1, 1], &[1, 1]), None);
+    }
+
+    #[test]
+    fn precision_and_recall_count_true_positives() {
+        let (precision, recall) = precision_recall(&[true, true, false, false], &[true, false, true, false]);
+        assert_eq!((precision, recall), (Some(0.5), Some(0.5)));
+        assert_eq!(precision_recall(&[false], &[false]), (None, None));
+    }
+
+    #[test]
+    fn annotations_are_read_with_their_multiline_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("annotations.csv");
+        fs_err::write(
+            &path,
+            "instance_id,underspecified,underspecified_notes,false_negative,false_negative_notes,other_major_issues,other_notes,difficulty,filter_out\n\
+             a__b-1,2.0,\"line one\nline \"\"two\"\"\",0.0,,0.0,,15 min - 1 hour,True\n\
+             a__b-2,0.0,,1.0,,0.0,,<15 min fix,False\n",
+        )
+        .unwrap();
+        let annotations = read_annotations(&path).unwrap();
+        assert_eq!(annotations.len(), 2);
+        assert_eq!(annotations["a__b-1"].underspecified, 2.0);
+        assert!(annotations["a__b-1"].filter_out);
+        assert_eq!(annotations["a__b-2"].difficulty, Difficulty::UnderFifteenMinutes);
+        fs_err::write(&path, "instance_id,underspecified,false_negative,other_major_issues,difficulty,filter_out\nx,1,1,0,2 days,False\n").unwrap();
+        let error = read_annotations(&path).unwrap_err().to_string();
+        assert!(error.contains("`x`") && error.contains("difficulty"), "{error}");
+    }
+}

@@ -1,0 +1,91 @@
+//! The screen's settings: `[screen]` in the config (the verdict's threshold and the
+//! flags' limits), and the resolved settings a run gets (defaults < config file <
+//! environment < the command line's plain [`ScreenFlags`]).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, LoadedConfig};
+use crate::model::RepoSlug;
+
+/// `[screen]` in `configs/pipeline.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScreenConfig {
+    /// A task whose `quality_score` is above this is flagged (`quality_verdict = flag`).
+    pub flag_above: f64,
+    /// `sprawling_patch` from this many source files in the gold patch.
+    pub many_files: usize,
+    /// `fail_to_pass_unrelated` from this many FAIL_TO_PASS tests.
+    pub huge_fail_to_pass: usize,
+}
+
+impl Default for ScreenConfig {
+    fn default() -> Self {
+        ScreenConfig { flag_above: 0.5, many_files: 5, huge_fail_to_pass: 50 }
+    }
+}
+
+impl ScreenConfig {
+    /// The values a config file may hold.
+    pub fn check(&self, origin: &str) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: &str| ConfigError::Invalid {
+            origin: origin.to_string(),
+            key: format!("screen.{key}"),
+            message: message.to_string(),
+        };
+        if !(0.0..=1.0).contains(&self.flag_above) {
+            return Err(invalid("flag_above", "must be between 0 and 1 (a probability)"));
+        }
+        if self.many_files == 0 {
+            return Err(invalid("many_files", "must be at least 1"));
+        }
+        if self.huge_fail_to_pass == 0 {
+            return Err(invalid("huge_fail_to_pass", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// The command line's values, plain.
+#[derive(Debug, Clone, Default)]
+pub struct ScreenFlags {
+    pub repos: Vec<RepoSlug>,
+}
+
+/// What a run of the screen works with.
+#[derive(Debug, Clone)]
+pub struct ScreenSettings {
+    pub data_dir: PathBuf,
+    /// Local mirrors besides the data dir's (`SWE_HARVEST_MIRRORS`).
+    pub mirrors_dir: Option<PathBuf>,
+    pub config: ScreenConfig,
+    pub repos: Vec<RepoSlug>,
+}
+
+impl ScreenSettings {
+    pub fn resolve(data_dir: PathBuf, config: &LoadedConfig, flags: &ScreenFlags) -> ScreenSettings {
+        ScreenSettings {
+            data_dir,
+            mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
+            config: config.config.screen.clone(),
+            repos: flags.repos.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_round_trip_and_out_of_range_values_are_refused() {
+        let text = toml::to_string(&ScreenConfig::default()).unwrap();
+        assert_eq!(toml::from_str::<ScreenConfig>(&text).unwrap(), ScreenConfig::default());
+        assert!(ScreenConfig::default().check("x").is_ok());
+        let error = ScreenConfig { flag_above: 1.5, ..ScreenConfig::default() }.check("pipeline.toml").unwrap_err();
+        assert!(error.to_string().contains("screen.flag_above"), "{error}");
+        assert!(toml::from_str::<ScreenConfig>("flag_abov = 0.3").is_err(), "unknown keys are refused");
+    }
+}

@@ -1,0 +1,76 @@
+//! The signals: pure functions over one task read once ([`Reading`]), each returning
+//! the flag it raises (with its reason and evidence) and the numbers the score is
+//! made from. One file per concern: the tests against the issue and the gold patch
+//! ([`test_patch`]), the issue itself ([`issue`]), the gold patch's shape ([`patch`]).
+
+pub mod issue;
+pub mod patch;
+pub mod test_patch;
+
+use crate::git::patch_text::{self, DiffFile};
+
+use super::code::CodeBefore;
+use super::text::IssueText;
+
+/// A task as the screen reads it: the text fields of its row and its labels.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskText<'a> {
+    /// `owner/name`: links to the repository's own code are not outside it.
+    pub repo: &'a str,
+    pub problem_statement: &'a str,
+    pub hints_text: &'a str,
+    pub patch: &'a str,
+    pub test_patch: &'a str,
+    pub fail_to_pass: &'a [String],
+    pub flaky_tests: &'a [String],
+    /// The issues the pull request resolves (`issue_numbers`), when known.
+    pub issue_numbers: &'a [u64],
+}
+
+/// What the signals share: the task's texts parsed once.
+#[derive(Debug)]
+pub struct Reading<'a> {
+    pub task: TaskText<'a>,
+    pub issue: IssueText<'a>,
+    pub hints: IssueText<'a>,
+    /// The gold patch's files.
+    pub patch: Vec<DiffFile<'a>>,
+    /// The test patch's files.
+    pub tests: Vec<DiffFile<'a>>,
+    pub before: CodeBefore,
+}
+
+impl<'a> Reading<'a> {
+    /// Reads a task; `mirror_files` are the files the patches touch as they were at the
+    /// base commit (empty without a mirror).
+    pub fn new(task: TaskText<'a>, mirror_files: Vec<String>) -> Reading<'a> {
+        let patch = patch_text::parse(task.patch);
+        let tests = patch_text::parse(task.test_patch);
+        let before = CodeBefore::from_diffs(&[&patch, &tests]).with_files(mirror_files);
+        Reading {
+            task,
+            issue: IssueText::new(task.problem_statement),
+            hints: IssueText::new(task.hints_text),
+            patch,
+            tests,
+            before,
+        }
+    }
+
+    /// The test patch's files that hold a FAIL_TO_PASS test: by the test id's path
+    /// (pytest's `path::name`, Django's `name (module.Class)`), else by the test's name
+    /// appearing in the file's diff. All test files when no id maps to one.
+    pub fn files_in_scope(&self) -> Vec<&DiffFile<'a>> {
+        let in_scope: Vec<&DiffFile<'a>> = self
+            .tests
+            .iter()
+            .filter(|file| self.task.fail_to_pass.iter().any(|id| test_patch::test_is_in_file(id, file)))
+            .collect();
+        if in_scope.is_empty() { self.tests.iter().collect() } else { in_scope }
+    }
+}
+
+/// `ln(1 + x)`: how counts enter the score, so that the tenth name adds less than the first.
+pub fn log_count(count: usize) -> f64 {
+    (count as f64).ln_1p()
+}

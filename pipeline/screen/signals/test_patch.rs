@@ -1,0 +1,554 @@
+//! Signals of the tests against the issue and the gold patch: tests that use names
+//! only the gold patch gives, tests that assert strings nobody could guess, a test
+//! patch that rewrites existing expectations, a FAIL_TO_PASS list that is huge or
+//! mostly untouched by the test patch, and tests that were flaky in validation.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::Reading;
+use crate::git::patch_text::{DiffFile, DiffLine, LineKind};
+use crate::screen::code::{self, NameKind, collapse};
+use crate::screen::flags::{Evidence, Flag, FlagCode, Source, quoted_list};
+
+/// A statement that checks something: the start of an assertion.
+static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(\bassert|raises|\bwarns|\bmatch\s*=|expect|\bmsg\s*=|message|==|\.to(Be|Equal|Throw)|\bt\.(error|fatal))")
+        .expect("a valid regex")
+});
+
+/// The test's own name in a test id: pytest's `path::Class::name[param]`, Django's
+/// `name (module.Class)`, Go's `TestName/sub`, or the id itself (SymPy's bare names,
+/// a docstring's first line).
+pub fn test_name(id: &str) -> &str {
+    if let Some((name, _)) = id.split_once(" (") {
+        if !name.contains(' ') {
+            return name;
+        }
+    }
+    let last = id.rsplit("::").next().unwrap_or(id);
+    let last = last.split('[').next().unwrap_or(last);
+    last.split('/').next().unwrap_or(last)
+}
+
+/// Whether the test of `id` lives in `file`: the id names the file (pytest's path,
+/// Django's module), or the test's name appears in the file's diff.
+pub fn test_is_in_file(id: &str, file: &DiffFile<'_>) -> bool {
+    let path = file.path();
+    if let Some((file_part, _)) = id.split_once("::") {
+        return file_part == path;
+    }
+    if let Some((_, module)) = id.split_once(" (") {
+        let module = module.trim_end_matches(')');
+        // `module.Class`: the module is all but the last part.
+        let module = module.rsplit_once('.').map(|(module, _)| module).unwrap_or(module);
+        let module_path = module.replace('.', "/");
+        if !module_path.is_empty() && path.trim_end_matches(".py").ends_with(&module_path) {
+            return true;
+        }
+    }
+    diff_names(file, test_name(id))
+}
+
+/// Whether a file's diff (its lines and its hunks' function context) names `name`;
+/// a name with spaces (a docstring's line) is looked for as text.
+fn diff_names(file: &DiffFile<'_>, name: &str) -> bool {
+    let holds = |text: &str| {
+        if name.contains(' ') {
+            text.contains(name)
+        } else {
+            code::identifiers(text).iter().any(|word| word == name) || text.split_whitespace().any(|w| w == name)
+        }
+    };
+    file.hunks.iter().any(|hunk| holds(hunk.context) || hunk.lines.iter().any(|line| holds(line.text)))
+}
+
+/// Names the gold patch introduces that the FAIL_TO_PASS tests use and the issue
+/// never mentions. Returns the flag and how many names there are.
+pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
+    let scope = reading.files_in_scope();
+    let mut seen = BTreeSet::new();
+    let mut names = Vec::new();
+    let mut evidence = Vec::new();
+    for file in &reading.patch {
+        for (definition, defined_at) in code::definitions(file) {
+            let name = definition.name.as_str();
+            let known_before = if definition.kind == NameKind::ConfigKey {
+                reading.before.holds(name)
+            } else {
+                reading.before.names(name)
+            };
+            if known_before
+                || name.starts_with("test")
+                || reading.issue.mentions(name)
+                || !seen.insert(name.to_string())
+            {
+                continue;
+            }
+            let Some((test_file, used_at)) = scope.iter().find_map(|test_file| {
+                test_file
+                    .lines_of(LineKind::Added)
+                    .find(|line| uses(line.text, name, definition.kind))
+                    .map(|line| (test_file, line))
+            }) else {
+                continue;
+            };
+            names.push(name.to_string());
+            evidence.push(Evidence::in_diff(name, Source::TestPatch, test_file.path(), used_at));
+            evidence.push(Evidence::in_diff(name, Source::Patch, file.path(), defined_at));
+        }
+    }
+    if names.is_empty() {
+        return (None, 0);
+    }
+    let count = names.len();
+    let reason = format!(
+        "the tests use {} that the gold patch introduces and the issue never mentions",
+        if count == 1 {
+            format!("the name {}", quoted_list(&names, 1))
+        } else {
+            format!("the names {}", quoted_list(&names, 4))
+        }
+    );
+    (Some(Flag { code: FlagCode::TestsUseNewNames, reason, evidence }), count)
+}
+
+/// Whether a line of test code uses `name` the way its kind is used: a parameter as a
+/// keyword (`name=`), an attribute after a dot, a config key as a string, anything
+/// else as an identifier.
+fn uses(line: &str, name: &str, kind: NameKind) -> bool {
+    let lexed = code::lex(line);
+    match kind {
+        NameKind::ConfigKey => lexed.literals.iter().any(|literal| literal == name),
+        NameKind::Parameter => Regex::new(&format!(r"\b{}\s*=[^=]", regex::escape(name)))
+            .map(|keyword| keyword.is_match(&lexed.code))
+            .unwrap_or(false),
+        NameKind::Attribute => {
+            lexed.code.contains(&format!(".{name}")) && code::identifiers(line).iter().any(|word| word == name)
+        }
+        _ => code::identifiers(line).iter().any(|word| word == name),
+    }
+}
+
+/// A string literal long enough to be a message or an output, not an identifier or a
+/// key: at least ten characters and two words.
+fn is_message_like(literal: &str) -> bool {
+    let flat = collapse(literal);
+    let words = flat.split(' ').filter(|word| word.chars().filter(|c| c.is_alphabetic()).count() >= 2).count();
+    flat.chars().count() >= 10 && words >= 2
+}
+
+/// The added lines of test files that belong to an assertion statement (the line that
+/// starts it and the lines its open parentheses carry on to).
+fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
+    let mut out = Vec::new();
+    let mut depth: i32 = 0;
+    let mut open = false;
+    for line in file.lines() {
+        if line.kind != LineKind::Added {
+            open = false;
+            depth = 0;
+            continue;
+        }
+        let lexed = code::lex(line.text);
+        if !open || depth <= 0 {
+            open = ASSERTION.is_match(&lexed.code);
+            depth = 0;
+        }
+        if open {
+            out.push(line);
+            depth += lexed
+                .code
+                .chars()
+                .map(|c| {
+                    if c == '(' || c == '[' || c == '{' {
+                        1
+                    } else if c == ')' || c == ']' || c == '}' {
+                        -1
+                    } else {
+                        0
+                    }
+                })
+                .sum::<i32>();
+        }
+    }
+    out
+}
+
+/// Strings that the tests assert and that appear neither in the issue (nor its hints)
+/// nor in the code before the fix. Returns the flag and how many strings there are.
+pub fn unseen_strings(reading: &Reading<'_>) -> (Option<Flag>, usize) {
+    // The gold patch's literals, run together: a message split over several literals
+    // (Python's implicit concatenation) is found whole.
+    let gold: Vec<(String, &DiffFile<'_>, &DiffLine<'_>)> = reading
+        .patch
+        .iter()
+        .flat_map(|file| file.lines_of(LineKind::Added).map(move |line| (file, line)))
+        .flat_map(|(file, line)| code::lex(line.text).literals.into_iter().map(move |literal| (literal, file, line)))
+        .collect();
+    let gold_text = collapse(&gold.iter().map(|(literal, _, _)| literal.as_str()).collect::<String>());
+    let mut seen = BTreeSet::new();
+    let mut strings = Vec::new();
+    let mut evidence = Vec::new();
+    let mut from_gold = 0;
+    for file in reading.files_in_scope() {
+        for line in assertion_lines(file) {
+            for literal in code::lex(line.text).literals {
+                let flat = collapse(&literal);
+                if !is_message_like(&literal)
+                    || reading.issue.holds(&flat)
+                    || reading.hints.holds(&flat)
+                    || reading.before.holds(&flat)
+                    || !seen.insert(flat.clone())
+                {
+                    continue;
+                }
+                evidence.push(Evidence::in_diff(&literal, Source::TestPatch, file.path(), line));
+                if gold_text.contains(&flat) {
+                    from_gold += 1;
+                    let first_words: String = flat.split(' ').take(3).collect::<Vec<_>>().join(" ");
+                    if let Some((gold_literal, gold_file, gold_line)) =
+                        gold.iter().find(|(gold_literal, _, _)| collapse(gold_literal).contains(&first_words))
+                    {
+                        evidence.push(Evidence::in_diff(gold_literal, Source::Patch, gold_file.path(), gold_line));
+                    }
+                }
+                strings.push(flat);
+            }
+        }
+    }
+    if strings.is_empty() {
+        return (None, 0);
+    }
+    let count = strings.len();
+    let origin = match from_gold {
+        0 => String::new(),
+        n if n == count => " (the gold patch's own wording)".to_string(),
+        n => format!(" ({n} in the gold patch's own wording)"),
+    };
+    let reason = format!(
+        "the tests assert {} {} found neither in the issue nor in the code before the fix{origin}",
+        if count == 1 { "the string" } else { "the strings" },
+        quoted_list(&strings, 2)
+    );
+    (Some(Flag { code: FlagCode::TestsAssertUnseenStrings, reason, evidence }), count)
+}
+
+/// How many lines of expectations the test patch removes from existing tests: any
+/// removed line of a test file that holds no FAIL_TO_PASS test, and removed assertion
+/// lines of the files that do. Raised at one line outside the FAIL_TO_PASS files or
+/// three inside them. Returns the flag and the count.
+pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
+    let scope: Vec<&str> = reading.files_in_scope().iter().map(|file| file.path()).collect();
+    let all_in_scope = scope.len() == reading.tests.len();
+    let (mut inside, mut outside) = (0, 0);
+    let mut evidence = Vec::new();
+    let mut files = Vec::new();
+    for file in &reading.tests {
+        let in_scope = all_in_scope || scope.contains(&file.path());
+        for line in file.lines_of(LineKind::Removed) {
+            let lexed = code::lex(line.text);
+            if lexed.code.trim().is_empty() && lexed.literals.is_empty() {
+                continue;
+            }
+            let counts = if in_scope { ASSERTION.is_match(&lexed.code) } else { true };
+            if !counts {
+                continue;
+            }
+            if in_scope {
+                inside += 1;
+            } else {
+                outside += 1;
+            }
+            if evidence.len() < 8 {
+                evidence.push(Evidence::in_diff(line.text.trim(), Source::TestPatch, file.path(), line));
+            }
+            if !files.contains(&file.path().to_string()) {
+                files.push(file.path().to_string());
+            }
+        }
+    }
+    let count = inside + outside;
+    if outside == 0 && inside < 3 {
+        return (None, count);
+    }
+    let reason = if outside > 0 {
+        format!(
+            "the test patch removes {outside} line(s) of existing tests in files that hold no FAIL_TO_PASS test ({})",
+            quoted_list(&files, 2)
+        )
+    } else {
+        format!("the test patch rewrites {inside} existing assertion lines in {}", quoted_list(&files, 2))
+    };
+    (Some(Flag { code: FlagCode::ChangesExistingTests, reason, evidence }), count)
+}
+
+/// FAIL_TO_PASS that is huge (at least `huge` tests), or mostly tests whose names the
+/// test patch never shows (at least three, more than half). Returns the flag and the
+/// share of untouched tests.
+pub fn fail_to_pass_unrelated(reading: &Reading<'_>, huge: usize) -> (Option<Flag>, f64) {
+    let ids = reading.task.fail_to_pass;
+    let untouched: Vec<(usize, &String)> = ids
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| !reading.tests.iter().any(|file| diff_names(file, test_name(id))))
+        .collect();
+    let share = if ids.is_empty() { 0.0 } else { untouched.len() as f64 / ids.len() as f64 };
+    let mostly_untouched = untouched.len() >= 3 && untouched.len() * 2 > ids.len();
+    if ids.len() < huge && !mostly_untouched {
+        return (None, share);
+    }
+    let names: Vec<String> = untouched.iter().map(|(_, id)| id.to_string()).collect();
+    let reason = if ids.len() >= huge {
+        format!("FAIL_TO_PASS holds {} tests ({} of them not in the test patch)", ids.len(), untouched.len())
+    } else {
+        format!(
+            "{} of the {} FAIL_TO_PASS tests do not appear in the test patch, e.g. {}",
+            untouched.len(),
+            ids.len(),
+            quoted_list(&names, 2)
+        )
+    };
+    let evidence =
+        untouched.iter().take(10).map(|(position, id)| Evidence::in_list(id, Source::FailToPass, *position)).collect();
+    (Some(Flag { code: FlagCode::FailToPassUnrelated, reason, evidence }), share)
+}
+
+/// Tests that gave different results across validation runs.
+pub fn flaky(reading: &Reading<'_>) -> Option<Flag> {
+    let flaky = reading.task.flaky_tests;
+    if flaky.is_empty() {
+        return None;
+    }
+    Some(Flag {
+        code: FlagCode::FlakyTests,
+        reason: format!(
+            "validation saw {} flaky: {}",
+            if flaky.len() == 1 { "one test" } else { "tests" },
+            quoted_list(flaky, 3)
+        ),
+        evidence: flaky
+            .iter()
+            .enumerate()
+            .map(|(position, id)| Evidence::in_list(id, Source::Validation, position))
+            .collect(),
+    })
+}
+
+/// Exception types the new tests expect (`raises(X`, `assertRaises(X`) that the issue
+/// never names: a signal of tests that check a behaviour the issue leaves open.
+pub fn unnamed_exceptions(reading: &Reading<'_>) -> usize {
+    static EXPECTED_EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?:raises|assertRaises\w*|warns|assertWarns\w*)\(\s*([A-Za-z_][\w.]*)").expect("a valid regex")
+    });
+    let mut names = BTreeSet::new();
+    for file in reading.files_in_scope() {
+        for line in file.lines_of(LineKind::Added) {
+            for found in EXPECTED_EXCEPTION.captures_iter(&code::lex(line.text).code) {
+                let name = found[1].rsplit('.').next().unwrap_or(&found[1]).to_string();
+                if !reading.issue.mentions(&name) {
+                    names.insert(name);
+                }
+            }
+        }
+    }
+    names.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::screen::signals::TaskText;
+
+    pub(crate) fn task<'a>(issue: &'a str, patch: &'a str, test_patch: &'a str, f2p: &'a [String]) -> TaskText<'a> {
+        TaskText {
+            repo: "acme/widgets",
+            problem_statement: issue,
+            hints_text: "",
+            patch,
+            test_patch,
+            fail_to_pass: f2p,
+            flaky_tests: &[],
+            issue_numbers: &[],
+        }
+    }
+
+    const GOLD: &str = "\
+diff --git a/widgets/forms.py b/widgets/forms.py
+--- a/widgets/forms.py
++++ b/widgets/forms.py
+@@ -10,3 +10,8 @@ class PasswordWidget(Widget):
+     def render(self):
+         return self.text
+ 
++    def id_for_label(self, id_):
++        return None
++
++    def check(self):
++        raise ValueError('the password widget has no labelable element')
+";
+
+    const TESTS: &str = "\
+diff --git a/tests/test_forms.py b/tests/test_forms.py
+--- a/tests/test_forms.py
++++ b/tests/test_forms.py
+@@ -1,3 +1,9 @@
+ from widgets.forms import PasswordWidget
+ 
++def test_label():
++    widget = PasswordWidget()
++    assert widget.id_for_label('id') is None
++    with pytest.raises(ValueError, match='the password widget has no '
++                       'labelable element'):
++        widget.check()
+";
+
+    fn f2p() -> Vec<String> {
+        vec!["tests/test_forms.py::test_label".to_string()]
+    }
+
+    #[test]
+    fn test_ids_name_their_test_and_their_file() {
+        assert_eq!(test_name("tests/test_x.py::TestA::test_b[1-2]"), "test_b");
+        assert_eq!(test_name("test_b (app.tests.TestA)"), "test_b");
+        assert_eq!(test_name("TestClamp/high"), "TestClamp");
+        assert_eq!(test_name("test_sympify"), "test_sympify");
+        assert_eq!(test_name("Widget doesn't contain a label"), "Widget doesn't contain a label");
+        let files = crate::git::patch_text::parse(TESTS);
+        assert!(test_is_in_file("tests/test_forms.py::test_label", &files[0]));
+        assert!(test_is_in_file("test_label (tests.test_forms.FormTests)", &files[0]));
+        assert!(test_is_in_file("test_label", &files[0]));
+        assert!(!test_is_in_file("test_other", &files[0]));
+    }
+
+    #[test]
+    fn new_names_are_raised_for_a_method_the_issue_never_names() {
+        let f2p = f2p();
+        let reading = Reading::new(task("The label of PasswordWidget points nowhere.", GOLD, TESTS, &f2p), vec![]);
+        let (flag, count) = new_names(&reading);
+        let flag = flag.expect("raised");
+        assert_eq!(count, 2, "{flag:?}");
+        assert!(flag.reason.contains("`id_for_label` and `check`"), "{}", flag.reason);
+        let places: Vec<(Source, Option<&str>, Option<u32>)> =
+            flag.evidence.iter().map(|evidence| (evidence.source, evidence.file.as_deref(), evidence.line)).collect();
+        assert_eq!(
+            places[..2],
+            [
+                (Source::TestPatch, Some("tests/test_forms.py"), Some(5)),
+                (Source::Patch, Some("widgets/forms.py"), Some(13))
+            ]
+        );
+        assert_eq!(flag.evidence[2].text, "check");
+    }
+
+    #[test]
+    fn new_names_are_not_raised_when_the_issue_names_them_or_they_existed() {
+        let f2p = f2p();
+        let issue = "PasswordWidget should implement id_for_label() returning None, and check() should raise.";
+        let (flag, _) = new_names(&Reading::new(task(issue, GOLD, TESTS, &f2p), vec![]));
+        assert!(flag.is_none());
+        // The mirror shows the method was there before the fix.
+        let before =
+            vec!["class PasswordWidget:\n    def id_for_label(self, id_): ...\n    def check(self): ...\n".to_string()];
+        let (flag, _) =
+            new_names(&Reading::new(task("The label of PasswordWidget points nowhere.", GOLD, TESTS, &f2p), before));
+        assert!(flag.is_none());
+    }
+
+    #[test]
+    fn unseen_strings_are_raised_for_the_gold_patchs_own_message() {
+        let f2p = f2p();
+        let reading = Reading::new(task("The label of PasswordWidget points nowhere.", GOLD, TESTS, &f2p), vec![]);
+        let (flag, count) = unseen_strings(&reading);
+        let flag = flag.expect("raised");
+        assert_eq!(count, 2, "{flag:?}");
+        assert!(flag.reason.contains("`the password widget has no`"), "{}", flag.reason);
+        assert!(flag.reason.contains("gold patch's own wording"), "{}", flag.reason);
+        assert_eq!(flag.evidence[0].line, Some(6));
+        assert_eq!(flag.evidence[1].source, Source::Patch);
+    }
+
+    #[test]
+    fn unseen_strings_are_not_raised_when_the_issue_or_the_old_code_holds_them() {
+        let f2p = f2p();
+        let issue = "check() should raise: the password widget has no labelable element";
+        let (flag, _) = unseen_strings(&Reading::new(task(issue, GOLD, TESTS, &f2p), vec![]));
+        assert!(flag.is_none(), "{flag:?}");
+        let before = vec!["MESSAGE = 'the password widget has no labelable element'".to_string()];
+        let (flag, _) = unseen_strings(&Reading::new(task("It fails.", GOLD, TESTS, &f2p), before));
+        assert!(flag.is_none(), "the mirror's tree holds it: {flag:?}");
+    }
+
+    const REWRITE: &str = "\
+diff --git a/tests/test_forms.py b/tests/test_forms.py
+--- a/tests/test_forms.py
++++ b/tests/test_forms.py
+@@ -1,2 +1,2 @@
+ def test_label():
+-    assert render() == 'a'
++    assert render() == 'b'
+diff --git a/tests/test_models.py b/tests/test_models.py
+--- a/tests/test_models.py
++++ b/tests/test_models.py
+@@ -1,2 +1,2 @@
+ class Person:
+-    friends = Field('self', related_name='friends')
++    friends = Field('self')
+";
+
+    #[test]
+    fn changed_expectations_are_raised_outside_the_fail_to_pass_files_only() {
+        let f2p = f2p();
+        let (flag, count) = changes_existing_tests(&Reading::new(task("x", GOLD, REWRITE, &f2p), vec![]));
+        let flag = flag.expect("raised");
+        assert_eq!(count, 2);
+        assert!(flag.reason.contains("`tests/test_models.py`"), "{}", flag.reason);
+        assert_eq!(flag.evidence.last().unwrap().text, "friends = Field('self', related_name='friends')");
+        // Only the FAIL_TO_PASS file's one assertion changes: within the issue's scope.
+        let one_file = REWRITE.split("diff --git a/tests/test_models.py").next().unwrap();
+        let (flag, count) = changes_existing_tests(&Reading::new(task("x", GOLD, one_file, &f2p), vec![]));
+        assert!(flag.is_none());
+        assert_eq!(count, 1);
+    }
+
+    #[test]
+    fn fail_to_pass_is_raised_when_mostly_untouched_or_huge() {
+        let ids: Vec<String> =
+            ["tests/test_forms.py::test_label", "test_a", "test_b", "test_c"].map(String::from).to_vec();
+        let (flag, share) = fail_to_pass_unrelated(&Reading::new(task("x", GOLD, TESTS, &ids), vec![]), 50);
+        let flag = flag.expect("raised");
+        assert_eq!(share, 0.75);
+        assert!(flag.reason.starts_with("3 of the 4"), "{}", flag.reason);
+        assert_eq!(flag.evidence[0].line, Some(2));
+        let (flag, share) = fail_to_pass_unrelated(&Reading::new(task("x", GOLD, TESTS, &ids[..1]), vec![]), 50);
+        assert!(flag.is_none());
+        assert_eq!(share, 0.0);
+        let (flag, _) = fail_to_pass_unrelated(&Reading::new(task("x", GOLD, TESTS, &ids[..1]), vec![]), 1);
+        assert!(flag.expect("huge at 1").reason.contains("holds 1 tests"));
+    }
+
+    #[test]
+    fn flaky_tests_are_raised_only_when_validation_saw_some() {
+        let f2p = f2p();
+        let flaky = vec!["tests/test_t.py::test_timing".to_string()];
+        let mut text = task("x", GOLD, TESTS, &f2p);
+        assert!(flaky_of(text).is_none());
+        text.flaky_tests = &flaky;
+        let flag = flaky_of(text).expect("raised");
+        assert_eq!(flag.evidence[0].source, Source::Validation);
+        assert!(flag.reason.contains("`tests/test_t.py::test_timing`"));
+    }
+
+    fn flaky_of(text: TaskText<'_>) -> Option<Flag> {
+        flaky(&Reading::new(text, vec![]))
+    }
+
+    #[test]
+    fn expected_exceptions_the_issue_never_names_are_counted() {
+        let f2p = f2p();
+        assert_eq!(unnamed_exceptions(&Reading::new(task("It breaks.", GOLD, TESTS, &f2p), vec![])), 1);
+        assert_eq!(unnamed_exceptions(&Reading::new(task("It raises no ValueError.", GOLD, TESTS, &f2p), vec![])), 0);
+    }
+}

@@ -1,0 +1,548 @@
+//! The screen stage: on the store (records, funnel, resuming after a kill, screening
+//! again what changed), on `--input` rows (fields added and nothing else changed, a
+//! bad row named with its field while the others are screened), in releases
+//! (columns, screened splits, the card's counts per flag) and in `status`; and its
+//! measurement against SWE-bench Verified's human annotations: the development set
+//! (`../shared/groundtruth/quality/`, or the folder `SWE_HARVEST_SCREEN_DEV` names),
+//! and, run by `scripts/screen-measure.sh`, a held-out set from the folder
+//! `SWE_HARVEST_SCREEN_HELDOUT` names. Each skips with a message when its data is absent.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chrono::{TimeZone, Utc};
+use serde_json::Value;
+
+use swe_harvest::model::{Candidate, RepoSlug, Stage, Task};
+use swe_harvest::screen::measure::{self, Annotation, Figures};
+use swe_harvest::screen::model::{self, FITTED, PRIOR, PRIOR_PRECISION, SIGNAL_NAMES};
+use swe_harvest::screen::signals::{Reading, TaskText};
+use swe_harvest::screen::{FlagCode, QualityRecord, ScreenConfig, difficulty, record};
+use swe_harvest::store::{self, Store, StoreError};
+use swe_harvest::validate::rows::{InputRow, read_each_row};
+
+use crate::support::{SweHarvest, project_root, stderr, stdout};
+
+const GOLD: &str = "\
+diff --git a/widgets/forms.py b/widgets/forms.py
+--- a/widgets/forms.py
++++ b/widgets/forms.py
+@@ -10,3 +10,6 @@ class PasswordWidget(Widget):
+     def render(self):
+         return self.text
+ 
++    def id_for_label(self, id_):
++        return None
++
+";
+
+const TESTS: &str = "\
+diff --git a/tests/test_forms.py b/tests/test_forms.py
+--- a/tests/test_forms.py
++++ b/tests/test_forms.py
+@@ -1,2 +1,5 @@
+ from widgets.forms import PasswordWidget
+ 
++def test_label():
++    assert PasswordWidget().id_for_label('id') is None
++
+";
+
+/// A validated task of `acme/widgets` whose test uses a method only the gold patch
+/// names, unless the issue names it.
+fn task(number: u64, issue: &str) -> Task {
+    let repo: RepoSlug = "acme/widgets".parse().unwrap();
+    let created_at = Utc.with_ymd_and_hms(2024, 1, 5, 12, 0, 0).unwrap();
+    Task {
+        candidate: Candidate {
+            instance_id: Candidate::instance_id_for(&repo, number),
+            repo,
+            pull_number: number,
+            issue_numbers: vec![number - 1],
+            base_commit: format!("{number:040}"),
+            head_commit: format!("{:040}", number + 1),
+            patch: GOLD.to_string(),
+            test_patch: TESTS.to_string(),
+            problem_statement: issue.to_string(),
+            hints_text: String::new(),
+            created_at,
+            merged_at: Some(created_at),
+            version: "1.0".into(),
+            environment_setup_commit: format!("{:040}", 7),
+            test_files: vec!["tests/test_forms.py".into()],
+        },
+        fail_to_pass: vec!["tests/test_forms.py::test_label".into()],
+        pass_to_pass: vec![],
+        flaky_tests: vec![],
+        needs_network: vec![],
+        validation_runs: 3,
+        image: None,
+        environment_rung: None,
+    }
+}
+
+const VAGUE: &str = "Label is odd\nThe label of PasswordWidget could be better.\n";
+const CLEAR: &str = "Label points nowhere\nPasswordWidget.id_for_label(id) should return None: the widget renders \
+                     text, not an input, so the label must have no `for` attribute.\n";
+
+fn seed(harvest: &SweHarvest, tasks: &[Task]) {
+    let mut store = Store::open_in(&harvest.data_dir).unwrap();
+    store
+        .transaction(|tx| -> Result<(), StoreError> {
+            for task in tasks {
+                store::candidates::upsert_task(tx, task)?;
+                store::record_passed(tx, Stage::Validate, &task.candidate.repo, &task.candidate.instance_id)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn records(harvest: &SweHarvest) -> BTreeMap<String, QualityRecord> {
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    store::screen::all(store.connection()).unwrap()
+}
+
+#[test]
+fn screen_writes_a_record_per_task_with_its_funnel_row_and_screens_again_only_what_changed() {
+    let harvest = SweHarvest::new();
+    seed(&harvest, &[task(2, VAGUE), task(4, CLEAR)]);
+    let output = harvest.run(&["screen"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("2 screened"), "{}", stderr(&output));
+    let screened = records(&harvest);
+    let vague = &screened["acme__widgets-2"];
+    let codes: Vec<FlagCode> = vague.quality_flags.iter().map(|flag| flag.code).collect();
+    assert!(codes.contains(&FlagCode::TestsUseNewNames), "{vague:#?}");
+    assert!(codes.contains(&FlagCode::IssueTooThin), "{vague:#?}");
+    let clear = &screened["acme__widgets-4"];
+    assert!(clear.quality_flags.is_empty(), "{clear:#?}");
+    assert!(vague.quality_score > clear.quality_score);
+    assert!((0.0..=1.0).contains(&vague.quality_score));
+    assert_eq!(vague.difficulty, swe_harvest::screen::Difficulty::UnderFifteenMinutes);
+    // The evidence says where: the test file's line and the gold patch's line.
+    let names = &vague.quality_flags[0];
+    assert_eq!(names.evidence[0].file.as_deref(), Some("tests/test_forms.py"));
+    assert_eq!(names.evidence[0].line, Some(4));
+
+    // Nothing changed: nothing is screened again.
+    let again = harvest.run(&["screen"]);
+    assert!(stderr(&again).contains("2 unchanged since the last screen, 0 screened"), "{}", stderr(&again));
+
+    // A changed issue is screened again, and only it.
+    seed(&harvest, &[task(2, CLEAR)]);
+    let changed = harvest.run(&["screen"]);
+    assert!(stderr(&changed).contains("1 unchanged since the last screen, 1 screened"), "{}", stderr(&changed));
+    assert!(records(&harvest)["acme__widgets-2"].quality_flags.is_empty());
+
+    // The funnel has the screen between validate and release, with its flags.
+    seed(&harvest, &[task(6, VAGUE)]);
+    harvest.run(&["screen"]);
+    let status = harvest.run(&["status", "--json"]);
+    let funnel: Value = serde_json::from_str(&stdout(&status)).unwrap();
+    let stages: Vec<&str> =
+        funnel["total"].as_array().unwrap().iter().map(|stage| stage["stage"].as_str().unwrap()).collect();
+    assert_eq!(stages, ["validate", "screen"]);
+    let screen = &funnel["total"][1];
+    assert_eq!(screen["entered"], 3);
+    assert_eq!(screen["flags"]["tests_use_new_names"], 1, "{screen}");
+    let table = stdout(&harvest.run(&["status"]));
+    assert!(table.contains("flags: issue_too_thin 1, tests_use_new_names 1"), "{table}");
+}
+
+#[test]
+fn screen_resumes_after_a_kill_without_screening_a_task_twice() {
+    let harvest = SweHarvest::new();
+    let tasks: Vec<Task> = (2..1202).map(|number| task(number, if number % 2 == 0 { VAGUE } else { CLEAR })).collect();
+    seed(&harvest, &tasks);
+    let mut child = harvest.command().arg("screen").spawn().unwrap();
+    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let started = Instant::now();
+    let count = || -> i64 {
+        store.connection().query_row("SELECT COUNT(*) FROM quality_records", [], |row| row.get(0)).unwrap_or(0)
+    };
+    while count() == 0 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = count();
+    assert!(before > 0, "the first run wrote records before the kill");
+    if before == tasks.len() as i64 {
+        eprintln!("the first run finished before the kill; the resume is checked on an empty rerun only");
+    }
+    let resumed = harvest.run(&["screen", "--json"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let summary: Value = serde_json::from_str(&stdout(&resumed)).unwrap();
+    // A record is written with its funnel row in one transaction: every record before
+    // the kill counts as done.
+    assert_eq!(summary["skipped_unchanged"], before, "{summary}");
+    assert_eq!(summary["screened"], tasks.len() as i64 - before, "{summary}");
+    assert_eq!(count(), tasks.len() as i64);
+}
+
+/// Rows of `tasks` as SWE-bench rows (JSON objects), with an extra field to keep.
+fn rows_of(tasks: &[Task]) -> Vec<Value> {
+    tasks
+        .iter()
+        .map(|task| {
+            let (row, _) = swe_harvest::release::task_row(task);
+            let mut value = serde_json::to_value(&row).unwrap();
+            value["annotator_note"] = "kept as it is".into();
+            value
+        })
+        .collect()
+}
+
+fn write_rows(path: &Path, rows: &[Value]) {
+    let text: String = rows.iter().map(|row| row.to_string() + "\n").collect();
+    fs_err::write(path, text).unwrap();
+}
+
+#[test]
+fn screen_input_adds_the_quality_fields_changes_nothing_else_and_names_a_bad_rows_field() {
+    let harvest = SweHarvest::new();
+    let mut rows = rows_of(&[task(2, VAGUE), task(4, CLEAR)]);
+    let mut broken = rows[0].clone();
+    broken["instance_id"] = "acme__widgets-9".into();
+    broken.as_object_mut().unwrap().remove("patch");
+    rows.insert(1, broken);
+    let input = harvest.path("rows.jsonl");
+    let out = harvest.path("screened.jsonl");
+    write_rows(&input, &rows);
+    let output = harvest.run(&["screen", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "a row could not be screened: {}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("line 2") && error.contains("`acme__widgets-9`") && error.contains("`patch`"), "{error}");
+    let written: Vec<Value> =
+        fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(written.len(), 3, "every row is written back, in order");
+    for (original, screened) in rows.iter().zip(&written) {
+        for (key, value) in original.as_object().unwrap() {
+            assert_eq!(&screened[key], value, "{key} is unchanged");
+        }
+    }
+    let added: Vec<&str> =
+        written[0].as_object().unwrap().keys().filter(|key| rows[0].get(*key).is_none()).map(String::as_str).collect();
+    assert_eq!(added.len(), 4, "{added:?}");
+    for field in swe_harvest::screen::rows::QUALITY_FIELDS {
+        assert!(written[0].get(field).is_some() && written[2].get(field).is_some(), "{field}");
+    }
+    assert_eq!(written[0]["quality_flags"][0]["code"], "tests_use_new_names");
+    assert!(written[0]["quality_flags"][0]["reason"].as_str().unwrap().contains("`id_for_label`"));
+    assert_eq!(written[2]["quality_flags"], serde_json::json!([]));
+    assert!(written[0]["quality_score"].as_f64().unwrap() > written[2]["quality_score"].as_f64().unwrap());
+    assert_eq!(written[0]["difficulty"], "<15 min fix");
+    assert!(written[1]["quality_error"].as_str().unwrap().contains("missing field `patch`"), "{}", written[1]);
+    assert!(written[1].get("quality_score").is_none());
+}
+
+#[test]
+fn screen_input_reads_multi_swe_bench_rows_as_validate_does_and_writes_them_back_as_they_were() {
+    let harvest = SweHarvest::new();
+    let row = serde_json::json!({
+        "org": "acme", "repo": "widgets", "number": 2,
+        "base": {"label": "acme:main", "ref": "main", "sha": "0".repeat(40)},
+        "resolved_issues": [{"number": 1, "title": "Label is odd", "body": "The label could be better."}],
+        "fix_patch": GOLD, "test_patch": TESTS,
+        "f2p_tests": {"tests/test_forms.py::test_label": {"run": "NONE", "test": "FAIL", "fix": "PASS"}},
+        "p2p_tests": {}, "n2p_tests": {}, "s2p_tests": {},
+    });
+    let input = harvest.path("multi.jsonl");
+    let out = harvest.path("out.jsonl");
+    write_rows(&input, std::slice::from_ref(&row));
+    let output = harvest.run(&["screen", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written: Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    assert_eq!(written["repo"], "widgets", "the row's own fields stay as they were");
+    assert!(written.get("patch").is_none());
+    let codes: Vec<&str> =
+        written["quality_flags"].as_array().unwrap().iter().map(|flag| flag["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"tests_use_new_names") && codes.contains(&"issue_too_thin"), "{codes:?}");
+}
+
+#[test]
+fn releases_carry_the_quality_columns_and_screened_splits_count_what_each_flag_removed() {
+    let harvest = SweHarvest::new();
+    seed(&harvest, &[task(2, VAGUE), task(4, CLEAR), task(6, VAGUE)]);
+    assert!(harvest.run(&["screen"]).status.success());
+    // A fourth task validated after the screen has no record.
+    seed(&harvest, &[task(8, CLEAR)]);
+
+    let all = harvest.run(&["release", "--name", "bench", "--version", "1"]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    let folder = PathBuf::from(stdout(&all).trim());
+    let rows = swe_harvest::dataset::read_records(&folder.join("tasks.parquet")).unwrap();
+    assert_eq!(rows.len(), 4);
+    let row = |id: &str| rows.iter().find(|row| row["instance_id"] == id).unwrap();
+    let flags: Value = serde_json::from_str(row("acme__widgets-2")["quality_flags"].as_str().unwrap()).unwrap();
+    assert_eq!(flags[0]["code"], "tests_use_new_names");
+    assert_eq!(row("acme__widgets-4")["quality_flags"], "[]");
+    assert_eq!(row("acme__widgets-8")["quality_score"], "", "not screened: empty columns");
+    let score: f64 = row("acme__widgets-2")["quality_score"].as_str().unwrap().parse().unwrap();
+    assert!((0.0..=1.0).contains(&score));
+    assert!(["keep", "flag"].contains(&row("acme__widgets-2")["quality_verdict"].as_str().unwrap()));
+    let card = fs_err::read_to_string(folder.join("README.md")).unwrap();
+    assert!(card.contains("## Quality screen") && card.contains("not a screened split"), "{card}");
+
+    let split = harvest.run(&["release", "--name", "bench", "--version", "2", "--exclude-flag", "tests_use_new_names"]);
+    assert!(split.status.success(), "{}", stderr(&split));
+    let folder = PathBuf::from(stdout(&split).trim());
+    let ids: Vec<String> = swe_harvest::dataset::read_records(&folder.join("tasks.jsonl"))
+        .unwrap()
+        .iter()
+        .map(|row| row["instance_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["acme__widgets-4"]);
+    let manifest: Value = serde_json::from_str(&fs_err::read_to_string(folder.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["counts"]["left_out_by_filters"]["excluded_flag"], 2);
+    assert_eq!(manifest["counts"]["left_out_by_filters"]["not_screened"], 1);
+    assert_eq!(manifest["counts"]["removed_by_flag"]["tests_use_new_names"], 2);
+    assert_eq!(manifest["filters"]["screen"]["exclude_flags"][0], "tests_use_new_names");
+    let card = fs_err::read_to_string(folder.join("README.md")).unwrap();
+    assert!(card.contains("Tasks each flag removed") && card.contains("tests_use_new_names 2"), "{card}");
+
+    let bad = harvest.run(&["release", "--name", "bench", "--version", "3", "--max-quality-score", "7"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    let unknown = harvest.run(&["release", "--name", "bench", "--version", "3", "--exclude-flag", "no_such_flag"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("tests_use_new_names"), "lists the known flags: {}", stderr(&unknown));
+
+    let kept =
+        harvest.run(&["release", "--name", "bench", "--version", "4", "--max-quality-score", "1", "--only-kept"]);
+    let folder = PathBuf::from(stdout(&kept).trim());
+    let rows = swe_harvest::dataset::read_records(&folder.join("tasks.jsonl")).unwrap();
+    assert!(rows.iter().all(|row| row["quality_verdict"] == "keep"), "{rows:?}");
+}
+
+// ---- Measurement against human annotations ----
+
+/// The development set's folder: `SWE_HARVEST_SCREEN_DEV`, else `../shared/groundtruth`.
+fn development_folder() -> PathBuf {
+    std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_DEV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| project_root().join("../shared/groundtruth"))
+}
+
+/// The rows of `files` that `annotations` covers, in file order, read as `validate
+/// --input` and `screen --input` read them.
+fn annotated_rows(files: &[PathBuf], annotations: &BTreeMap<String, Annotation>) -> Vec<InputRow> {
+    let mut rows = Vec::new();
+    for file in files {
+        for read in read_each_row(file).unwrap() {
+            let row = read.row.unwrap_or_else(|error| panic!("{error}"));
+            if annotations.contains_key(&row.candidate.instance_id) {
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
+
+/// The development set: its annotations and rows, or `None` (with a message) when absent.
+fn development_set() -> Option<(BTreeMap<String, Annotation>, Vec<InputRow>)> {
+    let folder = development_folder();
+    let annotations_path = folder.join("quality/swe-bench-verified-annotations-dev.csv");
+    if !annotations_path.is_file() {
+        eprintln!("skipping: no development set at `{}` (set SWE_HARVEST_SCREEN_DEV)", folder.display());
+        return None;
+    }
+    let annotations = measure::read_annotations(&annotations_path).unwrap();
+    let rows = annotated_rows(
+        &[
+            folder.join("quality/swe-bench-lite-test-compiled-projects.jsonl"),
+            folder.join("swe-bench-lite-test-django-sympy-sample.jsonl"),
+        ],
+        &annotations,
+    );
+    assert_eq!(rows.len(), annotations.len(), "every annotated task has its row");
+    Some((annotations, rows))
+}
+
+fn list(row: &InputRow, key: &str) -> Vec<String> {
+    match row.fields.get(key) {
+        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// A row as the screen reads it.
+fn text_of<'a>(row: &'a InputRow, repo: &'a str, fail_to_pass: &'a [String]) -> TaskText<'a> {
+    let candidate = &row.candidate;
+    TaskText {
+        repo,
+        problem_statement: &candidate.problem_statement,
+        hints_text: &candidate.hints_text,
+        patch: &candidate.patch,
+        test_patch: &candidate.test_patch,
+        fail_to_pass,
+        flaky_tests: &[],
+        issue_numbers: &[],
+    }
+}
+
+/// A row's record (without a mirror) and its signal values.
+fn screen_row(row: &InputRow) -> (QualityRecord, model::SignalValues) {
+    screen_row_with(row, vec![])
+}
+
+/// A row's record and signal values with `files` as the code before the fix.
+fn screen_row_with(row: &InputRow, files: Vec<String>) -> (QualityRecord, model::SignalValues) {
+    let fail_to_pass = list(row, "FAIL_TO_PASS");
+    let repo = row.candidate.repo.to_string();
+    let text = text_of(row, &repo, &fail_to_pass);
+    let config = ScreenConfig::default();
+    let (_, signals) = record::read_signals(&Reading::new(text, files.clone()), &config);
+    (record::assess(&row.candidate.instance_id, text, files, &config), signals)
+}
+
+fn changed_lines(row: &InputRow) -> usize {
+    row.candidate
+        .patch
+        .lines()
+        .filter(|line| {
+            (line.starts_with('+') && !line.starts_with("+++")) || (line.starts_with('-') && !line.starts_with("---"))
+        })
+        .count()
+}
+
+/// The figures of `rows`; with `mirrors` (a folder of mirrors), the code before the fix
+/// is read from the mirrors it holds.
+fn figures_of(rows: &[InputRow], annotations: &BTreeMap<String, Annotation>, mirrors: Option<&Path>) -> Figures {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut files = swe_harvest::screen::MirrorFiles::new(scratch.path(), mirrors);
+    let screened: Vec<(QualityRecord, usize)> = rows
+        .iter()
+        .map(|row| {
+            let candidate = &row.candidate;
+            let before = match mirrors {
+                Some(_) => {
+                    files.files_before(&candidate.repo, &candidate.base_commit, &candidate.patch, &candidate.test_patch)
+                }
+                None => Vec::new(),
+            };
+            (screen_row_with(row, before).0, changed_lines(row))
+        })
+        .collect();
+    let pairs: Vec<(&QualityRecord, &Annotation, usize)> =
+        screened.iter().map(|(record, lines)| (record, &annotations[&record.instance_id], *lines)).collect();
+    measure::figures(&pairs)
+}
+
+fn print_figures(set: &str, figures: &Figures) {
+    let auc = |value: Option<f64>| value.map(|value| format!("{value:.3}")).unwrap_or_else(|| "-".into());
+    eprintln!("SCREEN {set}: {} tasks, {} filtered out by the annotators", figures.tasks, figures.filtered_out);
+    eprintln!("SCREEN {set}: ROC AUC vs filter_out          {}", auc(figures.auc_filter_out));
+    eprintln!("SCREEN {set}: ROC AUC vs underspecified >= 2 {}", auc(figures.auc_underspecified));
+    eprintln!("SCREEN {set}: ROC AUC vs false_negative >= 2 {}", auc(figures.auc_false_negative));
+    eprintln!("SCREEN {set}: ROC AUC of patch size alone    {}", auc(figures.auc_patch_size_baseline));
+    eprintln!(
+        "SCREEN {set}: flag verdicts {}: precision {} recall {}",
+        figures.flagged,
+        auc(figures.flag_precision),
+        auc(figures.flag_recall)
+    );
+    eprintln!(
+        "SCREEN {set}: difficulty exact {:.3}, within one bucket {:.3}, kappa {}; annotated -> estimated {:?}",
+        figures.difficulty_exact,
+        figures.difficulty_within_one,
+        auc(figures.difficulty_kappa),
+        figures.difficulty_confusion
+    );
+    eprintln!("SCREEN {set}: flags (tasks, of them filtered out) {:?}", figures.flags);
+}
+
+#[test]
+fn fitted_weights_are_the_fit_of_the_development_set() {
+    let Some((annotations, rows)) = development_set() else { return };
+    let samples: Vec<(model::SignalValues, bool)> =
+        rows.iter().map(|row| (screen_row(row).1, annotations[&row.candidate.instance_id].filter_out)).collect();
+    let fitted = model::fit(&samples, &PRIOR, PRIOR_PRECISION);
+    let source: String = SIGNAL_NAMES
+        .iter()
+        .zip(fitted.weights)
+        .map(|(name, weight)| format!("        {weight:.6}, // {name}\n"))
+        .collect();
+    let same = (fitted.intercept - FITTED.intercept).abs() < 1e-5
+        && fitted.weights.iter().zip(FITTED.weights).all(|(fitted, written)| (fitted - written).abs() < 1e-5);
+    assert!(
+        same,
+        "model::FITTED is not the fit of the development set; write down:\n    intercept: {:.6},\n    weights: [\n{source}    ],",
+        fitted.intercept
+    );
+}
+
+#[test]
+fn difficulty_bounds_are_the_best_on_the_development_set() {
+    let Some((annotations, rows)) = development_set() else { return };
+    let sizes: Vec<(swe_harvest::screen::signals::patch::PatchSize, usize)> = rows
+        .iter()
+        .map(|row| {
+            let fail_to_pass = list(row, "FAIL_TO_PASS");
+            let repo = row.candidate.repo.to_string();
+            let size =
+                swe_harvest::screen::signals::patch::size(&Reading::new(text_of(row, &repo, &fail_to_pass), vec![]));
+            (size, annotations[&row.candidate.instance_id].difficulty.rank())
+        })
+        .collect();
+    // The third bound is not searched: the development set has two tasks above an hour.
+    let annotated: Vec<usize> = sizes.iter().map(|(_, rank)| *rank).collect();
+    let agreement = |bounds: [usize; 3]| -> (f64, usize) {
+        let estimated: Vec<usize> =
+            sizes.iter().map(|(size, _)| difficulty::estimate_with(*size, bounds).rank()).collect();
+        let exact = estimated.iter().zip(&annotated).filter(|(a, b)| a == b).count();
+        (measure::cohen_kappa(&estimated, &annotated).unwrap_or(0.0), exact)
+    };
+    // The best kappa, then the most exact, then the smallest bounds.
+    let mut best: Option<([usize; 3], (f64, usize))> = None;
+    for first in 1..=100 {
+        for second in first + 1..difficulty::BOUNDS[2] {
+            let bounds = [first, second, difficulty::BOUNDS[2]];
+            let found = agreement(bounds);
+            if best.is_none_or(|(_, best)| found.0 > best.0 + 1e-12 || (found.0 > best.0 - 1e-12 && found.1 > best.1)) {
+                best = Some((bounds, found));
+            }
+        }
+    }
+    let (bounds, (kappa, exact)) = best.unwrap();
+    assert_eq!(bounds, difficulty::BOUNDS, "better bounds on the development set: kappa {kappa:.3}, {exact} exact");
+}
+
+#[test]
+fn development_set_figures() {
+    let Some((annotations, rows)) = development_set() else { return };
+    let figures = figures_of(&rows, &annotations, None);
+    print_figures("development set (tuned on)", &figures);
+    if let Some(mirrors) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS) {
+        print_figures(
+            "development set (tuned on), with the mirrors at hand",
+            &figures_of(&rows, &annotations, Some(Path::new(&mirrors))),
+        );
+    }
+    // A guard against a screen that lost its signal; the figures themselves are in docs/screen.md.
+    assert!(figures.auc_filter_out.unwrap() > 0.6, "{figures:?}");
+}
+
+/// The held-out set: the SWE-bench Lite test rows (`swe-bench-lite.jsonl`) that OpenAI's
+/// annotations (`ensembled_annotations_public.csv`) cover, minus the development set.
+/// Both files come from the folder `SWE_HARVEST_SCREEN_HELDOUT`; where they come from
+/// is in docs/screen.md. Run by `scripts/screen-measure.sh`.
+#[test]
+#[ignore = "measurement; run by scripts/screen-measure.sh"]
+fn held_out_set_figures() {
+    let Some(folder) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_HELDOUT).map(PathBuf::from) else {
+        eprintln!("skipping: set SWE_HARVEST_SCREEN_HELDOUT to the held-out set's folder (docs/screen.md)");
+        return;
+    };
+    let Some((development, _)) = development_set() else { return };
+    let mut annotations = measure::read_annotations(&folder.join("ensembled_annotations_public.csv")).unwrap();
+    annotations.retain(|id, _| !development.contains_key(id));
+    let rows = annotated_rows(&[folder.join("swe-bench-lite.jsonl")], &annotations);
+    let figures = figures_of(&rows, &annotations, None);
+    print_figures("held-out set (never tuned on)", &figures);
+    if let Some(mirrors) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS) {
+        let with = figures_of(&rows, &annotations, Some(Path::new(&mirrors)));
+        print_figures("held-out set (never tuned on), with the mirrors at hand", &with);
+    }
+}
