@@ -1,7 +1,8 @@
 """Checks the offline demo's outcome against what demo-fixtures says it must be.
 
-usage: demo_check.py EXPECTED.json DATA_DIR RELEASE_DIR
-Prints one line per check and exits 1 when any fails.
+usage: demo_check.py EXPECTED.json DATA_DIR RELEASE_DIR [SCREENED_RELEASE_DIR]
+Prints one line per check and exits 1 when any fails. SCREENED_RELEASE_DIR is the
+release made with `--exclude-flag flaky_tests`.
 """
 
 import json
@@ -63,6 +64,37 @@ def main() -> int:
             lines.isdigit() and int(lines) > 0 and share != "" and 0.0 < float(share) <= 1.0,
             f"{instance_id}: the golden tests' change coverage is measured (executable lines {lines!r}, ΔC {share!r})",
         )
+    # The screen: every released task carries its quality record's four columns.
+    buckets = {"<15 min fix", "15 min - 1 hour", "1-4 hours", ">4 hours"}
+    screened = {item for stage, _, item, _, _ in store.execute("SELECT stage, repo, item, outcome, reason FROM stage_items") if stage == "screen"}
+    for instance_id, row in sorted(rows.items()):
+        flags = json.loads(row.get("quality_flags") or "null")
+        score = float(row["quality_score"]) if row.get("quality_score") else -1.0
+        verdict = row.get("quality_verdict")
+        check(
+            isinstance(flags, list)
+            and all(flag["code"] and flag["reason"] and isinstance(flag["evidence"], list) for flag in flags)
+            and 0.0 <= score <= 1.0
+            and verdict == ("flag" if score > 0.5 else "keep")
+            and row.get("difficulty") in buckets,
+            f"{instance_id}: quality columns (flags {[flag['code'] for flag in flags or []]}, score {score}, {verdict}, {row.get('difficulty')!r})",
+        )
+        check(instance_id in screened, f"{instance_id}: the funnel holds its screen row")
+    for instance_id in expected["flaky"]:
+        if instance_id in rows:
+            codes = [flag["code"] for flag in json.loads(rows[instance_id]["quality_flags"])]
+            check("flaky_tests" in codes, f"{instance_id}: flagged flaky_tests (got {codes})")
+    if len(sys.argv) > 4:
+        screened_dir = Path(sys.argv[4])
+        with open(screened_dir / "tasks.jsonl") as lines:
+            kept = sorted(json.loads(line)["instance_id"] for line in lines)
+        want = sorted(set(rows) - set(expected["flaky"]))
+        check(kept == want, f"the release without flaky_tests holds {want} (got {kept})")
+        manifest = json.loads((screened_dir / "manifest.json").read_text())
+        removed = manifest["counts"].get("removed_by_flag", {})
+        check(removed == {"flaky_tests": len(expected["flaky"])}, f"its manifest counts what the flag removed (got {removed})")
+        card = (screened_dir / "README.md").read_text()
+        check(f"flaky_tests {len(expected['flaky'])}" in card, "its card says how many tasks the flag removed")
     print(f"{failures} failed" if failures else "all checks passed")
     return 1 if failures else 0
 
