@@ -369,17 +369,7 @@ fn list(row: &InputRow, key: &str) -> Vec<String> {
 
 /// A row as the screen reads it.
 fn text_of<'a>(row: &'a InputRow, repo: &'a str, fail_to_pass: &'a [String]) -> TaskText<'a> {
-    let candidate = &row.candidate;
-    TaskText {
-        repo,
-        problem_statement: &candidate.problem_statement,
-        hints_text: &candidate.hints_text,
-        patch: &candidate.patch,
-        test_patch: &candidate.test_patch,
-        fail_to_pass,
-        flaky_tests: &[],
-        issue_numbers: &[],
-    }
+    TaskText::of_candidate(&row.candidate, repo, fail_to_pass, &[], &[])
 }
 
 /// A row's record (without a mirror) and its signal values.

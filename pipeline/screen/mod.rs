@@ -94,16 +94,7 @@ impl Summary {
 /// A task of the store as the screen reads it; `repo` is its `owner/name`.
 pub fn task_text<'a>(task: &'a Task, repo: &'a str) -> TaskText<'a> {
     let candidate = &task.candidate;
-    TaskText {
-        repo,
-        problem_statement: &candidate.problem_statement,
-        hints_text: &candidate.hints_text,
-        patch: &candidate.patch,
-        test_patch: &candidate.test_patch,
-        fail_to_pass: &task.fail_to_pass,
-        flaky_tests: &task.flaky_tests,
-        issue_numbers: &candidate.issue_numbers,
-    }
+    TaskText::of_candidate(candidate, repo, &task.fail_to_pass, &task.flaky_tests, &candidate.issue_numbers)
 }
 
 /// The code before the fix, from the mirrors at hand: for a task, the files both

@@ -55,16 +55,7 @@ pub fn screen_row(row: &InputRow, mirrors: &mut MirrorFiles, settings: &ScreenSe
     let flaky_tests = list_field(&row.fields, "flaky_tests");
     let numbers = issue_numbers(&row.fields);
     let repo = candidate.repo.to_string();
-    let text = super::signals::TaskText {
-        repo: &repo,
-        problem_statement: &candidate.problem_statement,
-        hints_text: &candidate.hints_text,
-        patch: &candidate.patch,
-        test_patch: &candidate.test_patch,
-        fail_to_pass: &fail_to_pass,
-        flaky_tests: &flaky_tests,
-        issue_numbers: &numbers,
-    };
+    let text = super::signals::TaskText::of_candidate(candidate, &repo, &fail_to_pass, &flaky_tests, &numbers);
     let files = mirrors.files_before(&candidate.repo, &candidate.base_commit, &candidate.patch, &candidate.test_patch);
     record::assess(&candidate.instance_id, text, files, &settings.config)
 }

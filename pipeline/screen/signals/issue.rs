@@ -234,19 +234,7 @@ diff --git a/calc.py b/calc.py
 ";
 
     fn reading<'a>(issue: &'a str, issue_numbers: &'a [u64]) -> Reading<'a> {
-        Reading::new(
-            TaskText {
-                repo: "acme/calc",
-                problem_statement: issue,
-                hints_text: "",
-                patch: PATCH,
-                test_patch: "",
-                fail_to_pass: &[],
-                flaky_tests: &[],
-                issue_numbers,
-            },
-            vec![],
-        )
+        Reading::new(TaskText { issue_numbers, ..TaskText::of_texts("acme/calc", issue, PATCH, "", &[]) }, vec![])
     }
 
     #[test]

@@ -27,6 +27,49 @@ pub struct TaskText<'a> {
     pub issue_numbers: &'a [u64],
 }
 
+impl<'a> TaskText<'a> {
+    /// A candidate's texts with its labels; `repo` is its `owner/name`.
+    pub fn of_candidate(
+        candidate: &'a crate::model::Candidate,
+        repo: &'a str,
+        fail_to_pass: &'a [String],
+        flaky_tests: &'a [String],
+        issue_numbers: &'a [u64],
+    ) -> TaskText<'a> {
+        TaskText {
+            repo,
+            problem_statement: &candidate.problem_statement,
+            hints_text: &candidate.hints_text,
+            patch: &candidate.patch,
+            test_patch: &candidate.test_patch,
+            fail_to_pass,
+            flaky_tests,
+            issue_numbers,
+        }
+    }
+
+    /// A task of `repo` made of an issue and two patches alone (no hints, no flaky
+    /// tests, no issue numbers).
+    pub fn of_texts(
+        repo: &'a str,
+        problem_statement: &'a str,
+        patch: &'a str,
+        test_patch: &'a str,
+        fail_to_pass: &'a [String],
+    ) -> TaskText<'a> {
+        TaskText {
+            repo,
+            problem_statement,
+            hints_text: "",
+            patch,
+            test_patch,
+            fail_to_pass,
+            flaky_tests: &[],
+            issue_numbers: &[],
+        }
+    }
+}
+
 /// What the signals share: the task's texts parsed once.
 #[derive(Debug)]
 pub struct Reading<'a> {

@@ -177,19 +177,7 @@ mod tests {
     use crate::screen::signals::TaskText;
 
     fn reading(patch: &str) -> Reading<'_> {
-        Reading::new(
-            TaskText {
-                repo: "acme/calc",
-                problem_statement: "",
-                hints_text: "",
-                patch,
-                test_patch: "",
-                fail_to_pass: &[],
-                flaky_tests: &[],
-                issue_numbers: &[],
-            },
-            vec![],
-        )
+        Reading::new(TaskText::of_texts("acme/calc", "", patch, "", &[]), vec![])
     }
 
     const FIX: &str = "\

@@ -362,17 +362,8 @@ mod tests {
     use super::*;
     use crate::screen::signals::TaskText;
 
-    pub(crate) fn task<'a>(issue: &'a str, patch: &'a str, test_patch: &'a str, f2p: &'a [String]) -> TaskText<'a> {
-        TaskText {
-            repo: "acme/widgets",
-            problem_statement: issue,
-            hints_text: "",
-            patch,
-            test_patch,
-            fail_to_pass: f2p,
-            flaky_tests: &[],
-            issue_numbers: &[],
-        }
+    fn task<'a>(issue: &'a str, patch: &'a str, test_patch: &'a str, f2p: &'a [String]) -> TaskText<'a> {
+        TaskText::of_texts("acme/widgets", issue, patch, test_patch, f2p)
     }
 
     const GOLD: &str = "\
