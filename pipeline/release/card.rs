@@ -67,8 +67,9 @@ pub(super) fn render(
     funnel: &FunnelReport,
     licenses: &BTreeMap<String, Option<String>>,
     runners: &BTreeMap<TestRunner, usize>,
-    test_generation: &str,
-    quality_screen: &str,
+    // Sections of other parts of the release (test generation, the quality screen),
+    // written in order after the test runners.
+    sections: &[&str],
 ) -> String {
     let mut card = String::new();
     let total = manifest.counts.total;
@@ -210,8 +211,9 @@ pub(super) fn render(
              --predictions_path predictions.jsonl --run_id my-run\n```\n"
         );
     }
-    card.push_str(test_generation);
-    card.push_str(quality_screen);
+    for section in sections {
+        card.push_str(section);
+    }
     let _ = writeln!(card, "## Use\n");
     let _ = writeln!(
         card,

@@ -392,8 +392,7 @@ fn write_release(
         &funnel,
         &licenses(store, &repos)?,
         &runners,
-        &swt_section,
-        &screen_section,
+        &[&swt_section, &screen_section],
     );
     crate::dataset::write_durably(&staging.join("README.md"), |file| std::io::Write::write_all(file, card.as_bytes()))
         .map_err(ReleaseError::Write)?;

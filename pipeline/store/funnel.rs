@@ -168,7 +168,7 @@ pub(super) fn report(connection: &Connection, repos: &[RepoSlug]) -> Result<Funn
         for (flag, count) in flags {
             for funnel in [
                 by_repo.entry(repo.clone()).or_default().entry(Stage::Screen).or_insert_with(|| empty(Stage::Screen)),
-                total.entry(Stage::Screen).or_insert_with(|| empty(Stage::Screen)),
+                total_by_stage.entry(Stage::Screen).or_insert_with(|| empty(Stage::Screen)),
             ] {
                 *funnel.flags.entry(flag.clone()).or_default() += count;
             }
