@@ -17,9 +17,10 @@ pub const SWE_HARVEST_MIRRORS: &str = "SWE_HARVEST_MIRRORS";
 /// The screen's development set: a folder holding `quality/` of the ground truth
 /// (default: `../shared/groundtruth` seen from the project root); tests only.
 pub const SWE_HARVEST_SCREEN_DEV: &str = "SWE_HARVEST_SCREEN_DEV";
-/// The screen's held-out set: a folder with `ensembled_annotations_public.csv` and
-/// `swe-bench-lite.jsonl` (docs/screen.md says where they come from); tests only.
-pub const SWE_HARVEST_SCREEN_HELDOUT: &str = "SWE_HARVEST_SCREEN_HELDOUT";
+/// The larger part of the screen's development set: a folder with
+/// `ensembled_annotations_public.csv` and `swe-bench-lite.jsonl` (docs/screen.md says
+/// where they come from); tests only.
+pub const SWE_HARVEST_SCREEN_DEV_EXTRA: &str = "SWE_HARVEST_SCREEN_DEV_EXTRA";
 /// One GitHub token. Never written to the store, a log, a dataset or a container.
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// Several GitHub tokens, comma-separated, rotated as each runs low.

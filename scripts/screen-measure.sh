@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Measures the quality screen against SWE-bench Verified's human annotations and
-# prints the figures of docs/screen.md: ROC AUC of quality_score against filter_out,
-# underspecified >= 2 and false_negative >= 2, the patch-size baseline, precision and
-# recall of the `flag` verdict, and the difficulty's agreement with the annotators.
+# prints the figures of docs/screen.md: on the development set's shared 68 tasks,
+# ROC AUC of quality_score against filter_out, underspecified >= 2 and
+# false_negative >= 2, the patch-size baseline, precision and recall of the `flag`
+# verdict, and the difficulty's agreement with the annotators; and on the whole
+# development set (231 tasks), the same figures of the model as written and of its
+# cross-validation grouped by repository (out-of-fold scores: each repository scored
+# by a fit on the others).
 #
-# The development set (tuned on): ../shared/groundtruth/quality/ seen from the
-# project root, or the folder SWE_HARVEST_SCREEN_DEV names. The held-out set (never
-# tuned on): the folder SWE_HARVEST_SCREEN_HELDOUT names, holding
-# `ensembled_annotations_public.csv` and `swe-bench-lite.jsonl` (where to get them:
-# docs/screen.md); skipped with a message when unset. Fetches nothing itself.
+# The shared part: ../shared/groundtruth/quality/ seen from the project root, or the
+# folder SWE_HARVEST_SCREEN_DEV names. The larger part: the folder
+# SWE_HARVEST_SCREEN_DEV_EXTRA names, holding `ensembled_annotations_public.csv` and
+# `swe-bench-lite.jsonl` (where to get them: docs/screen.md); skipped with a message
+# when unset. Fetches nothing itself.
 #
 # usage: scripts/screen-measure.sh
 set -euo pipefail

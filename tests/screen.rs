@@ -2,10 +2,12 @@
 //! again what changed), on `--input` rows (fields added and nothing else changed, a
 //! bad row named with its field while the others are screened), in releases
 //! (columns, screened splits, the card's counts per flag) and in `status`; and its
-//! measurement against SWE-bench Verified's human annotations: the development set
-//! (`../shared/groundtruth/quality/`, or the folder `SWE_HARVEST_SCREEN_DEV` names),
-//! and, run by `scripts/screen-measure.sh`, a held-out set from the folder
-//! `SWE_HARVEST_SCREEN_HELDOUT` names. Each skips with a message when its data is absent.
+//! measurement against SWE-bench Verified's human annotations on the development set:
+//! its always-available 68 tasks (`../shared/groundtruth/quality/`, or the folder
+//! `SWE_HARVEST_SCREEN_DEV` names) and its larger part, 163 more, from the folder
+//! `SWE_HARVEST_SCREEN_DEV_EXTRA` names (the model's fit, and, run by
+//! `scripts/screen-measure.sh`, cross-validation grouped by repository). Each skips
+//! with a message when its data is absent.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -266,7 +268,10 @@ fn screen_input_reads_multi_swe_bench_rows_as_validate_does_and_writes_them_back
 fn releases_carry_the_quality_columns_and_screened_splits_count_what_each_flag_removed() {
     let harvest = SweHarvest::new();
     seed(&harvest, &[task(2, VAGUE), task(4, CLEAR), task(6, VAGUE)]);
-    assert!(harvest.run(&["screen"]).status.success());
+    // A threshold between the clear task's score and the vague ones', so that the
+    // screened split keeps some and flags some.
+    let screened = harvest.command().arg("screen").env("SWE_HARVEST_SCREEN__FLAG_ABOVE", "0.62").output().unwrap();
+    assert!(screened.status.success(), "{}", stderr(&screened));
     // A fourth task validated after the screen has no record.
     seed(&harvest, &[task(8, CLEAR)]);
 
@@ -313,12 +318,15 @@ fn releases_carry_the_quality_columns_and_screened_splits_count_what_each_flag_r
         harvest.run(&["release", "--name", "bench", "--version", "4", "--max-quality-score", "1", "--only-kept"]);
     let folder = PathBuf::from(stdout(&kept).trim());
     let rows = swe_harvest::dataset::read_records(&folder.join("tasks.jsonl")).unwrap();
+    let kept_ids: Vec<&str> = rows.iter().map(|row| row["instance_id"].as_str().unwrap()).collect();
+    assert_eq!(kept_ids, ["acme__widgets-4"], "the clear task alone is kept");
     assert!(rows.iter().all(|row| row["quality_verdict"] == "keep"), "{rows:?}");
 }
 
 // ---- Measurement against human annotations ----
 
-/// The development set's folder: `SWE_HARVEST_SCREEN_DEV`, else `../shared/groundtruth`.
+/// The folder of the development set's always-available part: `SWE_HARVEST_SCREEN_DEV`,
+/// else `../shared/groundtruth`.
 fn development_folder() -> PathBuf {
     std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_DEV)
         .map(PathBuf::from)
@@ -340,8 +348,9 @@ fn annotated_rows(files: &[PathBuf], annotations: &BTreeMap<String, Annotation>)
     rows
 }
 
-/// The development set: its annotations and rows, or `None` (with a message) when absent.
-fn development_set() -> Option<(BTreeMap<String, Annotation>, Vec<InputRow>)> {
+/// The development set's always-available part, the 68 tasks under `../shared`: its
+/// annotations and rows, or `None` (with a message) when absent.
+fn shared_development_set() -> Option<(BTreeMap<String, Annotation>, Vec<InputRow>)> {
     let folder = development_folder();
     let annotations_path = folder.join("quality/swe-bench-verified-annotations-dev.csv");
     if !annotations_path.is_file() {
@@ -443,12 +452,43 @@ fn print_figures(set: &str, figures: &Figures) {
     eprintln!("SCREEN {set}: flags (tasks, of them filtered out) {:?}", figures.flags);
 }
 
+/// The whole development set, 231 tasks: the shared part's 68 and the other SWE-bench
+/// Lite test tasks (`swe-bench-lite.jsonl`) that OpenAI's annotations
+/// (`ensembled_annotations_public.csv`) cover, both files from the folder
+/// `SWE_HARVEST_SCREEN_DEV_EXTRA` names (docs/screen.md says where they come from); or
+/// `None`, with a message, when either part is absent.
+fn whole_development_set() -> Option<(BTreeMap<String, Annotation>, Vec<InputRow>)> {
+    let Some(folder) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_DEV_EXTRA).map(PathBuf::from) else {
+        eprintln!(
+            "skipping: the model is fitted on the whole development set; set SWE_HARVEST_SCREEN_DEV_EXTRA to the \
+             folder with its larger part (docs/screen.md)"
+        );
+        return None;
+    };
+    let (shared, shared_rows) = shared_development_set()?;
+    let annotations = measure::read_annotations(&folder.join("ensembled_annotations_public.csv")).unwrap();
+    let mut rows = annotated_rows(&[folder.join("swe-bench-lite.jsonl")], &annotations);
+    for row in shared_rows {
+        if !rows.iter().any(|other| other.candidate.instance_id == row.candidate.instance_id) {
+            rows.push(row);
+        }
+    }
+    for (id, annotation) in &shared {
+        assert_eq!(&annotations[id], annotation, "the shared part's annotation of {id} is the whole file's");
+    }
+    Some((annotations, rows))
+}
+
+/// Each row's signal values and `filter_out`, for fitting.
+fn samples_of(rows: &[InputRow], annotations: &BTreeMap<String, Annotation>) -> Vec<(model::SignalValues, bool)> {
+    rows.iter().map(|row| (screen_row(row).1, annotations[&row.candidate.instance_id].filter_out)).collect()
+}
+
 #[test]
 fn fitted_weights_are_the_fit_of_the_development_set() {
-    let Some((annotations, rows)) = development_set() else { return };
-    let samples: Vec<(model::SignalValues, bool)> =
-        rows.iter().map(|row| (screen_row(row).1, annotations[&row.candidate.instance_id].filter_out)).collect();
-    let fitted = model::fit(&samples, &PRIOR, PRIOR_PRECISION);
+    let Some((annotations, rows)) = whole_development_set() else { return };
+    assert_eq!(rows.len(), 231, "the development set's tasks");
+    let fitted = model::fit(&samples_of(&rows, &annotations), &PRIOR, PRIOR_PRECISION);
     let source: String = SIGNAL_NAMES
         .iter()
         .zip(fitted.weights)
@@ -464,8 +504,11 @@ fn fitted_weights_are_the_fit_of_the_development_set() {
 }
 
 #[test]
-fn difficulty_bounds_are_the_best_on_the_development_set() {
-    let Some((annotations, rows)) = development_set() else { return };
+fn difficulty_bounds_are_the_best_on_the_shared_development_set() {
+    // Chosen on the 68; on all 231, bounds chosen by the same search on the other
+    // repositories agree less with each left-out repository's buckets than these do
+    // (docs/screen.md), so they stay.
+    let Some((annotations, rows)) = shared_development_set() else { return };
     let sizes: Vec<(swe_harvest::screen::signals::patch::PatchSize, usize)> = rows
         .iter()
         .map(|row| {
@@ -501,38 +544,63 @@ fn difficulty_bounds_are_the_best_on_the_development_set() {
 
 #[test]
 fn development_set_figures() {
-    let Some((annotations, rows)) = development_set() else { return };
+    let Some((annotations, rows)) = shared_development_set() else { return };
     let figures = figures_of(&rows, &annotations, None);
-    print_figures("development set (tuned on)", &figures);
+    print_figures("shared development set, 68 tasks (tuned on)", &figures);
     if let Some(mirrors) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS) {
         print_figures(
-            "development set (tuned on), with the mirrors at hand",
+            "shared development set, 68 tasks (tuned on), with the mirrors at hand",
             &figures_of(&rows, &annotations, Some(Path::new(&mirrors))),
         );
     }
-    // A guard against a screen that lost its signal; the figures themselves are in docs/screen.md.
-    assert!(figures.auc_filter_out.unwrap() > 0.6, "{figures:?}");
+    // A guard against a screen that lost its signal (the model is fitted on all 231
+    // tasks, so these 68 are not its best case); the figures are in docs/screen.md.
+    let (auc, baseline) = (figures.auc_filter_out.unwrap(), figures.auc_patch_size_baseline.unwrap());
+    assert!(auc > 0.55 && auc > baseline, "{figures:?}");
 }
 
-/// The held-out set: the SWE-bench Lite test rows (`swe-bench-lite.jsonl`) that OpenAI's
-/// annotations (`ensembled_annotations_public.csv`) cover, minus the development set.
-/// Both files come from the folder `SWE_HARVEST_SCREEN_HELDOUT`; where they come from
-/// is in docs/screen.md. Run by `scripts/screen-measure.sh`.
+/// The model's measurement: cross-validation grouped by repository on the whole
+/// development set (leave one repository out, and five folds of whole repositories),
+/// with the model's signals and prior at several prior widths, the one in use marked.
+/// Run by `scripts/screen-measure.sh`.
 #[test]
 #[ignore = "measurement; run by scripts/screen-measure.sh"]
-fn held_out_set_figures() {
-    let Some(folder) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_HELDOUT).map(PathBuf::from) else {
-        eprintln!("skipping: set SWE_HARVEST_SCREEN_HELDOUT to the held-out set's folder (docs/screen.md)");
-        return;
-    };
-    let Some((development, _)) = development_set() else { return };
-    let mut annotations = measure::read_annotations(&folder.join("ensembled_annotations_public.csv")).unwrap();
-    annotations.retain(|id, _| !development.contains_key(id));
-    let rows = annotated_rows(&[folder.join("swe-bench-lite.jsonl")], &annotations);
-    let figures = figures_of(&rows, &annotations, None);
-    print_figures("held-out set (never tuned on)", &figures);
-    if let Some(mirrors) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_MIRRORS) {
-        let with = figures_of(&rows, &annotations, Some(Path::new(&mirrors)));
-        print_figures("held-out set (never tuned on), with the mirrors at hand", &with);
+fn development_set_grouped_cross_validation_figures() {
+    let Some((annotations, rows)) = whole_development_set() else { return };
+    print_figures(
+        "whole development set, 231 tasks (tuned on), the model as written",
+        &figures_of(&rows, &annotations, None),
+    );
+    let samples = samples_of(&rows, &annotations);
+    let repos: Vec<String> = rows.iter().map(|row| row.candidate.repo.to_string()).collect();
+    let groups: Vec<&str> = repos.iter().map(String::as_str).collect();
+    let annotated: Vec<&Annotation> = rows.iter().map(|row| &annotations[&row.candidate.instance_id]).collect();
+    let sizes: Vec<usize> = rows.iter().map(changed_lines).collect();
+    let flag_above = ScreenConfig::default().flag_above;
+    let auc = |value: Option<f64>| value.map(|value| format!("{value:.3}")).unwrap_or_else(|| "-".into());
+    for (folds, name) in [(None, "leave one repository out"), (Some(5), "5 folds of whole repositories")] {
+        let fold_of = measure::repository_folds(&groups, folds);
+        for precision in [1.0, 4.0, 10.0, 25.0, 100.0] {
+            let scores = measure::out_of_fold_scores(&samples, &fold_of, &PRIOR, precision);
+            let figures = measure::score_figures(&scores, &annotated, &groups, &sizes, flag_above);
+            let in_use = if precision == PRIOR_PRECISION { " (the model in use)" } else { "" };
+            eprintln!(
+                "SCREEN grouped CV, {name}, prior sd {:.2}{in_use}: {} tasks ({} filtered out); ROC AUC vs filter_out {} \
+                 (within repositories {}), vs underspecified >= 2 {}, vs false_negative >= 2 {}; patch size alone {} \
+                 (within {}); flag {}: precision {} recall {}",
+                precision.powf(-0.5),
+                figures.tasks,
+                figures.filtered_out,
+                auc(figures.auc_filter_out),
+                auc(figures.auc_filter_out_within_repository),
+                auc(figures.auc_underspecified),
+                auc(figures.auc_false_negative),
+                auc(figures.auc_patch_size_baseline),
+                auc(figures.auc_patch_size_baseline_within_repository),
+                figures.flagged,
+                auc(figures.flag_precision),
+                auc(figures.flag_recall),
+            );
+        }
     }
 }

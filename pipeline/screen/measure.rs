@@ -3,7 +3,10 @@
 //! with the `csv` crate (the annotators' notes hold newlines and quotes), and the
 //! figures docs/screen.md reports: ROC AUC of the score against `filter_out`, against
 //! `underspecified >= 2` and against `false_negative >= 2`; precision and recall of
-//! the `flag` verdict; agreement of the difficulty bucket with the annotators'.
+//! the `flag` verdict; agreement of the difficulty bucket with the annotators'. And
+//! the model's measurement by cross-validation grouped by repository: each fold is
+//! fitted on the other repositories' tasks and scores its own, so every task's score
+//! comes from a model that never saw its repository.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::difficulty::Difficulty;
+use super::model::{self, SignalValues};
 use super::record::{QualityRecord, Verdict};
 
 /// One task's annotation.
@@ -202,6 +206,129 @@ pub fn figures(pairs: &[(&QualityRecord, &Annotation, usize)]) -> Figures {
     }
 }
 
+/// The fold of each task, from its repository (`groups`): with `folds` `None`, one fold
+/// per repository (leave one repository out), in name order; with `Some(k)`, the
+/// repositories dealt, largest first (then by name), each to the fold with the fewest
+/// tasks so far, so that no repository is split and the folds are as even as whole
+/// repositories allow.
+pub fn repository_folds(groups: &[&str], folds: Option<usize>) -> Vec<usize> {
+    let mut sizes: BTreeMap<&str, usize> = BTreeMap::new();
+    for group in groups {
+        *sizes.entry(group).or_default() += 1;
+    }
+    let fold_of_group: BTreeMap<&str, usize> = match folds {
+        None => sizes.keys().enumerate().map(|(fold, group)| (*group, fold)).collect(),
+        Some(count) => {
+            let mut order: Vec<(&str, usize)> = sizes.into_iter().collect();
+            order.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            let mut filled = vec![0usize; count.max(1)];
+            let mut assigned = BTreeMap::new();
+            for (group, size) in order {
+                let fold = (0..filled.len()).min_by_key(|fold| (filled[*fold], *fold)).unwrap_or(0);
+                filled[fold] += size;
+                assigned.insert(group, fold);
+            }
+            assigned
+        }
+    };
+    groups.iter().map(|group| fold_of_group[group]).collect()
+}
+
+/// Out-of-fold scores: for each fold, [`model::fit`] on the other folds' samples with
+/// `prior` and `precision`, and the fold's samples scored by that fit.
+pub fn out_of_fold_scores(
+    samples: &[(SignalValues, bool)],
+    fold_of: &[usize],
+    prior: &SignalValues,
+    precision: f64,
+) -> Vec<f64> {
+    let mut scores = vec![0.0; samples.len()];
+    let folds: std::collections::BTreeSet<usize> = fold_of.iter().copied().collect();
+    for fold in folds {
+        let training: Vec<(SignalValues, bool)> =
+            samples.iter().zip(fold_of).filter(|(_, of)| **of != fold).map(|(sample, _)| *sample).collect();
+        let fitted = model::fit(&training, prior, precision);
+        for ((signals, _), (score, of)) in samples.iter().zip(scores.iter_mut().zip(fold_of)) {
+            if *of == fold {
+                *score = fitted.score(signals);
+            }
+        }
+    }
+    scores
+}
+
+/// The ROC AUC counting only pairs of tasks of the same group (repository): how well
+/// the scores rank tasks within a repository, whatever each fold's intercept.
+pub fn roc_auc_within(scores: &[f64], labels: &[bool], groups: &[&str]) -> Option<f64> {
+    let (mut wins, mut pairs) = (0.0, 0usize);
+    for (index, (score, label)) in scores.iter().zip(labels).enumerate() {
+        if !*label {
+            continue;
+        }
+        for ((other, other_label), group) in scores.iter().zip(labels).zip(groups) {
+            if !*other_label && *group == groups[index] {
+                pairs += 1;
+                wins += if score > other {
+                    1.0
+                } else if score == other {
+                    0.5
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+    (pairs > 0).then(|| wins / pairs as f64)
+}
+
+/// The figures of scores (for example out-of-fold scores) against annotations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreFigures {
+    pub tasks: usize,
+    pub filtered_out: usize,
+    pub auc_filter_out: Option<f64>,
+    /// Pairs within one repository only.
+    pub auc_filter_out_within_repository: Option<f64>,
+    pub auc_underspecified: Option<f64>,
+    pub auc_false_negative: Option<f64>,
+    /// The gold patch's changed lines alone, pooled and within repositories.
+    pub auc_patch_size_baseline: Option<f64>,
+    pub auc_patch_size_baseline_within_repository: Option<f64>,
+    pub flagged: usize,
+    pub flag_precision: Option<f64>,
+    pub flag_recall: Option<f64>,
+}
+
+/// The figures of `scores`, one per task, with each task's annotation, repository and
+/// gold patch size; `flag_above` is the verdict's threshold.
+pub fn score_figures(
+    scores: &[f64],
+    annotations: &[&Annotation],
+    groups: &[&str],
+    patch_lines: &[usize],
+    flag_above: f64,
+) -> ScoreFigures {
+    let filtered: Vec<bool> = annotations.iter().map(|annotation| annotation.filter_out).collect();
+    let under: Vec<bool> = annotations.iter().map(|annotation| annotation.underspecified >= 2.0).collect();
+    let negative: Vec<bool> = annotations.iter().map(|annotation| annotation.false_negative >= 2.0).collect();
+    let sizes: Vec<f64> = patch_lines.iter().map(|lines| *lines as f64).collect();
+    let flagged: Vec<bool> = scores.iter().map(|score| *score > flag_above).collect();
+    let (precision, recall) = precision_recall(&flagged, &filtered);
+    ScoreFigures {
+        tasks: scores.len(),
+        filtered_out: filtered.iter().filter(|label| **label).count(),
+        auc_filter_out: roc_auc(scores, &filtered),
+        auc_filter_out_within_repository: roc_auc_within(scores, &filtered, groups),
+        auc_underspecified: roc_auc(scores, &under),
+        auc_false_negative: roc_auc(scores, &negative),
+        auc_patch_size_baseline: roc_auc(&sizes, &filtered),
+        auc_patch_size_baseline_within_repository: roc_auc_within(&sizes, &filtered, groups),
+        flagged: flagged.iter().filter(|flag| **flag).count(),
+        flag_precision: precision,
+        flag_recall: recall,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +340,37 @@ mod tests {
         assert_eq!(roc_auc(&[0.5, 0.5], &[true, false]), Some(0.5));
         assert_eq!(roc_auc(&[0.7, 0.3, 0.5, 0.6], &[true, false, true, false]), Some(0.75));
         assert_eq!(roc_auc(&[0.7], &[true]), None);
+    }
+
+    #[test]
+    fn folds_keep_each_repository_whole_and_deal_the_largest_first() {
+        let groups = ["b", "a", "c", "a", "c", "c", "d"];
+        assert_eq!(repository_folds(&groups, None), [1, 0, 2, 0, 2, 2, 3]);
+        // c (3 tasks) to fold 0, a (2) to fold 1, then b and d (1 each) to the emptier folds.
+        assert_eq!(repository_folds(&groups, Some(2)), [1, 1, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn out_of_fold_scores_come_from_fits_that_never_saw_the_fold() {
+        let mut high = [0.0; model::SIGNALS];
+        high[0] = 1.0;
+        let low = [0.0; model::SIGNALS];
+        // Fold 0 alone says the signal means keep; folds 1 and 2 say it means filter out.
+        let samples = [(high, false), (low, true), (high, true), (low, false), (high, true), (low, false)];
+        let scores = out_of_fold_scores(&samples, &[0, 0, 1, 1, 2, 2], &low, 1.0);
+        assert!(scores[0] > scores[1], "fold 0 is scored by the fit of folds 1 and 2: {scores:?}");
+        let fitted_without_fold_zero = model::fit(&samples[2..], &low, 1.0);
+        assert_eq!(scores[0], fitted_without_fold_zero.score(&high));
+    }
+
+    #[test]
+    fn within_repository_auc_counts_only_pairs_of_one_repository() {
+        // Across repositories the ranking is wrong; within each it is right.
+        let scores = [0.9, 0.8, 0.3, 0.2];
+        let labels = [true, false, true, false];
+        assert_eq!(roc_auc_within(&scores, &labels, &["a", "a", "b", "b"]), Some(1.0));
+        assert_eq!(roc_auc(&scores, &labels), Some(0.75));
+        assert_eq!(roc_auc_within(&scores, &labels, &["a", "b", "c", "d"]), None);
     }
 
     #[test]

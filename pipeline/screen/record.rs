@@ -125,7 +125,9 @@ pub fn assess(
 pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>, SignalValues) {
     use signals::{issue, patch, test_patch};
     let (new_names, new_name_count) = test_patch::new_names(reading);
-    let (unseen, unseen_count) = test_patch::unseen_strings(reading);
+    // The count of unseen strings is left out of the score: across repositories it did
+    // not rank tasks (docs/screen.md); the flag stays as an explanation.
+    let (unseen, _) = test_patch::unseen_strings(reading);
     let (solution, solution_share) = issue::solution_in_issue(reading);
     let thin = issue::too_thin(reading);
     let (external, external_count) = issue::external_resources(reading);
@@ -133,13 +135,12 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
     let foreign = issue::not_english(reading);
     let (changed, changed_count) = test_patch::changes_existing_tests(reading);
     let (sprawling, ride_alongs) = patch::sprawling(reading, config.many_files);
-    let (unrelated, untouched_share) = test_patch::fail_to_pass_unrelated(reading, config.huge_fail_to_pass);
+    let (unrelated, _) = test_patch::fail_to_pass_unrelated(reading, config.huge_fail_to_pass);
     let flaky = test_patch::flaky(reading);
     let size = patch::size(reading);
     let present = |flag: &Option<_>| if flag.is_some() { 1.0 } else { 0.0 };
     let values: SignalValues = [
         log_count(new_name_count),
-        log_count(unseen_count),
         log_count(test_patch::unnamed_exceptions(reading)),
         solution_share,
         log_count(reading.issue.prose_words()),
@@ -152,13 +153,7 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
         log_count(size.source_files),
         log_count(ride_alongs),
         log_count(reading.task.fail_to_pass.len()),
-        untouched_share,
         present(&flaky),
-        log_count(reading.hints.prose_words() + reading.hints.lines.iter().filter(|line| line.is_code).count()),
-        log_count(reading.issue.questions()),
-        log_count(
-            reading.tests.iter().map(|file| file.lines_of(crate::git::patch_text::LineKind::Added).count()).sum(),
-        ),
     ];
     debug_assert_eq!(values.len(), SIGNALS);
     let flags = [new_names, unseen, solution, thin, external, several, foreign, changed, sprawling, unrelated, flaky]

@@ -190,11 +190,6 @@ impl<'a> IssueText<'a> {
     pub fn urls(&self) -> Vec<(&TextLine<'a>, &'a str)> {
         self.lines.iter().flat_map(|line| URL.find_iter(line.text).map(move |url| (line, url.as_str()))).collect()
     }
-
-    /// The count of question marks in prose.
-    pub fn questions(&self) -> usize {
-        self.prose().map(|line| line.text.matches('?').count()).sum()
-    }
 }
 
 /// Lower case, whitespace collapsed to single spaces, trimmed.
@@ -249,14 +244,13 @@ mod tests {
     }
 
     #[test]
-    fn urls_expectations_and_questions() {
+    fn urls_expectations_and_prose_words() {
         let issue = IssueText::new(
             "See https://example.com/page.png, and (https://x.org/a).\nIt should return 1.\nWhy? Really?",
         );
         let urls: Vec<&str> = issue.urls().iter().map(|(_, url)| *url).collect();
         assert_eq!(urls, ["https://example.com/page.png", "https://x.org/a"]);
         assert_eq!(issue.expectation_line().unwrap().number, 2);
-        assert_eq!(issue.questions(), 2);
         assert_eq!(issue.prose_words(), 10);
         assert!(IssueText::new("Nothing to see.").expectation_line().is_none());
     }
