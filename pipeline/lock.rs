@@ -4,7 +4,9 @@
 //! they do anything else. A second writer is refused at once (it never waits), with
 //! the holder's PID, command line and start time, which the holder writes into the
 //! lock file. Read-only commands (`status`, `export`) never take it: the store's WAL
-//! lets them read while the owner writes.
+//! lets them read while the owner writes. `review` takes it only for the moment it
+//! writes a decision, and shows its page read-only while another process holds it
+//! ([`DataDirLock::check_free`]).
 //!
 //! Why: two writers on one data dir would sweep each other's containers and record
 //! the killed runs as failures, and interleave stage work in ways no stage is
@@ -138,6 +140,29 @@ impl DataDirLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Says whether another process holds the lock of `data_dir` now, without taking
+    /// it and without writing anything: `Err(LockError::Held)` with the holder when one
+    /// does. For `review`, which writes only for the moment of a decision and shows
+    /// itself read-only while a stage owns the data dir.
+    pub fn check_free(data_dir: &Path) -> Result<(), LockError> {
+        let path = data_dir.join(LOCK_FILE);
+        let file = match fs_err::OpenOptions::new().read(true).open(&path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(LockError::Io { path, source }),
+        };
+        match rustix::fs::flock(file.file(), rustix::fs::FlockOperation::NonBlockingLockShared) {
+            // Closing the file (dropping it) releases the shared lock at once.
+            Ok(()) => Ok(()),
+            Err(errno) if errno == rustix::io::Errno::WOULDBLOCK => Err(LockError::Held {
+                data_dir: data_dir.to_path_buf(),
+                holder: read_holder(&path).map(Box::new),
+                lock_path: path,
+            }),
+            Err(errno) => Err(LockError::Io { path, source: errno.into() }),
+        }
+    }
 }
 
 /// The holder written in a locked file. A holder writes right after it takes the
@@ -175,6 +200,18 @@ mod tests {
         assert!(refused.hint().unwrap().contains(&format!("kill {}", std::process::id())));
         drop(first);
         DataDirLock::acquire(data_dir.path(), "swe-harvest crawl").expect("free again once the holder is gone");
+    }
+
+    #[test]
+    fn checking_whether_the_lock_is_free_names_the_holder_and_never_takes_it() {
+        let data_dir = tempfile::tempdir().unwrap();
+        DataDirLock::check_free(data_dir.path()).expect("no lock file: free");
+        let holder = DataDirLock::acquire(data_dir.path(), "swe-harvest validate").unwrap();
+        let held = DataDirLock::check_free(data_dir.path()).unwrap_err();
+        assert!(held.to_string().contains("`swe-harvest validate`"), "{held}");
+        drop(holder);
+        DataDirLock::check_free(data_dir.path()).expect("free once the holder is gone");
+        let _taken = DataDirLock::acquire(data_dir.path(), "swe-harvest review").expect("checking took nothing");
     }
 
     #[test]

@@ -210,6 +210,26 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX quality_records_by_repo ON quality_records (repo);
     "#,
+    // 10: review decisions (the `review` page), one per task content: keyed by the
+    // instance id and the hash of what the reviewer read (`store::reviews::content_hash`),
+    // so that a decision survives new releases of the same task and a changed task needs
+    // review again. `revision` grows with every write, for the page to see changes
+    // made elsewhere.
+    r#"
+    CREATE TABLE review_decisions (
+        instance_id TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('keep', 'reject', 'needs_work')),
+        reason TEXT,
+        note TEXT NOT NULL DEFAULT '',
+        reviewer TEXT NOT NULL,
+        seconds_spent REAL NOT NULL DEFAULT 0,
+        decided_at TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        PRIMARY KEY (instance_id, content_hash)
+    );
+    CREATE INDEX review_decisions_by_revision ON review_decisions (revision);
+    "#,
 ];
 
 /// The schema version this build writes.

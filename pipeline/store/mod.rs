@@ -18,6 +18,7 @@ pub mod extract;
 mod funnel;
 mod migrations;
 pub mod raw;
+pub mod reviews;
 pub mod screen;
 pub mod validation;
 
