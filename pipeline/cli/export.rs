@@ -1,4 +1,4 @@
-//! `export`: candidates or tasks from the store to a JSONL or parquet file
+//! `export`: candidates, tasks or review decisions from the store to a JSONL or parquet file
 //! (`swe_harvest::release::export`); says on stdout how many rows it wrote.
 
 use std::io::Write;
@@ -12,6 +12,7 @@ pub fn export(global: &GlobalSettings, args: &ExportArgs) -> anyhow::Result<Exit
     let stage = match args.stage {
         ExportStageArg::Candidates => ExportStage::Candidates,
         ExportStageArg::Tasks => ExportStage::Tasks,
+        ExportStageArg::Reviews => ExportStage::Reviews,
     };
     let format = match args.format {
         ExportFormatArg::Jsonl => ExportFormat::Jsonl,

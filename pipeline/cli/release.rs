@@ -28,6 +28,8 @@ fn flags(args: &ReleaseArgs) -> ReleaseFlags {
         max_quality_score: args.max_quality_score,
         exclude_flags: args.exclude_flag.clone(),
         only_kept: args.only_kept,
+        reviewed_only: args.reviewed_only,
+        exclude_rejected: args.exclude_rejected,
     }
 }
 

@@ -208,7 +208,8 @@ drop_reasons! {
 }
 
 drop_reasons! {
-    /// Why a release left out a validated task (its filters, decontamination, `--swt`).
+    /// Why a release left out a validated task (its filters, decontamination, `--swt`,
+    /// people's review decisions with `--reviewed-only` / `--exclude-rejected`).
     ReleaseDropReason ("release") {
         CreatedBeforeWindow => "created_before_window",
         CreatedAfterWindow => "created_after_window",
@@ -224,6 +225,9 @@ drop_reasons! {
         QualityScoreAboveMax => "quality_score_above_max",
         ExcludedFlag => "excluded_flag",
         FlaggedByScreen => "flagged_by_screen",
+        RejectedInReview => "rejected_in_review",
+        NotReviewed => "not_reviewed",
+        NeedsWorkInReview => "needs_work_in_review",
     }
 }
 
@@ -398,6 +402,9 @@ mod tests {
                 "quality_score_above_max",
                 "excluded_flag",
                 "flagged_by_screen",
+                "rejected_in_review",
+                "not_reviewed",
+                "needs_work_in_review",
             ],
         ),
     ];

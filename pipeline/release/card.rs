@@ -148,12 +148,35 @@ pub(super) fn render(
             manifest.counts.left_out_by_filters.iter().map(|(reason, count)| format!("{reason} {count}")).collect();
         let _ = writeln!(card, "- validated tasks left out by this selection: {}", left_out.join(", "));
     }
+    if filters.reviewed_only {
+        let _ = writeln!(card, "- only tasks a person reviewed and kept (`--reviewed-only`)");
+    } else if filters.exclude_rejected {
+        let _ = writeln!(card, "- tasks a person rejected left out (`--exclude-rejected`)");
+    }
     if let Some(extends) = &manifest.extends {
         let _ = writeln!(
             card,
             "- extends version {} ({}): {} tasks added, {} removed",
             extends.version, extends.created_at, extends.added, extends.removed
         );
+    }
+    let _ = writeln!(card, "\n## Human review\n");
+    let review = &manifest.counts.review;
+    let _ = writeln!(
+        card,
+        "{} of the {total} tasks were reviewed by a person on swe-harvest's review page (the issue, the \
+         patches, the tests and the validation runs read, the task judged fair or not): {} kept, {} \
+         rejected, {} needing work; {} not reviewed.",
+        review.reviewed(),
+        review.kept,
+        review.rejected,
+        review.needs_work,
+        review.not_reviewed
+    );
+    if !review.by_reviewer.is_empty() {
+        let reviewers: Vec<String> =
+            review.by_reviewer.iter().map(|(reviewer, count)| format!("{reviewer} {count}")).collect();
+        let _ = writeln!(card, "Decisions by reviewer: {}.", reviewers.join(", "));
     }
     let _ = writeln!(card, "\n## How the tasks were made\n");
     let _ = writeln!(

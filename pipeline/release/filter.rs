@@ -27,6 +27,12 @@ pub struct Filters {
     /// applied by [`super::screen::select`].
     #[serde(default)]
     pub screen: super::screen::ScreenFilters,
+    /// Only tasks a person reviewed and kept (`--reviewed-only`; see [`super::review`]).
+    #[serde(default)]
+    pub reviewed_only: bool,
+    /// Leave out tasks a person rejected (`--exclude-rejected`).
+    #[serde(default)]
+    pub exclude_rejected: bool,
 }
 
 /// What other datasets already hold.

@@ -40,6 +40,12 @@ pub struct ManifestFilters {
     /// A screened split (`--max-quality-score`, `--exclude-flag`, `--only-kept`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<super::screen::ScreenFilters>,
+    /// Only tasks a person reviewed and kept (`--reviewed-only`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reviewed_only: bool,
+    /// Tasks a person rejected left out (`--exclude-rejected`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude_rejected: bool,
 }
 
 impl ManifestFilters {
@@ -58,6 +64,8 @@ impl ManifestFilters {
             split_by: request.split_by,
             swt_min_runs: request.swt_min_runs,
             screen: (!filters.screen.is_empty()).then(|| filters.screen.clone()),
+            reviewed_only: filters.reviewed_only,
+            exclude_rejected: filters.exclude_rejected,
         }
     }
 }
@@ -79,6 +87,9 @@ pub struct Counts {
     /// both; `none` for a task removed for its score alone).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub removed_by_flag: BTreeMap<String, u64>,
+    /// What people decided about the released tasks (`review`).
+    #[serde(default)]
+    pub review: super::review::ReviewCounts,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +163,7 @@ impl Manifest {
                 per_split: splits.iter().map(|(name, dataset)| (name.clone(), dataset.rows.len())).collect(),
                 left_out_by_filters: left_out,
                 removed_by_flag: BTreeMap::new(),
+                review: super::review::ReviewCounts::default(),
             },
             files: BTreeMap::new(),
             extends,

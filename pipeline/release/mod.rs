@@ -19,6 +19,7 @@ pub mod filter;
 pub mod images;
 mod manifest;
 pub mod screen;
+pub mod review;
 mod settings;
 pub mod swt;
 
@@ -164,6 +165,10 @@ pub struct ReleaseFile {
     pub max_quality_score: Option<f64>,
     pub exclude_flags: Vec<crate::screen::FlagCode>,
     pub only_kept: bool,
+    /// Only tasks reviewed and kept: see `release --reviewed-only`.
+    pub reviewed_only: bool,
+    /// Leave out rejected tasks: see `release --exclude-rejected`.
+    pub exclude_rejected: bool,
 }
 
 /// What a release run produced.
@@ -223,7 +228,8 @@ pub fn run(
     let stored_records = crate::store::screen::all(store.connection())?;
     let records = screen::current_records(&kept, &stored_records);
     let mut removed_by_flag = BTreeMap::new();
-    let mut kept = screen::select(kept, &request.filters.screen, &records, &mut dropped, &mut removed_by_flag);
+    let kept = screen::select(kept, &request.filters.screen, &records, &mut dropped, &mut removed_by_flag);
+    let (mut kept, reviews) = review::select(store.connection(), kept, &request.filters, &mut dropped)?;
     if kept.is_empty() {
         let dropped = dropped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
         return Err(ReleaseError::Empty {
@@ -244,7 +250,7 @@ pub fn run(
     }
     fs_err::create_dir_all(&staging).map_err(write_error)?;
 
-    let screened = ScreenedTasks { records: &records, removed_by_flag };
+    let screened = ScreenedTasks { records: &records, removed_by_flag, reviews };
     let result = write_release(store, data_dir, request, &kept, &coverage, &screened, dropped, &staging, reporter);
     let manifest = match result {
         Ok(manifest) => manifest,
@@ -310,12 +316,14 @@ fn adoptable(store: &Store, target: &Path, request: &ReleaseRequest) -> Result<O
     Ok((!known && ours && manifest.matches_files_of(target)).then_some(manifest))
 }
 
-/// What the screen says of the released tasks.
+/// What the screen and the reviewers say of the released tasks.
 struct ScreenedTasks<'a> {
     /// The current quality record of each task that has one.
     records: &'a BTreeMap<String, &'a crate::screen::QualityRecord>,
     /// Tasks the screened split removed, by flag.
     removed_by_flag: BTreeMap<String, u64>,
+    /// People's review decisions on the released tasks.
+    reviews: review::ReviewCounts,
 }
 
 #[allow(clippy::too_many_arguments)] // the release's inputs, each used once
@@ -381,6 +389,7 @@ fn write_release(
     let funnel = store.funnel(&repos)?;
     let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
     manifest.counts.removed_by_flag = screened.removed_by_flag.clone();
+    manifest.counts.review = screened.reviews.clone();
     let swt_section = swt::card_section(tasks, coverage, request.swt_min_runs);
     let runners = card::test_runners(store, tasks)?;
     let screen_section =

@@ -35,6 +35,10 @@ pub struct ReleaseFlags {
     pub exclude_flags: Vec<crate::screen::FlagCode>,
     /// `--only-kept`.
     pub only_kept: bool,
+    /// `--reviewed-only`.
+    pub reviewed_only: bool,
+    /// `--exclude-rejected`.
+    pub exclude_rejected: bool,
 }
 
 impl ReleaseRequest {
@@ -76,6 +80,8 @@ impl ReleaseRequest {
                     },
                     only_kept: flags.only_kept || file.only_kept,
                 },
+                reviewed_only: flags.reviewed_only || file.reviewed_only,
+                exclude_rejected: flags.exclude_rejected || file.exclude_rejected,
             },
             split_by: flags.split_by.or(file.split_by),
             force: flags.force,
