@@ -31,6 +31,10 @@ pub const DOCKER_HOST: &str = "DOCKER_HOST";
 /// pulls (`validate.registry`); read from the environment only, never stored.
 pub const SWE_HARVEST_REGISTRY_USERNAME: &str = "SWE_HARVEST_REGISTRY_USERNAME";
 pub const SWE_HARVEST_REGISTRY_PASSWORD: &str = "SWE_HARVEST_REGISTRY_PASSWORD";
+/// Who decides on the review page (`review --reviewer`).
+pub const SWE_HARVEST_REVIEWER: &str = "SWE_HARVEST_REVIEWER";
+/// The login name: the review page's reviewer when none is given.
+pub const USER: &str = "USER";
 /// Log filter in `tracing`'s syntax; overrides `-v` / `-q`.
 pub const RUST_LOG: &str = "RUST_LOG";
 /// Prefix of the generic config overrides.

@@ -24,6 +24,7 @@ pub mod process;
 pub mod progress;
 pub mod release;
 pub mod report;
+pub mod review;
 pub mod sandbox;
 pub mod screen;
 pub mod secret;

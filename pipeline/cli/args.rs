@@ -61,15 +61,18 @@ pub enum Command {
     Run(RunArgs),
     /// Print the funnel: how many items entered and left each stage, and why.
     Status(StatusArgs),
-    /// Write candidates or tasks from the store to a file.
+    /// Write candidates, tasks or review decisions from the store to a file.
     Export(ExportArgs),
+    /// Read, judge and curate tasks in the browser: a local web page (127.0.0.1).
+    Review(ReviewArgs),
 }
 
 impl Command {
-    /// Whether the command writes to the data dir, and so must own it (`lock`): every
-    /// command but `status` and `export`, which only read.
+    /// Whether the command writes to the data dir, and so must own it (`lock`) for its
+    /// whole run: every command but `status` and `export`, which only read, and
+    /// `review`, which takes the lock only for the moment it writes a decision.
     pub fn writes(&self) -> bool {
-        !matches!(self, Command::Status(_) | Command::Export(_))
+        !matches!(self, Command::Status(_) | Command::Export(_) | Command::Review(_))
     }
 
     /// The command's name, as typed.
@@ -86,6 +89,7 @@ impl Command {
             Command::Run(_) => "run",
             Command::Status(_) => "status",
             Command::Export(_) => "export",
+            Command::Review(_) => "review",
         }
     }
 }
@@ -327,6 +331,12 @@ pub struct ReleaseArgs {
     /// Only tasks the screen kept (quality_verdict = keep).
     #[arg(long)]
     pub only_kept: bool,
+    /// Only tasks a person reviewed and kept (`swe-harvest review`).
+    #[arg(long)]
+    pub reviewed_only: bool,
+    /// Leave out tasks a person rejected (`swe-harvest review`).
+    #[arg(long)]
+    pub exclude_rejected: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -406,6 +416,33 @@ pub struct ExportArgs {
 pub enum ExportStage {
     Candidates,
     Tasks,
+    /// The review decisions (`swe-harvest review`).
+    Reviews,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Review this release's tasks, as NAME/VERSION (`<data-dir>/releases/NAME/VERSION`).
+    #[arg(long, value_name = "NAME/VERSION", conflicts_with = "stage")]
+    pub release: Option<String>,
+    /// Review the store's tasks of this stage (the default: every validated task).
+    #[arg(long, value_enum, value_name = "STAGE")]
+    pub stage: Option<ReviewStage>,
+    /// The port [default: 8470, or a free one when it is taken].
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// Who decides, recorded with every decision [default: $USER].
+    #[arg(long, value_name = "NAME", env = "SWE_HARVEST_REVIEWER")]
+    pub reviewer: Option<String>,
+    /// Listen on this address instead of 127.0.0.1, e.g. 0.0.0.0. There is no login:
+    /// whoever reaches it reads the tasks and records decisions.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::IpAddr>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReviewStage {
+    Validated,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

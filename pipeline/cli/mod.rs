@@ -6,7 +6,8 @@
 //! Shared by every command: [`GlobalSettings::open_store`] and [`runtime`].
 //!
 //! Every command that writes takes the data dir's lock first ([`swe_harvest::lock`]);
-//! `status` and `export` only read and never take it.
+//! `status` and `export` only read and never take it; `review` takes it for each
+//! decision it writes.
 //!
 //! Exit codes: 0 done, 1 failed (something was reported as failed), 2 bad usage or
 //! bad config, or refused because another process owns the data dir (nothing was
@@ -23,6 +24,7 @@ mod extract;
 mod logging;
 mod mirror;
 mod release;
+mod review;
 mod run;
 mod screen;
 mod status;
@@ -40,6 +42,7 @@ use swe_harvest::evaluate::EvaluateSettingsError;
 use swe_harvest::lock::{DataDirLock, LockError};
 use swe_harvest::model::RepoSlugError;
 use swe_harvest::release::ReleaseError;
+use swe_harvest::review::ReviewError;
 use swe_harvest::store::{STORE_FILE, Store};
 use swe_harvest::validate::rows::RowsError;
 
@@ -88,18 +91,24 @@ impl GlobalSettings {
     /// Takes the data dir's lock for this process (the commands that write), or
     /// refuses with who holds it.
     fn lock_data_dir(&self) -> Result<DataDirLock, LockError> {
-        let command_line: Vec<String> = std::env::args_os()
-            .map(|argument| {
-                let argument = argument.to_string_lossy().into_owned();
-                if argument.is_empty() || argument.contains(char::is_whitespace) {
-                    format!("'{argument}'")
-                } else {
-                    argument
-                }
-            })
-            .collect();
-        DataDirLock::acquire(&self.data_dir, &command_line.join(" "))
+        DataDirLock::acquire(&self.data_dir, &command_line())
     }
+}
+
+/// This process's command line, quoted where an argument has spaces: what the lock
+/// file says about its holder.
+pub fn command_line() -> String {
+    let arguments: Vec<String> = std::env::args_os()
+        .map(|argument| {
+            let argument = argument.to_string_lossy().into_owned();
+            if argument.is_empty() || argument.contains(char::is_whitespace) {
+                format!("'{argument}'")
+            } else {
+                argument
+            }
+        })
+        .collect();
+    arguments.join(" ")
 }
 
 /// The async runtime of the commands that talk to GitHub or Docker.
@@ -145,6 +154,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Evaluate(args) => evaluate::evaluate(&settings, &args),
         Command::Run(args) => run::run(&settings, &args),
         Command::Export(args) => export::export(&settings, &args),
+        Command::Review(args) => review::review(&settings, &args),
     }
     .with_context(|| format!("`{name}` did not finish"))
 }
@@ -157,6 +167,7 @@ fn exit_code_of(error: &anyhow::Error) -> u8 {
             || usage_error(cause).is_some()
             || cause.downcast_ref::<ReleaseError>().is_some_and(ReleaseError::is_usage)
             || cause.downcast_ref::<RowsError>().is_some_and(RowsError::is_usage)
+            || cause.downcast_ref::<ReviewError>().is_some_and(ReviewError::is_usage)
             // Refused before doing anything, like bad usage; a scheduler can retry later.
             || matches!(cause.downcast_ref::<LockError>(), Some(LockError::Held { .. }))
     });
@@ -184,6 +195,8 @@ fn report_error(error: &anyhow::Error) {
             rows.hint()
         } else if let Some(lock) = cause.downcast_ref::<LockError>() {
             lock.hint()
+        } else if let Some(review) = cause.downcast_ref::<ReviewError>() {
+            review.hint()
         } else {
             None
         };
