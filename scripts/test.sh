@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 # The suite validates Go, Node (JavaScript), Java, Rust and C tasks too: their base images
 # are made here (once; C's gcc12, for tests/language_c.rs, took 135 s from Debian here).
 SWE_HARVEST_LANGUAGES="${SWE_HARVEST_LANGUAGES:-python go node java rust c}" scripts/setup.sh
+# The review page's tests drive a real headless browser (Debian's chromium and its driver).
+scripts/setup-browser.sh || echo "test.sh: no browser could be installed; the review page's browser tests will skip" >&2
 
 if ! cargo nextest --version >/dev/null 2>&1; then
     echo "test.sh: cargo-nextest is missing; installing it (cargo install --locked cargo-nextest)" >&2

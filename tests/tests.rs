@@ -20,6 +20,7 @@ mod languages;
 mod mirror;
 mod owner;
 mod release;
+mod review;
 mod runners;
 mod screen;
 mod store;

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod github_sim;
 pub mod python_project;
 pub mod synthetic_repo;
