@@ -89,7 +89,7 @@ mod tests {
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("<div"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
-        assert!(html.contains("&lt;div onclick=&quot;x()&quot;&gt;"), "{html}");
+        assert!(html.contains("&lt;div onclick=\"x()\"&gt;"), "{html}");
     }
 
     #[test]
