@@ -62,7 +62,7 @@ pub struct ReviewDecision {
     /// The hash of the content the reviewer judged.
     pub content_hash: String,
     pub decision: Decision,
-    /// For a reject: a code of the flag taxonomy (`review::quality::REJECT_REASONS`).
+    /// For a reject: a code of the flag taxonomy (`review::quality::reject_reasons`).
     pub reason: Option<String>,
     pub note: String,
     /// Who decided (`review --reviewer`).

@@ -245,7 +245,7 @@ struct SessionInfo<'a> {
     revision: i64,
     tasks: usize,
     funnel: &'a [StageFunnel],
-    reject_reasons: &'static [RejectReason],
+    reject_reasons: Vec<RejectReason>,
 }
 
 async fn session(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
@@ -258,7 +258,7 @@ async fn session(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError
             revision,
             tasks: shared.tasks.len(),
             funnel: &shared.funnel,
-            reject_reasons: quality::REJECT_REASONS,
+            reject_reasons: quality::reject_reasons(),
         })
         .into_response())
     })

@@ -63,12 +63,8 @@ pub fn load(store: &Store, data_dir: &Path, source: &ReviewSource) -> Result<Vec
             if stored.is_empty() {
                 return Err(ReviewError::NoValidatedTasks { store: store.path().to_path_buf() });
             }
-            let mut tasks = Vec::with_capacity(stored.len());
-            for task in &stored {
-                let quality = quality::of_stored_task(store.connection(), &task.candidate.instance_id)?;
-                tasks.push(ReviewTask::of_stored(task, quality));
-            }
-            tasks
+            let mut qualities = quality::of_stored_tasks(store.connection(), &stored)?;
+            stored.iter().map(|task| ReviewTask::of_stored(task, qualities.remove(&task.candidate.instance_id))).collect()
         }
         ReviewSource::Release { name, version } => {
             let images: HashMap<&str, &Task> =
