@@ -502,6 +502,60 @@ fn a_reviewer_rejects_a_task_with_the_keyboard_and_the_release_leaves_it_out() {
     assert!(stderr(&output).contains("not_reviewed 5, rejected_in_review 1"), "{}", stderr(&output));
 }
 
+/// The screen's records on the page: a screened release's flags in the list (and its
+/// flag filter), the flags with their reasons on the task, and each flag's evidence
+/// marked where it occurs in the issue and the diffs.
+#[test]
+fn the_screens_flags_and_their_evidence_show_in_the_list_and_the_task() {
+    let harvest = SweHarvest::new();
+    seed_store(&harvest.data_dir, &demo_like_tasks());
+    let screened = harvest.run(&["screen"]);
+    assert!(screened.status.success(), "{}", stderr(&screened));
+    released(&harvest, "1", &[]);
+    let server = ReviewServer::start(&harvest, &["--release", "demo/1", "--port", "0"]);
+    let (status, _, body) =
+        http(server.port(), &format!("GET /api/tasks HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n", server.port()));
+    assert_eq!(status, 200, "{body}");
+    let tasks: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    assert!(tasks.iter().all(|task| task["score"].is_number() && task["difficulty"].is_string()), "{tasks:?}");
+    let flagged = tasks.iter().find(|task| !task["flags"].as_array().unwrap().is_empty()).unwrap_or_else(|| {
+        panic!("the screen flags none of the demo-like tasks: {tasks:?}");
+    });
+    let (id, flag) = (flagged["id"].as_str().unwrap(), flagged["flags"][0].as_str().unwrap());
+    let with_flag = tasks.iter().filter(|task| task["flags"].as_array().unwrap().iter().any(|f| f == flag)).count();
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let Some(browser) = runtime.block_on(Browser::start()) else { return };
+    runtime.block_on(async {
+        browser.client.goto(&server.url).await.unwrap();
+        browser.wait_for("the list", "window.reviewMetrics && window.reviewMetrics.ready").await;
+        let select = format!("(() => {{ const s = document.getElementById('filter-flag'); s.value = '{flag}'; s.dispatchEvent(new Event('change')); return s.value; }})()");
+        assert_eq!(browser.eval(&select).await, flag);
+        let rows = "document.querySelectorAll('#list-rows .list-row').length";
+        browser.wait_for("the rows with the flag", &format!("{rows} === {with_flag}")).await;
+        let row_flags = browser.text(&format!(".list-row[data-id=\"{id}\"] .c-flags")).await;
+        assert!(row_flags.contains(flag), "{row_flags}");
+
+        browser.client.goto(&format!("{}#/task/{id}", server.url)).await.unwrap();
+        browser.wait_for("the task", &format!("window.reviewMetrics && window.reviewMetrics.taskShown === '{id}'")).await;
+        // Lists closed at first are filled, and marked, when opened.
+        browser.eval("(() => { for (const d of document.querySelectorAll('#f2p, #flaky')) d.open = true; return true; })()").await;
+        let flags = browser.text("#flags").await;
+        assert!(flags.contains(flag) && flags.contains("score "), "{flags}");
+        let marks = browser
+            .eval("[...document.querySelectorAll('#issue mark.evidence, #patch mark.evidence, #test-patch mark.evidence, #f2p mark.evidence, #flaky mark.evidence')].map(m => m.textContent)")
+            .await;
+        let terms = browser.eval("[...document.querySelectorAll('#flags .evidence-term')].map(t => t.textContent)").await;
+        let terms = terms.as_array().unwrap();
+        assert!(!terms.is_empty(), "the flag lists its evidence: {flags}");
+        assert!(
+            marks.as_array().unwrap().iter().any(|mark| terms.contains(mark)),
+            "a piece of evidence is marked in the texts or the test lists: marks {marks}, evidence {terms:?}"
+        );
+    });
+    runtime.block_on(browser.close());
+}
+
 #[test]
 fn bad_input_is_answered_clearly_without_a_browser() {
     let harvest = SweHarvest::new();

@@ -18,8 +18,8 @@ pub mod export;
 pub mod filter;
 pub mod images;
 mod manifest;
-pub mod screen;
 pub mod review;
+pub mod screen;
 mod settings;
 pub mod swt;
 

@@ -144,7 +144,8 @@ mod tests {
         assert_eq!(record.flags.len(), 1);
         assert_eq!(record.flags[0].code, "tests_use_new_names");
         assert_eq!(record.flags[0].evidence, vec!["frobnicate".to_string()], "one term per distinct string");
-        let unscreened = serde_json::json!({"quality_flags": "", "quality_score": "", "quality_verdict": "", "difficulty": ""});
+        let unscreened =
+            serde_json::json!({"quality_flags": "", "quality_score": "", "quality_verdict": "", "difficulty": ""});
         assert_eq!(of_release_row(unscreened.as_object().unwrap()), None);
         assert_eq!(of_release_row(&serde_json::Map::new()), None);
     }

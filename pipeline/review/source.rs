@@ -64,7 +64,10 @@ pub fn load(store: &Store, data_dir: &Path, source: &ReviewSource) -> Result<Vec
                 return Err(ReviewError::NoValidatedTasks { store: store.path().to_path_buf() });
             }
             let mut qualities = quality::of_stored_tasks(store.connection(), &stored)?;
-            stored.iter().map(|task| ReviewTask::of_stored(task, qualities.remove(&task.candidate.instance_id))).collect()
+            stored
+                .iter()
+                .map(|task| ReviewTask::of_stored(task, qualities.remove(&task.candidate.instance_id)))
+                .collect()
         }
         ReviewSource::Release { name, version } => {
             let images: HashMap<&str, &Task> =

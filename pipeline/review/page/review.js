@@ -20,6 +20,8 @@
 
   const state = {
     session: null,
+    // The current task's evidence terms, longest first (see highlightEvidence).
+    evidenceTerms: [],
     tasks: [],
     byId: new Map(),
     filtered: [],
@@ -507,6 +509,7 @@
 
     renderQuality(detail);
     renderDiffs(detail);
+    state.evidenceTerms = [];
     renderTests(detail);
     renderRuns(detail);
     renderEnvironment(detail);
@@ -759,6 +762,8 @@
       }
       if (!matching.length) shown.push(el('li', { class: 'more', text: query ? 'no test matches' : emptyText }));
       list.replaceChildren(...shown);
+      // A list filled later (opened, filtered) gets the task's evidence marked too.
+      if (state.evidenceTerms.length) markTerms(list, state.evidenceTerms);
     };
     if (search) {
       search.value = '';
@@ -945,9 +950,13 @@
     for (const flag of (detail.quality && detail.quality.flags) || []) {
       for (const term of flag.evidence) if (term && term.length >= 2) terms.push({ term, code: flag.code });
     }
-    if (!terms.length) return;
     terms.sort((a, b) => b.term.length - a.term.length);
-    for (const root of [$('issue'), $('hints-body'), $('patch'), $('test-patch')]) markTerms(root, terms);
+    state.evidenceTerms = terms;
+    if (!terms.length) return;
+    // The issue, the diffs, and the test lists (FAIL_TO_PASS, flaky tests) that some
+    // flags' evidence is in.
+    const lists = ['f2p', 'flaky'].map((id) => document.querySelector(`#${id} ul.tests`));
+    for (const root of [$('issue'), $('hints-body'), $('patch'), $('test-patch'), ...lists]) if (root) markTerms(root, terms);
   }
 
   function markTerms(root, terms) {
