@@ -665,8 +665,13 @@ fn screenshots_of_the_review_page_on_the_demo() {
     runtime.block_on(async {
         browser.client.goto(&server.url).await.unwrap();
         browser.wait_for("the list", "window.reviewMetrics && window.reviewMetrics.ready").await;
-        let viewport = browser.eval("[window.innerWidth, window.innerHeight]").await;
-        assert_eq!(viewport, serde_json::json!([1280, 800]));
+        // The window's size is the outer one: grow it by the browser's own bars so that
+        // the page itself is 1280x800.
+        let bars =
+            browser.eval("[window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight]").await;
+        let bar = |index: usize| bars[index].as_u64().unwrap() as u32;
+        browser.client.set_window_size(1280 + bar(0), 800 + bar(1)).await.unwrap();
+        browser.wait_for("the 1280x800 page", "window.innerWidth === 1280 && window.innerHeight === 800").await;
         fs_err::write(out.join("review-list.png"), browser.client.screenshot().await.unwrap()).unwrap();
         browser.press("j").await;
         browser.press(&Key::Enter.to_string()).await;
