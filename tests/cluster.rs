@@ -12,7 +12,8 @@
 //! - `--backend swarm` without `validate.registry`, and an unknown backend, are clear errors;
 //! - a hostile job (network probe, fork storm, memory hog) on a worker is contained;
 //! - a worker killed while it runs a job costs that placement only: the job ends on
-//!   another node with its whole output.
+//!   another node with its whole output; identical jobs started at once make their
+//!   image once.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -369,9 +370,14 @@ fn a_worker_killed_mid_run_loses_no_job() {
     let Some(cluster) = Cluster::up(3) else { return };
     let label = format!("swh-killed-{}", std::process::id());
     // Long enough to be caught running; the end marker proves the whole output came.
-    let script = "mark work begin\nfor i in $(seq 1 20); do echo tick $i; sleep 1; done\nmark work end 0\n";
+    // The three jobs are identical, so they share one job image; the comment makes it
+    // new to the registry, as on a fresh machine, so that it is made while they wait.
+    let script = format!(
+        "# {}\nmark work begin\nfor i in $(seq 1 20); do echo tick $i; sleep 1; done\nmark work end 0\n",
+        script::new_token()
+    );
     let jobs: Vec<Job> =
-        (0..3).map(|index| job(&format!("swh-killed-{}-{index}", std::process::id()), script, &label)).collect();
+        (0..3).map(|index| job(&format!("swh-killed-{}-{index}", std::process::id()), &script, &label)).collect();
     let limits = Limits {
         memory_bytes: 128 << 20,
         nano_cpus: 250_000_000,
@@ -384,7 +390,8 @@ fn a_worker_killed_mid_run_loses_no_job() {
             SwarmOptions { registry: cluster.registry.clone(), constraints: vec!["node.role==worker".into()] };
         std::sync::Arc::new(SwarmBackend::connect(options).await.expect("the swarm backend connects"))
     });
-    let handles: Vec<_> = jobs
+    let started = unix_seconds();
+    let mut handles: Vec<_> = jobs
         .iter()
         .cloned()
         .map(|job| {
@@ -397,6 +404,10 @@ fn a_worker_killed_mid_run_loses_no_job() {
     let deadline = Instant::now() + Duration::from_secs(180);
     let (victim, first_service) = loop {
         assert!(Instant::now() < deadline, "the first job never ran");
+        if handles[0].is_finished() {
+            let ended = runtime.block_on(&mut handles[0]).unwrap();
+            panic!("the first job ended before it was seen running: {:?}", ended.map(|output| output.log));
+        }
         let service = service_of(&jobs[0]);
         let format = "{{.Node}} {{.CurrentState}}";
         let running =
@@ -427,12 +438,29 @@ fn a_worker_killed_mid_run_loses_no_job() {
         assert_eq!(steps.get("work").and_then(|step| step.exit_code), Some(0), "{}: {}", job.instance_id, output.log);
         assert_eq!(steps["work"].text.matches("tick").count(), 20, "{}: the whole output", job.instance_id);
     }
+    // One of them committed (and pushed) the shared image while the others waited for
+    // it: committed by each at once, one's removal of the tag after its push came
+    // before another's push ("tag does not exist").
+    assert_eq!(commits(&label, started), 1, "the three identical jobs made their image once");
     runtime.block_on(backend.remove_running());
     // The killed node's engine is gone; the others keep nothing of the jobs.
     let mut sockets = cluster.worker_sockets();
     sockets.retain(|socket| !socket.contains(&format!("node{victim}/")));
     assert!(wait_empty(&sockets, &label), "containers of the jobs are left on the live workers");
     assert_nothing_left_on_the_manager(&label);
+}
+
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// How many job images the local engine committed from containers labelled with
+/// the data dir `label` since `since` (its events).
+fn commits(label: &str, since: u64) -> usize {
+    let filter = format!("label=swe-harvest.data-dir={label}");
+    let (since, until) = ((since - 1).to_string(), (unix_seconds() + 1).to_string());
+    let args = ["events", "--since", &since, "--until", &until, "--filter", "event=commit", "--filter", &filter];
+    docker(None, &args).lines().count()
 }
 
 fn assert_nothing_left_on_the_manager(label: &str) {

@@ -74,7 +74,12 @@ pub fn eval_script(ecosystem: &dyn Ecosystem, task: &Task, spec: &EnvironmentSpe
     if !patch.ends_with('\n') {
         patch.push('\n');
     }
-    let mut lines = vec!["#!/bin/bash".to_string(), "set -uxo pipefail".to_string()];
+    // One stream: SWE-bench's harness reads stdout and stderr through separate pipes
+    // and keeps no order between them, so the markers (`set -x` traces, stderr) could
+    // overtake the test output (stdout) written just before them: a Gradle task's last
+    // `BUILD SUCCESS`, echoed microseconds before the end marker, fell outside the
+    // markers on a loaded machine and its class went ungraded.
+    let mut lines = vec!["#!/bin/bash".to_string(), "set -uxo pipefail".to_string(), "exec 2>&1".to_string()];
     let mut setup = ecosystem.harness_setup(&candidate.version).into_iter();
     // The environment is activated before `cd /testbed`, the rest after, as SWE-bench's own scripts do.
     lines.extend(setup.next());
@@ -244,6 +249,24 @@ mod tests {
         assert_eq!(instance_tag("swe-harvest", "Acme__Widgets-7", "2026.11"), "swe-harvest/acme__widgets-7:2026.11");
     }
 
+    /// Run with stdout and stderr on separate pipes, as SWE-bench's harness runs it,
+    /// the script writes its markers and its tests' output to one of them only: their
+    /// order is then the order they were written.
+    #[test]
+    fn eval_script_writes_markers_and_output_to_one_stream() {
+        let spec = EnvironmentSpec { test_command: "echo BUILD".into(), ..Default::default() };
+        let script = eval_script(&crate::ecosystem::python::Pytest, &task(), &spec, &["tests/test_a.py".to_string()]);
+        let dir = tempfile::tempdir().unwrap();
+        let output =
+            std::process::Command::new("bash").arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert_eq!(stderr, "+ exec\n", "only the redirection's own trace goes to stderr");
+        let start = stdout.find(">>>>> Start Test Output").expect("the start marker is on stdout");
+        let output_at = stdout.find("BUILD -rA tests/test_a.py\n").expect("the test output is on stdout");
+        let end = stdout.find(">>>>> End Test Output").expect("the end marker is on stdout");
+        assert!(start < output_at && output_at < end, "{stdout}");
+    }
+
     #[test]
     fn eval_script_has_swebenchs_shape() {
         let spec =
@@ -251,7 +274,7 @@ mod tests {
         let files = vec!["tests/test_a.py".to_string(), "tests/test_new.py".to_string()];
         let script = eval_script(&crate::ecosystem::python::Pytest, &task(), &spec, &files);
         let lines: Vec<&str> = script.lines().collect();
-        assert_eq!(&lines[..2], ["#!/bin/bash", "set -uxo pipefail"]);
+        assert_eq!(&lines[..3], ["#!/bin/bash", "set -uxo pipefail", "exec 2>&1"], "traces and output in one stream");
         let start = lines.iter().position(|line| *line == ": '>>>>> Start Test Output'").unwrap();
         let end = lines.iter().position(|line| *line == ": '>>>>> End Test Output'").unwrap();
         assert_eq!(end, start + 2, "only the test command runs between the markers");

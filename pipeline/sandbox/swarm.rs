@@ -20,7 +20,10 @@
 //!   id and the archive (content-addressed: a repeated run finds it in the registry
 //!   and nothing is committed or pushed again). Pushing it carries the environment's
 //!   layers too, once: the registry keeps layers by digest. Nodes pull from the
-//!   registry only. The local tag is removed after the push.
+//!   registry only. The local tag is removed after the push. Jobs of the same key
+//!   (the runs of one task) take turns to make it: the first commits and pushes, the
+//!   others then find it in the registry (made at once, one job removed the tag that
+//!   another was about to push: "tag does not exist").
 //! - Isolation: memory, CPU and process limits (`Resources.Limits`), every capability
 //!   dropped, no new privileges where the engine knows the setting, an init process,
 //!   `/tmp` a tmpfs, the job's user, file-size and open-file ulimits, no host mounts,
@@ -53,7 +56,7 @@
 //! killer leaves (the script's `cleanup` kills with SIGKILL too, but its runs end).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
@@ -119,11 +122,19 @@ pub struct SwarmBackend {
     /// Jobs as `replicated-job` services (engines from 24 on, see the module doc).
     job_mode: bool,
     /// Services and networks this process made and has not removed yet.
-    live: std::sync::Arc<Mutex<HashSet<(String, String)>>>,
+    live: Arc<Mutex<HashSet<(String, String)>>>,
+    /// One turn per job image being made, by reference: its makers go one at a time
+    /// (see [`SwarmBackend::job_image`]).
+    making: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// The removals of finished jobs' services and networks, under way in the
     /// background (a node takes seconds to remove a container; the next job need not
     /// wait for it); [`Backend::remove_running`] waits for them.
     cleanups: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// What the engine refused (or did not answer) while doing `action` for `job`.
+fn engine_error(job: &Job, action: &'static str, message: String) -> RunError {
+    RunError::Engine { action, instance_id: job.instance_id.clone(), message }
 }
 
 /// The registry's credentials from the environment (never from a file of ours):
@@ -172,6 +183,7 @@ impl SwarmBackend {
             credentials,
             job_mode,
             live: Default::default(),
+            making: Default::default(),
             cleanups: Default::default(),
         })
     }
@@ -193,21 +205,36 @@ impl SwarmBackend {
     }
 
     /// Makes the job's image (its image + its archive as one more layer) and pushes
-    /// it, unless the registry has it already; returns its reference.
+    /// it, unless the registry has it already; returns its reference. Jobs of the
+    /// same reference take turns: the local tag they would commit, push and remove
+    /// is one tag, so one job's removal after its push must not come between
+    /// another's commit and push.
     async fn job_image(&self, job: &Job, payload: Vec<u8>) -> Result<String, RunError> {
-        let engine_error = |action: &'static str, message: String| RunError::Engine {
-            action,
-            instance_id: job.instance_id.clone(),
-            message,
-        };
         let image = tokio::time::timeout(CALL_TIMEOUT, self.docker.inspect_image(&job.image))
             .await
-            .map_err(|_| engine_error("inspect the job's image", "no answer".into()))?
-            .map_err(|error| engine_error("inspect the job's image", error.to_string()))?;
+            .map_err(|_| engine_error(job, "inspect the job's image", "no answer".into()))?
+            .map_err(|error| engine_error(job, "inspect the job's image", error.to_string()))?;
         let reference = self.job_reference(image.id.as_deref().unwrap_or(&job.image), &payload);
-        if self.in_registry(&reference).await {
+        let turn = self.making.lock().expect("not poisoned").entry(reference.clone()).or_default().clone();
+        let made = {
+            let _turn = turn.lock().await;
+            self.make_job_image(job, &reference, payload).await
+        };
+        let mut making = self.making.lock().expect("not poisoned");
+        // Nobody else waits for this reference (the map's and this job's handles only).
+        if Arc::strong_count(&turn) <= 2 {
+            making.remove(&reference);
+        }
+        made.map(|()| reference)
+    }
+
+    /// [`SwarmBackend::job_image`]'s work on its turn: nothing when the registry has
+    /// `reference`, else commit and push.
+    async fn make_job_image(&self, job: &Job, reference: &str, payload: Vec<u8>) -> Result<(), RunError> {
+        let engine_error = |action: &'static str, message: String| engine_error(job, action, message);
+        if self.in_registry(reference).await {
             tracing::debug!(instance_id = %job.instance_id, image = %reference, "the job's image is in the registry");
-            return Ok(reference);
+            return Ok(());
         }
         let (repository, tag) = reference.rsplit_once(':').expect("the reference has a tag");
         let labels: HashMap<String, String> = [
@@ -256,18 +283,13 @@ impl SwarmBackend {
             .unwrap_or_else(|_| Err("the push did not end in time".into()));
         // The builder keeps no job images: the registry has them.
         let options = RemoveImageOptionsBuilder::default().noprune(false).build();
-        let _ = tokio::time::timeout(CALL_TIMEOUT, self.docker.remove_image(&reference, Some(options), None)).await;
-        pushed.map_err(|message| engine_error("push the job's image to the registry", message))?;
-        Ok(reference)
+        let _ = tokio::time::timeout(CALL_TIMEOUT, self.docker.remove_image(reference, Some(options), None)).await;
+        pushed.map_err(|message| engine_error("push the job's image to the registry", message))
     }
 
     /// Places the job once: a network and a service, then waits for the task's end.
     async fn place(&self, job: &Job, image: &str, limits: Limits) -> Result<Placement, RunError> {
-        let engine_error = |action: &'static str, message: String| RunError::Engine {
-            action,
-            instance_id: job.instance_id.clone(),
-            message,
-        };
+        let engine_error = |action: &'static str, message: String| engine_error(job, action, message);
         let suffix = super::script::new_token();
         let name = service_name(&job.instance_id, &suffix[..8]);
         let labels: HashMap<String, String> = [
