@@ -259,6 +259,9 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
         for (name, value) in crate::swt::COVERAGE_COLUMNS.iter().zip(values) {
             object.insert((*name).into(), value.into());
         }
+        if let Some(why) = coverage.why_not_measured() {
+            diagnosis["coverage"] = why.into();
+        }
     }
     if let Some(outcome) = outcome {
         diagnosis["needs_network"] = outcome.needs_network().to_vec().into();
@@ -523,8 +526,8 @@ fn normalize_id(id: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::drop_reason::ValidateDropReason;
+    use crate::model::labels::Labels;
     use crate::validate::Dropped;
-    use crate::validate::labels::Labels;
 
     const PATCH: &str = "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -1 +1 @@\n-a\n+b\n";
 
