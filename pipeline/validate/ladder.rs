@@ -73,9 +73,9 @@ enum Step {
     /// A rung to build and, when inferred, check.
     Rung(EnvironmentSpec),
     /// An environment to run the task in; `base` when it is a packages move.
-    Run { spec: EnvironmentSpec, built: BuiltImage, base: Option<Base> },
+    Run { spec: EnvironmentSpec, built: BuiltImage, base: Option<Box<Base>> },
     /// The same rung as `base` with `packages` added.
-    Packages { base: Base, packages: Vec<String> },
+    Packages { base: Box<Base>, packages: Vec<String> },
     /// The runs to ask the ecosystem about.
     Ran(Ran),
     /// The end: the settled environment, or the task's drop.
@@ -233,7 +233,7 @@ impl<'a> Ladder<'a> {
             self.remembered_looked = true;
             if let Some(remembered) = remembered_dependencies(self.context, self.project.candidate, &spec) {
                 let packages = remembered.extra_packages[spec.extra_packages.len()..].to_vec();
-                return Step::Packages { base: Base { spec, built, ran: None }, packages };
+                return Step::Packages { base: Box::new(Base { spec, built, ran: None }), packages };
             }
         }
         Step::Run { spec, built, base: None }
@@ -281,7 +281,7 @@ impl<'a> Ladder<'a> {
         &mut self,
         spec: EnvironmentSpec,
         built: BuiltImage,
-        base: Option<Base>,
+        base: Option<Box<Base>>,
         outcome: &mut TaskOutcome,
     ) -> Step {
         let project = self.project;
@@ -318,7 +318,7 @@ impl<'a> Ladder<'a> {
     }
 
     /// The same rung as `base` with `packages` added; undone when its image does not build.
-    async fn add_packages(&mut self, base: Base, packages: Vec<String>, outcome: &mut TaskOutcome) -> Step {
+    async fn add_packages(&mut self, base: Box<Base>, packages: Vec<String>, outcome: &mut TaskOutcome) -> Step {
         let mut spec = base.spec.clone();
         spec.extra_packages.extend(packages.iter().cloned());
         match build(self.context, self.project, &spec).await {
@@ -337,7 +337,7 @@ impl<'a> Ladder<'a> {
     }
 
     /// Back to the rung a packages move started from: its runs, or a run there.
-    fn undo(&mut self, base: Base, outcome: &mut TaskOutcome) -> Step {
+    fn undo(&mut self, base: Box<Base>, outcome: &mut TaskOutcome) -> Step {
         match base.ran {
             Some(ran) => {
                 outcome.spec = Some(ran.spec.clone());
@@ -376,7 +376,7 @@ impl<'a> Ladder<'a> {
                     instance_id = %project.candidate.instance_id, packages = %packages.join(" "),
                     "the runs could not import these packages; building the environment with them"
                 );
-                let base = Base { spec: ran.spec.clone(), built: ran.built.clone(), ran: Some(ran) };
+                let base = Box::new(Base { spec: ran.spec.clone(), built: ran.built.clone(), ran: Some(ran) });
                 Step::Packages { base, packages }
             }
             Move::Climb(next) if self.inferred => {
