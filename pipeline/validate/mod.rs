@@ -140,16 +140,8 @@ impl ValidateSettings {
                 source,
             })?;
         }
-        let workers = flags.workers.filter(|&workers| workers > 0).unwrap_or(match validate.workers {
-            0 => default_workers(validate.memory_bytes),
-            workers => workers,
-        });
-        let limits = Limits {
-            memory_bytes: validate.memory_bytes as i64,
-            nano_cpus: (validate.cpus * 1e9) as i64,
-            pids_limit: validate.pids_limit,
-            run_timeout: Duration::from_secs(validate.run_timeout_secs),
-        };
+        let workers = validate.workers(flags.workers);
+        let limits = validate.container_limits();
         Ok(ValidateSettings {
             workers,
             runs: flags.runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
@@ -170,23 +162,6 @@ impl ValidateSettings {
             config,
         })
     }
-}
-
-/// Workers from the machine: one per core, no more than memory allows at the
-/// per-container limit, at least one.
-pub fn default_workers(memory_bytes: u64) -> usize {
-    let cores = std::thread::available_parallelism().map(|cores| cores.get()).unwrap_or(1);
-    let memory = fs_err::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("MemTotal:"))
-                .and_then(|line| line.split_whitespace().nth(1))
-                .and_then(|kib| kib.parse::<u64>().ok())
-        })
-        .map(|kib| kib * 1024);
-    let by_memory = memory.map_or(cores, |total| (total / memory_bytes.max(1)) as usize);
-    cores.min(by_memory).max(1)
 }
 
 /// What to validate.
