@@ -428,6 +428,27 @@ mod tests {
     }
 
     #[test]
+    fn a_language_that_cannot_measure_coverage_says_so_in_the_row_and_leaves_the_figures_empty() {
+        let (dir, path) = rows_file(&[row_line("acme__calc-1", &["old"], &[])]);
+        let rows = read_rows(&path).unwrap();
+        let unsupported = crate::model::GoldenCoverage::Unsupported { language: "go".into() };
+        let summary = Summary {
+            outcomes: vec![TaskOutcome {
+                coverage: Some(unsupported),
+                ..outcome("acme__calc-1", Ok(labels(&["t::a"], &[])))
+            }],
+            ..Summary::default()
+        };
+        let out = dir.path().join("fresh.jsonl");
+        write_rows(&out, &rows, &summary).unwrap();
+        let written: Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+        assert_eq!(written["diagnosis"]["coverage"], "go cannot measure change coverage (only Python can)");
+        for column in crate::swt::COVERAGE_COLUMNS {
+            assert_eq!(written[column], "", "{column} is empty, not 0");
+        }
+    }
+
+    #[test]
     fn rows_are_written_back_with_fresh_labels_and_a_diagnosis() {
         let (dir, path) = rows_file(&[
             row_line("acme__calc-1", &["old"], &[]),
