@@ -344,6 +344,42 @@ impl ValidateConfig {
         }
         registries
     }
+
+    /// The limits of every job's container, validate's and evaluate's alike.
+    pub fn container_limits(&self) -> crate::sandbox::Limits {
+        crate::sandbox::Limits {
+            memory_bytes: self.memory_bytes as i64,
+            nano_cpus: (self.cpus * 1e9) as i64,
+            pids_limit: self.pids_limit,
+            run_timeout: std::time::Duration::from_secs(self.run_timeout_secs),
+        }
+    }
+
+    /// How many jobs run at once: `flag` (`--workers`) when it is above 0, else
+    /// `workers`, else (0) from the machine.
+    pub fn workers(&self, flag: Option<usize>) -> usize {
+        flag.filter(|&workers| workers > 0).unwrap_or(match self.workers {
+            0 => default_workers(self.memory_bytes),
+            workers => workers,
+        })
+    }
+}
+
+/// Workers from the machine: one per core, no more than memory allows at the
+/// per-container limit, at least one.
+pub fn default_workers(memory_bytes: u64) -> usize {
+    let cores = std::thread::available_parallelism().map(|cores| cores.get()).unwrap_or(1);
+    let memory = fs_err::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|line| line.starts_with("MemTotal:"))
+                .and_then(|line| line.split_whitespace().nth(1))
+                .and_then(|kib| kib.parse::<u64>().ok())
+        })
+        .map(|kib| kib * 1024);
+    let by_memory = memory.map_or(cores, |total| (total / memory_bytes.max(1)) as usize);
+    cores.min(by_memory).max(1)
 }
 
 /// The package registries that environment image builds reach (and nothing else:

@@ -30,6 +30,7 @@ pub mod screen;
 pub mod secret;
 pub mod store;
 pub mod swt;
+pub mod task_rows;
 pub mod validate;
 
 /// Bad input from the person at the terminal (exit code 2), with advice.

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub mod coverage;
 pub mod drop_reason;
 pub mod ids;
+pub mod labels;
 pub mod review;
 
 pub use coverage::{ChangeCoverage, ExecutableLines, GoldenCoverage};

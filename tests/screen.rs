@@ -22,7 +22,7 @@ use swe_harvest::screen::model::{self, FITTED, PRIOR, PRIOR_PRECISION, SIGNAL_NA
 use swe_harvest::screen::signals::{Reading, TaskText};
 use swe_harvest::screen::{FlagCode, QualityRecord, ScreenConfig, difficulty, record};
 use swe_harvest::store::{self, Store, StoreError};
-use swe_harvest::validate::rows::{InputRow, read_each_row};
+use swe_harvest::task_rows::{InputRow, read_each_row};
 
 use crate::support::{SweHarvest, project_root, stderr, stdout};
 

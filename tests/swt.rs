@@ -41,7 +41,7 @@ fn measured(coverage: &GoldenCoverage) -> (usize, usize, String) {
         GoldenCoverage::Measured { executable, coverage } => {
             (coverage.executable, coverage.covered, serde_json::to_string(executable).unwrap())
         }
-        GoldenCoverage::Failed { detail } => panic!("coverage failed: {detail}"),
+        other => panic!("coverage not measured: {}", other.why_not_measured().unwrap_or_default()),
     }
 }
 

@@ -44,7 +44,7 @@ use swe_harvest::model::RepoSlugError;
 use swe_harvest::release::ReleaseError;
 use swe_harvest::review::ReviewError;
 use swe_harvest::store::{STORE_FILE, Store};
-use swe_harvest::validate::rows::RowsError;
+use swe_harvest::task_rows::RowsError;
 
 use args::{Cli, Command};
 

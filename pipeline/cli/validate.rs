@@ -143,6 +143,12 @@ fn render_summary(summary: &Summary, workers: usize, runs: u32) -> String {
             summary.coverage_measured, summary.coverage_failed
         );
     }
+    for (language, tasks) in &summary.coverage_unsupported {
+        let _ = writeln!(
+            text,
+            "  coverage: not measured for {tasks} {language} task(s): {language} cannot measure change coverage (only Python can)"
+        );
+    }
     if summary.all_lost_to_environment() {
         let _ = writeln!(
             text,

@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
+use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{EnvironmentSpec, TestStatus};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
@@ -250,7 +251,7 @@ pub trait Ecosystem: Send + Sync {
     fn harness_log_parser(&self) -> &'static str;
 
     /// The environment ladder: the spec of the next rung after the last of `tried`
-    /// (every spec tried for this environment, first to last) failed as `failure`
+    /// (every rung tried for this environment, first to last) failed as `failure`
     /// says, or `None` when no rung is left. The default has no ladder.
     fn next_rung(
         &self,
@@ -261,10 +262,43 @@ pub trait Ecosystem: Send + Sync {
         None
     }
 
-    /// The packages to add to a task's environment (`extra_packages`) for modules its
-    /// runs could not import (`missing`, as the runtime names them), leaving out the
-    /// project's own (`own`: its folder and file names). The default adds none.
-    fn packages_for_missing_modules(&self, _missing: &BTreeSet<String>, _own: &BTreeSet<String>) -> Vec<String> {
+    /// The next move of the loop that settles a task's environment
+    /// (`validate::ladder::settle`) after `setback` in the environment it tried last
+    /// (`tried`: the rungs tried before it, first to last). The default: packages
+    /// when [`Ecosystem::packages_to_add`] names some after the task's runs, the next
+    /// rung ([`Ecosystem::next_rung`]) when the image did not build, did not run the
+    /// existing tests, or the task's runs ran nothing; else stop (the last outcome
+    /// stands). A language overrides this for a setback only it can read (a runner's
+    /// time limit, a tool its build lacks).
+    fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
+        let failure = match setback {
+            Setback::BuildFailed { log } => RungFailure::BuildFailed { log },
+            Setback::Unusable => RungFailure::Unusable,
+            Setback::RunFailed { .. } => return Move::Stop,
+            Setback::Ran(runs) => {
+                let packages = self.packages_to_add(runs);
+                if !packages.is_empty() {
+                    return Move::AddPackages(packages);
+                }
+                if runs.anything_ran {
+                    return Move::Stop;
+                }
+                RungFailure::NothingRan
+            }
+        };
+        self.next_rung(tried, &failure, context).map_or(Move::Stop, Move::Climb)
+    }
+
+    /// The packages to add to the environment the task just ran in (`extra_packages`),
+    /// from what its runs show (`runs`): none by default. Python adds the
+    /// distributions of modules the runs could not import.
+    fn packages_to_add(&self, _runs: &RunsSeen<'_>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The modules a run's output says it could not import (Python's
+    /// `No module named 'py'`), as the runtime names them: none by default.
+    fn missing_modules(&self, _log: &str) -> Vec<String> {
         Vec::new()
     }
 
@@ -275,6 +309,30 @@ pub trait Ecosystem: Send + Sync {
     fn packages_the_patches_add(&self, _patches: &[&str]) -> Vec<String> {
         Vec::new()
     }
+
+    /// A runtime as messages name it (`Python 3.11`, `go1.24`): the key by default.
+    fn runtime_label(&self, runtime: &str) -> String {
+        runtime.to_string()
+    }
+
+    /// Where the language's page says how to bring a runtime no base image provides
+    /// (`docs/languages/python.md`), for the hint of a `runtime_unavailable` drop.
+    fn runtimes_page(&self) -> String {
+        format!("docs/languages/{}.md", self.language())
+    }
+
+    /// The test command of a released task whose row names none (rows of releases
+    /// made before rows carried one): none by default.
+    fn default_test_command(&self) -> &'static str {
+        ""
+    }
+
+    /// Whether the language can measure the golden tests' change coverage
+    /// (`validate --coverage`, `evaluate --mode swt`: a line counter that its tests
+    /// run under). Only Python's can; the others say so instead of measuring nothing.
+    fn measures_change_coverage(&self) -> bool {
+        false
+    }
 }
 
 /// How the last rung of the environment ladder failed.
@@ -284,6 +342,59 @@ pub enum RungFailure<'a> {
     BuildFailed { log: &'a str },
     /// The image built, but the existing tests of the touched test files did not run.
     Unusable,
+    /// The image passed its check, but no test ran to a verdict in the task's own runs,
+    /// before or after the fix.
+    NothingRan,
+}
+
+/// What went wrong in the environment the loop tried last, as [`Ecosystem::next_move`]
+/// reads it.
+#[derive(Debug, Clone, Copy)]
+pub enum Setback<'a> {
+    /// The image did not build; its build log.
+    BuildFailed { log: &'a str },
+    /// The image built, but the existing tests of the touched test files did not run
+    /// at the environment commit.
+    Unusable,
+    /// A run of the task failed before its tests gave results (the install, a patch,
+    /// a time or memory limit): why, and the tail of its log.
+    RunFailed { reason: ValidateDropReason, detail: &'a str },
+    /// The task ran in the environment; what its runs showed.
+    Ran(&'a RunsSeen<'a>),
+}
+
+/// What the task's runs in one environment showed.
+#[derive(Debug, Clone, Copy)]
+pub struct RunsSeen<'a> {
+    /// The environment they ran in.
+    pub spec: &'a EnvironmentSpec,
+    /// Whether these are the task's first runs (no environment ran it before).
+    pub first: bool,
+    /// Whether they make a task (a FAIL_TO_PASS test).
+    pub labelled: bool,
+    /// Whether any test ran to a verdict (passed, failed, xfail, xpass), before or
+    /// after the fix.
+    pub anything_ran: bool,
+    /// The modules they could not import ([`Ecosystem::missing_modules`]) before and
+    /// after the gold patch.
+    pub missing_before: &'a BTreeSet<String>,
+    pub missing_after: &'a BTreeSet<String>,
+    /// The project's paths at the base commit and those the patches touch (only
+    /// listed when a module was missing: the project's own are never installed).
+    pub project_paths: &'a [String],
+}
+
+/// The next move of the loop that settles a task's environment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Move {
+    /// Another rung: this spec, built and checked afresh (inferred specs only: a
+    /// complete per-repository config is the user's word).
+    Climb(EnvironmentSpec),
+    /// The same rung with these packages added (`extra_packages`): kept when its image
+    /// builds and its runs run a test, else undone.
+    AddPackages(Vec<String>),
+    /// No move left: the last outcome stands.
+    Stop,
 }
 
 /// What the ladder may look at: what inference read.

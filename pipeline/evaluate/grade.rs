@@ -12,12 +12,12 @@ use std::path::PathBuf;
 
 use super::inputs::ReleaseTask;
 use super::report::{Passed, PredictionReport, Status};
+use crate::model::labels;
 use crate::sandbox::script::{self, split_steps};
 use crate::sandbox::{self, Backend, Job, Limits, Owner};
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
 use crate::swt::lines::ChangedLines;
 use crate::swt::metrics::{Transitions, change_coverage};
-use crate::validate::labels;
 
 /// Where a prediction's container runs and leaves its log.
 pub struct GradeContext<'a> {

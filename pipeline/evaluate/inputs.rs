@@ -109,7 +109,7 @@ pub fn read_release(dir: &Path) -> anyhow::Result<BTreeMap<String, ReleaseTask>>
             eval_script: field("eval_script").unwrap_or_default(),
             test_command: field("test_command")
                 .filter(|command| !command.is_empty())
-                .unwrap_or_else(|| "pytest -rA".into()),
+                .unwrap_or_else(|| ecosystem.default_test_command().into()),
             fail_to_pass: list("FAIL_TO_PASS"),
             pass_to_pass: list("PASS_TO_PASS"),
             executable,

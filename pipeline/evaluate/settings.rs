@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use super::{EvaluateSettings, Mode};
 use crate::UsageError;
 use crate::config::LoadedConfig;
-use crate::validate::{ValidateError, ValidateFlags, ValidateSettings};
 
 /// Evaluate's command-line values, plain (no clap types).
 #[derive(Debug, Clone)]
@@ -29,8 +28,6 @@ pub enum EvaluateSettingsError {
     /// Bad usage (exit code 2).
     #[error(transparent)]
     Usage(#[from] UsageError),
-    #[error(transparent)]
-    Validate(#[from] ValidateError),
     #[error("failed to create the data dir; pass a writable `--data-dir`")]
     DataDir(#[source] std::io::Error),
 }
@@ -55,11 +52,7 @@ impl EvaluateSettings {
             ))
             .into());
         }
-        let validate = ValidateSettings::resolve(
-            data_dir.to_path_buf(),
-            config.clone(),
-            &ValidateFlags { workers: flags.workers, runs: None, coverage: false },
-        )?;
+        let containers = &config.config.validate;
         let run_name =
             format!("{}.{}.{}", release_label(&flags.release), flags.mode.name(), file_stem(&flags.predictions));
         let out = flags.out.clone().unwrap_or_else(|| data_dir.join("evaluations").join(format!("{run_name}.json")));
@@ -70,8 +63,8 @@ impl EvaluateSettings {
             release_dir: flags.release.clone(),
             predictions_path: flags.predictions.clone(),
             mode: flags.mode,
-            workers: validate.workers,
-            limits: validate.limits,
+            workers: containers.workers(flags.workers),
+            limits: containers.container_limits(),
             out,
             logs_dir: data_dir.join("logs").join("evaluate").join(&run_name),
             data_dir_label,

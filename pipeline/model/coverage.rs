@@ -53,14 +53,31 @@ pub enum GoldenCoverage {
     Failed {
         detail: String,
     },
+    /// The task's language cannot measure change coverage (only Python's can): said
+    /// instead of "0 of 0 lines".
+    Unsupported {
+        language: String,
+    },
 }
 
 impl GoldenCoverage {
-    /// The status as stored beside the data (`measured` or `failed`).
+    /// The status as stored beside the data (`measured`, `failed` or `unsupported`).
     pub fn status(&self) -> &'static str {
         match self {
             GoldenCoverage::Measured { .. } => "measured",
             GoldenCoverage::Failed { .. } => "failed",
+            GoldenCoverage::Unsupported { .. } => "unsupported",
+        }
+    }
+
+    /// Why a task has no coverage figure (`None` when it was measured).
+    pub fn why_not_measured(&self) -> Option<String> {
+        match self {
+            GoldenCoverage::Measured { .. } => None,
+            GoldenCoverage::Failed { detail } => Some(format!("the coverage run failed: {detail}")),
+            GoldenCoverage::Unsupported { language } => {
+                Some(format!("{language} cannot measure change coverage (only Python can)"))
+            }
         }
     }
 }

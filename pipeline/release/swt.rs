@@ -14,10 +14,10 @@ use std::fmt::Write as _;
 use rusqlite::Connection;
 
 use crate::model::drop_reason::ReleaseDropReason;
+use crate::model::labels;
 use crate::model::{RunPhase, Task};
 use crate::store::StoreError;
 use crate::store::coverage::GoldenCoverage;
-use crate::validate::labels;
 
 /// Why an SWT release leaves a task out (the manifest's `left_out_by_filters`).
 const NO_COVERAGE: ReleaseDropReason = ReleaseDropReason::SwtCoverageNotMeasured;

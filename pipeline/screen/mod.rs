@@ -47,7 +47,7 @@ pub enum ScreenError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
-    Rows(#[from] crate::validate::rows::RowsError),
+    Rows(#[from] crate::task_rows::RowsError),
     #[error("failed to write the screened rows to `{path}`")]
     Write {
         path: PathBuf,

@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::{MirrorFiles, QualityRecord, ScreenError, ScreenSettings, Summary, record};
-use crate::validate::rows::{InputRow, read_each_row};
+use crate::task_rows::{InputRow, read_each_row};
 
 /// The fields a screen adds to a row, in order.
 pub const QUALITY_FIELDS: [&str; 4] = ["quality_flags", "quality_score", "quality_verdict", "difficulty"];

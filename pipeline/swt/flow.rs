@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use super::metrics::{LineCounts, Measurements, merge_counts};
 use crate::ecosystem::Ecosystem;
+use crate::model::labels::RunResults;
 use crate::sandbox::JobOutput;
 use crate::sandbox::script::{self, StepOutput, shell_quote};
-use crate::validate::labels::RunResults;
 
 /// Where the counter goes inside the container, as `sitecustomize`.
 pub const TRACER_PATH: &str = "trace/sitecustomize.py";

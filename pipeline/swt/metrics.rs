@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lines::{ChangedLines, FileLines};
 use crate::model::TestStatus;
-use crate::validate::labels::RunResults;
+use crate::model::labels::RunResults;
 
 /// How often each line ran, per repository-relative path.
 pub type LineCounts = BTreeMap<String, BTreeMap<u32, u64>>;

@@ -4,7 +4,8 @@
 //! - [`lines`]: the lines a patch removes (on R) and adds (on R∘X);
 //! - [`metrics`]: executable lines, change coverage ΔC, transitions, reproduction;
 //! - [`flow`]: the container script that runs T^R and T^R ∪ T on R and R∘X with the
-//!   line counter ([`TRACER`]) on, and the parse of what it left.
+//!   line counter ([`TRACER`]) on, and the parse of what it left;
+//! - [`coverage`]: one task's golden change coverage, measured in one container.
 //!
 //! `validate --coverage` runs the flow with the golden test patch and stores each
 //! task's executable lines and ΔC; `evaluate --mode swt` runs it with generated tests.
@@ -14,6 +15,7 @@
 //! lines ran, and the environment images are installed offline without it. The
 //! counter is standard-library Python that runs on every runtime we build.
 
+pub mod coverage;
 pub mod flow;
 pub mod lines;
 pub mod metrics;

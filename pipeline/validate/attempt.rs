@@ -1,16 +1,24 @@
-//! One validation attempt in one container: install the repository at base_commit
-//! (offline: the dependencies are in the environment image), apply the test patch,
-//! run the touched test files (pre), apply the gold patch, run them again (post).
-//! Each step is wrapped in markers that carry this run's random token; the test
-//! phases write structured reports that the project's ecosystem reads.
+//! The task's runs in one environment: each validation attempt in its own container
+//! installs the repository at base_commit (offline: the dependencies are in the
+//! environment image), applies the test patch, runs the touched test files (pre),
+//! applies the gold patch and runs them again (post). Each step is wrapped in markers
+//! that carry this run's random token; the test phases write structured reports that
+//! the project's ecosystem reads. [`run_all`] runs the `--runs` attempts, resuming
+//! after those already stored for the same content, and turns a failed step into the
+//! task's drop.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::{Context, Dropped, dropped};
 use crate::ecosystem::{Ecosystem, ParsedRun, ResultsSource};
+use crate::model::drop_reason::ValidateDropReason;
+use crate::model::{Candidate, EnvironmentSpec, RunPhase, ValidationRun};
+use crate::sandbox::images::BuiltImage;
 use crate::sandbox::script::{self, StepOutput};
 use crate::sandbox::{self, Backend, Job, Limits, Owner, RunError};
+use crate::store::validation;
 
 /// One run to do.
 #[derive(Debug, Clone)]
@@ -137,6 +145,180 @@ pub async fn run(
         phase_secs,
         log_path: job.log_path,
     })
+}
+
+/// The runs of one environment, and the modules they could not import, before and
+/// after the gold patch.
+pub(super) struct Attempts {
+    pub pre: Vec<ValidationRun>,
+    pub post: Vec<ValidationRun>,
+    pub missing_pre: BTreeSet<String>,
+    pub missing_post: BTreeSet<String>,
+}
+
+impl Attempts {
+    /// Whether any run, before or after the gold patch, ran a test to a verdict
+    /// (passed, failed, xfail or xpass): not only collection errors, skips or nothing.
+    pub fn anything_ran(&self) -> bool {
+        self.pre.iter().chain(&self.post).flat_map(|run| run.tests.values()).any(|status| status.ran())
+    }
+
+    /// The modules the runs could not import, before or after the gold patch.
+    pub fn missing(&self) -> BTreeSet<String> {
+        self.missing_pre.union(&self.missing_post).cloned().collect()
+    }
+}
+
+/// What the task's runs in one environment are made of.
+pub(super) struct Environment<'a> {
+    pub candidate: &'a Candidate,
+    pub ecosystem: &'static dyn Ecosystem,
+    pub spec: &'a EnvironmentSpec,
+    pub built: &'a BuiltImage,
+    pub mirror: &'a Path,
+    pub test_files: &'a [String],
+    /// Where the runs leave their logs and reports.
+    pub log_dir: &'a Path,
+}
+
+/// Runs every attempt of `settings.runs` in `environment`, resuming after the
+/// attempts already stored for this very content (patches, commits, environment): the
+/// same id with other content runs afresh. Adds the seconds of the test phases run
+/// here to `test_secs`.
+pub(super) async fn run_all(
+    context: &Context<'_>,
+    environment: &Environment<'_>,
+    test_secs: &mut f64,
+) -> Result<Attempts, Dropped> {
+    let settings = context.settings;
+    let Environment { candidate, ecosystem, spec, built, .. } = *environment;
+    let content_hash = validation::run_content_hash(candidate, spec, &built.tag);
+    let stored = {
+        let store = context.store.lock().expect("not poisoned");
+        validation::runs_for_content(store.connection(), &candidate.instance_id, &content_hash)
+            .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?
+    };
+    let complete = |attempt: u32| {
+        stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Pre)
+            && stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Post)
+    };
+    let mut attempts =
+        Attempts { pre: Vec::new(), post: Vec::new(), missing_pre: BTreeSet::new(), missing_post: BTreeSet::new() };
+    for attempt in 1..=settings.runs {
+        if complete(attempt) {
+            let phase = |phase: RunPhase| stored.iter().filter(move |run| run.attempt == attempt && run.phase == phase);
+            attempts.pre.extend(phase(RunPhase::Pre).cloned());
+            attempts.post.extend(phase(RunPhase::Post).cloned());
+            continue;
+        }
+        let request = RunRequest {
+            instance_id: candidate.instance_id.clone(),
+            attempt,
+            image: built.tag.clone(),
+            mirror: environment.mirror.to_path_buf(),
+            base_commit: candidate.base_commit.clone(),
+            version: candidate.version.clone(),
+            test_patch: candidate.test_patch.clone(),
+            gold_patch: candidate.patch.clone(),
+            test_files: environment.test_files.to_vec(),
+            test_command: spec.test_command.clone(),
+            log_dir: environment.log_dir.to_path_buf(),
+            data_dir_label: context.data_dir_label.clone(),
+        };
+        let run = run(context.backend.as_ref(), ecosystem, &request, settings.limits)
+            .await
+            .map_err(|error| dropped(ValidateDropReason::ContainerFailed, error.to_string()))?;
+        *test_secs += run.phase_secs.values().sum::<f64>();
+        check_run(&run, settings.limits.run_timeout)?;
+        let missing =
+            |name: &str| run.steps.get(name).map(|step| ecosystem.missing_modules(&step.text)).unwrap_or_default();
+        attempts.missing_pre.extend(missing("pre"));
+        attempts.missing_post.extend(missing("post"));
+        let runs: Vec<ValidationRun> = [(RunPhase::Pre, "pre"), (RunPhase::Post, "post")]
+            .into_iter()
+            .map(|(phase, name)| {
+                let (parsed, source) =
+                    run.results.get(name).map(|(parsed, source)| (parsed.clone(), source.as_str())).unwrap_or_default();
+                ValidationRun {
+                    instance_id: candidate.instance_id.clone(),
+                    phase,
+                    attempt,
+                    image: built.tag.clone(),
+                    exit_code: run.steps.get(name).and_then(|step| step.exit_code),
+                    timed_out: false,
+                    duration_secs: run.phase_secs.get(name).copied().unwrap_or_default(),
+                    tests: parsed.tests,
+                    test_durations: parsed.durations,
+                    results_source: source.to_string(),
+                    network_failures: parsed.network_failures,
+                }
+            })
+            .collect();
+        {
+            let mut store = context.store.lock().expect("not poisoned");
+            store
+                .transaction(|transaction| validation::insert_runs(transaction, &content_hash, &runs))
+                .map_err(|error| dropped(ValidateDropReason::StoreError, error.to_string()))?;
+        }
+        let mut runs = runs.into_iter();
+        attempts.pre.extend(runs.next());
+        attempts.post.extend(runs.next());
+    }
+    Ok(attempts)
+}
+
+/// Turns a failed step of a run into the task's drop reason.
+fn check_run(run: &RunOutcome, phase_timeout: Duration) -> Result<(), Dropped> {
+    let log = run.log_path.display();
+    let phase_timed_out =
+        ["pre", "post"].iter().any(|phase| run.steps.get(*phase).and_then(|step| step.exit_code) == Some(124));
+    if run.timed_out || phase_timed_out {
+        return Err(dropped(
+            ValidateDropReason::Timeout,
+            format!("the tests ran longer than {}s (validate.run_timeout_secs); log: {log}", phase_timeout.as_secs()),
+        ));
+    }
+    if run.oom_killed {
+        return Err(dropped(
+            ValidateDropReason::OutOfMemory,
+            format!("the container ran out of memory (validate.memory_bytes); log: {log}"),
+        ));
+    }
+    let failed = |step: &str| match run.steps.get(step) {
+        Some(output) if output.exit_code == Some(0) => None,
+        Some(output) => Some(script::last_lines(&output.text, 5, "\n")),
+        None => Some("(the step never started)".to_string()),
+    };
+    for (step, reason) in [
+        ("install", ValidateDropReason::InstallFailed),
+        ("test_patch", ValidateDropReason::TestPatchDoesNotApply),
+        ("pre", ValidateDropReason::RunFailed),
+        ("gold_patch", ValidateDropReason::GoldPatchDoesNotApply),
+        ("post", ValidateDropReason::RunFailed),
+    ] {
+        let finished = run.steps.get(step).is_some_and(|output| output.exit_code.is_some());
+        // Test phases may exit non-zero (failing tests); they must only finish.
+        if step == "pre" || step == "post" {
+            if !finished {
+                return Err(dropped(
+                    reason,
+                    format!("the {step} tests did not finish (exit code {:?}); log: {log}", run.exit_code),
+                ));
+            }
+            let killed = run.steps.get(step).and_then(|output| output.exit_code) == Some(137);
+            if killed {
+                return Err(dropped(
+                    ValidateDropReason::Killed,
+                    format!("the {step} tests were killed (memory or process limits); log: {log}"),
+                ));
+            }
+            continue;
+        }
+        if let Some(detail) = failed(step) {
+            return Err(dropped(reason, format!("{detail}\n(log: {log})")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,173 +1,455 @@
-//! The environment ladder, as the stage climbs it for one task: build the image of
-//! the spec; when the spec was inferred, check that the image runs the touched test
-//! files' existing tests at the environment commit (at least one runs to a verdict,
-//! passed or failed: not only collection errors and skips); when the
-//! build or the check fails, ask the project's ecosystem for the next rung
-//! ([`crate::ecosystem::Ecosystem::next_rung`]) and try that, until one works or no
-//! rung is left. The winning spec carries its rung ([`crate::model::Rung`]), which
-//! the environment record, the `--input` rows and the release show.
+//! [`settle`]: the one loop that settles a task's environment. It starts at the first
+//! rung (a complete per-repository config entry, else the ecosystem's inference at the
+//! environment commit, with the packages the patches add), then, step by step: build
+//! the rung's image, check it (an inferred spec's image must run the touched test
+//! files' existing tests at the environment commit: [`super::check`]), run the task in
+//! it ([`super::attempt`]) and judge the runs ([`super::judge`]). After a setback (the
+//! image did not build, did not pass its check, a run failed, or the runs ran nothing
+//! or may have missed a package) it asks the project's ecosystem for the next move
+//! ([`crate::ecosystem::Ecosystem::next_move`]): another rung, the same rung with
+//! packages added, or stop. The winning spec carries its rung
+//! ([`crate::model::Rung`]), which the environment record, the `--input` rows and the
+//! release show.
 //!
-//! Specs from a complete per-repository config are built as given: no check, no
-//! ladder (the config is the user's word; `validate --write-config` writes the rung
-//! that worked into it). Each environment image is checked once per process (single
-//! flight per image, with the first task's test files, or where they were before the
-//! suite moved), and a check that finds nothing to run at all passes.
+//! The loop's own rules, the same for every language:
+//! - a spec from a complete config is built as given: no check, no other rung (the
+//!   config is the user's word; `validate --write-config` writes the rung that worked
+//!   into it); it may still get packages;
+//! - a packages move is undone when its image does not build or its runs run no test:
+//!   the runs of the rung it started from stand;
+//! - once the task has run somewhere, a later rung that fails leaves those runs'
+//!   verdict standing; before that, the task is dropped with the last rung's reason
+//!   and each rung's failure;
+//! - a validate stopped after a packages move resumes in that environment (its stored
+//!   runs say where it was);
+//! - a task lost to its environment while its project needs a runtime that no base
+//!   image provides is dropped as `runtime_unavailable`, naming that runtime.
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Arc;
-
-use chrono::{DateTime, Utc};
-use tokio::sync::OnceCell;
-
-use super::{Context, Dropped, dropped};
-use crate::ecosystem::{Ecosystem, LadderContext, RepoFiles, RungFailure};
+use super::attempt::{self, Attempts};
+use super::check;
+use super::judge::{self, Judged};
+use super::project::Project;
+use super::{Context, Dropped, TaskOutcome, dropped, spec};
+use crate::ecosystem::{InferError, Move, RunsSeen, Setback};
 use crate::model::drop_reason::ValidateDropReason;
+use crate::model::labels::Labels;
 use crate::model::{Candidate, EnvironmentSpec};
 use crate::sandbox::images::{BuiltImage, EnvironmentRequest, ImageError, Recipe};
-use crate::sandbox::script::{self, shell_words};
-use crate::sandbox::{self, Job, Owner};
 use crate::store::validation;
 
-/// The test files the check runs at the environment commit: the touched test files
-/// that exist there; when none does (the suite moved, or every touched file is new),
-/// the file of the same name elsewhere (`tests/test_x.py` was `test_x.py`), so that
-/// an environment that runs no test at all is still caught. No unrelated stand-in:
-/// its own failures would climb the ladder away from a faithful environment. The
-/// stand-in must be a test file of the ecosystem (`is_test`): axios's new
-/// `test/unit/adapters/adapters.js` is not `lib/adapters/adapters.js`.
-fn files_to_check(touched: &[String], paths: &[String], is_test: &dyn Fn(&str) -> bool) -> Vec<String> {
-    let existing: Vec<String> = touched.iter().filter(|file| paths.contains(file)).cloned().collect();
-    if !existing.is_empty() {
-        return existing;
-    }
-    let name = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
-    let mut sorted: Vec<&String> = paths.iter().collect();
-    sorted.sort();
-    let touched_names: Vec<String> = touched.iter().map(|file| name(file)).collect();
-    sorted
-        .into_iter()
-        .find(|path| touched_names.contains(&name(path)) && is_test(path))
-        .map(|path| vec![path.clone()])
-        .unwrap_or_default()
+/// A settled environment: the spec and image the task's labels come from.
+pub(super) struct Settled {
+    pub spec: EnvironmentSpec,
+    pub built: BuiltImage,
+    pub test_files: Vec<String>,
+    pub labels: Labels,
 }
 
-/// The outcome of one image's check: `Err` holds why it is unusable.
-type Check = Result<(), String>;
-
-/// Checks of environment images, once per image.
-#[derive(Default)]
-pub(super) struct Checks {
-    flights: std::sync::Mutex<HashMap<String, Arc<OnceCell<Check>>>>,
-}
-
-/// What the task's environment is made of.
-pub(super) struct Environment<'a> {
-    pub ecosystem: &'static dyn Ecosystem,
-    pub candidate: &'a Candidate,
-    pub mirror: &'a Path,
-    pub files: &'a RepoFiles,
-    pub date: DateTime<Utc>,
+/// A rung whose image is built: what its check needs.
+pub(super) struct Rung<'a> {
+    pub project: &'a Project<'a>,
+    pub spec: &'a EnvironmentSpec,
+    pub built: &'a BuiltImage,
     pub test_files: &'a [String],
-    /// The runtimes whose base image is there (see `available_runtimes`).
-    pub runtimes: &'a [String],
 }
 
-/// The first spec that builds and runs, with its image; or the task's drop, whose
-/// detail says how every rung failed. The specs of `unusable` are rungs whose image
-/// passed its check but in which the task's own runs ran no test to a verdict (old
-/// pytest on a newer runtime can collect the environment commit's tests and not the
-/// base commit's): they count as unusable, with that detail.
-pub(super) async fn climb(
+/// The task's runs in one environment, and their judgement.
+struct Ran {
+    spec: EnvironmentSpec,
+    built: BuiltImage,
+    attempts: Attempts,
+    judged: Judged,
+}
+
+/// The rung a packages move started from, with its runs when it had any.
+struct Base {
+    spec: EnvironmentSpec,
+    built: BuiltImage,
+    ran: Option<Ran>,
+}
+
+/// Where the loop is.
+enum Step {
+    /// A rung to build and, when inferred, check.
+    Rung(EnvironmentSpec),
+    /// An environment to run the task in; `base` when it is a packages move.
+    Run { spec: EnvironmentSpec, built: BuiltImage, base: Option<Box<Base>> },
+    /// The same rung as `base` with `packages` added.
+    Packages { base: Box<Base>, packages: Vec<String> },
+    /// The runs to ask the ecosystem about.
+    Ran(Ran),
+    /// The end: the settled environment, or the task's drop.
+    Done(Result<Settled, Dropped>),
+}
+
+/// Settles the task's environment (see the module's text): its labels, or its drop.
+/// Records in `outcome` the spec and image the task last ran in, its runs and what
+/// they showed.
+pub(super) async fn settle(
     context: &Context<'_>,
-    environment: &Environment<'_>,
-    first: EnvironmentSpec,
-    unusable: &[(EnvironmentSpec, String)],
-) -> Result<(EnvironmentSpec, BuiltImage), Dropped> {
-    let ecosystem = environment.ecosystem;
-    let candidate = environment.candidate;
-    let inferred = first.source == "inferred";
-    let mut tried: Vec<EnvironmentSpec> = Vec::new();
-    let mut failures: Vec<String> = Vec::new();
-    let mut spec = first;
-    loop {
-        let built = build(context, environment, &spec).await;
-        let build_log;
-        let (failure, reason, detail) = match built {
-            Ok(built) => {
-                context.note_image(&built);
-                if !inferred {
-                    return Ok((spec, built));
-                }
-                let known = unusable.iter().find(|(known, _)| *known == spec).map(|(_, detail)| detail);
-                let checked = match known {
-                    Some(detail) => Err(detail.clone()),
-                    None => check(context, environment, &spec, &built).await?,
-                };
-                match checked {
-                    Ok(()) => {
-                        if !tried.is_empty() {
-                            tracing::info!(
-                                instance_id = %candidate.instance_id, rung = %spec.rung, runtime = %spec.runtime,
-                                "the environment ladder found a working rung"
-                            );
-                        }
-                        return Ok((spec, built));
-                    }
-                    Err(detail) => {
-                        // A rung the task's runs condemned stays as its check recorded it.
-                        if known.is_none() {
-                            record(context, candidate, &spec, &Ok(built), Some(&detail));
-                        }
-                        (RungFailure::Unusable, ValidateDropReason::EnvironmentUnusable, detail)
-                    }
-                }
+    project: &Project<'_>,
+    outcome: &mut TaskOutcome,
+) -> Result<Settled, Dropped> {
+    let mut ladder = Ladder::new(context, project);
+    let settled = ladder.walk(outcome).await;
+    if let Some(observed) = ladder.observed {
+        outcome.observed = observed;
+    }
+    settled.map_err(|lost| runtime_unavailable(project, outcome.spec.as_ref(), lost))
+}
+
+/// The loop's state: the rungs tried since the first, and how each failed.
+struct Ladder<'a> {
+    context: &'a Context<'a>,
+    project: &'a Project<'a>,
+    tried: Vec<EnvironmentSpec>,
+    failures: Vec<String>,
+    /// The last environment the task ran in: its verdict stands when no later one runs.
+    last_ran: Option<Ran>,
+    /// How many times the ecosystem was asked about runs.
+    runs_seen: usize,
+    /// Whether the store was asked for packages an earlier validate added.
+    remembered_looked: bool,
+    /// What the runs whose verdict ended the loop showed of every test.
+    observed: Option<Option<Labels>>,
+    test_files: Vec<String>,
+    inferred: bool,
+    log_dir: std::path::PathBuf,
+}
+
+impl<'a> Ladder<'a> {
+    fn new(context: &'a Context<'a>, project: &'a Project<'a>) -> Ladder<'a> {
+        let log_dir = context.settings.data_dir.join("logs").join("validate").join(&project.candidate.instance_id);
+        Ladder {
+            context,
+            project,
+            tried: Vec::new(),
+            failures: Vec::new(),
+            last_ran: None,
+            runs_seen: 0,
+            remembered_looked: false,
+            observed: None,
+            test_files: Vec::new(),
+            inferred: false,
+            log_dir,
+        }
+    }
+
+    async fn walk(&mut self, outcome: &mut TaskOutcome) -> Result<Settled, Dropped> {
+        let first = self.first_rung()?;
+        outcome.spec = Some(first.clone());
+        self.test_files = self.project.ecosystem.tests_to_run(&self.project.candidate.test_patch, &first);
+        if self.test_files.is_empty() {
+            return Err(dropped(
+                ValidateDropReason::NoTestFiles,
+                format!("the test patch touches no test file that {} runs", self.project.ecosystem.name()),
+            ));
+        }
+        self.inferred = first.source == "inferred";
+        let mut step = Step::Rung(first);
+        loop {
+            step = match step {
+                Step::Rung(spec) => self.reach(spec).await,
+                Step::Run { spec, built, base } => self.run(spec, built, base, outcome).await,
+                Step::Packages { base, packages } => self.add_packages(base, packages, outcome).await,
+                Step::Ran(ran) => self.after_runs(ran).await,
+                Step::Done(end) => return end,
+            };
+        }
+    }
+
+    /// The first rung: the config's spec or the inferred one, with the packages the
+    /// patches add to the project's dependencies.
+    fn first_rung(&self) -> Result<EnvironmentSpec, Dropped> {
+        let project = self.project;
+        let candidate = project.candidate;
+        let ecosystem = project.ecosystem;
+        let mut spec = spec::resolve(
+            ecosystem,
+            &project.config,
+            &candidate.version,
+            || project.files.clone(),
+            project.date,
+            &project.runtimes,
+        )
+        .map_err(|error| match error {
+            InferError::NoRuntime { .. } => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
+            _ => dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()),
+        })?;
+        for package in ecosystem.packages_the_patches_add(&[&candidate.patch, &candidate.test_patch]) {
+            if !spec.extra_packages.contains(&package) {
+                spec.extra_packages.push(package);
             }
+        }
+        Ok(spec)
+    }
+
+    /// Builds a rung's image and, for an inferred spec, checks it: the environment to
+    /// run the task in, or the ecosystem's next move after the setback.
+    async fn reach(&mut self, spec: EnvironmentSpec) -> Step {
+        let built = match build(self.context, self.project, &spec).await {
+            Ok(built) => built,
             Err(error) => {
-                let climbable = matches!(error, ImageError::BuildFailed { .. });
-                if !inferred || !climbable {
-                    failures.push(error.to_string());
-                    return Err(ladder_drop(error.reason(), &tried, &spec, failures));
-                }
-                build_log = match &error {
-                    ImageError::BuildFailed { log, .. } => fs_err::read_to_string(log).unwrap_or_default(),
-                    _ => String::new(),
+                let ImageError::BuildFailed { log, .. } = &error else {
+                    // Nothing a rung can change: a missing base image, the engine, a time limit.
+                    self.failures.push(error.to_string());
+                    self.tried.push(spec);
+                    return self.give_up(error.reason(), None);
                 };
-                (RungFailure::BuildFailed { log: &build_log }, error.reason(), error.to_string())
+                let log = fs_err::read_to_string(log).unwrap_or_default();
+                return self.next_rung(spec, error.reason(), error.to_string(), &Setback::BuildFailed { log: &log });
             }
         };
-        failures.push(detail);
-        tried.push(spec.clone());
-        let ladder = LadderContext { files: environment.files, date: environment.date, runtimes: environment.runtimes };
-        match ecosystem.next_rung(&tried, &failure, &ladder) {
+        self.context.note_image(&built);
+        if !self.inferred {
+            return self.ready(spec, built);
+        }
+        let rung = Rung { project: self.project, spec: &spec, built: &built, test_files: &self.test_files };
+        let checked = match check::check(self.context, &rung).await {
+            Ok(checked) => checked,
+            Err(lost) => return self.give_up(lost.reason, Some(lost)),
+        };
+        match checked {
+            Ok(()) => {
+                if !self.tried.is_empty() {
+                    tracing::info!(
+                        instance_id = %self.project.candidate.instance_id, rung = %spec.rung, runtime = %spec.runtime,
+                        "the environment ladder found a working rung"
+                    );
+                }
+                self.ready(spec, built)
+            }
+            Err(detail) => {
+                record(self.context, self.project.candidate, &spec, &Ok(built), Some(&detail));
+                self.next_rung(spec, ValidateDropReason::EnvironmentUnusable, detail, &Setback::Unusable)
+            }
+        }
+    }
+
+    /// A rung ready to run the task in; a validate stopped after it added packages on
+    /// this rung resumes in that environment (its first runs would lead there again).
+    fn ready(&mut self, spec: EnvironmentSpec, built: BuiltImage) -> Step {
+        if !self.remembered_looked {
+            self.remembered_looked = true;
+            if let Some(remembered) = remembered_dependencies(self.context, self.project.candidate, &spec) {
+                let packages = remembered.extra_packages[spec.extra_packages.len()..].to_vec();
+                return Step::Packages { base: Box::new(Base { spec, built, ran: None }), packages };
+            }
+        }
+        Step::Run { spec, built, base: None }
+    }
+
+    /// The ecosystem's next move after the rung `spec` failed as `setback` says
+    /// (`reason`, `detail`): the next rung, or the end of the ladder.
+    fn next_rung(
+        &mut self,
+        spec: EnvironmentSpec,
+        reason: ValidateDropReason,
+        detail: String,
+        setback: &Setback<'_>,
+    ) -> Step {
+        self.failures.push(detail);
+        self.tried.push(spec);
+        match self.ask(setback) {
             Some(next) => {
-                let why = failures.last().and_then(|detail| detail.lines().rev().find(|line| !line.trim().is_empty()));
+                let why =
+                    self.failures.last().and_then(|detail| detail.lines().rev().find(|line| !line.trim().is_empty()));
                 tracing::info!(
-                    instance_id = %candidate.instance_id, failed = %spec.rung, why = why.unwrap_or_default(),
-                    next = %next.rung, runtime = %next.runtime,
+                    instance_id = %self.project.candidate.instance_id, failed = %self.tried[self.tried.len() - 1].rung,
+                    why = why.unwrap_or_default(), next = %next.rung, runtime = %next.runtime,
                     "the environment failed; trying the next rung of the ladder"
                 );
-                spec = next;
+                Step::Rung(next)
             }
-            None => return Err(ladder_drop(reason, &tried[..tried.len() - 1], &spec, failures)),
+            None => self.give_up(reason, None),
         }
+    }
+
+    /// The next rung the ecosystem offers after `setback` in the last of `tried`, for
+    /// an inferred spec; `None` when it offers none (or only packages: a failed rung
+    /// has no runs to add them to).
+    fn ask(&self, setback: &Setback<'_>) -> Option<EnvironmentSpec> {
+        let project = self.project;
+        match project.ecosystem.next_move(&self.tried, setback, &project.ladder_context()) {
+            Move::Climb(next) if self.inferred => Some(next),
+            _ => None,
+        }
+    }
+
+    /// Runs the task in an environment; a packages move whose runs run no test is undone.
+    async fn run(
+        &mut self,
+        spec: EnvironmentSpec,
+        built: BuiltImage,
+        base: Option<Box<Base>>,
+        outcome: &mut TaskOutcome,
+    ) -> Step {
+        let project = self.project;
+        outcome.spec = Some(spec.clone());
+        outcome.image = Some(built.tag.clone());
+        let environment = attempt::Environment {
+            candidate: project.candidate,
+            ecosystem: project.ecosystem,
+            spec: &spec,
+            built: &built,
+            mirror: &project.mirror,
+            test_files: &self.test_files,
+            log_dir: &self.log_dir,
+        };
+        let attempts = match attempt::run_all(self.context, &environment, &mut outcome.test_secs).await {
+            Ok(attempts) => attempts,
+            Err(lost) => {
+                let setback = Setback::RunFailed { reason: lost.reason, detail: &lost.detail };
+                self.failures.push(lost.detail.clone());
+                self.tried.push(spec);
+                return match self.ask(&setback) {
+                    Some(next) => Step::Rung(next),
+                    None => Step::Done(Err(lost)),
+                };
+            }
+        };
+        outcome.runs = attempts.pre.len() as u32;
+        let judged = judge::judge(&attempts, &self.test_files, &self.log_dir);
+        let ran = Ran { spec, built, attempts, judged };
+        match base {
+            Some(base) if !ran.attempts.anything_ran() => self.undo(base, outcome),
+            _ => Step::Ran(ran),
+        }
+    }
+
+    /// The same rung as `base` with `packages` added; undone when its image does not build.
+    async fn add_packages(&mut self, base: Box<Base>, packages: Vec<String>, outcome: &mut TaskOutcome) -> Step {
+        let mut spec = base.spec.clone();
+        spec.extra_packages.extend(packages.iter().cloned());
+        match build(self.context, self.project, &spec).await {
+            Ok(built) => {
+                self.context.note_image(&built);
+                Step::Run { spec, built, base: Some(base) }
+            }
+            Err(error) => {
+                tracing::warn!(
+                    instance_id = %self.project.candidate.instance_id, %error,
+                    "the environment with the added packages did not build; keeping the runs without them"
+                );
+                self.undo(base, outcome)
+            }
+        }
+    }
+
+    /// Back to the rung a packages move started from: its runs, or a run there.
+    fn undo(&mut self, base: Box<Base>, outcome: &mut TaskOutcome) -> Step {
+        match base.ran {
+            Some(ran) => {
+                outcome.spec = Some(ran.spec.clone());
+                outcome.image = Some(ran.built.tag.clone());
+                outcome.runs = ran.attempts.pre.len() as u32;
+                Step::Ran(ran)
+            }
+            None => Step::Run { spec: base.spec, built: base.built, base: None },
+        }
+    }
+
+    /// The ecosystem's move after the task's runs: packages, another rung, or the
+    /// runs' verdict.
+    async fn after_runs(&mut self, ran: Ran) -> Step {
+        let project = self.project;
+        let missing_before = &ran.attempts.missing_pre;
+        let missing_after = &ran.attempts.missing_post;
+        // Listed only when a module was missing: the project's own are never installed.
+        let paths =
+            if missing_before.is_empty() && missing_after.is_empty() { Vec::new() } else { project.paths().await };
+        self.runs_seen += 1;
+        let seen = RunsSeen {
+            spec: &ran.spec,
+            first: self.runs_seen == 1,
+            labelled: ran.judged.labelled(),
+            anything_ran: ran.attempts.anything_ran(),
+            missing_before,
+            missing_after,
+            project_paths: &paths,
+        };
+        let context = project.ladder_context();
+        let tried_with_this: Vec<EnvironmentSpec> = self.tried.iter().cloned().chain([ran.spec.clone()]).collect();
+        match project.ecosystem.next_move(&tried_with_this, &Setback::Ran(&seen), &context) {
+            Move::AddPackages(packages) => {
+                tracing::info!(
+                    instance_id = %project.candidate.instance_id, packages = %packages.join(" "),
+                    "the runs could not import these packages; building the environment with them"
+                );
+                let base = Box::new(Base { spec: ran.spec.clone(), built: ran.built.clone(), ran: Some(ran) });
+                Step::Packages { base, packages }
+            }
+            Move::Climb(next) if self.inferred => {
+                tracing::info!(
+                    instance_id = %project.candidate.instance_id, rung = %next.rung, runtime = %next.runtime,
+                    "no test ran in the task's runs; trying the next rung of the environment ladder"
+                );
+                let detail = match &ran.judged.verdict {
+                    Err(lost) if ran.attempts.anything_ran() => lost.detail.clone(),
+                    _ => format!(
+                        "no test of {} ran to a verdict in the task's runs at its base commit (log: {})",
+                        self.test_files.join(", "),
+                        self.log_dir.display()
+                    ),
+                };
+                self.failures.push(detail);
+                self.tried.push(ran.spec.clone());
+                self.last_ran = Some(ran);
+                Step::Rung(next)
+            }
+            Move::Climb(_) | Move::Stop => self.finish(ran),
+        }
+    }
+
+    /// The runs' verdict: the settled environment, or the task's drop.
+    fn finish(&mut self, ran: Ran) -> Step {
+        self.observed = Some(ran.judged.labels.clone());
+        Step::Done(match (ran.judged.verdict, ran.judged.labels) {
+            (Ok(()), Some(labels)) => {
+                Ok(Settled { spec: ran.spec, built: ran.built, test_files: self.test_files.clone(), labels })
+            }
+            (Err(lost), _) => Err(lost),
+            (Ok(()), None) => unreachable!("labels come with every verdict but no tests collected"),
+        })
+    }
+
+    /// The end of the ladder: the verdict of the last runs when the task ran
+    /// somewhere; else `lost` when given, else `reason` with each rung's failure in
+    /// order.
+    fn give_up(&mut self, reason: ValidateDropReason, lost: Option<Dropped>) -> Step {
+        if let Some(ran) = self.last_ran.take() {
+            return self.finish(ran);
+        }
+        if let Some(lost) = lost {
+            return Step::Done(Err(lost));
+        }
+        let failures = std::mem::take(&mut self.failures);
+        if failures.len() == 1 {
+            return Step::Done(Err(dropped(reason, failures.into_iter().next().unwrap_or_default())));
+        }
+        let ecosystem = self.project.ecosystem;
+        let lines: Vec<String> = self
+            .tried
+            .iter()
+            .zip(&failures)
+            .map(|(spec, failure)| {
+                format!("rung {} ({}): {failure}", spec.rung, ecosystem.runtime_label(&spec.runtime))
+            })
+            .collect();
+        Step::Done(Err(dropped(reason, format!("every rung of the environment ladder failed:\n{}", lines.join("\n")))))
     }
 }
 
 /// Builds (or finds) the environment image of `spec` and records the attempt.
-pub(super) async fn build(
-    context: &Context<'_>,
-    environment: &Environment<'_>,
-    spec: &EnvironmentSpec,
-) -> Result<BuiltImage, ImageError> {
-    let ecosystem = environment.ecosystem;
-    let candidate = environment.candidate;
+async fn build(context: &Context<'_>, project: &Project<'_>, spec: &EnvironmentSpec) -> Result<BuiltImage, ImageError> {
+    let ecosystem = project.ecosystem;
+    let candidate = project.candidate;
     let request = EnvironmentRequest {
         repo: candidate.repo.clone(),
-        mirror: environment.mirror.to_path_buf(),
+        mirror: project.mirror.clone(),
         environment_setup_commit: candidate.environment_setup_commit.clone(),
         spec: spec.clone(),
-        date: environment.date,
+        date: project.date,
         version: candidate.version.clone(),
     };
     let dockerfile = |base: &str| ecosystem.environment_dockerfile(&request, base, &context.settings.images);
@@ -182,34 +464,6 @@ pub(super) async fn build(
     built
 }
 
-/// The drop of a task whose every rung failed: the last failure's reason, and each
-/// rung's failure in order.
-fn ladder_drop(
-    reason: ValidateDropReason,
-    before: &[EnvironmentSpec],
-    last: &EnvironmentSpec,
-    failures: Vec<String>,
-) -> Dropped {
-    if failures.len() == 1 {
-        return dropped(reason, failures.into_iter().next().unwrap_or_default());
-    }
-    let rungs = before.iter().chain(std::iter::once(last));
-    let lines: Vec<String> = rungs
-        .zip(&failures)
-        .map(|(spec, failure)| format!("rung {} ({}): {failure}", spec.rung, runtime_label(spec)))
-        .collect();
-    dropped(reason, format!("every rung of the environment ladder failed:\n{}", lines.join("\n")))
-}
-
-/// The runtime as messages name it: `Python 3.11`, `go1.24`.
-fn runtime_label(spec: &EnvironmentSpec) -> String {
-    if spec.ecosystem.is_empty() || spec.ecosystem == "python" {
-        format!("Python {}", spec.runtime)
-    } else {
-        spec.runtime.clone()
-    }
-}
-
 /// Records an environment: built, failed, or (with `unusable`) built but unusable.
 fn record(
     context: &Context<'_>,
@@ -219,7 +473,9 @@ fn record(
     unusable: Option<&str>,
 ) {
     // Which rung failed how, so that `status` shows it in one look.
-    let rung = |detail: &str| format!("rung {} ({}): {detail}", spec.rung, runtime_label(spec));
+    let label = crate::ecosystem::for_spec(spec)
+        .map_or_else(|_| spec.runtime.clone(), |ecosystem| ecosystem.runtime_label(&spec.runtime));
+    let rung = |detail: &str| format!("rung {} ({label}): {detail}", spec.rung);
     let (key, image, status, detail) = match (built, unusable) {
         (Ok(built), None) => (built.key.clone(), Some(built.tag.clone()), "built", None),
         (Ok(built), Some(detail)) => (built.key.clone(), Some(built.tag.clone()), "unusable", Some(rung(detail))),
@@ -248,143 +504,49 @@ fn record(
     }
 }
 
-/// Whether the image runs the touched test files' existing tests (once per image).
-async fn check(
+/// The spec with packages added for missing modules that an earlier validate of this
+/// task ran in: `spec` but for more `extra_packages`, found through the images of the
+/// task's stored runs.
+fn remembered_dependencies(
     context: &Context<'_>,
-    environment: &Environment<'_>,
+    candidate: &Candidate,
     spec: &EnvironmentSpec,
-    built: &BuiltImage,
-) -> Result<Check, Dropped> {
-    let flight = {
-        let mut flights = context.checks.flights.lock().expect("not poisoned");
-        flights.entry(built.tag.clone()).or_default().clone()
-    };
-    let outcome = flight.get_or_try_init(|| run_check(context, environment, spec, built)).await?;
-    Ok(outcome.clone())
+) -> Option<EnvironmentSpec> {
+    let store = context.store.lock().expect("not poisoned");
+    let runs = validation::runs(store.connection(), &candidate.instance_id).ok()?;
+    let images: std::collections::BTreeSet<&str> = runs.iter().map(|run| run.image.as_str()).collect();
+    images.into_iter().find_map(|image| {
+        let stored = validation::environment_spec_for_image(store.connection(), image).ok().flatten()?;
+        let adds = stored.extra_packages.len() > spec.extra_packages.len()
+            && stored.extra_packages.starts_with(&spec.extra_packages)
+            && EnvironmentSpec { extra_packages: spec.extra_packages.clone(), ..stored.clone() } == *spec;
+        adds.then_some(stored)
+    })
 }
 
-async fn run_check(
-    context: &Context<'_>,
-    environment: &Environment<'_>,
-    spec: &EnvironmentSpec,
-    built: &BuiltImage,
-) -> Result<Check, Dropped> {
-    let candidate = environment.candidate;
-    let commit = candidate.environment_setup_commit.clone();
-    let existing: Vec<String> = {
-        let mirror = environment.mirror.to_path_buf();
-        let wanted = environment.test_files.to_vec();
-        let commit = commit.clone();
-        let ecosystem = environment.ecosystem;
-        tokio::task::spawn_blocking(move || {
-            let paths = crate::git::Mirror::open(&mirror).and_then(|mirror| mirror.list_files(&commit))?;
-            // The ecosystem's test files among the paths (it reads them from a diff).
-            let listing: String = paths.iter().map(|path| format!("+++ b/{path}\n")).collect();
-            let tests: std::collections::HashSet<String> =
-                ecosystem.runnable_test_files(&listing).into_iter().collect();
-            Ok::<_, crate::git::GitError>(files_to_check(&wanted, &paths, &|path| tests.contains(path)))
-        })
-        .await
-        .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
-        .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
+/// A task lost to its environment while its project needs a runtime that no base
+/// image provides is dropped for that (`runtime_unavailable`), naming the runtime it
+/// needs, the one it was tried on (`tried`: the spec it last ran in, else the first),
+/// and how that failed.
+fn runtime_unavailable(project: &Project<'_>, tried: Option<&EnvironmentSpec>, lost: Dropped) -> Dropped {
+    let Some(needed) = project
+        .runtime_needed
+        .as_ref()
+        .filter(|_| lost.reason.is_environment() && lost.reason != ValidateDropReason::RuntimeUnavailable)
+    else {
+        return lost;
     };
-    if existing.is_empty() {
-        tracing::debug!(image = %built.tag, "no test file to check at the environment commit: nothing to check");
-        return Ok(Ok(()));
-    }
-    let ecosystem = environment.ecosystem;
-    let settings = context.settings;
-    let token = script::new_token();
-    let report = "/swe-harvest/out/check.xml";
-    let invocation = ecosystem.test_invocation(&spec.test_command, report, &shell_words(&existing));
-    let text = format!(
-        r#"{preamble}mark install begin
-install_repository 2>&1; code=$?
-mark install "end $code"
-[ "$code" -eq 0 ] || exit 0
-mark check begin
-timeout -k 5 {timeout} {invocation} 2>&1
-mark check "end $?"
-"#,
-        preamble = script::preamble("pipeline/validate/ladder.rs", &ecosystem.script_setup(&candidate.version)),
-        timeout = settings.check_timeout.as_secs().max(1),
-    );
-    let log_path = settings.images.logs_dir.join("check").join(format!("{}.log", built.tag.replace(['/', ':'], "_")));
-    let job = Job {
-        instance_id: candidate.instance_id.clone(),
-        attempt: 0,
-        image: built.tag.clone(),
-        user: Owner::UNPRIVILEGED,
-        testbed: Some((environment.mirror.to_path_buf(), commit)),
-        files: Vec::new(),
-        script: text,
-        token: token.clone(),
-        env: Vec::new(),
-        phases: 1,
-        log_path: log_path.clone(),
-        data_dir_label: context.data_dir_label.clone(),
-    };
-    let output = sandbox::run_job(context.backend.as_ref(), &job, settings.limits)
-        .await
-        .map_err(|error| dropped(ValidateDropReason::ContainerFailed, error.to_string()))?;
-    let steps = script::split_steps(&output.log, &token);
-    let log = log_path.display();
-    let install = steps.get("install");
-    if install.and_then(|step| step.exit_code) != Some(0) {
-        let tail = install.map(|step| script::last_lines(&step.text, 5, "\n")).unwrap_or_default();
-        return Ok(Err(format!("the repository does not install in the environment:\n{tail}\n(log: {log})")));
-    }
-    let Some(step) = steps.get("check") else {
-        return Ok(Err(format!("the check of the existing tests did not finish (log: {log})")));
-    };
-    let (parsed, _) =
-        ecosystem.parse_results(output.reports.get("check.xml").map(String::as_str), &step.text, &existing);
-    // A collection error, a skip or no result at all says the environment lacks something.
-    if parsed.tests.values().any(|status| status.ran()) {
-        return Ok(Ok(()));
-    }
-    // Out of time (`timeout`'s 124, or 137 when it had to kill): the existing tests hang
-    // or are slow at the environment commit, which says nothing against the image (a
-    // broken environment fails fast); the task's own runs have the full limit.
-    if matches!(step.exit_code, Some(124 | 137)) {
-        tracing::warn!(
-            image = %built.tag,
-            seconds = settings.check_timeout.as_secs(),
-            "the check of the existing tests ran out of time before a verdict; keeping the image (log: {log})"
-        );
-        return Ok(Ok(()));
-    }
-    Ok(Err(format!(
-        "the existing tests of {} did not run in the environment ({} results, none ran to a verdict):\n{}\n(log: {log})",
-        existing.join(", "),
-        parsed.tests.len(),
-        script::last_lines(&step.text, 5, "\n")
-    )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::files_to_check;
-
-    fn list(paths: &[&str]) -> Vec<String> {
-        paths.iter().map(ToString::to_string).collect()
-    }
-
-    #[test]
-    fn the_check_runs_the_touched_test_files_or_a_stand_in_of_the_same_kind() {
-        let paths = list(&["README.md", "requests/models.py", "test_requests.py", "tests/test_utils.py"]);
-        // The touched files that exist.
-        assert_eq!(
-            files_to_check(&list(&["tests/test_utils.py", "tests/test_new.py"]), &paths, &|_| true),
-            list(&["tests/test_utils.py"])
-        );
-        // The suite moved: the file of the same name.
-        assert_eq!(files_to_check(&list(&["tests/test_requests.py"]), &paths, &|_| true), list(&["test_requests.py"]));
-        // Only new files: nothing to check (an unrelated file's failures say nothing).
-        assert!(files_to_check(&list(&["tests/test_new.py"]), &paths, &|_| true).is_empty());
-        // A source file of the same name is no stand-in for a new test file.
-        let node = list(&["lib/adapters/adapters.js", "test/unit/core/Axios.js"]);
-        let is_test = |path: &str| crate::ecosystem::node::is_node_test_path(path);
-        assert!(files_to_check(&list(&["test/unit/adapters/adapters.js"]), &node, &is_test).is_empty());
-    }
+    let tried =
+        tried.map_or_else(|| "the nearest runtime there is".to_string(), |spec| format!("runtime {}", spec.runtime));
+    dropped(
+        ValidateDropReason::RuntimeUnavailable,
+        format!(
+            "the project needs runtime {needed}, which no base image provides; tried on {tried}, it failed ({}): {}\n\
+             hint: bring an image of that runtime and name it in validate.base_images.\"{}\" ({}, \"Runtimes\")",
+            lost.reason,
+            lost.detail,
+            needed.runtime,
+            project.ecosystem.runtimes_page()
+        ),
+    )
 }

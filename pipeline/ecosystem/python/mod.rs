@@ -57,12 +57,20 @@ macro_rules! shares_pytest_environment {
             $crate::ecosystem::python::Pytest.next_rung(tried, failure, context)
         }
 
-        fn packages_for_missing_modules(
-            &self,
-            missing: &std::collections::BTreeSet<String>,
-            own: &std::collections::BTreeSet<String>,
-        ) -> Vec<String> {
-            $crate::ecosystem::python::missing::packages_for(missing, own)
+        fn packages_to_add(&self, runs: &$crate::ecosystem::RunsSeen<'_>) -> Vec<String> {
+            $crate::ecosystem::python::Pytest.packages_to_add(runs)
+        }
+
+        fn missing_modules(&self, log: &str) -> Vec<String> {
+            $crate::ecosystem::python::Pytest.missing_modules(log)
+        }
+
+        fn runtime_label(&self, runtime: &str) -> String {
+            $crate::ecosystem::python::Pytest.runtime_label(runtime)
+        }
+
+        fn measures_change_coverage(&self) -> bool {
+            true
         }
     };
 }
@@ -80,7 +88,9 @@ pub mod unittest;
 
 use chrono::{DateTime, Utc};
 
-use super::{Ecosystem, InferError, LadderContext, ParsedRun, RepoFiles, ResultsSource, RungFailure, RuntimeNeed};
+use super::{
+    Ecosystem, InferError, LadderContext, ParsedRun, RepoFiles, ResultsSource, RungFailure, RunsSeen, RuntimeNeed,
+};
 use crate::git::diff::files_changed_by;
 use crate::model::EnvironmentSpec;
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
@@ -219,12 +229,24 @@ impl Ecosystem for Pytest {
         ladder::next_rung(tried, failure, context)
     }
 
-    fn packages_for_missing_modules(
-        &self,
-        missing: &std::collections::BTreeSet<String>,
-        own: &std::collections::BTreeSet<String>,
-    ) -> Vec<String> {
-        missing::packages_for(missing, own)
+    fn packages_to_add(&self, runs: &RunsSeen<'_>) -> Vec<String> {
+        missing::packages_to_add(runs)
+    }
+
+    fn missing_modules(&self, log: &str) -> Vec<String> {
+        missing::modules_not_found(log)
+    }
+
+    fn runtime_label(&self, runtime: &str) -> String {
+        format!("Python {runtime}")
+    }
+
+    fn default_test_command(&self) -> &'static str {
+        "pytest -rA"
+    }
+
+    fn measures_change_coverage(&self) -> bool {
+        true
     }
 }
 

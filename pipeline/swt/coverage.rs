@@ -1,7 +1,8 @@
-//! `validate --coverage`: the golden tests' change coverage of the gold patch
-//! (SWT-Bench's ΔC), measured in one more container per labelled task with the
+//! The golden tests' change coverage of the gold patch (SWT-Bench's ΔC), measured in
+//! one more container per labelled task (`validate --coverage`) with the
 //! [`crate::swt::flow`] script: T^R and T^R ∪ T* on R and on R∘X, the line counter
-//! restricted to the Python files the gold patch changes.
+//! restricted to the Python files the gold patch changes. Only for ecosystems that
+//! can measure it ([`crate::ecosystem::Ecosystem::measures_change_coverage`]).
 
 use std::path::PathBuf;
 

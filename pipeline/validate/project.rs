@@ -1,0 +1,146 @@
+//! What a task's project is, read before its environment is settled: the mirror, the
+//! per-repository config, the ecosystem at the environment commit (its test
+//! framework included), the files its inference reads there, the commit's date, the
+//! runtimes whose base image is there, and the runtime the project needs when none of
+//! those is one it can have. Reads git and the engine's image list; runs nothing.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use super::{Context, Dropped, dropped};
+use crate::config::RepoConfig;
+use crate::ecosystem::{self, Ecosystem, RepoFiles, RuntimeNeed};
+use crate::model::Candidate;
+use crate::model::drop_reason::ValidateDropReason;
+
+/// A task's project at its environment commit.
+pub(super) struct Project<'a> {
+    pub candidate: &'a Candidate,
+    pub mirror: PathBuf,
+    pub config: RepoConfig,
+    pub ecosystem: &'static dyn Ecosystem,
+    /// The files inference reads, at the environment commit.
+    pub files: RepoFiles,
+    /// The environment commit's date: dependencies are taken as of it.
+    pub date: DateTime<Utc>,
+    /// The runtimes inference chooses among ([`available_runtimes`]).
+    pub runtimes: Vec<String>,
+    /// The runtime the project needs when no base image provides it (the task is
+    /// tried on the nearest one there is); `None` when one does, or a config pins it.
+    pub runtime_needed: Option<RuntimeNeed>,
+}
+
+impl<'a> Project<'a> {
+    /// Reads the project of `candidate`: no mirror, an invalid config, a base or
+    /// environment commit the mirror lacks drop the task.
+    pub async fn read(context: &Context<'_>, candidate: &'a Candidate) -> Result<Project<'a>, Dropped> {
+        let settings = context.settings;
+        let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
+            .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
+        let config = settings
+            .config
+            .repo(&candidate.repo)
+            .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
+        let (ecosystem, files, date) = {
+            let mirror = mirror.clone();
+            let commit = candidate.environment_setup_commit.clone();
+            let base_commit = candidate.base_commit.clone();
+            let framework = config.test_framework;
+            tokio::task::spawn_blocking(move || {
+                // A base commit the mirror lacks is the row's fault, found before any container runs.
+                let has_base =
+                    crate::git::Mirror::open(&mirror).is_ok_and(|mirror| mirror.commit_id(&base_commit).is_some());
+                has_base.then(|| read_environment(&mirror, &commit, framework))
+            })
+            .await
+            .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
+            .ok_or_else(|| {
+                dropped(
+                    ValidateDropReason::BaseCommitMissing,
+                    format!(
+                        "the base commit `{}` is not in the mirror of {}; check the row's base_commit, or run `mirror` again",
+                        candidate.base_commit, candidate.repo
+                    ),
+                )
+            })?
+            .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
+        };
+        let runtimes = available_runtimes(context, ecosystem).await;
+        let pinned =
+            super::spec::config_entry(&config, &candidate.version).is_some_and(|entry| entry.runtime.is_some());
+        let runtime_needed = if pinned { None } else { ecosystem.runtime_needed(&files, date, &runtimes) };
+        Ok(Project { candidate, mirror, config, ecosystem, files, date, runtimes, runtime_needed })
+    }
+
+    /// What the ecosystem's ladder may look at.
+    pub fn ladder_context(&self) -> ecosystem::LadderContext<'_> {
+        ecosystem::LadderContext { files: &self.files, date: self.date, runtimes: &self.runtimes }
+    }
+
+    /// The project's paths at the base commit and those the patches touch: the names
+    /// its own modules may have (a module the fix adds is never a dependency).
+    pub async fn paths(&self) -> Vec<String> {
+        let mirror = self.mirror.clone();
+        let base_commit = self.candidate.base_commit.clone();
+        let mut paths: Vec<String> = crate::git::diff::files_changed_by(&self.candidate.patch);
+        paths.extend(crate::git::diff::files_changed_by(&self.candidate.test_patch));
+        tokio::task::spawn_blocking(move || {
+            if let Ok(listed) = crate::git::Mirror::open(&mirror).and_then(|mirror| mirror.list_files(&base_commit)) {
+                paths.extend(listed);
+            }
+            paths
+        })
+        .await
+        .unwrap_or_default()
+    }
+}
+
+/// The project's ecosystem at the environment commit (its test framework included:
+/// `framework` from its config, else detected from its files), the files its
+/// inference reads there, and the commit's date.
+fn read_environment(
+    mirror: &std::path::Path,
+    commit: &str,
+    framework: Option<ecosystem::TestFramework>,
+) -> Result<(&'static dyn Ecosystem, RepoFiles, DateTime<Utc>), crate::git::GitError> {
+    let mirror = crate::git::Mirror::open(mirror)?;
+    let date = mirror.commit_time(commit)?;
+    let paths = mirror.list_files(commit)?;
+    let mut read = |path: &str| mirror.read_text(commit, path).ok().flatten();
+    let ecosystem = ecosystem::detect_with_framework(&paths, &mut read, framework);
+    let mut files = RepoFiles::new();
+    for path in paths.into_iter().filter(|path| ecosystem.reads_for_inference(path)) {
+        if let Some(text) = mirror.read_text(commit, &path)? {
+            files.insert(path, text);
+        }
+    }
+    Ok((ecosystem, files, date))
+}
+
+/// The runtimes inference chooses among: those of `validate.base_images` whose base
+/// image is there (configured, pulled, or scripts/setup.sh's local one), so that an
+/// optional runtime nobody built is never chosen; all of them when none is there, so
+/// that the build fails naming the missing image.
+async fn available_runtimes(context: &Context<'_>, ecosystem: &dyn Ecosystem) -> Vec<String> {
+    let configured: Vec<String> =
+        context.settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)).cloned().collect();
+    let mut present = Vec::new();
+    for runtime in &configured {
+        if context.images.base_image(runtime, &ecosystem.local_base_image(runtime)).await.is_ok() {
+            present.push(runtime.clone());
+        }
+    }
+    let mut available = if present.is_empty() { configured } else { present };
+    // Configured Gradle distributions are tools of the same kind (`gradle8.5`).
+    available.extend(
+        context
+            .settings
+            .images
+            .gradle_distributions
+            .keys()
+            .map(|version| format!("gradle{version}"))
+            .filter(|runtime| ecosystem.owns_runtime(runtime)),
+    );
+    available
+}
