@@ -665,7 +665,7 @@ impl Check for Config {
             tracing::warn!("validate.index_url is deprecated: set validate.registries.pypi_index instead");
         }
         for version in validate.gradle_distributions.keys() {
-            if crate::ecosystem::java::gradle::infer::parse_version(version).is_none() {
+            if !crate::ecosystem::is_gradle_version(version) {
                 return Err(invalid(
                     origin,
                     &format!("validate.gradle_distributions.\"{version}\""),

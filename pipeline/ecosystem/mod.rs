@@ -18,12 +18,12 @@
 //!
 //! This module runs nothing: containers and images are [`crate::sandbox`]'s.
 
-pub mod c;
-pub mod go;
-pub mod java;
-pub mod node;
-pub mod python;
-pub mod rust;
+mod c;
+mod go;
+mod java;
+mod node;
+mod python;
+mod rust;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,6 +34,21 @@ use crate::model::{EnvironmentSpec, TestStatus};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
 pub use python::framework::TestFramework;
+
+/// Whether `version` is a Gradle version as a wrapper's `distributionUrl` names it
+/// (`8.5`, `7.6.4`): the keys of `validate.gradle_distributions`.
+pub fn is_gradle_version(version: &str) -> bool {
+    java::gradle::infer::parse_version(version).is_some()
+}
+
+/// Concrete ecosystems for other modules' unit tests; stages themselves never name a
+/// language (the language modules are private: only the trait reaches them).
+#[cfg(test)]
+pub(crate) mod for_tests {
+    pub(crate) use super::node::is_node_test_path;
+    pub(crate) use super::python::Pytest;
+    pub(crate) use super::python::infer::PRE_INSTALL_TOOLS;
+}
 
 /// Every ecosystem, in the order [`detect`] asks them. The first is the default.
 pub static ALL: &[&dyn Ecosystem] = &[

@@ -255,7 +255,8 @@ mod tests {
     #[test]
     fn eval_script_writes_markers_and_output_to_one_stream() {
         let spec = EnvironmentSpec { test_command: "echo BUILD".into(), ..Default::default() };
-        let script = eval_script(&crate::ecosystem::python::Pytest, &task(), &spec, &["tests/test_a.py".to_string()]);
+        let script =
+            eval_script(&crate::ecosystem::for_tests::Pytest, &task(), &spec, &["tests/test_a.py".to_string()]);
         let dir = tempfile::tempdir().unwrap();
         let output =
             std::process::Command::new("bash").arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
@@ -272,7 +273,7 @@ mod tests {
         let spec =
             EnvironmentSpec { test_command: "python -m pytest -p no:cacheprovider".into(), ..Default::default() };
         let files = vec!["tests/test_a.py".to_string(), "tests/test_new.py".to_string()];
-        let script = eval_script(&crate::ecosystem::python::Pytest, &task(), &spec, &files);
+        let script = eval_script(&crate::ecosystem::for_tests::Pytest, &task(), &spec, &files);
         let lines: Vec<&str> = script.lines().collect();
         assert_eq!(&lines[..3], ["#!/bin/bash", "set -uxo pipefail", "exec 2>&1"], "traces and output in one stream");
         let start = lines.iter().position(|line| *line == ": '>>>>> Start Test Output'").unwrap();

@@ -217,7 +217,7 @@ impl FlowOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ecosystem::python::Pytest;
+    use crate::ecosystem::for_tests::Pytest;
 
     #[test]
     fn the_script_runs_four_traced_phases_around_the_patches() {

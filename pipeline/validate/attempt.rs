@@ -324,7 +324,7 @@ fn check_run(run: &RunOutcome, phase_timeout: Duration) -> Result<(), Dropped> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ecosystem::python::Pytest;
+    use crate::ecosystem::for_tests::Pytest;
 
     #[test]
     fn script_quotes_test_files_and_applies_the_timeout() {

@@ -175,7 +175,7 @@ mod tests {
         assert!(files_to_check(&list(&["tests/test_new.py"]), &paths, &|_| true).is_empty());
         // A source file of the same name is no stand-in for a new test file.
         let node = list(&["lib/adapters/adapters.js", "test/unit/core/Axios.js"]);
-        let is_test = |path: &str| crate::ecosystem::node::is_node_test_path(path);
+        let is_test = |path: &str| crate::ecosystem::for_tests::is_node_test_path(path);
         assert!(files_to_check(&list(&["test/unit/adapters/adapters.js"]), &node, &is_test).is_empty());
     }
 }

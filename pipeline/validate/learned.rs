@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(first.test_command.as_deref(), Some("pytest -rA"));
         // The learned entry is complete: the spec is resolved from it without inference.
         let resolved = super::super::spec::resolve(
-            &crate::ecosystem::python::Pytest,
+            &crate::ecosystem::for_tests::Pytest,
             &config,
             "1.1",
             || panic!("no inference"),

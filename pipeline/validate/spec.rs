@@ -76,7 +76,7 @@ fn from_entry(entry: &RepoEnvironment, base: EnvironmentSpec, source: &str) -> E
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ecosystem::python::{self, Pytest};
+    use crate::ecosystem::for_tests::{PRE_INSTALL_TOOLS, Pytest};
     use chrono::TimeZone;
 
     fn date() -> DateTime<Utc> {
@@ -102,7 +102,7 @@ mod tests {
         assert_eq!(spec.runtime, "3.9");
         assert_eq!(spec.install, vec!["pip install -e .".to_string()]);
         assert_eq!(spec.source, "config");
-        assert_eq!(spec.pre_install, vec![format!("uv pip install --upgrade {}", python::infer::PRE_INSTALL_TOOLS)]);
+        assert_eq!(spec.pre_install, vec![format!("uv pip install --upgrade {}", PRE_INSTALL_TOOLS)]);
         // Another version falls through to the `*` entry, which only pins the runtime.
         let spec = resolve(&Pytest, &config, "2.0", files, date(), &available()).unwrap();
         assert_eq!(spec.runtime, "3.11");

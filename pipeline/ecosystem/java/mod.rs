@@ -42,12 +42,6 @@ pub const NAME: &str = "java";
 /// Java with Maven and Surefire.
 pub struct MavenTest;
 
-/// Whether a path is under a Maven module's test tree (`src/test/`: sources and
-/// resources).
-pub fn is_java_test_path(path: &str) -> bool {
-    format!("/{path}").contains("/src/test/")
-}
-
 /// The test class a file names: `gson/src/test/java/com/g/FooTest.java` ->
 /// `com.g.FooTest`; `None` for anything but a `.java` file under `src/test/java/`.
 pub fn test_class_of(path: &str) -> Option<String> {
@@ -148,8 +142,6 @@ mod tests {
         assert_eq!(java_test_files(diff), vec!["gson/src/test/java/com/g/FooTest.java".to_string()]);
         assert_eq!(test_class_of("src/test/java/com/g/FooTest.java").as_deref(), Some("com.g.FooTest"));
         assert_eq!(test_class_of("src/test/resources/a.json"), None);
-        assert!(is_java_test_path("src/test/resources/data.json"));
-        assert!(!is_java_test_path("src/main/java/com/g/TestUtil.java"));
     }
 
     /// Extract's default rule (`**/test/**`) already puts `src/test/` in the test patch.

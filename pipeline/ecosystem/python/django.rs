@@ -40,12 +40,6 @@ const HEAVY_REQUIREMENTS: &[&str] =
 /// The environment variables of every run: a UTF-8 locale.
 const LOCALE: &str = "export LANG=C.UTF-8 LC_ALL=C.UTF-8 PYTHONIOENCODING=utf8";
 
-/// The test label of a file under `tests/`: `tests/foo/test_bar.py` -> `foo.test_bar`.
-pub fn label(file: &str) -> String {
-    let relative = file.strip_prefix("tests/").unwrap_or(file);
-    relative.strip_suffix(".py").unwrap_or(relative).replace('/', ".")
-}
-
 /// The classifiers' `3.x` runtimes among `available`, oldest first.
 fn declared_runtimes(files: &RepoFiles, available: &[String]) -> Vec<String> {
     let classifier = regex::Regex::new(r"Programming Language :: Python :: (3\.\d+)").expect("valid regex");
@@ -167,13 +161,6 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
-
-    #[test]
-    fn labels_are_dotted_paths_under_tests() {
-        assert_eq!(label("tests/foo/tests.py"), "foo.tests");
-        assert_eq!(label("tests/foo/test_bar.py"), "foo.test_bar");
-        assert_eq!(label("tests/a/b/test_c.py"), "a.b.test_c");
-    }
 
     #[test]
     fn the_shell_makes_the_same_labels() {
