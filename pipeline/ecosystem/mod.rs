@@ -19,6 +19,7 @@
 //! This module runs nothing: containers and images are [`crate::sandbox`]'s.
 
 mod c;
+mod dockerfile;
 mod go;
 mod java;
 mod node;
@@ -131,6 +132,25 @@ impl std::fmt::Display for RuntimeNeed {
     }
 }
 
+/// A language's inference: the files it read, the task's date, the runtimes that have a
+/// base image.
+pub type InferFn = fn(&RepoFiles, DateTime<Utc>, &[String]) -> Result<EnvironmentSpec, InferError>;
+
+/// What a language's own modules supply to the methods that every ecosystem answers
+/// the same way (by asking its `infer` and `image` modules): named once per language
+/// ([`Ecosystem::parts`]), so that an impl states only what differs.
+pub struct Parts {
+    /// An environment spec from the files inference read ([`Ecosystem::infer`]).
+    pub infer: InferFn,
+    /// The environment image's Dockerfile ([`Ecosystem::environment_dockerfile`]).
+    pub environment_dockerfile: fn(&EnvironmentRequest, &str, &ImageSettings) -> String,
+    /// Every container script's setup, for the task's version ([`Ecosystem::script_setup`]).
+    pub script_setup: fn(&str) -> String,
+    /// The first lines of SWE-bench's `eval_script`, for the task's version
+    /// ([`Ecosystem::harness_setup`]).
+    pub harness_setup: fn(&str) -> Vec<String>,
+}
+
 /// A language and its test framework.
 pub trait Ecosystem: Send + Sync {
     /// The name stored in environment specs (`EnvironmentSpec::ecosystem`).
@@ -179,10 +199,20 @@ pub trait Ecosystem: Send + Sync {
         None
     }
 
+    /// The language's inference and image modules ([`Parts`]), which the methods
+    /// below ask unless an impl answers them itself.
+    fn parts(&self) -> &'static Parts;
+
     /// An environment spec from the files inference read, as of `date`, choosing among
     /// the runtimes that have a base image.
-    fn infer(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String])
-    -> Result<EnvironmentSpec, InferError>;
+    fn infer(
+        &self,
+        files: &RepoFiles,
+        date: DateTime<Utc>,
+        runtimes: &[String],
+    ) -> Result<EnvironmentSpec, InferError> {
+        (self.parts().infer)(files, date, runtimes)
+    }
 
     /// The runtime the project needs when none of `runtimes` (those with a base image)
     /// is one it can have, as of `date` (inference then takes the nearest one there
@@ -227,7 +257,9 @@ pub trait Ecosystem: Send + Sync {
     }
 
     /// The Dockerfile of an environment image on `base`.
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String;
+    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
+        (self.parts().environment_dockerfile)(request, base, settings)
+    }
 
     /// Files the environment image's build context holds besides the repository (name,
     /// content), for its Dockerfile to `COPY` (a script too long to read well inline,
@@ -243,7 +275,9 @@ pub trait Ecosystem: Send + Sync {
     /// Shell text that every container script of a task runs after the sandbox's
     /// preamble: environment variables and an `install_repository` function that
     /// installs `/testbed` offline (dependencies are in the image already).
-    fn script_setup(&self, version: &str) -> String;
+    fn script_setup(&self, version: &str) -> String {
+        (self.parts().script_setup)(version)
+    }
 
     /// The shell command that runs `files` (already quoted, or a shell expansion such
     /// as `"$@"`) with `test_command`, writing a structured report to `report`.
@@ -251,12 +285,32 @@ pub trait Ecosystem: Send + Sync {
 
     /// One phase's results: from its structured report when that has tests, else from
     /// its log.
-    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource);
+    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource) {
+        let from_report =
+            report.map(|report| self.parse_report(report, test_files)).filter(|run| !run.tests.is_empty());
+        match from_report {
+            Some(run) => (run, ResultsSource::Report),
+            None => (self.parse_log(log, test_files), ResultsSource::Log),
+        }
+    }
+
+    /// The tests of a structured report that [`Ecosystem::test_invocation`] had the
+    /// runner write (`test_files`: the files run). The default reads none: a runner
+    /// that writes no report (results then come from the log).
+    fn parse_report(&self, _report: &str, _test_files: &[String]) -> ParsedRun {
+        ParsedRun::default()
+    }
+
+    /// The tests of a run's printed output, for a run without a report (a compile
+    /// failure, a runner that writes none, SWE-bench's eval script).
+    fn parse_log(&self, log: &str, test_files: &[String]) -> ParsedRun;
 
     /// For SWE-bench's harness: the lines an `eval_script` runs first (activate the
     /// environment, variables), the command that prints what its log parser reads,
     /// and that parser's name in `swebench.harness.log_parsers`.
-    fn harness_setup(&self, version: &str) -> Vec<String>;
+    fn harness_setup(&self, version: &str) -> Vec<String> {
+        (self.parts().harness_setup)(version)
+    }
     fn harness_test_command(&self, test_command: &str) -> String;
     /// What the harness's test command is given: the test files (quoted), or what a
     /// language runs instead (Go: their packages).
@@ -499,6 +553,29 @@ mod tests {
 
     struct ShellTests;
 
+    /// Its "modules": inference, the image and the scripts' setup.
+    fn infer_shell(files: &RepoFiles, _: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
+        if !files.contains_key("run_tests.sh") {
+            return Err(InferError::NotRecognised { language: "shell", expected: "run_tests.sh" });
+        }
+        Ok(EnvironmentSpec {
+            ecosystem: "shell".into(),
+            runtime: runtimes.first().cloned().unwrap_or_default(),
+            test_command: "sh run_tests.sh".into(),
+            source: "inferred".into(),
+            ..EnvironmentSpec::default()
+        })
+    }
+    fn shell_dockerfile(_: &EnvironmentRequest, base: &str, _: &ImageSettings) -> String {
+        format!("FROM {base}\n")
+    }
+    fn shell_script_setup(_: &str) -> String {
+        "install_repository() { true; }".into()
+    }
+    fn shell_harness_setup(_: &str) -> Vec<String> {
+        Vec::new()
+    }
+
     impl Ecosystem for ShellTests {
         fn name(&self) -> &'static str {
             "shell"
@@ -509,22 +586,13 @@ mod tests {
         fn reads_for_inference(&self, path: &str) -> bool {
             path == "run_tests.sh"
         }
-        fn infer(
-            &self,
-            files: &RepoFiles,
-            _: DateTime<Utc>,
-            runtimes: &[String],
-        ) -> Result<EnvironmentSpec, InferError> {
-            if !files.contains_key("run_tests.sh") {
-                return Err(InferError::NotRecognised { language: "shell", expected: "run_tests.sh" });
+        fn parts(&self) -> &'static Parts {
+            &Parts {
+                infer: infer_shell,
+                environment_dockerfile: shell_dockerfile,
+                script_setup: shell_script_setup,
+                harness_setup: shell_harness_setup,
             }
-            Ok(EnvironmentSpec {
-                ecosystem: "shell".into(),
-                runtime: runtimes.first().cloned().unwrap_or_default(),
-                test_command: "sh run_tests.sh".into(),
-                source: "inferred".into(),
-                ..EnvironmentSpec::default()
-            })
         }
         fn default_pre_install(&self) -> Vec<String> {
             Vec::new()
@@ -535,16 +603,10 @@ mod tests {
         fn local_base_image(&self, runtime: &str) -> String {
             format!("swe-harvest/base:sh{runtime}")
         }
-        fn environment_dockerfile(&self, _: &EnvironmentRequest, base: &str, _: &ImageSettings) -> String {
-            format!("FROM {base}\n")
-        }
-        fn script_setup(&self, _: &str) -> String {
-            "install_repository() { true; }".into()
-        }
         fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
             format!("{test_command} --tap={report} {files}")
         }
-        fn parse_results(&self, _: Option<&str>, log: &str, _: &[String]) -> (ParsedRun, ResultsSource) {
+        fn parse_log(&self, log: &str, _: &[String]) -> ParsedRun {
             let mut run = ParsedRun::default();
             for line in log.lines() {
                 if let Some(name) = line.strip_prefix("not ok ") {
@@ -553,10 +615,7 @@ mod tests {
                     run.tests.insert(name.into(), TestStatus::Passed);
                 }
             }
-            (run, ResultsSource::Log)
-        }
-        fn harness_setup(&self, _: &str) -> Vec<String> {
-            Vec::new()
+            run
         }
         fn harness_test_command(&self, test_command: &str) -> String {
             test_command.into()

@@ -28,12 +28,10 @@ pub mod image;
 pub mod infer;
 pub mod results;
 
-use chrono::{DateTime, Utc};
-
-use super::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use crate::model::EnvironmentSpec;
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use image::{environment_dockerfile, harness_setup, script_setup};
+use infer::infer;
 
 /// The ecosystem's name in environment specs, and the language.
 pub const NAME: &str = "c";
@@ -90,49 +88,29 @@ impl Ecosystem for MakeCheck {
         runtime.starts_with("gcc")
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         c_test_files(diff)
     }
 
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
-    }
-
-    fn script_setup(&self, _version: &str) -> String {
-        image::script_setup()
-    }
-
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
         format!("bash {} {report} {test_command} -- {files}", image::C_TEST_HELPER)
     }
 
-    fn parse_results(&self, report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        let from_report = report
-            .map(|text| {
-                if text.trim_start().starts_with('<') {
-                    results::parse_ctest_junit(text)
-                } else {
-                    results::parse_trs_report(text)
-                }
-            })
-            .filter(|run| !run.tests.is_empty());
-        match from_report {
-            Some(run) => (run, ResultsSource::Report),
-            None => (results::parse_automake_log(log), ResultsSource::Log),
+    /// CTest's JUnit XML, or the helper's joined `.trs` files of automake.
+    fn parse_report(&self, report: &str, _test_files: &[String]) -> ParsedRun {
+        if report.trim_start().starts_with('<') {
+            results::parse_ctest_junit(report)
+        } else {
+            results::parse_trs_report(report)
         }
     }
 
-    fn harness_setup(&self, _version: &str) -> Vec<String> {
-        image::harness_setup()
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        results::parse_automake_log(log)
     }
 
     /// The same helper as the validation runs, its output cut to the result lines
@@ -154,6 +132,7 @@ impl Ecosystem for MakeCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecosystem::ResultsSource;
 
     fn diff(paths: &[&str]) -> String {
         paths.iter().map(|path| format!("--- a/{path}\n+++ b/{path}\n")).collect()

@@ -23,12 +23,10 @@ pub mod image;
 pub mod infer;
 pub mod results;
 
-use chrono::{DateTime, Utc};
-
-use super::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use crate::model::EnvironmentSpec;
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use image::{environment_dockerfile, harness_setup, script_setup};
+use infer::infer;
 
 /// Go with `go test`.
 pub struct GoTest;
@@ -70,41 +68,24 @@ impl Ecosystem for GoTest {
         runtime.starts_with("go")
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         go_test_files(diff)
     }
 
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
-    }
-
-    fn script_setup(&self, _version: &str) -> String {
-        image::script_setup()
-    }
-
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
         format!("bash {} {report} {test_command} -- {files}", image::GO_TEST_HELPER)
     }
 
-    fn parse_results(&self, report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        let from_report = report.map(results::parse_go_test_json).filter(|run| !run.tests.is_empty());
-        match from_report {
-            Some(run) => (run, ResultsSource::Report),
-            None => (results::parse_go_test_log(log), ResultsSource::Log),
-        }
+    fn parse_report(&self, report: &str, _test_files: &[String]) -> ParsedRun {
+        results::parse_go_test_json(report)
     }
 
-    fn harness_setup(&self, _version: &str) -> Vec<String> {
-        image::harness_setup()
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        results::parse_go_test_log(log)
     }
 
     /// `go test -v` prints the `--- PASS: name (0.00s)` lines that SWE-bench's

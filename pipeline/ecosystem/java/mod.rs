@@ -29,12 +29,10 @@ pub mod results;
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, Utc};
-
-use super::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use crate::model::EnvironmentSpec;
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use image::{environment_dockerfile, harness_setup, script_setup};
+use infer::infer;
 
 /// The ecosystem's name in environment specs, and the language.
 pub const NAME: &str = "java";
@@ -48,6 +46,11 @@ pub fn test_class_of(path: &str) -> Option<String> {
     let rooted = format!("/{path}");
     let (_, class) = rooted.split_once("/src/test/java/")?;
     Some(class.strip_suffix(".java")?.replace('/', "."))
+}
+
+/// The test classes of the files run: the report and the log keep only these.
+pub fn test_classes(test_files: &[String]) -> BTreeSet<String> {
+    test_files.iter().filter_map(|file| test_class_of(file)).collect()
 }
 
 /// The files of a diff that name a test class to run.
@@ -72,43 +75,24 @@ impl Ecosystem for MavenTest {
         runtime.starts_with("jdk")
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         java_test_files(diff)
     }
 
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
-    }
-
-    fn script_setup(&self, _version: &str) -> String {
-        image::script_setup()
-    }
-
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
         format!("bash {} {report} {test_command} -- {files}", image::MAVEN_TEST_HELPER)
     }
 
-    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        let wanted: BTreeSet<String> = test_files.iter().filter_map(|file| test_class_of(file)).collect();
-        let from_report =
-            report.map(|xml| results::parse_surefire_xml(xml, &wanted)).filter(|run| !run.tests.is_empty());
-        match from_report {
-            Some(run) => (run, ResultsSource::Report),
-            None => (results::parse_maven_log(log, &wanted), ResultsSource::Log),
-        }
+    fn parse_report(&self, report: &str, test_files: &[String]) -> ParsedRun {
+        results::parse_surefire_xml(report, &test_classes(test_files))
     }
 
-    fn harness_setup(&self, _version: &str) -> Vec<String> {
-        image::harness_setup()
+    fn parse_log(&self, log: &str, test_files: &[String]) -> ParsedRun {
+        results::parse_maven_log(log, &test_classes(test_files))
     }
 
     /// One Maven run per class (see [`image::HARNESS_FUNCTION`]), printing the
@@ -125,6 +109,7 @@ impl Ecosystem for MavenTest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecosystem::ResultsSource;
 
     #[test]
     fn maven_projects_are_recognised_at_the_root() {

@@ -27,12 +27,10 @@ pub mod image;
 pub mod infer;
 pub mod results;
 
-use chrono::{DateTime, Utc};
-
-use super::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use crate::model::EnvironmentSpec;
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use image::{environment_dockerfile, harness_setup, script_setup};
+use infer::infer;
 
 /// The ecosystem's name in environment specs.
 pub const NAME: &str = "node";
@@ -91,25 +89,12 @@ impl Ecosystem for NodeTest {
         runtime.starts_with("node")
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         node_test_files(diff)
-    }
-
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
-    }
-
-    fn script_setup(&self, _version: &str) -> String {
-        image::script_setup()
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -117,31 +102,22 @@ impl Ecosystem for NodeTest {
         format!("bash {} {} {report} {test_command} -- {files}", image::NODE_TEST_HELPER, runner.as_str())
     }
 
-    /// The report (Jest/Vitest JSON, or our Mocha reporter's lines) when it has
-    /// tests; else the harness printer's lines in the log (an eval script's output);
-    /// else the log (TAP, or verbose lines), whichever reading finds more.
-    fn parse_results(&self, report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        if let Some(report) = report {
-            let json = results::parse_json_report(report);
-            if !json.tests.is_empty() {
-                return (json, ResultsSource::Report);
-            }
-            let mocha = results::parse_mocha_lines(report);
-            if !mocha.tests.is_empty() {
-                return (mocha, ResultsSource::Report);
-            }
-        }
+    /// Jest/Vitest JSON when it has tests, else our Mocha reporter's lines.
+    fn parse_report(&self, report: &str, _test_files: &[String]) -> ParsedRun {
+        let json = results::parse_json_report(report);
+        if json.tests.is_empty() { results::parse_mocha_lines(report) } else { json }
+    }
+
+    /// The harness printer's lines (an eval script's output) when there are any; else
+    /// TAP or verbose lines, whichever reading finds more.
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
         let printed = results::parse_printed_lines(log);
         if !printed.tests.is_empty() {
-            return (printed, ResultsSource::Log);
+            return printed;
         }
         let tap = results::parse_tap_log(log);
         let verbose = results::parse_verbose_log(log);
-        (if tap.tests.len() >= verbose.tests.len() { tap } else { verbose }, ResultsSource::Log)
-    }
-
-    fn harness_setup(&self, _version: &str) -> Vec<String> {
-        image::harness_setup()
+        if tap.tests.len() >= verbose.tests.len() { tap } else { verbose }
     }
 
     /// The helper with `--print`: the runner's own output, then one `[PASSED] id` /

@@ -19,7 +19,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Pytest, infer};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles};
 use crate::model::EnvironmentSpec;
 use crate::sandbox::script::shell_quote;
 
@@ -127,8 +127,8 @@ impl Ecosystem for DjangoRunner {
         format!("{} {files}", labelled(test_command))
     }
 
-    fn parse_results(&self, _report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        (super::unittest::parse_verbose_log(log), ResultsSource::Log)
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        super::unittest::parse_verbose_log(log)
     }
 
     fn harness_setup(&self, version: &str) -> Vec<String> {

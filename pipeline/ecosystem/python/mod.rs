@@ -39,13 +39,10 @@ macro_rules! shares_pytest_environment {
             $crate::ecosystem::python::Pytest.local_base_image(runtime)
         }
 
-        fn environment_dockerfile(
-            &self,
-            request: &$crate::sandbox::images::EnvironmentRequest,
-            base: &str,
-            settings: &$crate::sandbox::images::ImageSettings,
-        ) -> String {
-            $crate::ecosystem::python::Pytest.environment_dockerfile(request, base, settings)
+        /// Pytest's inference, image and scripts' setup, which a framework's own
+        /// methods build on.
+        fn parts(&self) -> &'static $crate::ecosystem::Parts {
+            $crate::ecosystem::python::Pytest.parts()
         }
 
         fn next_rung(
@@ -88,12 +85,9 @@ pub mod unittest;
 
 use chrono::{DateTime, Utc};
 
-use super::{
-    Ecosystem, InferError, LadderContext, ParsedRun, RepoFiles, ResultsSource, RungFailure, RunsSeen, RuntimeNeed,
-};
+use super::{Ecosystem, LadderContext, ParsedRun, Parts, RepoFiles, RungFailure, RunsSeen, RuntimeNeed};
 use crate::git::diff::files_changed_by;
 use crate::model::EnvironmentSpec;
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
 /// Python with pytest.
 pub struct Pytest;
@@ -150,13 +144,13 @@ impl Ecosystem for Pytest {
         Some(framework::detect(paths, read).ecosystem())
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts {
+            infer: infer::infer,
+            environment_dockerfile: image::environment_dockerfile,
+            script_setup: image::script_setup,
+            harness_setup: image::harness_setup,
+        }
     }
 
     fn runtime_needed(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {
@@ -175,36 +169,17 @@ impl Ecosystem for Pytest {
         format!("{}{runtime}", image::LOCAL_BASE_PREFIX)
     }
 
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
-    }
-
-    fn script_setup(&self, version: &str) -> String {
-        format!(
-            "export SETUPTOOLS_SCM_PRETEND_VERSION={}\n{}",
-            pretend_version(version),
-            image::INSTALL_REPOSITORY_FUNCTION
-        )
-    }
-
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
         format!("{test_command} --junitxml={report} {files}")
     }
 
-    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        let from_junit =
-            report.and_then(|xml| results::parse_junit(xml, test_files).ok()).filter(|run| !run.tests.is_empty());
-        match from_junit {
-            Some(run) => (run, ResultsSource::Report),
-            None => (results::parse_pytest_log(log), ResultsSource::Log),
-        }
+    /// JUnit XML; a report it cannot read counts as none (the `-rA` summary then).
+    fn parse_report(&self, report: &str, test_files: &[String]) -> ParsedRun {
+        results::parse_junit(report, test_files).unwrap_or_default()
     }
 
-    fn harness_setup(&self, version: &str) -> Vec<String> {
-        vec![
-            "source /opt/venv/bin/activate".to_string(),
-            format!("export SETUPTOOLS_SCM_PRETEND_VERSION={}", pretend_version(version)),
-        ]
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        results::parse_pytest_log(log)
     }
 
     /// `-rA` at least: SWE-bench's `parse_log_pytest` reads the `-rA` summary.

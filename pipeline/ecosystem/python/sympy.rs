@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Pytest, infer};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles};
 use crate::model::{EnvironmentSpec, TestStatus};
 
 /// SymPy's runner.
@@ -97,8 +97,8 @@ impl Ecosystem for SympyRunner {
         format!("{test_command} {files}")
     }
 
-    fn parse_results(&self, _report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        (parse_log(log), ResultsSource::Log)
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        parse_log(log)
     }
 
     fn harness_setup(&self, version: &str) -> Vec<String> {

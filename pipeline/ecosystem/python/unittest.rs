@@ -14,7 +14,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Pytest, infer};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
+use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles};
 use crate::model::{EnvironmentSpec, TestStatus};
 
 /// Python with `python -m unittest`.
@@ -98,21 +98,13 @@ impl Ecosystem for Unittest {
         Pytest.runnable_test_files(diff)
     }
 
-    fn script_setup(&self, version: &str) -> String {
-        Pytest.script_setup(version)
-    }
-
     /// unittest writes no report: `report` is left unused.
     fn test_invocation(&self, test_command: &str, _report: &str, files: &str) -> String {
         format!("{test_command} {files}")
     }
 
-    fn parse_results(&self, _report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        (parse_verbose_log(log), ResultsSource::Log)
-    }
-
-    fn harness_setup(&self, version: &str) -> Vec<String> {
-        Pytest.harness_setup(version)
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        parse_verbose_log(log)
     }
 
     fn harness_test_command(&self, test_command: &str) -> String {

@@ -40,12 +40,12 @@ pub mod image;
 pub mod infer;
 pub mod results;
 
-use chrono::{DateTime, Utc};
-
-use super::{Ecosystem, InferError, LadderContext, ParsedRun, RepoFiles, ResultsSource, RungFailure};
+use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use image::{environment_dockerfile, harness_setup, script_setup};
+use infer::infer;
 
 /// Rust with `cargo test`.
 pub struct CargoTest;
@@ -90,30 +90,17 @@ impl Ecosystem for CargoTest {
         runtime.starts_with("rust")
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         rust_test_files(diff)
     }
 
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
-    }
-
     /// The dependency stage's script ([`image::DEPENDENCY_SCRIPT`]).
     fn environment_context_files(&self, _: &EnvironmentRequest, _: &ImageSettings) -> Vec<(String, Vec<u8>)> {
         vec![(image::DEPENDENCY_SCRIPT_NAME.to_string(), image::DEPENDENCY_SCRIPT.as_bytes().to_vec())]
-    }
-
-    fn script_setup(&self, _version: &str) -> String {
-        image::script_setup()
     }
 
     /// The helper takes the test command, `--` and the files; libtest has no stable
@@ -122,12 +109,8 @@ impl Ecosystem for CargoTest {
         format!("bash {} {test_command} -- {files}", image::CARGO_TEST_HELPER)
     }
 
-    fn parse_results(&self, _report: Option<&str>, log: &str, _test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        (results::parse_cargo_test_log(log), ResultsSource::Log)
-    }
-
-    fn harness_setup(&self, _version: &str) -> Vec<String> {
-        image::harness_setup()
+    fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
+        results::parse_cargo_test_log(log)
     }
 
     /// The same helper as the validation runs (written by [`Self::harness_setup`]):
@@ -171,9 +154,10 @@ impl Ecosystem for CargoTest {
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
 
     use super::*;
+    use crate::ecosystem::RepoFiles;
 
     fn diff(paths: &[&str]) -> String {
         paths.iter().map(|path| format!("--- a/{path}\n+++ b/{path}\n")).collect()

@@ -21,14 +21,11 @@
 pub mod image;
 pub mod infer;
 
-use std::collections::BTreeSet;
-
-use chrono::{DateTime, Utc};
-
-use super::{java_test_files, results, test_class_of};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles, ResultsSource};
-use crate::model::EnvironmentSpec;
+use super::{java_test_files, results, test_classes};
+use crate::ecosystem::{Ecosystem, ParsedRun, Parts};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use image::{environment_dockerfile, harness_setup, script_setup};
+use infer::infer;
 
 /// The ecosystem's name in environment specs.
 pub const NAME: &str = "java-gradle";
@@ -58,21 +55,12 @@ impl Ecosystem for GradleTest {
         runtime.starts_with("jdk") || runtime.starts_with(infer::RUNTIME_PREFIX)
     }
 
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer(files, date, runtimes)
+    fn parts(&self) -> &'static Parts {
+        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         java_test_files(diff)
-    }
-
-    fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
-        image::environment_dockerfile(request, base, settings)
     }
 
     /// A configured distribution's zip ([`image::context_files`]).
@@ -84,10 +72,6 @@ impl Ecosystem for GradleTest {
         image::context_files(request, settings)
     }
 
-    fn script_setup(&self, _version: &str) -> String {
-        image::script_setup()
-    }
-
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
         format!("bash {} {report} {test_command} -- {files}", image::GRADLE_TEST_HELPER)
     }
@@ -96,23 +80,17 @@ impl Ecosystem for GradleTest {
     /// log gives what the harness function prints (a class per `-Dtest=` run, then
     /// `BUILD SUCCESS|FAILURE`: `evaluate --mode swe` reads its eval script's output so),
     /// else what Maven's log reader finds (network errors).
-    fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource) {
-        let wanted: BTreeSet<String> = test_files.iter().filter_map(|file| test_class_of(file)).collect();
-        let from_report =
-            report.map(|xml| results::parse_surefire_xml(xml, &wanted)).filter(|run| !run.tests.is_empty());
-        match from_report {
-            Some(run) => (run, ResultsSource::Report),
-            None => {
-                let from_harness = parse_harness_log(log);
-                let run =
-                    if from_harness.tests.is_empty() { results::parse_maven_log(log, &wanted) } else { from_harness };
-                (run, ResultsSource::Log)
-            }
-        }
+    fn parse_report(&self, report: &str, test_files: &[String]) -> ParsedRun {
+        results::parse_surefire_xml(report, &test_classes(test_files))
     }
 
-    fn harness_setup(&self, _version: &str) -> Vec<String> {
-        image::harness_setup()
+    fn parse_log(&self, log: &str, test_files: &[String]) -> ParsedRun {
+        let from_harness = parse_harness_log(log);
+        if from_harness.tests.is_empty() {
+            results::parse_maven_log(log, &test_classes(test_files))
+        } else {
+            from_harness
+        }
     }
 
     /// One Gradle run per class (see [`image::HARNESS_FUNCTION`]).
@@ -153,6 +131,7 @@ fn parse_harness_log(log: &str) -> ParsedRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecosystem::ResultsSource;
 
     #[test]
     fn the_harness_functions_output_gives_a_verdict_per_class() {
