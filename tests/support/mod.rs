@@ -6,6 +6,7 @@ pub mod browser;
 pub mod github_sim;
 pub mod python_project;
 pub mod synthetic_repo;
+pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
