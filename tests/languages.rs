@@ -10,8 +10,9 @@
 use swe_harvest::store::Store;
 
 use crate::conformance::find_mirror;
-use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
+use crate::support::python_project::{Project, Scenario};
+use crate::support::workspace::Workspace;
+use crate::support::{base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -44,19 +45,14 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, behaviour) = go_behaviour_candidate();
     let compile = project
         .candidate(2, &Scenario::new("mul").gold("calc/calc.go", FIXED_ADD_AND_MUL).test("calc/mul_test.go", MUL_TEST));
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, compile]);
-    let mut command = harvest.validate_command();
+    workspace.seeded(&project, &[behaviour, compile]);
     // With --coverage, which Go cannot measure: said in the summary, never "0 of 0".
-    let output = command.args(["validate", "--runs", "2", "--coverage"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
+    let output = workspace.validate(&["--runs", "2", "--coverage"]);
+    let log = |id: &str| workspace.run_log(id);
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
     let summary = stderr(&output);
     assert!(
@@ -64,7 +60,7 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
         "{summary}"
     );
     assert!(!summary.contains("0 of 0"), "{summary}");
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
 
     let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
     assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
@@ -78,7 +74,7 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = log("acme__calc-2");
     assert!(pre.contains("undefined: Mul"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
@@ -86,8 +82,7 @@ fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = go_project();
     // The fix compares with go-cmp, which the environment commit does not require:
     // without it in the module cache nothing compiles after the fix (go-zero-964).
@@ -104,16 +99,14 @@ fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
             .gold("go.sum", go_sum)
             .test("calc/calc_test.go", TESTS_WITH_REGRESSION),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[candidate]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
     let task = tasks.get("acme__calc-3").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
     assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
     assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Go task unchanged: its
@@ -124,15 +117,14 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, behaviour) = go_behaviour_candidate();
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_gotest");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_gotest");
     assert_eq!(row["language"], "go");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("go test -count=1 -v ./calc"), "{script}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of zeromicro/go-zero whose published
@@ -156,23 +148,9 @@ fn published_go_rows_recover_their_fail_to_pass_tests() {
     // PR 1969: one published fail-to-pass test, in one package.
     let chosen: Vec<&str> = text.lines().filter(|line| line.contains("\"number\": 1969")).collect();
     assert_eq!(chosen.len(), 1, "the row of PR 1969 is in the ground truth");
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, chosen.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let row: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let workspace = Workspace::with_docker();
+    let run = workspace.validate_published(&mirrors, &chosen, &["--runs", "1", "--compare"]).succeeded();
+    let row = run.row();
     let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
     let published: Vec<&String> = row["f2p_tests"].as_object().unwrap().keys().collect();
     assert!(!published.is_empty());
@@ -209,8 +187,7 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let base_tests = format!("{BASE_TESTS_JS}{LOCALHOST_TEST_JS}");
     let tests_with_regression = format!("{TESTS_WITH_REGRESSION_JS}{LOCALHOST_TEST_JS}");
     let project = Project::of_files(&[
@@ -225,15 +202,11 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     );
     let load =
         project.candidate(2, &Scenario::new("mul").gold("lib/mul.js", MUL_JS).test("test/mul.test.js", MUL_TEST_JS));
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, load]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
+    workspace.seeded(&project, &[behaviour, load]);
+    let output = workspace.validate(&["--runs", "2"]);
+    let log = |id: &str| workspace.run_log(id);
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
 
     let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
     assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
@@ -260,7 +233,7 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = log("acme__calc-2");
     assert!(pre.contains("Cannot find module '../lib/mul'"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Mocha task unchanged:
@@ -271,8 +244,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::of_files(&[
         ("package.json", PACKAGE_JSON),
         (".nvmrc", "18\n"),
@@ -285,8 +257,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
             .gold("lib/calc.js", FIXED_ADD_JS)
             .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
     );
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_jest_json");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jest_json");
     assert_eq!(row["language"], "javascript");
     let script = row["eval_script"].as_str().unwrap();
     assert!(
@@ -295,7 +267,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
         ),
         "{script}"
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench rows of real JavaScript and TypeScript repositories,
@@ -330,24 +302,9 @@ fn published_javascript_and_typescript_rows_recover_their_fail_to_pass_tests() {
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, rows.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    for line in fs_err::read_to_string(&out).unwrap().lines() {
-        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+    let workspace = Workspace::with_docker();
+    let run = workspace.validate_published(&mirrors, &rows, &["--runs", "1", "--compare"]).succeeded();
+    for row in run.written() {
         let diagnosis = &row["diagnosis"];
         assert_eq!(diagnosis["status"], "labelled", "{}: {diagnosis}", row["instance_id"]);
         let published: Vec<&String> = ["f2p_tests", "n2p_tests"]
@@ -425,8 +382,7 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = maven_project();
     let behaviour = project.candidate(
         1,
@@ -441,15 +397,11 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
             .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD_AND_MUL)
             .test("src/test/java/com/acme/calc/MulTest.java", JAVA_MUL_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, compile]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
+    workspace.seeded(&project, &[behaviour, compile]);
+    let output = workspace.validate(&["--runs", "2"]);
+    let log = |id: &str| workspace.run_log(id);
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
 
     let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", log("acme__calc-1"));
@@ -463,7 +415,7 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = log("acme__calc-2");
     assert!(pre.contains("cannot find symbol"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic POM with JaCoCo's agent bound before `test` and Surefire's `argLine`
@@ -484,8 +436,7 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let pom = pom_with_jacoco();
     assert!(pom.contains("jacoco-maven-plugin"), "the fixture POM changed: {pom}");
     let project = Project::of_files(&[
@@ -500,18 +451,16 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
             .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
             .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    let log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-1/run-1.log")).unwrap_or_default();
+    workspace.seeded(&project, &[behaviour]);
+    let output = workspace.validate(&["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
     assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
     let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}\n{log}", stderr(&output)));
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]), "{log}");
     assert!(log.contains("Skipping JaCoCo execution"), "the agent ran: {log}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic Maven task of a new failing class and an existing passing one,
@@ -523,8 +472,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = maven_project();
     let behaviour = project.candidate(
         1,
@@ -533,12 +481,12 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
             .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
             .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
     );
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_maven");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("swe_harvest_maven_each mvn -B -o"), "{script}");
     assert_eq!(row["language"], "java");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A Gradle build with no wrapper (so Debian's gradle 4.4.1 builds it) and JUnit 4
@@ -564,8 +512,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = gradle_project();
     let behaviour = project.candidate(
         1,
@@ -580,18 +527,14 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
             .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD_AND_MUL)
             .test("src/test/java/com/acme/calc/MulTest.java", JAVA_MUL_TEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, compile]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
+    workspace.seeded(&project, &[behaviour, compile]);
+    let output = workspace.validate(&["--runs", "1"]);
+    let log = |id: &str| workspace.run_log(id);
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
     // The figures of docs/languages/java.md (image build time, each task's time in containers):
     // shown with `--no-capture`.
     eprintln!("{}", stderr(&output));
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
 
     let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", log("acme__calc-1"));
@@ -620,7 +563,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = log("acme__calc-2");
     assert!(pre.contains("cannot find symbol") && pre.contains("compileTestJava"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic Gradle task graded by SWE-bench's own harness (`parse_log_maven`,
@@ -631,8 +574,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = gradle_project();
     let behaviour = project.candidate(
         1,
@@ -641,12 +583,12 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
             .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
             .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
     );
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_maven");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("swe_harvest_gradle_each gradle --offline"), "{script}");
     assert_eq!(row["language"], "java");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench Java rows re-validated with `validate --input`, one per
@@ -682,26 +624,11 @@ fn published_java_rows_recover_their_fail_to_pass_classes() {
         assert_eq!(row.len(), 1, "the row of PR {number} is in {file}");
         rows.push(row[0].to_string());
     }
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, rows.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let text = fs_err::read_to_string(&out).unwrap();
-    assert_eq!(text.lines().count(), chosen.len(), "{}", stderr(&output));
-    for line in text.lines() {
-        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+    let workspace = Workspace::with_docker();
+    let run = workspace.validate_published(&mirrors, &rows, &["--runs", "1", "--compare"]).succeeded();
+    let rows = run.written();
+    assert_eq!(rows.len(), chosen.len(), "{}", stderr(&run.output));
+    for row in rows {
         let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
         let published: Vec<&String> = row["f2p_tests"].as_object().unwrap().keys().collect();
         assert!(!published.is_empty());
@@ -771,18 +698,13 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, candidates) = rust_project();
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
+    workspace.seeded(&project, &candidates);
+    let output = workspace.validate(&["--runs", "2"]);
+    let log = |id: &str| workspace.run_log(id);
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    let tasks = tasks(&workspace.harvest);
 
     let task = tasks
         .get("acme__calc-1")
@@ -790,7 +712,7 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     assert_eq!(task.fail_to_pass, names(&["add_negative", "tests::adds_negative_numbers"]));
     assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small", "tests::platform_is_unix"]));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let spec =
         swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
             .unwrap()
@@ -806,7 +728,7 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small", "add_zero"]));
     let pre = log("acme__calc-2");
     assert!(pre.contains("cannot find function `mul`"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Rust task unchanged: its
@@ -818,18 +740,17 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
     if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, mut candidates) = rust_project();
     candidates.truncate(1);
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
+    workspace.seeded(&project, &candidates);
+    let output = workspace.validate(&["--runs", "1"]);
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let task = tasks(&harvest).remove("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = tasks(&workspace.harvest)
+        .remove("acme__calc-1")
+        .unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
     assert!(task.pass_to_pass.contains(&"add_overflows".to_string()), "{:?}", task.pass_to_pass);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_cargo");
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_cargo");
     assert_eq!(row["language"], "rust");
     let script = row["eval_script"].as_str().unwrap();
     assert!(
@@ -838,7 +759,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
         ),
         "{script}"
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of tokio-rs/bytes (5), serde-rs/serde (2) and
@@ -879,24 +800,10 @@ fn published_rust_rows_recover_their_fail_to_pass_tests() {
         eprintln!("skipped: no Rust row has a mirror");
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, lines.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--workers", "2", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let rows: Vec<serde_json::Value> =
-        fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let workspace = Workspace::with_docker();
+    let run =
+        workspace.validate_published(&mirrors, &lines, &["--runs", "1", "--workers", "2", "--compare"]).succeeded();
+    let rows = run.written();
     assert_eq!(rows.len(), lines.len());
     // Every miss is a test of the published row's own base run that passed there.
     let allowed = [
@@ -928,5 +835,5 @@ fn published_rust_rows_recover_their_fail_to_pass_tests() {
             ours.len()
         );
     }
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }

@@ -10,6 +10,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -166,6 +167,27 @@ impl Workspace {
         let mut all = vec!["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()];
         all.extend_from_slice(args);
         RowsRun { output: self.validate_with_env(env, &all), out }
+    }
+
+    /// `validate --input` on published rows (JSON lines) of repositories whose
+    /// mirrors are under `mirrors` (`SWE_HARVEST_MIRRORS`), with `args` besides.
+    pub fn validate_published<L: AsRef<str>>(&self, mirrors: &OsStr, lines: &[L], args: &[&str]) -> RowsRun {
+        let input = self.path("published.jsonl");
+        fs_err::write(&input, lines.iter().map(|line| format!("{}\n", line.as_ref())).collect::<String>()).unwrap();
+        let out = self.path("out/published.jsonl");
+        let output = self
+            .harvest
+            .validate_command()
+            .env("SWE_HARVEST_MIRRORS", mirrors)
+            .arg("validate")
+            .args(args)
+            .arg("--input")
+            .arg(&input)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("swe-harvest runs");
+        RowsRun { output, out }
     }
 }
 
