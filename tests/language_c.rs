@@ -5,10 +5,10 @@
 
 use swe_harvest::model::Candidate;
 
-use crate::conformance::find_mirror;
+use crate::support::published::{PublishedRow, published_rows};
 use crate::support::python_project::{Project, Scenario};
 use crate::support::workspace::Workspace;
-use crate::support::{base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
+use crate::support::{base_images_missing, names, stderr, validated_once};
 
 /// Looks for a library (Oniguruma, as jq does), which the image gets from Debian.
 const CONFIGURE_AC: &str = "AC_INIT([calc], [1.0])\nAM_INIT_AUTOMAKE([foreign subdir-objects])\n\
@@ -85,15 +85,13 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     );
     workspace.seeded(&project, &[behaviour, new_test]);
     let output = workspace.validate(&["--runs", "2"]);
-    let log = |id: &str| workspace.run_log(id);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&workspace.harvest);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
 
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
-    assert_eq!(task.fail_to_pass, names(&["tests/clitest.sh"]), "{}", log("acme__calc-1"));
-    assert_eq!(task.pass_to_pass, names(&["tests/test_add"]), "{}", log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["tests/clitest.sh"]), "{}", workspace.run_log("acme__calc-1"));
+    assert_eq!(task.pass_to_pass, names(&["tests/test_add"]), "{}", workspace.run_log("acme__calc-1"));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
-    let pre = log("acme__calc-1");
+    let pre = workspace.run_log("acme__calc-1");
     assert!(pre.contains("add 1 -1: 2, not 0"), "the failure's own words are in the pre run: {pre}");
     // The library the build looks for is installed in the image (asked of the image,
     // which an earlier run may have built: its build log is then not in this data dir).
@@ -109,8 +107,8 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     );
 
     // Before the gold patch the new script is not in TESTS: absent, then passing.
-    let task = tasks.get("acme__calc-2").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
-    assert_eq!(task.fail_to_pass, names(&["tests/multest.sh"]), "{}", log("acme__calc-2"));
+    let task = workspace.task("acme__calc-2");
+    assert_eq!(task.fail_to_pass, names(&["tests/multest.sh"]), "{}", workspace.run_log("acme__calc-2"));
     assert!(workspace.containers().is_empty());
 }
 
@@ -121,22 +119,8 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
 /// FAIL_TO_PASS.
 #[test]
 fn published_jq_rows_recover_their_fail_to_pass_tests() {
-    let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {
-        eprintln!("skipped: SWE_HARVEST_MIRRORS is not set (a folder with jqlang+jq/repo)");
-        return;
-    };
-    if find_mirror(std::path::Path::new(&mirrors), "jqlang", "jq").is_none() {
-        eprintln!("skipped: no mirror of jqlang/jq under {}", mirrors.to_string_lossy());
-        return;
-    }
-    if base_images_missing("c", &["gcc12"]) {
-        return;
-    }
-    let Some(rows_path) = shared_groundtruth("multi-swe-bench/c__jqlang__jq.jsonl") else { return };
-    let text = fs_err::read_to_string(&rows_path).unwrap();
-    let chosen: Vec<&str> =
-        text.lines().filter(|line| line.contains("\"number\": 2839,") || line.contains("\"number\": 3161,")).collect();
-    assert_eq!(chosen.len(), 2, "the rows of PRs 2839 and 3161 are in the ground truth");
+    let jq = |number| PublishedRow { file: "c__jqlang__jq.jsonl", owner: "jqlang", name: "jq", number };
+    let Some((mirrors, chosen)) = published_rows("c", &["gcc12"], &[jq(2839), jq(3161)]) else { return };
     let workspace = Workspace::with_docker();
     let run =
         workspace.validate_published(&mirrors, &chosen, &["--runs", "1", "--workers", "2", "--compare"]).succeeded();
@@ -209,8 +193,7 @@ fn a_cmake_project_gets_fail_to_pass_by_ctest_name_for_the_tests_of_the_touched_
     let output = workspace.validate(&["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
     assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
-    let tasks = tasks(&workspace.harvest);
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}\n{log}", stderr(&output)));
+    let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["mul"]), "{log}");
     assert!(workspace.containers().is_empty());
