@@ -21,7 +21,8 @@ pub struct PublishedRow<'a> {
 /// the test skips. `images` are the base images of `language` the rows need.
 pub fn published_rows(language: &str, images: &[&str], chosen: &[PublishedRow]) -> Option<(OsString, Vec<String>)> {
     let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {
-        let repos: Vec<String> = chosen.iter().map(|row| format!("{}+{}/repo", row.owner, row.name)).collect();
+        let mut repos: Vec<String> = chosen.iter().map(|row| format!("{}+{}/repo", row.owner, row.name)).collect();
+        repos.dedup();
         eprintln!("skipped: SWE_HARVEST_MIRRORS is not set (a folder with {})", repos.join(" and "));
         return None;
     };
