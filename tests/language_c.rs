@@ -119,7 +119,7 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
 /// FAIL_TO_PASS.
 #[test]
 fn published_jq_rows_recover_their_fail_to_pass_tests() {
-    let jq = |number| PublishedRow { file: "c__jqlang__jq.jsonl", owner: "jqlang", name: "jq", number };
+    let jq = |number| PublishedRow::new("c__jqlang__jq.jsonl", "jqlang", "jq", number);
     let Some((mirrors, chosen)) = published_rows("c", &["gcc12"], &[jq(2839), jq(3161)]) else { return };
     let workspace = Workspace::with_docker();
     let run =

@@ -132,8 +132,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
 #[test]
 fn published_go_rows_recover_their_fail_to_pass_tests() {
     // PR 1969: one published fail-to-pass test, in one package.
-    let chosen =
-        [PublishedRow { file: "go__zeromicro__go-zero.jsonl", owner: "zeromicro", name: "go-zero", number: 1969 }];
+    let chosen = [PublishedRow::new("go__zeromicro__go-zero.jsonl", "zeromicro", "go-zero", 1969)];
     let Some((mirrors, rows)) = published_rows("go", &["go1.19"], &chosen) else { return };
     let workspace = Workspace::with_docker();
     let run = workspace.validate_published(&mirrors, &rows, &["--runs", "1", "--compare"]).succeeded();
@@ -266,13 +265,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
 #[test]
 fn published_javascript_and_typescript_rows_recover_their_fail_to_pass_tests() {
     let chosen = [
-        PublishedRow { file: "js__axios__axios.jsonl", owner: "axios", name: "axios", number: 5661 },
-        PublishedRow {
-            file: "ts__darkreader__darkreader.jsonl",
-            owner: "darkreader",
-            name: "darkreader",
-            number: 7241,
-        },
+        PublishedRow::new("js__axios__axios.jsonl", "axios", "axios", 5661),
+        PublishedRow::new("ts__darkreader__darkreader.jsonl", "darkreader", "darkreader", 7241),
     ];
     let Some((mirrors, rows)) = published_rows("node", &["node18"], &chosen) else { return };
     let workspace = Workspace::with_docker();
@@ -548,13 +542,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
 #[test]
 fn published_java_rows_recover_their_fail_to_pass_classes() {
     let chosen = [
-        PublishedRow { file: "java__google__gson.jsonl", owner: "google", name: "gson", number: 1555 },
-        PublishedRow {
-            file: "java__fasterxml__jackson-dataformat-xml.jsonl",
-            owner: "FasterXML",
-            name: "jackson-dataformat-xml",
-            number: 590,
-        },
+        PublishedRow::new("java__google__gson.jsonl", "google", "gson", 1555),
+        PublishedRow::new("java__fasterxml__jackson-dataformat-xml.jsonl", "FasterXML", "jackson-dataformat-xml", 590),
     ];
     let Some((mirrors, rows)) = published_rows("java", &["jdk17"], &chosen) else { return };
     let workspace = Workspace::with_docker();

@@ -17,6 +17,12 @@ pub struct PublishedRow<'a> {
     pub number: u64,
 }
 
+impl<'a> PublishedRow<'a> {
+    pub fn new(file: &'a str, owner: &'a str, name: &'a str, number: u64) -> PublishedRow<'a> {
+        PublishedRow { file, owner, name, number }
+    }
+}
+
 /// The mirrors folder and the chosen rows as JSON lines, or `None` after saying why
 /// the test skips. `images` are the base images of `language` the rows need.
 pub fn published_rows(language: &str, images: &[&str], chosen: &[PublishedRow]) -> Option<(OsString, Vec<String>)> {
