@@ -21,7 +21,7 @@ NODES="${SWE_HARVEST_BENCH_NODES:-1 2 3}"
 work="$(mktemp -d /tmp/swh-bench-cluster.XXXXXX)"
 trap 'scripts/cluster.sh down >/dev/null 2>&1 || true' EXIT
 
-cargo build --quiet --bins
+cargo build --quiet --bins --features dev-tools
 bin="$PWD/target/debug"
 export SWE_HARVEST_VALIDATE__EXTRA_CA_FILE="${SWE_HARVEST_VALIDATE__EXTRA_CA_FILE:-/etc/ssl/certs/ca-certificates.crt}"
 

@@ -29,10 +29,10 @@ PROFILE=${BENCH_PROFILE:-release}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 
 if [ "$PROFILE" = release ]; then
-    cargo build --release --bin swe-harvest --bin github-sim
+    cargo build --release --features dev-tools --bin swe-harvest --bin github-sim
     BIN="$TARGET_DIR/release"
 else
-    cargo build --bin swe-harvest --bin github-sim
+    cargo build --features dev-tools --bin swe-harvest --bin github-sim
     BIN="$TARGET_DIR/debug"
 fi
 HARVEST=${BENCH_SWE_HARVEST:-$BIN/swe-harvest}

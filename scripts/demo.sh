@@ -26,7 +26,7 @@ if [ -n "${SWE_HARVEST_DEMO_BIN_DIR:-}" ]; then
 else
     profile=${SWE_HARVEST_DEMO_PROFILE:-release}
     step "building swe-harvest ($profile profile)"
-    cargo build --profile "$profile" --locked --bins
+    cargo build --profile "$profile" --locked --bins --features dev-tools
     target_dir=${CARGO_TARGET_DIR:-target}
     if [ "$profile" = dev ]; then bin="$target_dir/debug"; else bin="$target_dir/$profile"; fi
 fi

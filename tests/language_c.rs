@@ -5,9 +5,10 @@
 
 use swe_harvest::model::Candidate;
 
-use crate::conformance::find_mirror;
-use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
+use crate::support::published::{PublishedRow, published_rows};
+use crate::support::python_project::{Project, Scenario};
+use crate::support::workspace::Workspace;
+use crate::support::{base_images_missing, names, stderr, validated_once};
 
 /// Looks for a library (Oniguruma, as jq does), which the image gets from Debian.
 const CONFIGURE_AC: &str = "AC_INIT([calc], [1.0])\nAM_INIT_AUTOMAKE([foreign subdir-objects])\n\
@@ -71,8 +72,7 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     if base_images_missing("c", &["gcc12"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = autotools_project();
     let behaviour = negative_candidate(&project);
     // A new test script, which only the gold patch's Makefile.am runs.
@@ -83,21 +83,15 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
             .gold("Makefile.am", MAKEFILE_AM_WITH_MUL)
             .test("tests/multest.sh", MULTEST),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, new_test]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    workspace.seeded(&project, &[behaviour, new_test]);
+    let output = workspace.validate(&["--runs", "2"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
 
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
-    assert_eq!(task.fail_to_pass, names(&["tests/clitest.sh"]), "{}", log("acme__calc-1"));
-    assert_eq!(task.pass_to_pass, names(&["tests/test_add"]), "{}", log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["tests/clitest.sh"]), "{}", workspace.run_log("acme__calc-1"));
+    assert_eq!(task.pass_to_pass, names(&["tests/test_add"]), "{}", workspace.run_log("acme__calc-1"));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
-    let pre = log("acme__calc-1");
+    let pre = workspace.run_log("acme__calc-1");
     assert!(pre.contains("add 1 -1: 2, not 0"), "the failure's own words are in the pre run: {pre}");
     // The library the build looks for is installed in the image (asked of the image,
     // which an earlier run may have built: its build log is then not in this data dir).
@@ -113,9 +107,9 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     );
 
     // Before the gold patch the new script is not in TESTS: absent, then passing.
-    let task = tasks.get("acme__calc-2").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
-    assert_eq!(task.fail_to_pass, names(&["tests/multest.sh"]), "{}", log("acme__calc-2"));
-    assert!(docker.containers().is_empty());
+    let task = workspace.task("acme__calc-2");
+    assert_eq!(task.fail_to_pass, names(&["tests/multest.sh"]), "{}", workspace.run_log("acme__calc-2"));
+    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of jqlang/jq whose fail-to-pass test is
@@ -125,40 +119,12 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
 /// FAIL_TO_PASS.
 #[test]
 fn published_jq_rows_recover_their_fail_to_pass_tests() {
-    let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {
-        eprintln!("skipped: SWE_HARVEST_MIRRORS is not set (a folder with jqlang+jq/repo)");
-        return;
-    };
-    if find_mirror(std::path::Path::new(&mirrors), "jqlang", "jq").is_none() {
-        eprintln!("skipped: no mirror of jqlang/jq under {}", mirrors.to_string_lossy());
-        return;
-    }
-    if base_images_missing("c", &["gcc12"]) {
-        return;
-    }
-    let Some(rows_path) = shared_groundtruth("multi-swe-bench/c__jqlang__jq.jsonl") else { return };
-    let text = fs_err::read_to_string(&rows_path).unwrap();
-    let chosen: Vec<&str> =
-        text.lines().filter(|line| line.contains("\"number\": 2839,") || line.contains("\"number\": 3161,")).collect();
-    assert_eq!(chosen.len(), 2, "the rows of PRs 2839 and 3161 are in the ground truth");
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, chosen.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--workers", "2", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let text = fs_err::read_to_string(&out).unwrap();
-    let rows: Vec<serde_json::Value> = text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let jq = |number| PublishedRow::new("c__jqlang__jq.jsonl", "jqlang", "jq", number);
+    let Some((mirrors, chosen)) = published_rows("c", &["gcc12"], &[jq(2839), jq(3161)]) else { return };
+    let workspace = Workspace::with_docker();
+    let run =
+        workspace.validate_published(&mirrors, &chosen, &["--runs", "1", "--workers", "2", "--compare"]).succeeded();
+    let rows = run.written();
     assert_eq!(rows.len(), 2);
     for row in rows {
         let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
@@ -179,16 +145,15 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_an_autotools_task() {
     if base_images_missing("c", &["gcc12"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = autotools_project();
     let behaviour = negative_candidate(&project);
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_jq");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jq");
     assert_eq!(row["language"], "c");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("make check -- \"$@\""), "{script}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 const CMAKE_LISTS: &str = "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\nenable_testing()\n\
@@ -209,8 +174,7 @@ fn a_cmake_project_gets_fail_to_pass_by_ctest_name_for_the_tests_of_the_touched_
     if base_images_missing("c", &["gcc12"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::of_files(&[
         ("CMakeLists.txt", CMAKE_LISTS),
         ("src/calc.h", CALC_H),
@@ -225,15 +189,12 @@ fn a_cmake_project_gets_fail_to_pass_by_ctest_name_for_the_tests_of_the_touched_
             .test("tests/test_add.c", TEST_ADD_NEGATIVE_C)
             .test("tests/test_mul.c", TEST_MUL_MORE_C),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[candidate]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    let log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-1/run-1.log")).unwrap_or_default();
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
     assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}\n{log}", stderr(&output)));
+    let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["mul"]), "{log}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }

@@ -7,11 +7,14 @@
 //! Java and Rust repositories re-validated from local mirrors (skipped, saying so, when
 //! `SWE_HARVEST_MIRRORS` has none).
 
+use swe_harvest::model::Candidate;
 use swe_harvest::store::Store;
 
 use crate::conformance::find_mirror;
-use crate::support::python_project::{self as project, DockerGuard, Project, Scenario};
-use crate::support::{SweHarvest, base_images_missing, names, shared_groundtruth, stderr, tasks, validated_once};
+use crate::support::published::{PublishedRow, published_rows};
+use crate::support::python_project::{Project, Scenario};
+use crate::support::workspace::Workspace;
+use crate::support::{base_images_missing, names, shared_groundtruth, stderr, validated_once};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -30,7 +33,7 @@ fn go_project() -> Project {
 
 /// The Go module and its candidate 1, whose gold patch fixes `Add` and whose test
 /// patch adds a failing test with a subtest.
-fn go_behaviour_candidate() -> (Project, swe_harvest::model::Candidate) {
+fn go_behaviour_candidate() -> (Project, Candidate) {
     let project = go_project();
     let behaviour = project.candidate(
         1,
@@ -44,41 +47,34 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, behaviour) = go_behaviour_candidate();
     let compile = project
         .candidate(2, &Scenario::new("mul").gold("calc/calc.go", FIXED_ADD_AND_MUL).test("calc/mul_test.go", MUL_TEST));
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, compile]);
-    let mut command = harvest.validate_command();
+    workspace.seeded(&project, &[behaviour, compile]);
     // With --coverage, which Go cannot measure: said in the summary, never "0 of 0".
-    let output = command.args(["validate", "--runs", "2", "--coverage"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
+    let output = workspace.validate(&["--runs", "2", "--coverage"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
     let summary = stderr(&output);
     assert!(
         summary.contains("coverage: not measured for 2 go task(s): go cannot measure change coverage"),
         "{summary}"
     );
     assert!(!summary.contains("0 of 0"), "{summary}");
-    let tasks = tasks(&harvest);
 
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
     assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
 
     // Before the gold patch the package does not compile: every test of it fails
     // (is missing) there, and the compiler's message is in the pre run's log.
-    let task = tasks.get("acme__calc-2").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-2");
     assert_eq!(task.fail_to_pass, names(&["TestAdd", "TestMul"]));
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
-    let pre = log("acme__calc-2");
+    let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("undefined: Mul"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
@@ -86,8 +82,7 @@ fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = go_project();
     // The fix compares with go-cmp, which the environment commit does not require:
     // without it in the module cache nothing compiles after the fix (go-zero-964).
@@ -104,16 +99,13 @@ fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
             .gold("go.sum", go_sum)
             .test("calc/calc_test.go", TESTS_WITH_REGRESSION),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[candidate]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-3").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-3");
     assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
     assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Go task unchanged: its
@@ -124,15 +116,14 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, behaviour) = go_behaviour_candidate();
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_gotest");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_gotest");
     assert_eq!(row["language"], "go");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("go test -count=1 -v ./calc"), "{script}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of zeromicro/go-zero whose published
@@ -140,39 +131,12 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
 /// every published one must be in our FAIL_TO_PASS.
 #[test]
 fn published_go_rows_recover_their_fail_to_pass_tests() {
-    let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {
-        eprintln!("skipped: SWE_HARVEST_MIRRORS is not set (a folder with zeromicro+go-zero/repo)");
-        return;
-    };
-    if find_mirror(std::path::Path::new(&mirrors), "zeromicro", "go-zero").is_none() {
-        eprintln!("skipped: no mirror of zeromicro/go-zero under {}", mirrors.to_string_lossy());
-        return;
-    }
-    if base_images_missing("go", &["go1.19"]) {
-        return;
-    }
-    let Some(rows_path) = shared_groundtruth("multi-swe-bench/go__zeromicro__go-zero.jsonl") else { return };
-    let text = fs_err::read_to_string(&rows_path).unwrap();
     // PR 1969: one published fail-to-pass test, in one package.
-    let chosen: Vec<&str> = text.lines().filter(|line| line.contains("\"number\": 1969")).collect();
-    assert_eq!(chosen.len(), 1, "the row of PR 1969 is in the ground truth");
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, chosen.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let row: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let chosen = [PublishedRow::new("go__zeromicro__go-zero.jsonl", "zeromicro", "go-zero", 1969)];
+    let Some((mirrors, rows)) = published_rows("go", &["go1.19"], &chosen) else { return };
+    let workspace = Workspace::with_docker();
+    let run = workspace.validate_published(&mirrors, &rows, &["--runs", "1", "--compare"]).succeeded();
+    let row = run.row();
     let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
     let published: Vec<&String> = row["f2p_tests"].as_object().unwrap().keys().collect();
     assert!(!published.is_empty());
@@ -209,8 +173,7 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let base_tests = format!("{BASE_TESTS_JS}{LOCALHOST_TEST_JS}");
     let tests_with_regression = format!("{TESTS_WITH_REGRESSION_JS}{LOCALHOST_TEST_JS}");
     let project = Project::of_files(&[
@@ -225,24 +188,22 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     );
     let load =
         project.candidate(2, &Scenario::new("mul").gold("lib/mul.js", MUL_JS).test("test/mul.test.js", MUL_TEST_JS));
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, load]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    workspace.seeded(&project, &[behaviour, load]);
+    let output = workspace.validate(&["--runs", "2"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
 
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
     assert_eq!(
         task.pass_to_pass,
         names(&["test/calc.test.js > add > adds small numbers", "test/calc.test.js > server > answers on localhost"])
     );
     // The runner of the `test` script, past `npm run lint`, without its glob.
-    assert!(log("acme__calc-1").contains("swe-harvest: mocha of test/calc.test.js"), "{}", log("acme__calc-1"));
+    assert!(
+        workspace.run_log("acme__calc-1").contains("swe-harvest: mocha of test/calc.test.js"),
+        "{}",
+        workspace.run_log("acme__calc-1")
+    );
     let image = task.image.clone().unwrap_or_default();
     assert!(image.starts_with("swe-harvest/env.acme__calc:"), "{image}");
     // `.nvmrc` asked for Node 18; Mocha was installed into the image, not at test time.
@@ -255,12 +216,12 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
 
     // Before the gold patch the new test file does not load: its test is missing
     // there (a failure), and Mocha's message is in the pre run's log.
-    let task = tasks.get("acme__calc-2").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-2");
     assert_eq!(task.fail_to_pass, names(&["test/mul.test.js > mul > multiplies"]));
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
-    let pre = log("acme__calc-2");
+    let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("Cannot find module '../lib/mul'"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Mocha task unchanged:
@@ -271,8 +232,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::of_files(&[
         ("package.json", PACKAGE_JSON),
         (".nvmrc", "18\n"),
@@ -285,8 +245,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
             .gold("lib/calc.js", FIXED_ADD_JS)
             .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
     );
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_jest_json");
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jest_json");
     assert_eq!(row["language"], "javascript");
     let script = row["eval_script"].as_str().unwrap();
     assert!(
@@ -295,7 +255,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
         ),
         "{script}"
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench rows of real JavaScript and TypeScript repositories,
@@ -304,50 +264,14 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
 /// the file for darkreader's Jest) must be among ours, compared in their form.
 #[test]
 fn published_javascript_and_typescript_rows_recover_their_fail_to_pass_tests() {
-    let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {
-        eprintln!(
-            "skipped: SWE_HARVEST_MIRRORS is not set (a folder with axios+axios/repo and darkreader+darkreader/repo)"
-        );
-        return;
-    };
-    let root = std::path::Path::new(&mirrors);
     let chosen = [
-        ("js__axios__axios.jsonl", "axios", "axios", 5661),
-        ("ts__darkreader__darkreader.jsonl", "darkreader", "darkreader", 7241),
+        PublishedRow::new("js__axios__axios.jsonl", "axios", "axios", 5661),
+        PublishedRow::new("ts__darkreader__darkreader.jsonl", "darkreader", "darkreader", 7241),
     ];
-    let mut rows = Vec::new();
-    for (file, owner, name, number) in chosen {
-        if find_mirror(root, owner, name).is_none() {
-            eprintln!("skipped: no mirror of {owner}/{name} under {}", root.display());
-            return;
-        }
-        let Some(path) = shared_groundtruth(&format!("multi-swe-bench/{file}")) else { return };
-        let text = fs_err::read_to_string(&path).unwrap();
-        let row: Vec<&str> = text.lines().filter(|line| line.contains(&format!("\"number\": {number},"))).collect();
-        assert_eq!(row.len(), 1, "the row of {owner}/{name}#{number} is in the ground truth");
-        rows.push(row[0].to_string());
-    }
-    if base_images_missing("node", &["node18"]) {
-        return;
-    }
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, rows.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    for line in fs_err::read_to_string(&out).unwrap().lines() {
-        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+    let Some((mirrors, rows)) = published_rows("node", &["node18"], &chosen) else { return };
+    let workspace = Workspace::with_docker();
+    let run = workspace.validate_published(&mirrors, &rows, &["--runs", "1", "--compare"]).succeeded();
+    for row in run.written() {
         let diagnosis = &row["diagnosis"];
         assert_eq!(diagnosis["status"], "labelled", "{}: {diagnosis}", row["instance_id"]);
         let published: Vec<&String> = ["f2p_tests", "n2p_tests"]
@@ -412,6 +336,28 @@ const NEGATIVE_TEST: &str = "package com.acme.calc;\n\nimport static org.junit.A
 /// tests do not compile.
 const JAVA_MUL_TEST: &str = "package com.acme.calc;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class MulTest {\n    @Test\n    public void multiplies() {\n        assertEquals(6, Calc.mul(2, 3));\n    }\n}\n";
 
+/// Candidate 1 of a Java project: the fix of `add`, with a new class that fails before
+/// it (`NegativeTest`) and one more passing test in the existing class.
+fn java_negative_candidate(project: &Project) -> Candidate {
+    project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
+            .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
+            .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
+    )
+}
+
+/// Candidate 2 of a Java project: `mul` and a new class that does not compile before it.
+fn java_mul_candidate(project: &Project) -> Candidate {
+    project.candidate(
+        2,
+        &Scenario::new("mul")
+            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD_AND_MUL)
+            .test("src/test/java/com/acme/calc/MulTest.java", JAVA_MUL_TEST),
+    )
+}
+
 fn maven_project() -> Project {
     Project::of_files(&[
         ("pom.xml", POM),
@@ -425,45 +371,27 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = maven_project();
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
-            .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
-            .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
-    );
-    let compile = project.candidate(
-        2,
-        &Scenario::new("mul")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD_AND_MUL)
-            .test("src/test/java/com/acme/calc/MulTest.java", JAVA_MUL_TEST),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, compile]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    let behaviour = java_negative_candidate(&project);
+    let compile = java_mul_candidate(&project);
+    workspace.seeded(&project, &[behaviour, compile]);
+    let output = workspace.validate(&["--runs", "2"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
 
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
     assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
 
     // Before the gold patch the test class does not compile: it is missing from the
     // pre run, and the compiler's message is in that run's log.
-    let task = tasks.get("acme__calc-2").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-2");
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.MulTest"]));
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
-    let pre = log("acme__calc-2");
+    let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find symbol"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic POM with JaCoCo's agent bound before `test` and Surefire's `argLine`
@@ -484,8 +412,7 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let pom = pom_with_jacoco();
     assert!(pom.contains("jacoco-maven-plugin"), "the fixture POM changed: {pom}");
     let project = Project::of_files(&[
@@ -493,25 +420,16 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
         ("src/main/java/com/acme/calc/Calc.java", JAVA_BUGGY_ADD),
         ("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST),
     ]);
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
-            .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
-            .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    let log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-1/run-1.log")).unwrap_or_default();
+    let behaviour = java_negative_candidate(&project);
+    workspace.seeded(&project, &[behaviour]);
+    let output = workspace.validate(&["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
     assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}\n{log}", stderr(&output)));
+    let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]), "{log}");
     assert!(log.contains("Skipping JaCoCo execution"), "the agent ran: {log}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic Maven task of a new failing class and an existing passing one,
@@ -523,22 +441,15 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = maven_project();
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
-            .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
-            .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
-    );
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_maven");
+    let behaviour = java_negative_candidate(&project);
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("swe_harvest_maven_each mvn -B -o"), "{script}");
     assert_eq!(row["language"], "java");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A Gradle build with no wrapper (so Debian's gradle 4.4.1 builds it) and JUnit 4
@@ -564,37 +475,19 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = gradle_project();
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
-            .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
-            .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
-    );
-    let compile = project.candidate(
-        2,
-        &Scenario::new("mul")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD_AND_MUL)
-            .test("src/test/java/com/acme/calc/MulTest.java", JAVA_MUL_TEST),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[behaviour, compile]);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
+    let behaviour = java_negative_candidate(&project);
+    let compile = java_mul_candidate(&project);
+    workspace.seeded(&project, &[behaviour, compile]);
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
     // The figures of docs/languages/java.md (image build time, each task's time in containers):
     // shown with `--no-capture`.
     eprintln!("{}", stderr(&output));
-    let tasks = tasks(&harvest);
 
-    let task = tasks.get("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
     assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]));
     // Built with Debian's gradle on the JDK 17 image.
     let image = task.image.clone().unwrap_or_else(|| panic!("no image: {task:?}"));
@@ -609,18 +502,18 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&javac.stdout).starts_with("javac 17"), "{javac:?}");
-    let run = log("acme__calc-1");
+    let run = workspace.run_log("acme__calc-1");
     assert!(
         run.contains("swe-harvest: gradle :test --tests com.acme.calc.CalcTest --tests com.acme.calc.NegativeTest"),
         "one run of the root project's test task with both classes: {run}"
     );
 
-    let task = tasks.get("acme__calc-2").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    let task = workspace.task("acme__calc-2");
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.MulTest"]));
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
-    let pre = log("acme__calc-2");
+    let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find symbol") && pre.contains("compileTestJava"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic Gradle task graded by SWE-bench's own harness (`parse_log_maven`,
@@ -631,22 +524,15 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = gradle_project();
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
-            .test("src/test/java/com/acme/calc/CalcTest.java", CALC_TEST_MORE)
-            .test("src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
-    );
-    validated_once(&harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_maven");
+    let behaviour = java_negative_candidate(&project);
+    validated_once(&workspace.harvest, &project, &[behaviour]);
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
     let script = row["eval_script"].as_str().unwrap();
     assert!(script.contains("swe_harvest_gradle_each gradle --offline"), "{script}");
     assert_eq!(row["language"], "java");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench Java rows re-validated with `validate --input`, one per
@@ -655,53 +541,16 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
 /// fail-to-pass class must be in our FAIL_TO_PASS.
 #[test]
 fn published_java_rows_recover_their_fail_to_pass_classes() {
-    let Some(mirrors) = std::env::var_os("SWE_HARVEST_MIRRORS") else {
-        eprintln!(
-            "skipped: SWE_HARVEST_MIRRORS is not set (a folder with google+gson/repo and FasterXML+jackson-dataformat-xml/repo)"
-        );
-        return;
-    };
     let chosen = [
-        ("java__google__gson.jsonl", "google", "gson", 1555),
-        ("java__fasterxml__jackson-dataformat-xml.jsonl", "FasterXML", "jackson-dataformat-xml", 590),
+        PublishedRow::new("java__google__gson.jsonl", "google", "gson", 1555),
+        PublishedRow::new("java__fasterxml__jackson-dataformat-xml.jsonl", "FasterXML", "jackson-dataformat-xml", 590),
     ];
-    for (_, owner, name, _) in chosen {
-        if find_mirror(std::path::Path::new(&mirrors), owner, name).is_none() {
-            eprintln!("skipped: no mirror of {owner}/{name} under {}", mirrors.to_string_lossy());
-            return;
-        }
-    }
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let mut rows = Vec::new();
-    for (file, _, _, number) in chosen {
-        let Some(rows_path) = shared_groundtruth(&format!("multi-swe-bench/{file}")) else { return };
-        let text = fs_err::read_to_string(&rows_path).unwrap();
-        let row: Vec<&str> = text.lines().filter(|line| line.contains(&format!("\"number\": {number},"))).collect();
-        assert_eq!(row.len(), 1, "the row of PR {number} is in {file}");
-        rows.push(row[0].to_string());
-    }
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, rows.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let text = fs_err::read_to_string(&out).unwrap();
-    assert_eq!(text.lines().count(), chosen.len(), "{}", stderr(&output));
-    for line in text.lines() {
-        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+    let Some((mirrors, rows)) = published_rows("java", &["jdk17"], &chosen) else { return };
+    let workspace = Workspace::with_docker();
+    let run = workspace.validate_published(&mirrors, &rows, &["--runs", "1", "--compare"]).succeeded();
+    let rows = run.written();
+    assert_eq!(rows.len(), chosen.len(), "{}", stderr(&run.output));
+    for row in rows {
         let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
         let published: Vec<&String> = row["f2p_tests"].as_object().unwrap().keys().collect();
         assert!(!published.is_empty());
@@ -735,7 +584,7 @@ fn add_tests_with(extra: &str) -> String {
 /// candidates: 1 fixes `add` (a new unit test in `src/tests.rs` and a new integration
 /// test), 2 adds `mul` (a new test target that does not compile before it, and a new
 /// passing test in the existing target).
-fn rust_project() -> (Project, Vec<swe_harvest::model::Candidate>) {
+fn rust_project() -> (Project, Vec<Candidate>) {
     let project = Project::dated_of_files(
         "2021-06-01T12:00:00+00:00",
         &[
@@ -771,26 +620,17 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, candidates) = rust_project();
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "2"]).output().unwrap();
-    let log = |id: &str| {
-        fs_err::read_to_string(harvest.data_dir.join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()
-    };
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), log("acme__calc-1"));
-    let tasks = tasks(&harvest);
+    workspace.seeded(&project, &candidates);
+    let output = workspace.validate(&["--runs", "2"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
 
-    let task = tasks
-        .get("acme__calc-1")
-        .unwrap_or_else(|| panic!("not labelled:\n{}\n{}", stderr(&output), log("acme__calc-1")));
+    let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add_negative", "tests::adds_negative_numbers"]));
     assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small", "tests::platform_is_unix"]));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let spec =
         swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
             .unwrap()
@@ -799,14 +639,12 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
 
     // `tests/mul.rs` does not compile before the gold patch: its test fails (is
     // missing) there, and the other target's tests still ran.
-    let task = tasks
-        .get("acme__calc-2")
-        .unwrap_or_else(|| panic!("not labelled:\n{}\n{}", stderr(&output), log("acme__calc-2")));
+    let task = workspace.task("acme__calc-2");
     assert_eq!(task.fail_to_pass, names(&["mul_small"]));
     assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small", "add_zero"]));
-    let pre = log("acme__calc-2");
+    let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find function `mul`"), "{pre}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Rust task unchanged: its
@@ -818,18 +656,13 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
     if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, mut candidates) = rust_project();
     candidates.truncate(1);
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
-    let mut command = harvest.validate_command();
-    let output = command.args(["validate", "--runs", "1"]).output().unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let task = tasks(&harvest).remove("acme__calc-1").unwrap_or_else(|| panic!("not labelled:\n{}", stderr(&output)));
+    workspace.seeded(&project, &candidates).validated(&["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
     assert!(task.pass_to_pass.contains(&"add_overflows".to_string()), "{:?}", task.pass_to_pass);
-    let row = crate::runners::graded_by_swebench(&harvest, "acme__calc-1", "parse_log_cargo");
+    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_cargo");
     assert_eq!(row["language"], "rust");
     let script = row["eval_script"].as_str().unwrap();
     assert!(
@@ -838,7 +671,7 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
         ),
         "{script}"
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of tokio-rs/bytes (5), serde-rs/serde (2) and
@@ -879,24 +712,10 @@ fn published_rust_rows_recover_their_fail_to_pass_tests() {
         eprintln!("skipped: no Rust row has a mirror");
         return;
     }
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
-    let input = harvest.data_dir.join("rows.jsonl");
-    fs_err::create_dir_all(&harvest.data_dir).unwrap();
-    fs_err::write(&input, lines.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join("out.jsonl");
-    let mut command = harvest.validate_command();
-    let output = command
-        .env("SWE_HARVEST_MIRRORS", &mirrors)
-        .args(["validate", "--runs", "1", "--workers", "2", "--compare", "--input"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let rows: Vec<serde_json::Value> =
-        fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let workspace = Workspace::with_docker();
+    let run =
+        workspace.validate_published(&mirrors, &lines, &["--runs", "1", "--workers", "2", "--compare"]).succeeded();
+    let rows = run.written();
     assert_eq!(rows.len(), lines.len());
     // Every miss is a test of the published row's own base run that passed there.
     let allowed = [
@@ -928,5 +747,5 @@ fn published_rust_rows_recover_their_fail_to_pass_tests() {
             ours.len()
         );
     }
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }

@@ -3,6 +3,15 @@
 // Tests print why they skip, and benchmarks print their figures.
 #![allow(clippy::disallowed_macros)]
 
+// The tests run the `github-sim` and `demo-fixtures` binaries (feature `dev-tools`),
+// which Cargo.toml's dev-dependency on this package turns on for every test build:
+// should that line go, the suite says so here rather than skip them.
+#[cfg(not(feature = "dev-tools"))]
+compile_error!(
+    "the integration tests need the `dev-tools` feature (the github-sim and demo-fixtures binaries): \
+     run `cargo test --features dev-tools`, and see docs/development.md"
+);
+
 mod support;
 
 mod bench;

@@ -4,35 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use swe_harvest::model::{Candidate, Task};
+use swe_harvest::model::Candidate;
 use swe_harvest::store::Store;
 
 use crate::support::python_project::{
-    self as project, DockerGuard, FIXED_CALC, FIXED_CALC_BROKEN_SUB, PYPROJECT, Project, Scenario,
+    self as project, FIXED_CALC, FIXED_CALC_BROKEN_SUB, PYPROJECT, Project, Scenario,
 };
+use crate::support::workspace::{ADD_NEGATIVE, RowsRun, Workspace, row_of};
 use crate::support::{SweHarvest, names, stderr, stdout, tasks};
 
-fn run_validate(harvest: &SweHarvest, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
-    let mut command = harvest.validate_command();
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.arg("validate").args(args).output().expect("swe-harvest runs")
-}
-
-/// Drop reasons from the funnel, by instance id.
-fn drops(harvest: &SweHarvest) -> BTreeMap<String, (String, String)> {
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    let mut statement = store
-        .connection()
-        .prepare("SELECT item, reason, detail FROM stage_items WHERE stage = 'validate' AND outcome = 'dropped'")
-        .unwrap();
-    statement
-        .query_map([], |row| Ok((row.get::<_, String>(0)?, (row.get(1)?, row.get(2)?))))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-}
+/// A Docker socket where no engine answers.
+const NO_DOCKER_ENGINE: (&str, &str) = ("DOCKER_HOST", "unix:///nonexistent/docker.sock");
 
 const FLAKY_TEST: &str = "import os\n\n\ndef test_flaky():\n    # Passes in odd attempts, fails in even ones: a disagreement every two runs.\n    assert int(os.environ.get('SWE_HARVEST_ATTEMPT', '1')) % 2 == 1\n";
 const NETWORK_TEST: &str =
@@ -61,42 +43,19 @@ def test_always_fails():
 
 #[test]
 fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_tests_out() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let with_regression = project::tests_with_regression();
     let candidates = vec![
-        project.candidate(
-            1,
-            &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression),
-        ),
+        project.candidate(1, &Scenario::fixing_add("fix")),
         project.candidate(
             2,
             &Scenario::new("fix-breaks-sub")
                 .gold("calc/__init__.py", FIXED_CALC_BROKEN_SUB)
-                .test("tests/test_calc.py", &with_regression),
+                .test("tests/test_calc.py", &project::tests_with_regression()),
         ),
-        project.candidate(
-            3,
-            &Scenario::new("flaky")
-                .gold("calc/__init__.py", FIXED_CALC)
-                .test("tests/test_calc.py", &with_regression)
-                .test("tests/test_flaky.py", FLAKY_TEST),
-        ),
-        project.candidate(
-            4,
-            &Scenario::new("network")
-                .gold("calc/__init__.py", FIXED_CALC)
-                .test("tests/test_calc.py", &with_regression)
-                .test("tests/test_network.py", NETWORK_TEST),
-        ),
-        project.candidate(
-            5,
-            &Scenario::new("forger")
-                .gold("calc/__init__.py", FIXED_CALC)
-                .test("tests/test_calc.py", &with_regression)
-                .test("tests/test_forger.py", FORGER_TEST),
-        ),
+        project.candidate(3, &Scenario::fixing_add("flaky").test("tests/test_flaky.py", FLAKY_TEST)),
+        project.candidate(4, &Scenario::fixing_add("network").test("tests/test_network.py", NETWORK_TEST)),
+        project.candidate(5, &Scenario::fixing_add("forger").test("tests/test_forger.py", FORGER_TEST)),
         // The test patch only adds a test that passes before the fix: nothing to label.
         project.candidate(
             6,
@@ -105,13 +64,11 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
                 .test("tests/test_more.py", "def test_more():\n    assert True\n"),
         ),
     ];
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
+    workspace.seeded(&project, &candidates);
 
-    let output = run_validate(&harvest, &[], &["--runs", "2", "--workers", "2"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let regression = "tests/test_calc.py::test_add_negative";
+    let output = workspace.validated(&["--runs", "2", "--workers", "2"]);
+    let tasks = tasks(&workspace.harvest);
+    let regression = ADD_NEGATIVE;
 
     let fix = &tasks["acme__calc-1"];
     assert_eq!(fix.fail_to_pass, names(&[regression]));
@@ -152,33 +109,32 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
         forger.pass_to_pass
     );
     assert!(!forger.pass_to_pass.iter().any(|test| test.contains("test_always_fails")), "{:?}", forger.pass_to_pass);
-    let forger_log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-5/run-1.log")).unwrap();
+    let forger_log = workspace.run_log("acme__calc-5");
     assert!(forger_log.contains("@@swe-harvest forgedtoken"), "the forged marker reached the output: {forger_log}");
 
-    let drops = drops(&harvest);
+    let drops = workspace.drops();
     assert_eq!(drops["acme__calc-6"].0, "no_fail_to_pass", "{:?}", drops["acme__calc-6"]);
 
     // Per-run results and logs are kept.
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let runs = swe_harvest::store::validation::runs(store.connection(), "acme__calc-1").unwrap();
     assert_eq!(runs.len(), 4, "pre and post of two attempts");
     assert!(runs.iter().all(|run| run.results_source == "junit"), "{runs:?}");
-    let log_dir = harvest.data_dir.join("logs/validate/acme__calc-1");
+    let log_dir = workspace.data_dir().join("logs/validate/acme__calc-1");
     assert!(log_dir.join("run-1.log").is_file() && log_dir.join("run-2.log").is_file());
     // The network test really was refused the network.
-    let network_log = fs_err::read_to_string(harvest.data_dir.join("logs/validate/acme__calc-4/run-1.log")).unwrap();
+    let network_log = workspace.run_log("acme__calc-4");
     assert!(network_log.contains("test_reaches_pypi"), "{network_log}");
 
-    assert!(docker.containers().is_empty(), "every container is removed");
+    assert!(workspace.containers().is_empty(), "every container is removed");
     let summary = stderr(&output);
     assert!(summary.contains("5 labelled, 1 dropped"), "{summary}");
     assert!(summary.contains("needs the network: 1 tests in 1 tasks"), "{summary}");
 
     // A second run has nothing left to do and starts no container.
-    let again = run_validate(&harvest, &[], &["--runs", "2"]);
+    let again = workspace.validate(&["--runs", "2"]);
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(stderr(&again).contains("6 already finished"), "{}", stderr(&again));
-    let _ = stdout(&again);
 }
 
 const HANGING_TEST: &str = "import time\n\n\ndef test_hangs():\n    time.sleep(3600)\n";
@@ -187,30 +143,18 @@ const MEMORY_HOG_TEST: &str = "def test_memory_hog():\n    hog = b'x' * (2 * 102
 
 #[test]
 fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let with_regression = project::tests_with_regression();
-    let hazard = |number, name, file, text| {
-        project.candidate(
-            number,
-            &Scenario::new(name)
-                .gold("calc/__init__.py", FIXED_CALC)
-                .test("tests/test_calc.py", &with_regression)
-                .test(file, text),
-        )
-    };
+    let hazard = |number, name, file, text| project.candidate(number, &Scenario::fixing_add(name).test(file, text));
     let candidates = vec![
         hazard(11, "hangs", "tests/test_hang.py", HANGING_TEST),
         hazard(12, "fork-bomb", "tests/test_bomb.py", FORK_BOMB_TEST),
         hazard(13, "memory-hog", "tests/test_hog.py", MEMORY_HOG_TEST),
     ];
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
+    workspace.seeded(&project, &candidates);
 
     let started = std::time::Instant::now();
-    let output = run_validate(
-        &harvest,
+    let output = workspace.validate_with_env(
         &[
             ("SWE_HARVEST_VALIDATE__RUN_TIMEOUT_SECS", "15"),
             ("SWE_HARVEST_VALIDATE__MEMORY_BYTES", "268435456"),
@@ -219,14 +163,14 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
         &["--runs", "1", "--workers", "3"],
     );
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let drops = drops(&harvest);
+    let drops = workspace.drops();
     assert_eq!(drops["acme__calc-11"].0, "timeout", "{:?}", drops["acme__calc-11"]);
     assert!(drops["acme__calc-11"].1.contains("15s"), "{:?}", drops["acme__calc-11"]);
     let bomb = &drops["acme__calc-12"].0;
     assert_eq!(bomb, "timeout", "the fork bomb is stopped by the limits: {:?}", drops["acme__calc-12"]);
     assert_eq!(drops["acme__calc-13"].0, "out_of_memory", "{:?}", drops["acme__calc-13"]);
-    assert!(tasks(&harvest).is_empty());
-    assert!(docker.containers().is_empty(), "every container is removed, also after timeouts");
+    assert!(tasks(&workspace.harvest).is_empty());
+    assert!(workspace.containers().is_empty(), "every container is removed, also after timeouts");
     eprintln!("drops: {drops:#?}");
     // The limits hold: nothing ran anywhere near the hanging test's hour.
     assert!(started.elapsed().as_secs() < 600, "took {:?}", started.elapsed());
@@ -234,40 +178,26 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
 
 #[test]
 fn environment_builds_run_the_repositorys_code_within_the_memory_limit() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let candidate = project.candidate(
-        15,
-        &Scenario::new("hungry-build")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let candidate = project.candidate(15, &Scenario::fixing_add("hungry-build"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
     // The repository's install step wants 1 GiB; jobs, and now builds, get 256 MiB.
-    let configs = harvest.path("configs");
-    fs_err::create_dir_all(configs.join("repos")).unwrap();
-    fs_err::write(configs.join("pipeline.toml"), "").unwrap();
-    fs_err::write(
-        configs.join("repos/acme__calc.toml"),
+    let config = workspace.with_repo_config(
         "[[environment]]\nversions = [\"*\"]\nruntime = \"3.11\"\n\
          install = [\"python -c 'hog = bytearray(1024 ** 3); print(len(hog))'\", \"uv pip install --no-build-isolation -e . pytest\"]\n\
          test_command = \"pytest -rA -p no:cacheprovider\"\n",
-    )
-    .unwrap();
-    let config = configs.join("pipeline.toml");
-    let output = run_validate(
-        &harvest,
+    );
+    let output = workspace.validate_with_env(
         &[("SWE_HARVEST_CONFIG", config.to_str().unwrap()), ("SWE_HARVEST_VALIDATE__MEMORY_BYTES", "268435456")],
         &["--runs", "1"],
     );
     assert_eq!(output.status.code(), Some(1), "its only task lost to its environment:\n{}", stderr(&output));
-    let drops = drops(&harvest);
+    let drops = workspace.drops();
     assert_eq!(drops["acme__calc-15"].0, "environment_build_failed", "{:?}", drops.get("acme__calc-15"));
     assert!(drops["acme__calc-15"].1.contains("137"), "killed at the limit: {:?}", drops["acme__calc-15"]);
-    assert!(tasks(&harvest).is_empty());
-    assert!(docker.containers().is_empty());
+    assert!(tasks(&workspace.harvest).is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A project built with flit, which zips its sources for an editable install.
@@ -277,30 +207,18 @@ classifiers = [\"Programming Language :: Python :: 3.11\"]\n\n[project.optional-
 
 #[test]
 fn a_flit_project_gets_an_environment_and_labels() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let calc = format!("\"\"\"A calculator.\"\"\"\n\n__version__ = \"1.0.0\"\n\n{}", project::BUGGY_CALC);
     let project = Project::with_files(&[("pyproject.toml", FLIT_PYPROJECT), ("calc/__init__.py", &calc)]);
-    let candidate = project.candidate(
-        16,
-        &Scenario::new("flit")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-16").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
-    assert!(docker.containers().is_empty());
+    let candidate = project.candidate(16, &Scenario::fixing_add("flit"));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn a_dependency_with_an_invalid_escape_does_not_break_a_project_whose_warnings_are_errors() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // A dependency of its time whose source warns when compiled (`\d` in a plain string).
     let project = Project::with_files(&[
         ("requirements.txt", "./vendor/oldlib\n"),
@@ -317,20 +235,14 @@ fn a_dependency_with_an_invalid_escape_does_not_break_a_project_whose_warnings_a
         17,
         &Scenario::new("strict-warnings").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-17").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
-    assert!(docker.containers().is_empty());
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn a_dependency_that_the_gold_patch_adds_is_installed_into_the_tasks_environment() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // The fix imports a package that the environment commit (here the base commit)
     // does not declare: after the gold patch no test of the file can be collected,
     // so without that package no test fails to pass (pylint's `appdirs`).
@@ -344,22 +256,17 @@ fn a_dependency_that_the_gold_patch_adds_is_installed_into_the_tasks_environment
             .gold("pyproject.toml", &with_six)
             .test("tests/test_calc.py", &project::tests_with_regression()),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-19").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert_eq!(
         task.pass_to_pass,
         vec!["tests/test_calc.py::test_add".to_string(), "tests/test_calc.py::test_sub".to_string()]
     );
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let image = task.image.as_deref().expect("an image");
     let spec = swe_harvest::store::validation::environment_spec_for_image(store.connection(), image).unwrap().unwrap();
     assert_eq!(spec.extra_packages, vec!["six".to_string()], "the task's environment adds the missing package");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A project of March 2019 that depends on pytest 4.3.0 (as pytest plugins do), with
@@ -372,12 +279,7 @@ fn pytest_4_project(requires_python: &str) -> (Project, swe_harvest::model::Cand
          dependencies = [\"pytest==4.3.0\"]\n\n[tool.setuptools]\npackages = [\"calc\"]\n"
     );
     let project = Project::dated_with_files("2019-03-01T12:00:00+00:00", &[("pyproject.toml", &pyproject)]);
-    let candidate = project.candidate(
-        18,
-        &Scenario::new("pytest-4")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
+    let candidate = project.candidate(18, &Scenario::fixing_add("pytest-4"));
     (project, candidate)
 }
 
@@ -400,39 +302,32 @@ fn exported_rungs(harvest: &SweHarvest) -> BTreeMap<String, String> {
 
 #[test]
 fn a_dependency_whose_old_releases_are_gone_is_taken_at_its_oldest_release_and_the_rung_is_released() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, candidate) = pytest_4_project(">=3.9");
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-18").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let output = workspace.validated(&["--runs", "1"]);
+    let task = workspace.task("acme__calc-18");
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert_eq!(task.environment_rung, Some(swe_harvest::model::Rung::RelaxedPackages));
     assert!(stderr(&output).contains("environments by ladder rung: 1 relaxed-packages"), "{}", stderr(&output));
-    assert_eq!(exported_rungs(&harvest)["acme__calc-18"], "relaxed-packages");
-    assert!(docker.containers().is_empty());
+    assert_eq!(exported_rungs(&workspace.harvest)["acme__calc-18"], "relaxed-packages");
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn a_test_runner_of_the_date_that_cannot_run_on_the_runtime_climbs_to_runner_pins() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // 3.11 and 3.13 only: pytest 4.3.0 imports `py`, whose lazy modules break on both.
     let (project, candidate) = pytest_4_project(">=3.10");
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1", "--write-config"]);
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let output = workspace.validate(&["--runs", "1", "--write-config"]);
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-18").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let task = workspace.task("acme__calc-18");
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert_eq!(task.pass_to_pass, names(&["tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"]));
     assert_eq!(task.environment_rung, Some(swe_harvest::model::Rung::RunnerPins));
     // Every rung before was recorded with how it failed.
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let statuses: Vec<(String, String)> = store
         .connection()
         .prepare("SELECT status, spec FROM environments ORDER BY updated_at")
@@ -446,12 +341,12 @@ fn a_test_runner_of_the_date_that_cannot_run_on_the_runtime_climbs_to_runner_pin
     assert!(statuses.iter().any(|(status, spec)| status == "built" && spec.contains("runner-pins")), "{statuses:?}");
 
     // The learned config makes the next run start at the rung that worked.
-    let learned = fs_err::read_to_string(harvest.path("configs/repos/acme__calc.toml")).unwrap();
+    let learned = fs_err::read_to_string(workspace.path("configs/repos/acme__calc.toml")).unwrap();
     assert!(learned.contains("rung = \"runner-pins\""), "{learned}");
     assert!(learned.contains("versions = [\"1.0\"]"), "{learned}");
-    let output = run_validate(&harvest, &[], &["--runs", "1", "--instance", "acme__calc-18"]);
+    let output = workspace.validate(&["--runs", "1", "--instance", "acme__calc-18"]);
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let again = self::tasks(&harvest);
+    let again = self::tasks(&workspace.harvest);
     assert_eq!(again["acme__calc-18"].fail_to_pass, task.fail_to_pass);
     assert_eq!(again["acme__calc-18"].environment_rung, Some(swe_harvest::model::Rung::RunnerPins));
     assert!(
@@ -462,7 +357,7 @@ fn a_test_runner_of_the_date_that_cannot_run_on_the_runtime_climbs_to_runner_pin
     let rows_after: i64 =
         store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
     assert_eq!(rows_after as usize, statuses.len(), "no rung was climbed again");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A project of the pytest 2 era (runtime 3.9): its test requirements pin pytest 2.9,
@@ -474,28 +369,17 @@ const PYTEST2_PYPROJECT: &str = "[build-system]\nrequires = [\"setuptools>=61\"]
 
 #[test]
 fn a_project_that_pins_a_pytest_without_a_pytest_command_gets_labels() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::with_files(&[
         ("pyproject.toml", PYTEST2_PYPROJECT),
         ("requirements-test.txt", "pytest==2.9.2\n"),
         ("pytest.ini", "[pytest]\naddopts = --assert=plain\n"),
     ]);
-    let candidate = project.candidate(
-        18,
-        &Scenario::new("pytest2")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-18").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let candidate = project.candidate(18, &Scenario::fixing_add("pytest2"));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert!(task.pass_to_pass.contains(&"tests/test_calc.py::test_add".to_string()), "{:?}", task.pass_to_pass);
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A project of the pytest 2.8 era on Python 3.9 (its assertion rewriting off, which
@@ -513,8 +397,7 @@ const TEST_CASE_CLASS: &str = "\n\nimport unittest\n\n\nclass NegativeTests(unit
 
 #[test]
 fn an_environment_whose_runs_run_no_test_at_the_base_commit_gives_way_to_the_next_rung() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::with_files(&[
         ("pyproject.toml", PYTEST28_PYPROJECT),
         ("requirements-test.txt", "pytest==2.8.7\n"),
@@ -525,16 +408,17 @@ fn an_environment_whose_runs_run_no_test_at_the_base_commit_gives_way_to_the_nex
         20,
         &Scenario::new("runs-run-nothing").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests),
     );
-    let (task, first) = labelled_alone(&harvest, &project, &candidate);
+    let task = workspace.labelled_alone(&project, &candidate);
+    let first = workspace.first_environment_spec();
     assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::NegativeTests::test_add_negative".to_string()]);
     assert!(task.pass_to_pass.contains(&"tests/test_calc.py::test_add".to_string()), "{:?}", task.pass_to_pass);
     assert_eq!(first["runtime"], "3.9", "{first}");
     assert!(first.get("rung").is_none_or(|rung| rung == "dated"), "the dated rung first: {first}");
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let environments: i64 =
         store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
     assert!(environments >= 2, "a rung after the dated one: {environments} environments");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A project versioned by setuptools-scm (no `.git` in the container: its version is
@@ -551,8 +435,7 @@ build-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"scmlib\"\ndynam
 
 #[test]
 fn a_dependency_versioned_by_setuptools_scm_keeps_its_own_version() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::with_files(&[
         ("pyproject.toml", SCM_PYPROJECT),
         ("requirements.txt", "./vendor/scmlib\n"),
@@ -567,19 +450,14 @@ fn a_dependency_versioned_by_setuptools_scm_keeps_its_own_version() {
     );
     let candidate = project
         .candidate(19, &Scenario::new("scm").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests));
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-19").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert!(
         task.pass_to_pass.contains(&"tests/test_calc.py::test_versions".to_string()),
         "the versions are right: {:?}",
         task.pass_to_pass
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Finds the project's package directory on `sys.path`, as pylint's `modutils` does;
@@ -610,27 +488,20 @@ def test_add_negative():
 
 #[test]
 fn a_project_that_finds_its_modules_on_sys_path_gets_labels() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
     let candidate = project.candidate(
         23,
         &Scenario::new("by-path").gold("calc/__init__.py", FIXED_CALC).test("checks/test_paths.py", BY_PATH_TESTS),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-23").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
+    let task = workspace.labelled_alone(&project, &candidate);
     assert_eq!(task.fail_to_pass, vec!["checks/test_paths.py::test_add_negative".to_string()]);
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn an_optional_test_dependency_named_only_in_tox_deps_is_installed() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // `toolz` is named only in tox's deps; `pytest<3` there cannot join this
     // environment and is skipped without failing the build.
     let project = Project::with_files(&[(
@@ -642,14 +513,9 @@ fn an_optional_test_dependency_named_only_in_tox_deps_is_installed() {
         24,
         &Scenario::new("optional").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-24").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
-    assert!(docker.containers().is_empty());
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert!(workspace.containers().is_empty());
 }
 
 /// An optional test dependency that raises on import, not with an `ImportError`
@@ -658,29 +524,17 @@ fn an_optional_test_dependency_named_only_in_tox_deps_is_installed() {
 /// instead of every test file that tries it failing to collect.
 #[test]
 fn an_optional_test_dependency_that_raises_on_import_is_removed() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::with_files(&[(
         "tox.ini",
         "[tox]\nenvlist = py311\n\n[testenv]\ndeps =\n    iris\ncommands = pytest\n",
     )]);
     let tests = format!("import pytest\n\niris = pytest.importorskip('iris')\n{}", project::tests_with_regression());
-    let candidate = project.candidate(
-        27,
-        &Scenario::new("raising-optional")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_iris.py", &tests),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-27").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let candidate = project.candidate(27, &Scenario::fixing_add("raising-optional").test("tests/test_iris.py", &tests));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert_eq!(task.environment_rung, Some(swe_harvest::model::Rung::Dated), "no climb for an optional dependency");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A test requirement pins a setuptools too old to build an editable project
@@ -688,8 +542,7 @@ fn an_optional_test_dependency_that_raises_on_import_is_removed() {
 /// isolation with the build tools it declares, and the pin holds in the environment.
 #[test]
 fn a_test_requirement_pinning_an_old_setuptools_does_not_break_the_projects_build() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let pyproject = project::PYPROJECT.replace("setuptools>=61", "setuptools>=64");
     let project = Project::with_files(&[
         ("pyproject.toml", &pyproject),
@@ -697,26 +550,15 @@ fn a_test_requirement_pinning_an_old_setuptools_does_not_break_the_projects_buil
     ]);
     let pinned =
         "import setuptools\n\n\ndef test_the_pinned_setuptools():\n    assert setuptools.__version__ == '41.6.0'\n";
-    let candidate = project.candidate(
-        25,
-        &Scenario::new("old-setuptools")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_pinned.py", pinned),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-25").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let candidate = project.candidate(25, &Scenario::fixing_add("old-setuptools").test("tests/test_pinned.py", pinned));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert!(
         task.pass_to_pass.contains(&"tests/test_pinned.py::test_the_pinned_setuptools".to_string()),
         "the test requirement's pin holds: {:?}",
         task.pass_to_pass
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 const PINNED_PACKAGING_TEST: &str =
@@ -727,47 +569,22 @@ const PINNED_PACKAGING_TEST: &str =
 /// (flask of 2021); the build tools are dated too.
 #[test]
 fn a_project_of_2021_with_the_packaging_of_its_time_builds_with_setuptools_of_its_time() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::dated_with_files(
         "2021-05-03T12:00:00+00:00",
         &[("requirements/tests.txt", "packaging==20.9\npytest\n")],
     );
-    let candidate = project.candidate(
-        26,
-        &Scenario::new("dated-packaging")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_packaging.py", PINNED_PACKAGING_TEST),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-26").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    let candidate = project
+        .candidate(26, &Scenario::fixing_add("dated-packaging").test("tests/test_packaging.py", PINNED_PACKAGING_TEST));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert_eq!(task.environment_rung, Some(swe_harvest::model::Rung::Dated), "the first rung builds");
     assert!(
         task.pass_to_pass.contains(&"tests/test_packaging.py::test_the_packaging_of_2021".to_string()),
         "the test requirements are installed, not dropped by a later install rung: {:?}",
         task.pass_to_pass
     );
-    assert!(docker.containers().is_empty());
-}
-
-/// Validates `candidate` of `project` alone (one run) and returns its task and the
-/// spec of the first environment it was validated in.
-fn labelled_alone(harvest: &SweHarvest, project: &Project, candidate: &Candidate) -> (Task, serde_json::Value) {
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(candidate));
-    let output = run_validate(harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let task =
-        tasks(harvest).remove(&candidate.instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(harvest)));
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
-    (task, serde_json::from_str(&spec).unwrap())
+    assert!(workspace.containers().is_empty());
 }
 
 /// The calculator as a project of November 2019 that declares Python 3.8 and requires
@@ -779,12 +596,7 @@ fn project_of_2019(requires: &str, files: &[(&str, &str)], number: u64) -> (Proj
     let mut files = files.to_vec();
     files.push(("pyproject.toml", &pyproject));
     let project = Project::dated_with_files("2019-11-20T12:00:00+00:00", &files);
-    let candidate = project.candidate(
-        number,
-        &Scenario::new("python-3.8")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
+    let candidate = project.candidate(number, &Scenario::fixing_add("python-3.8"));
     (project, candidate)
 }
 
@@ -800,39 +612,28 @@ if sys.version_info >= (3, 9):\n    sys.exit('calc supports Python 3.5 to 3.8')\
 /// Python 3.8: in the funnel and `status`, and in a `validate --input` row's diagnosis.
 #[test]
 fn a_project_that_needs_a_python_no_image_provides_is_dropped_as_runtime_unavailable() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let (project, candidate) = project_of_2019(">=3.5, <3.9", &[("setup.py", SETUP_BEFORE_3_9)], 19);
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let output = workspace.validate(&["--runs", "1"]);
     // Every task lost to its environment: the run says so with exit code 1.
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let (reason, detail) = drops(&harvest).remove("acme__calc-19").unwrap_or_else(|| panic!("{}", stderr(&output)));
+    let (reason, detail) = workspace.dropped("acme__calc-19");
     assert_eq!(reason, "runtime_unavailable", "{detail}");
     assert!(detail.contains("needs runtime 3.8 (requires-python `>=3.5, <3.9`)"), "{detail}");
     assert!(detail.contains("tried on runtime 3.9"), "the nearest runtime there is: {detail}");
     assert!(detail.contains("validate.base_images.\"3.8\""), "what to do: {detail}");
-    let status = harvest.run(&["status"]);
+    let status = workspace.harvest.run(&["status"]);
     assert!(stdout(&status).contains("runtime_unavailable 1"), "{}", stdout(&status));
 
     // The same task as a published row: its diagnosis names the runtime it needs.
-    let row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(
-        &candidate,
-        &names(&["tests/test_calc.py::test_add_negative"]),
-        &[],
-    ))
-    .unwrap();
-    let input = harvest.path("rows.jsonl");
-    fs_err::write(&input, format!("{row}\n")).unwrap();
-    let out = harvest.path("out.jsonl");
-    run_validate(&harvest, &[], &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--runs", "1"]);
-    let written: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let row = row_of(&candidate, &[ADD_NEGATIVE], &[]);
+    let written = workspace.validate_rows("rows", &[row], &[], &["--runs", "1"]).row();
     let diagnosis = &written["diagnosis"];
     assert_eq!(diagnosis["reason"], "runtime_unavailable", "{diagnosis}");
     assert_eq!(diagnosis["runtime_needed"]["runtime"], "3.8", "{diagnosis}");
     assert_eq!(diagnosis["runtime"], "3.9", "tried on the nearest runtime: {diagnosis}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Bring your own runtime: an image configured under a runtime key in
@@ -842,28 +643,25 @@ fn a_project_that_needs_a_python_no_image_provides_is_dropped_as_runtime_unavail
 /// the configured tag is found and taken, not the interpreter inside.)
 #[test]
 fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let base_39 = std::env::var(project::TEST_BASE_REPO_VAR)
         .map_or("swe-harvest/base:py3.9".to_string(), |repo| format!("{repo}:py3.9"));
     // A tag of this run's own: an environment image built FROM a tag of an earlier run
     // would be reused (the tag is part of its content key) and leave no build log.
-    let nonce = harvest.data_dir.parent().and_then(|dir| dir.file_name()).unwrap().to_string_lossy().to_lowercase();
+    let nonce = workspace.data_dir().parent().and_then(|dir| dir.file_name()).unwrap().to_string_lossy().to_lowercase();
     let own = format!("swe-harvest-test/own-python:3.8-{}", nonce.trim_start_matches('.'));
     let own = own.as_str();
     let tagged = std::process::Command::new("docker").args(["tag", &base_39, own]).output().unwrap();
     assert!(tagged.status.success(), "docker tag {base_39} {own}: {}", stderr(&tagged));
     let (project, candidate) = project_of_2019(">=3.5", &[], 23);
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
     let images = format!("{{ \"3.8\" = \"{own}\", \"3.9\" = \"{base_39}\" }}");
-    let output = run_validate(&harvest, &[("SWE_HARVEST_VALIDATE__BASE_IMAGES", &images)], &["--runs", "1"]);
+    let output = workspace.validate_with_env(&[("SWE_HARVEST_VALIDATE__BASE_IMAGES", &images)], &["--runs", "1"]);
     let _ = std::process::Command::new("docker").args(["rmi", own]).output();
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let task =
-        tasks(&harvest).remove(&candidate.instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let task = workspace.task(&candidate.instance_id);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     let (spec, image): (String, String) = store
         .connection()
         .query_row("SELECT spec, image FROM environments", [], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -871,13 +669,13 @@ fn a_runtime_brought_as_a_configured_image_is_chosen_by_inference() {
     let _ = std::process::Command::new("docker").args(["rmi", &image]).output();
     let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
     assert_eq!(spec["runtime"], "3.8", "the declared runtime, brought as an image: {spec}");
-    let logs = harvest.data_dir.join("logs/build");
+    let logs = workspace.data_dir().join("logs/build");
     let built_on_own = fs_err::read_dir(&logs)
         .unwrap()
         .flatten()
         .any(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default().contains(&format!("FROM {own}")));
     assert!(built_on_own, "an environment image was built FROM {own} (logs in {})", logs.display());
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A C extension of early 2020 whose only distribution for Python 3.9 back then was
@@ -888,31 +686,25 @@ const C_EXTENSION_TEST: &str =
 
 #[test]
 fn a_c_extension_without_a_wheel_for_the_runtime_is_compiled() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::dated_with_files("2020-03-02T12:00:00+00:00", &[("requirements.txt", "typed-ast==1.4.1\n")]);
-    let candidate = project.candidate(
-        18,
-        &Scenario::new("c-extension")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_typed_ast.py", C_EXTENSION_TEST),
-    );
-    let (task, spec) = labelled_alone(&harvest, &project, &candidate);
+    let candidate =
+        project.candidate(18, &Scenario::fixing_add("c-extension").test("tests/test_typed_ast.py", C_EXTENSION_TEST));
+    let task = workspace.labelled_alone(&project, &candidate);
+    let spec = workspace.first_environment_spec();
     assert_eq!(spec["runtime"], "3.9", "the runtime without a typed-ast wheel of the date: {spec}");
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert!(
         task.pass_to_pass.contains(&"tests/test_typed_ast.py::test_typed_ast_parses".to_string()),
         "the compiled extension imports and works: {:?}",
         task.pass_to_pass
     );
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn a_configured_runtime_without_a_base_image_is_not_chosen() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // The project declares 3.11 and 3.12; 3.12 is configured (an optional runtime of
     // scripts/setup.sh) but its image was never made: 3.11 is taken.
     let pyproject = project::PYPROJECT.replace(
@@ -920,27 +712,18 @@ fn a_configured_runtime_without_a_base_image_is_not_chosen() {
         "\"Programming Language :: Python :: 3.11\", \"Programming Language :: Python :: 3.12\"",
     );
     let project = Project::with_files(&[("pyproject.toml", &pyproject)]);
-    let candidate = project.candidate(
-        19,
-        &Scenario::new("absent-runtime")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let candidate = project.candidate(19, &Scenario::fixing_add("absent-runtime"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
     let base_311 = std::env::var(project::TEST_BASE_REPO_VAR)
         .map_or("swe-harvest/base:py3.11".to_string(), |repo| format!("{repo}:py3.11"));
     let images = format!("{{ \"3.11\" = \"{base_311}\", \"3.12\" = \"swe-harvest-test/absent:py3.12\" }}");
-    let output = run_validate(&harvest, &[("SWE_HARVEST_VALIDATE__BASE_IMAGES", &images)], &["--runs", "1"]);
+    let output = workspace.validate_with_env(&[("SWE_HARVEST_VALIDATE__BASE_IMAGES", &images)], &["--runs", "1"]);
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task = tasks.get("acme__calc-19").unwrap_or_else(|| panic!("not labelled: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
-    let store = Store::open_in(&harvest.data_dir).unwrap();
-    let spec: String = store.connection().query_row("SELECT spec FROM environments", [], |row| row.get(0)).unwrap();
-    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    let task = workspace.task("acme__calc-19");
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    let spec = workspace.first_environment_spec();
     assert_eq!(spec["runtime"], "3.11", "{spec}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Prints 150 MB straight to the container's output once pytest is done (its capture is
@@ -949,68 +732,39 @@ const FLOODING_CONFTEST: &str = "import os\n\n\ndef pytest_unconfigure(config):\
 
 #[test]
 fn validate_keeps_a_flood_of_output_within_bounds_and_still_labels() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let candidate = project.candidate(
-        14,
-        &Scenario::new("flood")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/conftest.py", FLOODING_CONFTEST),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let candidate = project.candidate(14, &Scenario::fixing_add("flood").test("tests/conftest.py", FLOODING_CONFTEST));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
 
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let tasks = tasks(&harvest);
-    let task =
-        tasks.get("acme__calc-14").unwrap_or_else(|| panic!("labelled despite the flood: {:?}", drops(&harvest)));
-    assert_eq!(task.fail_to_pass, vec!["tests/test_calc.py::test_add_negative".to_string()]);
+    workspace.validated(&["--runs", "1"]);
+    let task = workspace.task("acme__calc-14");
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     // 300 MB were printed; the log keeps each step's head and tail and says what was cut.
-    let log = harvest.data_dir.join("logs/validate/acme__calc-14/run-1.log");
+    let log = workspace.data_dir().join("logs/validate/acme__calc-14/run-1.log");
     let size = fs_err::metadata(&log).unwrap().len();
     assert!(size < 16 << 20, "the run log has {size} bytes");
     let text = fs_err::read_to_string(&log).unwrap();
     assert!(text.contains("bytes of this step's output were cut here"), "the cut is said in the log");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let candidate = project.candidate(
-        21,
-        &Scenario::new("fix")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
+    let candidate = project.candidate(21, &Scenario::fixing_add("fix"));
+    project.mirror_into(workspace.data_dir());
     // A row as published elsewhere: one FAIL_TO_PASS test right, one PASS_TO_PASS missing, one wrong extra.
-    let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(
-        &candidate,
-        &names(&["tests/test_calc.py::test_add_negative"]),
-        &names(&["tests/test_calc.py::test_add", "tests/test_calc.py::test_gone"]),
-    ))
-    .unwrap();
+    let mut row =
+        row_of(&candidate, &[ADD_NEGATIVE], &["tests/test_calc.py::test_add", "tests/test_calc.py::test_gone"]);
     row["extra_column"] = "kept".into();
     let mut wrong = row.clone();
     wrong["instance_id"] = "acme__calc-22".into();
     wrong["FAIL_TO_PASS"] = "[\"tests/test_calc.py::test_sub\"]".into();
-    let input = harvest.path("rows.jsonl");
-    fs_err::write(&input, format!("{}\n{}\n", row, wrong)).unwrap();
-    let out = harvest.path("out/rows.jsonl");
 
-    let output = run_validate(
-        &harvest,
-        &[],
-        &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--compare", "--runs", "2"],
-    );
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-    let compare = stdout(&output);
+    let run = workspace.validate_rows("rows", &[row, wrong], &[], &["--compare", "--runs", "2"]).succeeded();
+    let compare = stdout(&run.output);
     let same = compare.lines().find(|line| line.starts_with("acme__calc-21\t")).unwrap();
     assert!(same.contains("FAIL_TO_PASS same") && same.contains("PASS_TO_PASS recall 1/2"), "{compare}");
     let differs = compare.lines().find(|line| line.starts_with("acme__calc-22\t")).unwrap();
@@ -1021,8 +775,7 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
     assert!(differs.contains("extra [\"tests/test_calc.py::test_add_negative\"]"), "{compare}");
     assert!(compare.contains("exactly the published list: 1 of 2 rows"), "{compare}");
 
-    let written: Vec<serde_json::Value> =
-        fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let written = run.written();
     assert_eq!(written.len(), 2);
     assert_eq!(written[0]["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]");
     assert_eq!(written[0]["PASS_TO_PASS"], "[\"tests/test_calc.py::test_add\",\"tests/test_calc.py::test_sub\"]");
@@ -1030,38 +783,25 @@ fn validate_input_rows_are_written_back_with_fresh_labels_and_compared() {
     assert_eq!(written[0]["diagnosis"]["status"], "labelled");
     assert_eq!(written[0]["validation_runs"], 2);
     // Rows from a file are not candidates of the store.
-    let store = Store::open_in(&harvest.data_dir).unwrap();
+    let store = Store::open_in(workspace.data_dir()).unwrap();
     assert!(swe_harvest::store::candidates::candidates(store.connection(), &[]).unwrap().is_empty());
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn validate_input_runs_afresh_a_known_instance_id_whose_gold_patch_changed() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let tests = project::tests_with_regression();
-    let fixing = project
-        .candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests));
+    let fixing = project.candidate(31, &Scenario::fixing_add("fix"));
     let not_fixing = project.candidate(
         31,
         &Scenario::new("nofix")
             .gold("calc/__init__.py", &format!("{}# not a fix\n", project::BUGGY_CALC))
-            .test("tests/test_calc.py", &tests),
+            .test("tests/test_calc.py", &project::tests_with_regression()),
     );
-    project.mirror_into(&harvest.data_dir);
-    let validate_row = |candidate: &swe_harvest::model::Candidate, name: &str| -> serde_json::Value {
-        let row = swe_harvest::model::TaskRow::from_candidate(candidate, &[], &[]);
-        let input = harvest.path(&format!("{name}.jsonl"));
-        fs_err::write(&input, serde_json::to_string(&row).unwrap() + "\n").unwrap();
-        let out = harvest.path(&format!("{name}.out.jsonl"));
-        let output = run_validate(
-            &harvest,
-            &[],
-            &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap(), "--runs", "1"],
-        );
-        assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
-        serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap()
+    project.mirror_into(workspace.data_dir());
+    let validate_row = |candidate: &Candidate, name: &str| -> serde_json::Value {
+        workspace.validate_rows(name, &[row_of(candidate, &[], &[])], &[], &["--runs", "1"]).succeeded().row()
     };
     let first = validate_row(&fixing, "fixing");
     assert_eq!(first["diagnosis"]["status"], "labelled", "{first}");
@@ -1076,38 +816,31 @@ fn validate_input_runs_afresh_a_known_instance_id_whose_gold_patch_changed() {
     // And the first content again finds no runs of its own (they were replaced): it runs afresh too.
     let again = validate_row(&fixing, "fixing_again");
     assert_eq!(again["FAIL_TO_PASS"], "[\"tests/test_calc.py::test_add_negative\"]", "{again}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
 fn validate_without_a_docker_engine_says_how_to_get_one() {
-    let harvest = SweHarvest::new();
+    let workspace = Workspace::without_docker();
     let project = Project::new();
     let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
-    project::store_candidates(&harvest.data_dir, &[candidate]);
-    let output = run_validate(&harvest, &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")], &[]);
+    workspace.stored(&[candidate]);
+    let output = workspace.validate_with_env(&[NO_DOCKER_ENGINE], &[]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("scripts/setup.sh"), "{}", stderr(&output));
 }
 
 #[test]
 fn validate_input_refuses_an_instance_id_that_would_write_outside_the_data_dir() {
-    let harvest = SweHarvest::new();
+    let workspace = Workspace::without_docker();
     let project = Project::new();
     let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
     let outside = tempfile::tempdir().unwrap();
     let escape = format!("../../../../../../../..{}/x", outside.path().display());
     for bad in [escape.as_str(), "/tmp/swe-harvest-absolute-id"] {
-        let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[])).unwrap();
+        let mut row = row_of(&candidate, &[], &[]);
         row["instance_id"] = bad.into();
-        let input = harvest.path("rows.jsonl");
-        fs_err::write(&input, format!("{row}\n")).unwrap();
-        let out = harvest.path("out.jsonl");
-        let output = run_validate(
-            &harvest,
-            &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
-            &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()],
-        );
+        let RowsRun { output, out } = workspace.validate_rows("rows", &[row], &[NO_DOCKER_ENGINE], &[]);
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         let message = stderr(&output);
         assert!(
@@ -1123,45 +856,35 @@ fn validate_input_refuses_an_instance_id_that_would_write_outside_the_data_dir()
 
 #[test]
 fn validate_warns_about_each_repo_and_instance_that_selects_nothing() {
-    let harvest = SweHarvest::new();
-    let _docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
     let candidate = project.candidate(31, &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC));
-    project::store_candidates(&harvest.data_dir, &[candidate]);
-    let output = run_validate(&harvest, &[], &["--repo", "acme/other", "--instance", "acme__calc-99"]);
+    workspace.stored(&[candidate]);
+    let output = workspace.validate(&["--repo", "acme/other", "--instance", "acme__calc-99"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("0 selected"), "{message}");
     assert!(message.contains("--repo acme/other matches no candidate in the store"), "{message}");
     assert!(message.contains("--instance acme__calc-99 matches no candidate"), "{message}");
     // A selection that matches says nothing of the kind.
-    let output = run_validate(&harvest, &[], &["--instance", "acme__calc-31", "--runs", "1"]);
+    let output = workspace.validate(&["--instance", "acme__calc-31", "--runs", "1"]);
     assert!(!stderr(&output).contains("matches no candidate"), "{}", stderr(&output));
 }
 
 #[test]
 fn validate_input_drops_a_row_whose_base_commit_is_not_in_the_mirror_as_a_data_error() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
-    let candidate = project.candidate(
-        31,
-        &Scenario::new("fix")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    let mut row = serde_json::to_value(swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[])).unwrap();
+    let candidate = project.candidate(31, &Scenario::fixing_add("fix"));
+    project.mirror_into(workspace.data_dir());
+    let mut row = row_of(&candidate, &[], &[]);
     row["base_commit"] = "0123456789abcdef0123456789abcdef01234567".into();
-    let input = harvest.path("rows.jsonl");
-    fs_err::write(&input, format!("{row}\n")).unwrap();
-    let out = harvest.path("out.jsonl");
-    let output = run_validate(&harvest, &[], &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(0), "a data drop, not a machinery failure: {}", stderr(&output));
-    let written: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let run = workspace.validate_rows("rows", &[row], &[], &[]);
+    assert_eq!(run.output.status.code(), Some(0), "a data drop, not a machinery failure: {}", stderr(&run.output));
+    let written = run.row();
     assert_eq!(written["diagnosis"]["reason"], "base_commit_missing", "{written}");
     assert!(written["diagnosis"]["detail"].as_str().unwrap().contains("0123456789abcdef"), "{written}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
@@ -1177,21 +900,13 @@ fn validate_stopped_by_sigterm_removes_its_containers_and_resumes_at_the_missing
 }
 
 fn interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attempt(signal: &str) {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
     let slow = "import time\n\n\ndef test_slow():\n    time.sleep(6)\n";
-    let candidate = project.candidate(
-        41,
-        &Scenario::new("slow")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_slow.py", slow),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let candidate = project.candidate(41, &Scenario::fixing_add("slow").test("tests/test_slow.py", slow));
+    workspace.seeded(&project, &[candidate]);
 
-    let mut command = harvest.validate_command();
+    let mut command = workspace.harvest.validate_command();
     let mut child = command
         .args(["validate", "--runs", "2"])
         .stdout(std::process::Stdio::null())
@@ -1200,16 +915,16 @@ fn interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attemp
         .unwrap();
     // Wait until the first attempt is stored and the second one's container runs.
     let stored_runs = || {
-        let store = Store::open_in(&harvest.data_dir).unwrap();
+        let store = Store::open_in(workspace.data_dir()).unwrap();
         swe_harvest::store::validation::runs(store.connection(), "acme__calc-41").unwrap().len()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while stored_runs() != 2 || docker.containers().is_empty() {
+    while stored_runs() != 2 || workspace.containers().is_empty() {
         assert!(std::time::Instant::now() < deadline, "the first attempt never finished");
         assert!(child.try_wait().unwrap().is_none(), "validate ended before it could be interrupted");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let first_log = harvest.data_dir.join("logs/validate/acme__calc-41/run-1.log");
+    let first_log = workspace.data_dir().join("logs/validate/acme__calc-41/run-1.log");
     let first_log_time = fs_err::metadata(&first_log).unwrap().modified().unwrap();
     let interrupted =
         std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
@@ -1217,14 +932,14 @@ fn interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attemp
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(1), "an interrupted run is not a success: {}", stderr(&output));
     assert!(stderr(&output).contains("interrupted"), "{}", stderr(&output));
-    assert!(docker.containers().is_empty(), "SIG{signal} removes the running container: {}", stderr(&output));
+    assert!(workspace.containers().is_empty(), "SIG{signal} removes the running container: {}", stderr(&output));
     assert_eq!(stored_runs(), 2, "the unfinished attempt left nothing behind");
 
-    let resumed = run_validate(&harvest, &[], &["--runs", "2"]);
+    let resumed = workspace.validate(&["--runs", "2"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let task = &tasks(&harvest)["acme__calc-41"];
+    let task = &tasks(&workspace.harvest)["acme__calc-41"];
     assert_eq!(task.validation_runs, 2);
-    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
     assert!(task.pass_to_pass.contains(&"tests/test_slow.py::test_slow".to_string()));
     assert_eq!(stored_runs(), 4);
     assert_eq!(
@@ -1240,21 +955,13 @@ fn interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attemp
 /// touches anything, the first one's containers survive, and `status` reads meanwhile.
 #[test]
 fn a_second_validate_is_refused_with_the_holders_pid_and_the_first_ones_containers_survive() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
     let slow = "import time\n\n\ndef test_slow():\n    time.sleep(20)\n";
-    let candidate = project.candidate(
-        51,
-        &Scenario::new("slow")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_slow.py", slow),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let candidate = project.candidate(51, &Scenario::fixing_add("slow").test("tests/test_slow.py", slow));
+    workspace.seeded(&project, &[candidate]);
 
-    let mut command = harvest.validate_command();
+    let mut command = workspace.harvest.validate_command();
     let first = command
         .args(["validate", "--runs", "1"])
         .stdout(std::process::Stdio::null())
@@ -1263,34 +970,34 @@ fn a_second_validate_is_refused_with_the_holders_pid_and_the_first_ones_containe
         .unwrap();
     let mut first = KillOnDrop(Some(first));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while docker.containers().is_empty() {
+    while workspace.containers().is_empty() {
         assert!(std::time::Instant::now() < deadline, "the first validate never started a container");
         assert!(first.child().try_wait().unwrap().is_none(), "the first validate ended before its container ran");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let running = docker.containers();
+    let running = workspace.containers();
 
     let holder = format!("PID {}", first.child().id());
-    let second = run_validate(&harvest, &[], &["--runs", "1"]);
+    let second = workspace.validate(&["--runs", "1"]);
     assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
     assert!(stderr(&second).contains(&holder), "the refusal names the holder: {}", stderr(&second));
-    let rows = harvest.path("rows.jsonl");
-    let out = harvest.path("out.jsonl");
-    let with_input = run_validate(&harvest, &[], &["--input", rows.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let rows = workspace.path("rows.jsonl");
+    let out = workspace.path("out.jsonl");
+    let with_input = workspace.validate(&["--input", rows.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(with_input.status.code(), Some(2), "{}", stderr(&with_input));
     assert!(stderr(&with_input).contains(&holder), "{}", stderr(&with_input));
-    let status = harvest.run(&["status"]);
+    let status = workspace.harvest.run(&["status"]);
     assert!(status.status.success(), "status reads while validate runs: {}", stderr(&status));
 
-    let still_there = docker.containers();
+    let still_there = workspace.containers();
     for id in &running {
         assert!(still_there.contains(id), "the first validate's container {id} survived the second one");
     }
     let output = first.wait_with_output();
     assert!(output.status.success(), "the first validate was not disturbed: {}", stderr(&output));
-    let task = &tasks(&harvest)["acme__calc-51"];
-    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
-    assert!(drops(&harvest).is_empty(), "{:?}", drops(&harvest));
+    let task = &tasks(&workspace.harvest)["acme__calc-51"];
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert!(workspace.drops().is_empty(), "{:?}", workspace.drops());
 }
 
 /// A validate killed with SIGKILL leaves its container running (nothing of it can
@@ -1298,21 +1005,13 @@ fn a_second_validate_is_refused_with_the_holders_pid_and_the_first_ones_containe
 /// sweeps that container because its run is gone, and labels the task.
 #[test]
 fn after_a_validate_is_killed_the_next_one_owns_the_data_dir_and_sweeps_its_leftover_container() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::new();
     let slow = "import time\n\n\ndef test_slow():\n    time.sleep(3)\n";
-    let candidate = project.candidate(
-        61,
-        &Scenario::new("slow")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression())
-            .test("tests/test_slow.py", slow),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let candidate = project.candidate(61, &Scenario::fixing_add("slow").test("tests/test_slow.py", slow));
+    workspace.seeded(&project, &[candidate]);
 
-    let mut command = harvest.validate_command();
+    let mut command = workspace.harvest.validate_command();
     let mut first = KillOnDrop(Some(
         command
             .args(["validate", "--runs", "1"])
@@ -1322,21 +1021,21 @@ fn after_a_validate_is_killed_the_next_one_owns_the_data_dir_and_sweeps_its_left
             .unwrap(),
     ));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while docker.containers().is_empty() {
+    while workspace.containers().is_empty() {
         assert!(std::time::Instant::now() < deadline, "the first validate never started a container");
         assert!(first.child().try_wait().unwrap().is_none(), "the first validate ended before its container ran");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
-    let leftover = docker.containers();
+    let leftover = workspace.containers();
     first.child().kill().unwrap(); // SIGKILL: no cleanup at all.
     first.child().wait().unwrap();
-    assert_eq!(docker.containers(), leftover, "a killed validate leaves its container behind");
+    assert_eq!(workspace.containers(), leftover, "a killed validate leaves its container behind");
 
-    let second = run_validate(&harvest, &[], &["--runs", "1"]);
+    let second = workspace.validate(&["--runs", "1"]);
     assert!(second.status.success(), "the next validate owns the data dir: {}", stderr(&second));
-    assert!(docker.containers().is_empty(), "the killed run's container was swept: {}", stderr(&second));
-    let task = &tasks(&harvest)["acme__calc-61"];
-    assert_eq!(task.fail_to_pass, names(&["tests/test_calc.py::test_add_negative"]));
+    assert!(workspace.containers().is_empty(), "the killed run's container was swept: {}", stderr(&second));
+    let task = &tasks(&workspace.harvest)["acme__calc-61"];
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
 }
 
 /// Kills the child when dropped (a failing assertion must not leave it running).
@@ -1363,25 +1062,15 @@ impl Drop for KillOnDrop {
 
 #[test]
 fn concurrent_workers_build_a_new_environment_image_once() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // A base commit dated now: an image no earlier run has built.
     let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S+00:00").to_string();
     let project = Project::dated(&now);
-    let with_regression = project::tests_with_regression();
-    let candidates: Vec<_> = (51..54)
-        .map(|number| {
-            project.candidate(
-                number,
-                &Scenario::new("fix").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &with_regression),
-            )
-        })
-        .collect();
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
+    let candidates: Vec<_> = (51..54).map(|number| project.candidate(number, &Scenario::fixing_add("fix"))).collect();
+    workspace.seeded(&project, &candidates);
 
-    let output = run_validate(&harvest, &[], &["--runs", "1", "--workers", "3"]);
-    let tasks = tasks(&harvest);
+    let output = workspace.validate(&["--runs", "1", "--workers", "3"]);
+    let tasks = tasks(&workspace.harvest);
     let images: std::collections::BTreeSet<String> = tasks.values().filter_map(|task| task.image.clone()).collect();
     for image in &images {
         let _ = std::process::Command::new("docker").args(["rmi", "-f", image]).output();
@@ -1390,9 +1079,9 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     assert_eq!(tasks.len(), 3);
     assert_eq!(images.len(), 1, "three tasks share one environment: {images:?}");
     assert!(stderr(&output).contains("environment images: 1 built"), "{}", stderr(&output));
-    let build_logs = fs_err::read_dir(harvest.data_dir.join("logs/build")).unwrap().count();
+    let build_logs = fs_err::read_dir(workspace.data_dir().join("logs/build")).unwrap().count();
     assert_eq!(build_logs, 1, "one build, not one per worker");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 #[test]
@@ -1423,30 +1112,24 @@ fn the_documented_repository_config_and_every_shipped_one_parse() {
 
 #[test]
 fn candidates_without_a_mirror_or_an_inferable_environment_are_dropped_with_the_reason() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     let project = Project::without_packaging();
-    let candidate = project.candidate(
-        61,
-        &Scenario::new("fix")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project::store_candidates(&harvest.data_dir, &[candidate]);
+    let candidate = project.candidate(61, &Scenario::fixing_add("fix"));
+    workspace.stored(&[candidate]);
 
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    let output = workspace.validate(&["--runs", "1"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let (reason, detail) = drops(&harvest)["acme__calc-61"].clone();
+    let (reason, detail) = workspace.dropped("acme__calc-61");
     assert_eq!(reason, "no_mirror", "{detail}");
     assert!(detail.contains("swe-harvest mirror --repo acme/calc"), "{detail}");
 
-    project.mirror_into(&harvest.data_dir);
-    let output = run_validate(&harvest, &[], &["--runs", "1", "--instance", "acme__calc-61"]);
+    project.mirror_into(workspace.data_dir());
+    let output = workspace.validate(&["--runs", "1", "--instance", "acme__calc-61"]);
     assert_eq!(output.status.code(), Some(1), "every task lost to its environment: {}", stderr(&output));
-    let (reason, detail) = drops(&harvest)["acme__calc-61"].clone();
+    let (reason, detail) = workspace.dropped("acme__calc-61");
     assert_eq!(reason, "environment_inference_failed", "{detail}");
     assert!(detail.contains("configs/repos/<owner>__<name>.toml"), "says what to do: {detail}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// Image ids that `docker images` lists with `args`.
@@ -1479,26 +1162,19 @@ fn build_log_ids(log: &str) -> (Vec<String>, Vec<String>) {
 /// leaves no dangling image and no container, and validate exits 1.
 #[test]
 fn a_failed_environment_build_is_diagnosed_by_its_own_error_leaves_nothing_behind_and_exits_1() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // A version of a real package that does not exist: uv cannot resolve it.
     let pyproject =
         project::PYPROJECT.replace("requires-python", "dependencies = [\"iniconfig==99.0.0\"]\nrequires-python");
     let project = Project::with_files(&[("pyproject.toml", &pyproject)]);
-    let candidate = project.candidate(
-        71,
-        &Scenario::new("fix")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    let candidate = project.candidate(71, &Scenario::fixing_add("fix"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
     let dangling_before = docker_image_ids(&["-a", "-q", "--no-trunc", "--filter", "dangling=true"]);
 
-    let output = run_validate(&harvest, &[], &["--runs", "1"]);
+    let output = workspace.validate(&["--runs", "1"]);
     assert_eq!(output.status.code(), Some(1), "every task lost to its environment: {}", stderr(&output));
     assert!(stderr(&output).contains("every task was lost to its environment"), "{}", stderr(&output));
-    let (reason, detail) = drops(&harvest)["acme__calc-71"].clone();
+    let (reason, detail) = workspace.dropped("acme__calc-71");
     assert_eq!(reason, "environment_build_failed", "{detail}");
     let uv_said = |text: &str| text.contains("No solution found") || text.contains("no versions of");
     assert!(uv_said(&detail) && detail.contains("iniconfig"), "uv's own error: {detail}");
@@ -1509,7 +1185,7 @@ fn a_failed_environment_build_is_diagnosed_by_its_own_error_leaves_nothing_behin
     assert!(detail.contains("rung dated (Python 3.11)") && detail.contains("rung runner-pins"), "{detail}");
 
     // Nothing of the failed builds is left: no dangling image of their steps, no container.
-    let build_logs: Vec<_> = fs_err::read_dir(harvest.data_dir.join("logs/build")).unwrap().flatten().collect();
+    let build_logs: Vec<_> = fs_err::read_dir(workspace.data_dir().join("logs/build")).unwrap().flatten().collect();
     assert_eq!(build_logs.len(), 3, "one build per rung: {build_logs:?}");
     let dangling_after = docker_image_ids(&["-a", "-q", "--no-trunc", "--filter", "dangling=true"]);
     let all_containers = std::process::Command::new("docker").args(["ps", "-aq", "--no-trunc"]).output().unwrap();
@@ -1533,67 +1209,49 @@ fn a_failed_environment_build_is_diagnosed_by_its_own_error_leaves_nothing_behin
     }
 
     // `status` shows the diagnosis.
-    let status = harvest.run(&["status"]);
+    let status = workspace.harvest.run(&["status"]);
     assert!(status.status.success(), "{}", stderr(&status));
     let table = stdout(&status);
     assert!(table.contains("Environments that failed to build (3)") && uv_said(&table), "{table}");
     assert!(!table.contains("/bin/sh -c"), "{table}");
     let json: serde_json::Value =
-        serde_json::from_slice(&harvest.run(&["status", "--json"]).stdout).expect("status --json is JSON");
+        serde_json::from_slice(&workspace.harvest.run(&["status", "--json"]).stdout).expect("status --json is JSON");
     assert!(uv_said(json["failed_environments"][0]["detail"].as_str().unwrap()), "{json}");
 
     // The same row from a file: its diagnosis has it too, and the exit code is 1 again.
-    let row = swe_harvest::model::TaskRow::from_candidate(&candidate, &[], &[]);
-    let input = harvest.path("rows.jsonl");
-    fs_err::write(&input, serde_json::to_string(&row).unwrap() + "\n").unwrap();
-    let out = harvest.path("out.jsonl");
-    let output = run_validate(&harvest, &[], &["--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let written: serde_json::Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let run = workspace.validate_rows("rows", &[row_of(&candidate, &[], &[])], &[], &[]);
+    assert_eq!(run.output.status.code(), Some(1), "{}", stderr(&run.output));
+    let written = run.row();
     assert_eq!(written["diagnosis"]["reason"], "environment_build_failed", "{written}");
     let detail = written["diagnosis"]["detail"].as_str().unwrap();
     assert!(uv_said(detail) && !detail.contains("/bin/sh -c"), "{written}");
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }
 
 /// A build that runs out of time says what its step printed last, and leaves no
 /// dangling image and no container either.
 #[test]
 fn a_timed_out_environment_build_says_its_last_output_and_leaves_nothing_behind() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
+    let workspace = Workspace::with_docker();
     // A file of its own: every step after the repository's copy is this test's alone.
     let project = Project::with_files(&[("TIMEOUT.txt", "a build that runs out of time\n")]);
-    let candidate = project.candidate(
-        72,
-        &Scenario::new("fix")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &project::tests_with_regression()),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    let configs = harvest.path("configs");
-    fs_err::create_dir_all(configs.join("repos")).unwrap();
-    fs_err::write(configs.join("pipeline.toml"), "").unwrap();
-    fs_err::write(
-        configs.join("repos/acme__calc.toml"),
+    let candidate = project.candidate(72, &Scenario::fixing_add("fix"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let config = workspace.with_repo_config(
         "[[environment]]\nversions = [\"*\"]\nruntime = \"3.11\"\n\
          install = [\"echo resolving the slow dependency\", \"sleep 600\"]\n\
          test_command = \"pytest -rA\"\n",
-    )
-    .unwrap();
-    let config = configs.join("pipeline.toml");
-    let output = run_validate(
-        &harvest,
+    );
+    let output = workspace.validate_with_env(
         &[("SWE_HARVEST_CONFIG", config.to_str().unwrap()), ("SWE_HARVEST_VALIDATE__BUILD_TIMEOUT_SECS", "60")],
         &["--runs", "1"],
     );
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let (reason, detail) = drops(&harvest)["acme__calc-72"].clone();
+    let (reason, detail) = workspace.dropped("acme__calc-72");
     assert_eq!(reason, "environment_build_timeout", "{detail}");
     assert!(detail.contains("its last output: resolving the slow dependency"), "{detail}");
 
-    let build_logs: Vec<_> = fs_err::read_dir(harvest.data_dir.join("logs/build")).unwrap().flatten().collect();
+    let build_logs: Vec<_> = fs_err::read_dir(workspace.data_dir().join("logs/build")).unwrap().flatten().collect();
     let log = fs_err::read_to_string(build_logs[0].path()).unwrap();
     let (images, containers) = build_log_ids(&log);
     let last = images.last().unwrap();
@@ -1604,5 +1262,5 @@ fn a_timed_out_environment_build_says_its_last_output_and_leaves_nothing_behind(
     for id in &containers {
         assert!(gone(id, "container"), "the container of the step that ran out of time {id} is gone");
     }
-    assert!(docker.containers().is_empty());
+    assert!(workspace.containers().is_empty());
 }

@@ -4,8 +4,10 @@
 
 pub mod browser;
 pub mod github_sim;
+pub mod published;
 pub mod python_project;
 pub mod synthetic_repo;
+pub mod workspace;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

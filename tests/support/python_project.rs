@@ -91,6 +91,11 @@ impl Scenario {
     pub fn new(name: &'static str) -> Scenario {
         Scenario { name, gold: BTreeMap::new(), tests: BTreeMap::new() }
     }
+    /// The usual task: the gold patch fixes `add`, the test patch adds the regression
+    /// test that fails before it (`tests/test_calc.py::test_add_negative`).
+    pub fn fixing_add(name: &'static str) -> Scenario {
+        Scenario::new(name).gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &tests_with_regression())
+    }
     pub fn gold(mut self, path: &str, text: &str) -> Scenario {
         self.gold.insert(path.to_string(), text.to_string());
         self
