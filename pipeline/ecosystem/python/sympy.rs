@@ -75,8 +75,7 @@ impl Ecosystem for SympyRunner {
         date: DateTime<Utc>,
         runtimes: &[String],
     ) -> Result<EnvironmentSpec, InferError> {
-        let spec = infer::infer(files, date, runtimes)?;
-        Ok(EnvironmentSpec { ecosystem: self.name().into(), test_command: TEST_COMMAND.into(), ..spec })
+        infer::infer_for_runner(self.name(), TEST_COMMAND, files, date, runtimes)
     }
 
     /// The `test_*.py` files of the diff.
