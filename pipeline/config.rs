@@ -269,7 +269,10 @@ pub struct ValidateConfig {
     pub cpus: f64,
     pub pids_limit: i64,
     /// Base image per runtime: Python's by version (`3.11`), Go's as `go1.24`, Java's as `jdk17`,
-    /// Rust's as `rust1.85`, C's as `gcc12`.
+    /// Rust's as `rust1.85`, C's as `gcc12` (the forms of the runtime catalogue,
+    /// [`crate::ecosystem::runtimes`]). The defaults are the catalogue's images, made by
+    /// scripts/setup.sh; a config's entries are added to them (the same key: replaced).
+    #[serde(deserialize_with = "over_default_base_images")]
     pub base_images: BTreeMap<String, String>,
     /// A CA bundle made available inside containers at build time (for a
     /// TLS-intercepting proxy in front of the package index).
@@ -305,24 +308,7 @@ impl Default for ValidateConfig {
             memory_bytes: 4 * 1024 * 1024 * 1024,
             cpus: 1.0,
             pids_limit: 512,
-            // scripts/setup.sh's images (with a compiler for sdists): the Python 3 of the
-            // Debian suites reached (bullseye, bookworm, trixie, forky). Other runtimes
-            // are the user's own images (docs/languages/python.md, "Runtimes"); a runtime without
-            // its image is never chosen.
-            base_images: ["3.9", "3.11", "3.13", "3.14"]
-                .into_iter()
-                .map(|version| (version.to_string(), format!("swe-harvest/base:py{version}")))
-                // Go's, Node's, Java's, Rust's and C's, made by scripts/setup.sh when
-                // SWE_HARVEST_LANGUAGES names go, node, java, rust or c.
-                .chain(
-                    [
-                        "go1.19", "go1.24", "node18", "node20", "jdk11", "jdk17", "jdk21", "rust1.63", "rust1.85",
-                        "gcc12", "gcc14",
-                    ]
-                    .into_iter()
-                    .map(|runtime| (runtime.to_string(), format!("swe-harvest/base:{runtime}"))),
-                )
-                .collect(),
+            base_images: crate::ecosystem::runtimes::default_base_images(),
             extra_ca_file: None,
             gradle_distributions: BTreeMap::new(),
             registries: Registries::default(),
@@ -641,11 +627,11 @@ impl Check for Config {
             return Err(invalid(origin, "validate.pids_limit", "must be at least 16"));
         }
         for version in validate.base_images.keys() {
-            if !is_runtime_key(version) {
+            if !crate::ecosystem::runtimes::is_runtime_key(version) {
                 return Err(invalid(
                     origin,
                     &format!("validate.base_images.\"{version}\""),
-                    "keys are runtime versions of the form `3.11` (Python), `go1.24`, `rust1.85`, `node20`, `jdk17` or `gcc12`",
+                    format!("keys are runtime versions of the forms {}", crate::ecosystem::runtimes::key_forms()),
                 ));
             }
         }
@@ -718,12 +704,13 @@ impl Check for RepoConfig {
                 }
             }
             if let Some(runtime) = &environment.runtime {
-                if !is_runtime_key(runtime) {
+                if !crate::ecosystem::runtimes::is_runtime_key(runtime) {
                     return Err(invalid(
                         origin,
                         &format!("environment[{index}].runtime"),
                         format!(
-                            "`{runtime}` is not a runtime version of the form `3.11`, `go1.24`, `rust1.85`, `node20`, `jdk17` or `gcc12`"
+                            "`{runtime}` is not a runtime version of the forms {}",
+                            crate::ecosystem::runtimes::key_forms()
                         ),
                     ));
                 }
@@ -733,17 +720,15 @@ impl Check for RepoConfig {
     }
 }
 
-/// A runtime key: `3.11` (Python), or a language prefix and `major.minor`
-/// (`go1.24`, `rust1.85`), or `node` and a major (`node20`), or `jdk` and a JDK's
-/// feature release (`jdk17`), or `gcc` and a GCC major (`gcc12`).
-fn is_runtime_key(text: &str) -> bool {
-    if let Some(major) =
-        text.strip_prefix("node").or_else(|| text.strip_prefix("jdk")).or_else(|| text.strip_prefix("gcc"))
-    {
-        return !major.is_empty() && major.chars().all(|c| c.is_ascii_digit());
-    }
-    let version = text.strip_prefix("go").or_else(|| text.strip_prefix("rust")).unwrap_or(text);
-    is_major_minor(version)
+/// `validate.base_images` as a config gives it: its entries over the defaults (the
+/// catalogue's images), so that naming one runtime of one's own keeps the others.
+fn over_default_base_images<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let mut base_images = crate::ecosystem::runtimes::default_base_images();
+    base_images.extend(BTreeMap::<String, String>::deserialize(deserializer)?);
+    Ok(base_images)
 }
 
 /// A registry's URL: http(s) (cargo's `sparse+https://` too), nothing that a shell or
@@ -926,6 +911,47 @@ mod tests {
         assert!(error.contains("github.per_page") && error.contains("between 1 and 100"), "{error}");
         let error = load_text("[extract]\ntest_patterns = [\"[unclosed\"]\n", &[]).unwrap_err().to_string();
         assert!(error.contains("extract.test_patterns"), "{error}");
+    }
+
+    #[test]
+    fn base_images_default_to_the_runtime_catalogue_and_a_config_adds_its_own() {
+        let defaults = Config::default().validate.base_images;
+        assert_eq!(defaults, crate::ecosystem::runtimes::default_base_images());
+        assert_eq!(defaults["3.11"], "swe-harvest/base:py3.11");
+        assert_eq!(defaults["jdk17"], "swe-harvest/base:jdk17");
+
+        let text = "[validate.base_images]\n\"3.8\" = \"mine/python:3.8\"\n\"go1.24\" = \"mine/go:1.24\"\n";
+        let base_images = load_text(text, &[]).unwrap().config.validate.base_images;
+        assert_eq!(base_images["3.8"], "mine/python:3.8", "added");
+        assert_eq!(base_images["go1.24"], "mine/go:1.24", "replaced");
+        assert_eq!(base_images["3.11"], "swe-harvest/base:py3.11", "the other defaults stay");
+        assert_eq!(base_images.len(), defaults.len() + 1);
+    }
+
+    #[test]
+    fn runtime_keys_are_checked_against_the_catalogue_and_the_message_lists_its_languages() {
+        let error = load_text("[validate.base_images]\n\"py3.11\" = \"x\"\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("validate.base_images.\"py3.11\""), "{error}");
+        for runtimes in crate::ecosystem::runtimes::catalogue() {
+            assert!(error.contains(&format!("`{}` ({})", runtimes.example_key(), runtimes.language)), "{error}");
+        }
+        for key in ["node22", "jdk25", "gcc15", "rust1.90", "3.15"] {
+            let text = format!("[validate.base_images]\n\"{key}\" = \"mine/{key}\"\n");
+            assert!(load_text(&text, &[]).is_ok(), "{key} is a runtime key without an image of setup.sh's");
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir(dir.path().join("repos")).unwrap();
+        let path = dir.path().join("pipeline.toml");
+        fs_err::write(&path, "").unwrap();
+        fs_err::write(
+            dir.path().join("repos/a__b.toml"),
+            "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n",
+        )
+        .unwrap();
+        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
+        let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
+        assert!(error.contains("environment[0].runtime") && error.contains("`jdk21` (java)"), "{error}");
     }
 
     #[test]

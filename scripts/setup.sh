@@ -1,146 +1,60 @@
 #!/usr/bin/env bash
-# swe-harvest machine setup: a running Docker engine and the base images
-# swe-harvest/base:py3.9, :py3.11, :py3.13, :py3.14, plus those of the other languages asked
-# for in SWE_HARVEST_LANGUAGES (go: :go1.19, :go1.24; rust: :rust1.63, :rust1.85;
-# node: :node18, :node20; java: :jdk11, :jdk17, :jdk21; c: :gcc12, and :gcc14 when
-# SWE_HARVEST_BASE_IMAGES names it).
+# swe-harvest machine setup: a running Docker engine and the base images of the
+# languages named in SWE_HARVEST_LANGUAGES (default: python), or exactly the images
+# named in SWE_HARVEST_BASE_IMAGES.
 #
-# Idempotent: what is already there is reported and left alone, so a rerun on a
-# ready machine takes seconds. Meant for Debian 12 run as root (CI's `.ci/run`);
-# a non-root user with Docker access can run it too when nothing has to be built.
+# What to build is not written here: the runtime catalogue (pipeline/ecosystem/,
+# one declaration per language) says it, and `swe-harvest images plan --tsv` prints
+# it: the Debian suites to bootstrap, then per image its tag, suite, packages and
+# check. So this script needs the binary: SWE_HARVEST_BIN, else it builds it with
+# cargo (`cargo build --bin swe-harvest`, the debug profile that the tests use too).
 #
-# Python base images are pulled (python:X-slim, plus a layer with the compiler) where
-# Docker Hub answers a quick probe (one per run, SWE_HARVEST_PROBE_TIMEOUT seconds);
-# otherwise they are built at once from Debian packages (debootstrap + `docker import`):
-#   bullseye -> Python 3.9, bookworm -> Python 3.11, trixie -> Python 3.13,
-#   forky (testing) -> Python 3.14.
-# Go, Rust and Node images are always built from Debian's own toolchain packages
-# (`golang-go`, `rustc` + `cargo`, `nodejs` + `npm`): bookworm -> Go 1.19 / Rust
-# 1.63 / Node 18, trixie -> Go 1.24 / Rust 1.85 / Node 20. They are made only when
-# SWE_HARVEST_LANGUAGES names their language (default: python only), e.g.
-# SWE_HARVEST_LANGUAGES="python go node" (`javascript` and `typescript` are other
-# names of `node`: one runtime runs both).
-# Java images are Debian's OpenJDK and Maven (`openjdk-N-jdk-headless`, `maven`):
-# bullseye -> JDK 11 / Maven 3.6, bookworm -> JDK 17 / Maven 3.8, trixie -> JDK 21 /
-# Maven 3.9. No Gradle: Debian's gradle (4.4) builds no project of the last years,
-# and a project's Gradle wrapper downloads its distribution from services.gradle.org.
-# Python runtimes that no reachable Debian suite ships (3.7, 3.8, 3.10, 3.12) are made
-# only where Docker Hub answers (python:X-slim plus the compiler layer, when
-# SWE_HARVEST_BASE_IMAGES names them); elsewhere bring your own image and name it in
-# validate.base_images (docs/languages/python.md, "Runtimes"). Nothing is built from CPython's source.
-# C and C++ images (`c`, also named `cpp`) are Debian's compilers and build tools
-# (gcc, g++, make, autoconf, automake, libtool, cmake, pkg-config, bison, flex):
-# bookworm -> GCC 12 / CMake 3.25 (made for `c`), trixie -> GCC 14 / CMake 3.31 (only
-# when SWE_HARVEST_BASE_IMAGES names gcc14: one image keeps CI's set-up short, and
-# inference takes the newest GCC there that the task's date allows). No valgrind: the
-# tests of autotools projects (jq's) use it only when it is installed.
-# See scripts/README.md for the environment variables and the decisions.
+# How it builds (scripts/README.md has the decisions and the figures):
+#   1. one root file system per Debian suite (bullseye, bookworm, trixie, forky):
+#      debootstrap --variant=minbase with the packages every image holds (git, patch,
+#      CA certificates, a C and C++ toolchain), slimmed, `docker import`ed as
+#      $SWE_HARVEST_BASE_REPO:debian-<suite>, checked, labelled with its recipe;
+#   2. every image as one `docker build` layer on its suite's image that apt-installs
+#      its packages from the suite's mirror; or, for a Python image where Docker Hub
+#      answers a quick probe, python:X-slim plus the compiler (nothing is ever built
+#      from CPython's source);
+#   3. each image checked by its command, without network.
+# The suites are bootstrapped in parallel, and each suite's images start as soon as
+# it is ready. Downloads are retried (apt's Acquire::Retries; a failed debootstrap
+# or layer build once more), so a mirror that drops a connection under load does not
+# fail the run.
+#
+# Idempotent: an image is rebuilt only when its recipe (a hash of the catalogue's
+# entry, its suite's recipe and this script's BUILD_METHOD) changed, or with
+# SWE_HARVEST_REBUILD=1; a rerun on a ready machine takes about a second. Meant for
+# Debian 12 run as root (CI's `.ci/run`); a non-root user with Docker access can run
+# it too when nothing has to be built.
 set -euo pipefail
 
 # ---------------------------------------------------------------- settings ---
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LANGUAGES="${SWE_HARVEST_LANGUAGES:-python}"
-# The images of each language (SWE_HARVEST_BASE_IMAGES, when set, is the whole list).
-images_of_language() {
-    case "$1" in
-        python) echo "py3.9 py3.11 py3.13 py3.14" ;;
-        go) echo "go1.19 go1.24" ;;
-        rust) echo "rust1.63 rust1.85" ;;
-        node | javascript | typescript) echo "node18 node20" ;;
-        java) echo "jdk11 jdk17 jdk21" ;;
-        c | cpp) echo "gcc12" ;;
-        *) return 1 ;;
-    esac
-}
-DEFAULT_IMAGES=""
-for language in ${LANGUAGES//,/ }; do
-    more=$(images_of_language "$language") || {
-        printf 'setup.sh: error: unknown language %s in SWE_HARVEST_LANGUAGES (known: python go rust node java c)\n' "$language" >&2
-        exit 2
-    }
-    DEFAULT_IMAGES="$DEFAULT_IMAGES $more"
-done
-IMAGES="${SWE_HARVEST_BASE_IMAGES:-${DEFAULT_IMAGES# }}"
+SELECTED_IMAGES="${SWE_HARVEST_BASE_IMAGES:-}"
 WORK_DIR="${SWE_HARVEST_WORK_DIR:-/var/cache/swe-harvest}"
 DOCKERD_LOG="${SWE_HARVEST_DOCKERD_LOG:-/var/log/swe-harvest-dockerd.log}"
 DOCKERD_TIMEOUT="${SWE_HARVEST_DOCKERD_TIMEOUT:-60}"
 PULL_TIMEOUT="${SWE_HARVEST_PULL_TIMEOUT:-120}"
 PROBE_TIMEOUT="${SWE_HARVEST_PROBE_TIMEOUT:-5}"
-# auto: pull python:X-slim when a quick probe finds Docker Hub answering; always; never.
+# auto: pull an upstream image (python:X-slim) when a quick probe finds Docker Hub
+# answering; always; never.
 PULL="${SWE_HARVEST_PULL:-auto}"
 [ "${SWE_HARVEST_SKIP_PULL:-0}" = 1 ] && PULL=never # the older name of PULL=never
 PARALLEL="${SWE_HARVEST_PARALLEL:-1}"
 REBUILD="${SWE_HARVEST_REBUILD:-0}"
 MIRROR_OVERRIDE="${SWE_HARVEST_DEBIAN_MIRROR:-}"
 ALLOW_NO_GPG="${SWE_HARVEST_ALLOW_UNSIGNED_DEBIAN:-0}"
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-# The recipe: Python with venv and pip, git, and what sdists need to build (a C and
-# C++ compiler, make, libc and Python headers, pkg-config). Bump RECIPE whenever the
-# images' content changes: images labelled with another recipe are rebuilt.
-RECIPE=2
-PACKAGES=python3,python3-venv,python3-pip,git,ca-certificates,patch
-BUILD_PACKAGES="gcc g++ make libc6-dev pkg-config"
-PACKAGES="$PACKAGES,python3-dev,${BUILD_PACKAGES// /,}"
-# Go: Debian's golang-go, git, and a C compiler for cgo. Rust: rustc and cargo (which
-# bring gcc as the linker), git. Their recipes are counted apart from Python's.
-GO_RECIPE=1
-GO_PACKAGES=golang-go,git,ca-certificates,patch,gcc,libc6-dev
-RUST_RECIPE=1
-RUST_PACKAGES=rustc,cargo,git,ca-certificates,patch,gcc,libc6-dev
-# Node: Debian's nodejs, git, and what node-gyp needs to build a native addon from
-# source (python3, make, a C++ compiler); then npm, installed by apt inside the new
-# system: debootstrap's own configure order breaks on npm's 300 node-* packages
-# (node-gyp "depends on node-npmlog; however: not configured yet").
-NODE_RECIPE=1
-NODE_PACKAGES=nodejs,git,ca-certificates,patch,python3,make,g++,libc6-dev
-NODE_APT_PACKAGES="npm"
-# Java: the suite's headless JDK and Maven (ca-certificates-java makes the JVM's
-# truststore from Debian's CA list).
-JAVA_RECIPE=1
-java_packages() { # tag -> packages
-    echo "openjdk-${1#jdk}-jdk-headless,maven,ca-certificates-java,git,ca-certificates,patch"
-}
-# C and C++: the compilers and the build systems that C projects test with (autotools'
-# `make check`, CMake's CTest, plain make), bison and flex for generated parsers.
-C_RECIPE=1
-C_PACKAGES=gcc,g++,make,libc6-dev,autoconf,automake,libtool,cmake,pkg-config,bison,flex,file,git,ca-certificates,patch
-language_of() { # tag -> python | go | rust | node | java | c
-    case "$1" in
-        gcc*) echo c ;;
-        py*) echo python ;;
-        go*) echo go ;;
-        rust*) echo rust ;;
-        node*) echo node ;;
-        jdk*) echo java ;;
-    esac
-}
-recipe_for() { # tag
-    case "$(language_of "$1")" in
-        go) echo "$GO_RECIPE" ;;
-        rust) echo "$RUST_RECIPE" ;;
-        node) echo "$NODE_RECIPE" ;;
-        java) echo "$JAVA_RECIPE" ;;
-        c) echo "$C_RECIPE" ;;
-        *) echo "$RECIPE" ;;
-    esac
-}
-cmd_for() { # tag
-    case "$(language_of "$1")" in
-        python) echo python3 ;;
-        *) echo bash ;;
-    esac
-}
-packages_for() { # tag
-    case "$(language_of "$1")" in
-        go) echo "$GO_PACKAGES" ;;
-        rust) echo "$RUST_PACKAGES" ;;
-        node) echo "$NODE_PACKAGES" ;;
-        java) java_packages "$1" ;;
-        c) echo "$C_PACKAGES" ;;
-        *) echo "$PACKAGES" ;;
-    esac
-}
-RECIPE_LABEL=org.swe-harvest.base.recipe
 IMAGE_REPO="${SWE_HARVEST_BASE_REPO:-swe-harvest/base}"
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+# How images are made (this script's steps, not their packages: those are the
+# catalogue's). Bump it when a step changes what an image holds; every recipe changes
+# with it, so every image is rebuilt once.
+BUILD_METHOD=3
+RECIPE_LABEL=org.swe-harvest.base.recipe
 
 log() { printf '%s\n' "$*"; }
 die() { printf 'setup.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -203,24 +117,75 @@ ensure_docker() {
     log "docker engine: ${installed}${started} in $((SECONDS - t0)) s (log: $DOCKERD_LOG)"
 }
 
-# ----------------------------------------------------------- base images -----
-suite_of() {
-    case "$1" in
-        py3.9) echo bullseye ;;
-        py3.11) echo bookworm ;;
-        py3.13) echo trixie ;;
-        py3.14) echo forky ;; # Debian testing: its python3 moves with it
-        go1.19 | rust1.63 | node18) echo bookworm ;;
-        go1.24 | rust1.85 | node20) echo trixie ;;
-        jdk11) echo bullseye ;;
-        jdk17) echo bookworm ;;
-        jdk21) echo trixie ;;
-        gcc12) echo bookworm ;;
-        gcc14) echo trixie ;;
-        *) return 1 ;;
-    esac
+# ------------------------------------------------------------- the plan ------
+# The swe-harvest binary that prints the plan: SWE_HARVEST_BIN, else this checkout's,
+# built (or found up to date) by cargo.
+swe_harvest_bin() {
+    if [ -n "${SWE_HARVEST_BIN:-}" ]; then
+        [ -x "$SWE_HARVEST_BIN" ] || die "SWE_HARVEST_BIN=$SWE_HARVEST_BIN is not an executable"
+        echo "$SWE_HARVEST_BIN"
+        return
+    fi
+    command -v cargo >/dev/null ||
+        die "the image plan comes from \`swe-harvest images plan\`: install Rust (cargo) or set SWE_HARVEST_BIN to a built swe-harvest"
+    local t0=$SECONDS target
+    target="${CARGO_TARGET_DIR:-$ROOT/target}"
+    [[ "$target" = /* ]] || target="$ROOT/$target"
+    (cd "$ROOT" && cargo build --quiet --locked --bin swe-harvest) >&2 ||
+        die "cargo build --bin swe-harvest failed (the image plan needs the binary; or set SWE_HARVEST_BIN)"
+    [ $((SECONDS - t0)) -lt 2 ] || log "swe-harvest: built for the image plan in $((SECONDS - t0)) s" >&2
+    echo "$target/debug/swe-harvest"
 }
 
+# Reads the plan into these tables, keyed by suite or by tag.
+declare -A SUITE_TAG SUITE_PACKAGES SUITE_CHECK SUITE_EXPECT SUITE_RECIPE
+declare -A LANGUAGE SUITE PACKAGES COMMAND CHECK EXPECT UPSTREAM UPSTREAM_PACKAGES RECIPE
+SUITES=()
+TAGS=()
+
+recipe_hash() { printf '%s' "$*" | sha256sum | cut -c1-12; }
+dash_empty() { [ "$1" = - ] && echo "" || echo "$1"; }
+
+read_plan() {
+    local bin args=() word plan kind a b c d e f g h i j suite_recipe
+    bin=$(swe_harvest_bin)
+    if [ -n "$SELECTED_IMAGES" ]; then
+        for word in ${SELECTED_IMAGES//,/ }; do args+=(--image "$word"); done
+    else
+        for word in ${LANGUAGES//,/ }; do args+=(--language "$word"); done
+    fi
+    plan=$("$bin" images plan --tsv "${args[@]}") ||
+        die "no plan for SWE_HARVEST_LANGUAGES='$LANGUAGES' SWE_HARVEST_BASE_IMAGES='$SELECTED_IMAGES' (see above)"
+    while IFS=$'\t' read -r kind a b c d e f g h i j; do
+        case "$kind" in
+            suite)
+                SUITES+=("$b")
+                SUITE_TAG[$b]=$a
+                SUITE_PACKAGES[$b]=$c
+                SUITE_CHECK[$b]=$d
+                SUITE_EXPECT[$b]=$e
+                SUITE_RECIPE[$b]=$(recipe_hash "$BUILD_METHOD" "$kind" "$a" "$b" "$c" "$d" "$e")
+                ;;
+            image)
+                TAGS+=("$a")
+                LANGUAGE[$a]=$c
+                SUITE[$a]=$(dash_empty "$d")
+                PACKAGES[$a]=$e
+                COMMAND[$a]=$f
+                CHECK[$a]=$g
+                EXPECT[$a]=$h
+                UPSTREAM[$a]=$(dash_empty "$i")
+                UPSTREAM_PACKAGES[$a]=$(dash_empty "$j")
+                # Its suite's recipe too: a new root file system means new layers.
+                suite_recipe=-
+                [ "$d" = - ] || suite_recipe=${SUITE_RECIPE[$d]}
+                RECIPE[$a]=$(recipe_hash "$BUILD_METHOD" "$suite_recipe" "$kind" "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h" "$i" "$j")
+                ;;
+        esac
+    done <<<"$plan"
+}
+
+# ------------------------------------------------------------- Debian --------
 http_ok() { # URL answers 200?
     if command -v curl >/dev/null; then
         curl -fsS -o /dev/null -m 15 "$1" 2>/dev/null
@@ -270,7 +235,7 @@ ensure_build_tools() {
     # Older debootstrap releases lack the scripts of newer suites; every modern
     # Debian suite uses the same script as sid.
     local s dir=/usr/share/debootstrap/scripts
-    for s in bullseye bookworm trixie forky; do
+    for s in "${NEEDED_SUITES[@]}"; do
         if [ ! -e "$dir/$s" ] && [ -e "$dir/sid" ]; then
             ln -s sid "$dir/$s"
             log "build tools: linked debootstrap script $s -> sid"
@@ -293,15 +258,29 @@ signature_ok() { # mirror suite
     return "$rc"
 }
 
-# Build one image from Debian packages and import it. Progress goes to stdout
-# (the caller sends it to the image's log). Returns non-zero on failure.
-build_image() { # tag suite mirror
-    local tag=$1 suite=$2 mirror=$3 image="$IMAGE_REPO:$1"
-    local rootfs="$WORK_DIR/rootfs/$tag"
-    local cache="$WORK_DIR/debs/$suite"
-    # Another language's image of the same suite may be built at the same time: its
-    # own package cache, so that two debootstraps never write one folder.
-    [ "$(language_of "$tag")" = python ] || cache="$cache-$(language_of "$tag")"
+# Whether the suite's Release file is past its Valid-Until date on this mirror.
+release_expired() { # mirror suite
+    local until expires
+    until=$({ curl -fsS -m 30 "$1/dists/$2/InRelease" 2>/dev/null ||
+        wget -q -T 30 -t 1 -O - "$1/dists/$2/InRelease" 2>/dev/null; } | sed -n 's/^Valid-Until: //p' | head -n 1)
+    [ -n "$until" ] && expires=$(date -d "$until" +%s 2>/dev/null) && [ "$expires" -lt "$(date +%s)" ]
+}
+
+# debootstrap mounts /proc and /sys inside the target while it runs; never let
+# rm follow them into the host's.
+remove_rootfs() { # dir
+    local m
+    [ -d "$1" ] || return 0
+    awk -v d="$1" 'index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r |
+        while read -r m; do umount -l "$m" || true; done
+    rm -rf --one-file-system -- "$1"
+}
+
+# Bootstrap one suite's root file system and import it as its image. Progress goes
+# to stdout (the caller sends it to the suite's log). Returns non-zero on failure.
+build_suite() { # suite mirror
+    local suite=$1 mirror=$2 image="$IMAGE_REPO:${SUITE_TAG[$1]}"
+    local rootfs="$WORK_DIR/rootfs/$suite" cache="$WORK_DIR/debs/$suite"
     local gpg_opts=(--keyring "$KEYRING")
     if ! signature_ok "$mirror" "$suite"; then
         if [ "$ALLOW_NO_GPG" = 1 ]; then
@@ -317,31 +296,52 @@ build_image() { # tag suite mirror
             return 1
         fi
     fi
-    # Every step is checked explicitly: this runs on the left of `||`, where
-    # bash ignores `set -e`.
-    remove_rootfs "$rootfs" && mkdir -p "$rootfs" "$cache" || return 1
+    # A mirror that stopped refreshing a suite (forky, Debian testing, here on
+    # 2026-11-26: Valid-Until 20 days past) still serves signed packages, but apt
+    # refuses its Release file as expired; debootstrap does not look at the date,
+    # the layers' apt does. apt in this suite's images then accepts it, saying so:
+    # the signature is still checked; what is lost is the protection against a
+    # stale Release file, which is what such a mirror serves.
+    local stale=0
+    release_expired "$mirror" "$suite" && stale=1
     # Remove the rootfs however this function ends (it runs in a subshell; the
     # trap fires after the function's locals are gone, hence the global).
     BUILD_ROOTFS=$rootfs
     trap 'remove_rootfs "$BUILD_ROOTFS"' EXIT
-    # Two stages, so that dpkg in the second one runs with force-unsafe-io (no
-    # fsync per file; what Debian's own Docker images set, too): builds take
-    # about a quarter less time here. The setting stays in the image and speeds
-    # up apt in the environment layers built on it.
-    debootstrap --foreign --variant=minbase "${gpg_opts[@]}" --cache-dir="$cache" \
-        --include="$(packages_for "$tag")" "$suite" "$rootfs" "$mirror" || return 1
+    # Two stages, so that dpkg in the second one runs with force-unsafe-io (no fsync
+    # per file; what Debian's own Docker images set, too): about a quarter less time.
+    # The setting stays in the image and speeds up apt in every layer built on it.
+    # The first stage downloads everything; a mirror that drops a download under load
+    # gets one more try, which fetches only what the deb cache still lacks. Every step
+    # is checked explicitly: this runs on the left of `||`, where bash ignores `set -e`.
+    local attempt
+    for attempt in 1 2; do
+        remove_rootfs "$rootfs" && mkdir -p "$rootfs" "$cache" || return 1
+        if debootstrap --foreign --variant=minbase "${gpg_opts[@]}" --cache-dir="$cache" \
+            --include="${SUITE_PACKAGES[$suite]// /,}" "$suite" "$rootfs" "$mirror"; then
+            break
+        fi
+        [ "$attempt" = 2 ] && return 1
+        echo "debootstrap of $suite failed; trying once more"
+        sleep 5
+    done
     echo force-unsafe-io >"$rootfs/etc/dpkg/dpkg.cfg.d/swe-harvest-unsafe-io" || return 1
     chroot "$rootfs" /debootstrap/debootstrap --second-stage || {
         tail -n 30 "$rootfs/debootstrap/debootstrap.log" 2>/dev/null
         return 1
     }
-    if [ "$(language_of "$tag")" = node ]; then
-        chroot "$rootfs" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $NODE_APT_PACKAGES" ||
-            return 1
+    # apt in the layers (and in environment images) retries a download that fails.
+    echo 'Acquire::Retries "5";' >"$rootfs/etc/apt/apt.conf.d/80swe-harvest-retries" || return 1
+    if [ "$stale" = 1 ]; then
+        echo "WARNING: $mirror/dists/$suite/InRelease is past its Valid-Until date;" \
+            "apt in the images of $suite accepts it (its signature is still checked)"
+        echo 'Acquire::Check-Valid-Until "false";' >"$rootfs/etc/apt/apt.conf.d/80swe-harvest-stale-mirror" || return 1
     fi
-    # Keep the image small: no package lists, no caches, no logs; and, like the
+    # Keep the images small: no package lists, no caches, no logs; and, like the
     # Debian "slim" images that python:X-slim starts from, no documentation
-    # (copyright files stay), man pages or translations, now or in later layers.
+    # (copyright files stay), man pages or translations, now or in later layers; nor
+    # what no build uses (about 90 MB): gcc's LTO dump tool, the sanitizers' runtimes
+    # and static libpython (extensions link to nothing; embedding links the shared one).
     cat >"$rootfs/etc/dpkg/dpkg.cfg.d/swe-harvest-slim" <<'EOF_DPKG' || return 1
 path-exclude /usr/share/doc/*
 path-include /usr/share/doc/*/copyright
@@ -360,13 +360,8 @@ path-exclude /usr/lib/x86_64-linux-gnu/libubsan.so.*
 path-exclude /usr/lib/python3*/config-*/libpython3*.a
 path-exclude /usr/lib/x86_64-linux-gnu/libpython3*.a
 EOF_DPKG
-    # Nor what no sdist build uses (about 90 MB): gcc's LTO dump tool, the
-    # sanitizers' runtimes and the static libpython (extensions link to nothing;
-    # embedding links the shared one, which stays).
     rm -f "$rootfs"/usr/bin/*lto-dump* \
-        "$rootfs"/usr/lib/x86_64-linux-gnu/lib{a,hwa,l,t,ub}san.so.* \
-        "$rootfs"/usr/lib/python3*/config-*/libpython3*.a \
-        "$rootfs"/usr/lib/x86_64-linux-gnu/libpython3*.a
+        "$rootfs"/usr/lib/x86_64-linux-gnu/lib{a,hwa,l,t,ub}san.so.*
     find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
     find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
     find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 -not -name locale.alias -exec rm -rf {} +
@@ -375,25 +370,36 @@ EOF_DPKG
         "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/* \
         "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/lib/dpkg/*-old \
         "$rootfs"/var/log/* "$rootfs"/root/.cache "$rootfs"/tmp/* "$rootfs"/var/tmp/*
-    mkdir -p "$rootfs"/var/lib/apt/lists/partial
+    # OpenJDK's postinst links its man pages with update-alternatives, which fails
+    # where the folder does not exist (dpkg excludes what would go in it).
+    mkdir -p "$rootfs"/var/lib/apt/lists/partial "$rootfs"/usr/share/man/man1
     tar -C "$rootfs" --numeric-owner -c . | docker import \
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
         --change 'ENV LANG=C.UTF-8' \
         --change 'WORKDIR /' \
-        --change "CMD [\"$(cmd_for "$tag")\"]" \
-        --change "LABEL org.swe-harvest.base.source=debootstrap org.swe-harvest.base.suite=$suite org.swe-harvest.base.mirror=$mirror $RECIPE_LABEL=$(recipe_for "$tag")" \
+        --change 'CMD ["bash"]' \
+        --change "LABEL org.swe-harvest.base.source=debootstrap org.swe-harvest.base.suite=$suite org.swe-harvest.base.mirror=$mirror $RECIPE_LABEL=${SUITE_RECIPE[$suite]}" \
         - "$image" || return 1
     remove_rootfs "$rootfs"
 }
 
-# debootstrap mounts /proc and /sys inside the target while it runs; never let
-# rm follow them into the host's.
-remove_rootfs() { # dir
-    local m
-    [ -d "$1" ] || return 0
-    awk -v d="$1" 'index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r |
-        while read -r m; do umount -l "$m" || true; done
-    rm -rf --one-file-system -- "$1"
+# One image as a layer on its suite's image: its packages from the suite's mirror
+# (the one the root file system was bootstrapped from). One more try when it fails.
+build_layer() { # tag
+    local tag=$1 suite=${SUITE[$1]} attempt
+    local from="$IMAGE_REPO:${SUITE_TAG[$suite]}"
+    local dockerfile
+    dockerfile=$(printf '%s\n' \
+        "FROM $from" \
+        "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${PACKAGES[$tag]} >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /tmp/* /var/tmp/* /root/.cache && mkdir -p /var/lib/apt/lists/partial" \
+        "CMD [\"${COMMAND[$tag]}\"]" \
+        "LABEL org.swe-harvest.base.source=$from org.swe-harvest.base.suite=$suite $RECIPE_LABEL=${RECIPE[$tag]}")
+    for attempt in 1 2; do
+        docker build -q --force-rm -t "$IMAGE_REPO:$tag" - <<<"$dockerfile" && return 0
+        [ "$attempt" = 2 ] && return 1
+        echo "docker build of $tag on $from failed; trying once more"
+        sleep 5
+    done
 }
 
 # Whether Docker Hub (or the registry mirror the engine is configured with) answers:
@@ -414,152 +420,154 @@ docker_hub_answers() {
     fi
 }
 
-# python:X-slim has Python's headers (in /usr/local) but no compiler: one layer adds
-# the build packages, cleaned as in the debootstrap images.
-pull_image() { # tag -> 0 if python:X-slim was pulled and the build packages added
-    local tag=$1 upstream="python:${1#py}-slim"
-    [ "$PULL" = never ] && return 1
-    [ "$PULL" = always ] || [ "$HUB" = yes ] || return 1
-    # Go, Rust, Node, Java and C: Debian's toolchain packages everywhere, never an upstream image.
-    [ "$(language_of "$tag")" = python ] || return 1
+any_upstream() { # tags...: whether one of them has an upstream image
+    local tag
+    for tag in "$@"; do [ -z "${UPSTREAM[$tag]}" ] || return 0; done
+    return 1
+}
+
+# Whether an image is taken from its upstream image rather than built on its suite.
+pulls() { # tag
+    [ -n "${UPSTREAM[$1]}" ] && [ "$PULL" != never ] && { [ "$PULL" = always ] || [ "$HUB" = yes ]; }
+}
+
+# The upstream image (python:X-slim has Python's headers, no compiler), with one layer
+# that adds the image's upstream packages, cleaned as in the Debian images.
+pull_image() { # tag
+    local tag=$1 upstream=${UPSTREAM[$1]}
     timeout "$PULL_TIMEOUT" docker pull -q "$upstream" >/dev/null 2>&1 || {
         echo "docker pull $upstream failed within $PULL_TIMEOUT s"
         return 1
     }
     printf '%s\n' \
         "FROM $upstream" \
-        "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $BUILD_PACKAGES git patch && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/*" \
-        "LABEL org.swe-harvest.base.source=$upstream $RECIPE_LABEL=$RECIPE" |
-        docker build -q -t "$IMAGE_REPO:$tag" - || {
-        echo "pulled $upstream, but adding the build packages to it failed"
+        "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${UPSTREAM_PACKAGES[$tag]} && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/*" \
+        "LABEL org.swe-harvest.base.source=$upstream $RECIPE_LABEL=${RECIPE[$tag]}" |
+        docker build -q --force-rm -t "$IMAGE_REPO:$tag" - || {
+        echo "pulled $upstream, but adding its packages failed"
         return 1
     }
 }
 
-# Does the image run Python of the version its tag promises? Prints the version.
-verify_image() { # tag
-    local tag=$1 out
-    case "$(language_of "$tag")" in
-        go)
-            out=$(docker run --rm --network none "$IMAGE_REPO:$tag" go version 2>&1) || { echo "$out"; return 1; }
-            case "$out" in
-                "go version ${tag}"[.\ ]*) echo "$out"; return 0 ;;
-                *) echo "$out (expected ${tag}.x)"; return 1 ;;
-            esac
-            ;;
-        rust)
-            out=$(docker run --rm --network none "$IMAGE_REPO:$tag" sh -c 'rustc --version && cargo --version' 2>&1) ||
-                { echo "$out"; return 1; }
-            case "$out" in
-                "rustc ${tag#rust}."*) echo "$out" | tr '\n' ' '; return 0 ;;
-                *) echo "$out (expected rustc ${tag#rust}.x)"; return 1 ;;
-            esac
-            ;;
-        node)
-            out=$(docker run --rm --network none "$IMAGE_REPO:$tag" sh -c 'echo "node $(node --version) npm $(npm --version)"' 2>&1) ||
-                { echo "$out"; return 1; }
-            case "$out" in
-                "node v${tag#node}."*" npm "[0-9]*) echo "$out"; return 0 ;;
-                *) echo "$out (expected node v${tag#node}.x and npm)"; return 1 ;;
-            esac
-            ;;
-        java)
-            out=$(docker run --rm --network none "$IMAGE_REPO:$tag" sh -c \
-                'javac -version 2>&1 && mvn -B -v 2>&1 | head -n 1 && test -s /etc/ssl/certs/java/cacerts' 2>&1) ||
-                { echo "$out (or no /etc/ssl/certs/java/cacerts)"; return 1; }
-            case "$out" in
-                "javac ${tag#jdk}."*) echo "$out" | tr '\n' ' '; return 0 ;;
-                *) echo "$out (expected javac ${tag#jdk}.x)"; return 1 ;;
-            esac
-            ;;
-        c)
-            out=$(docker run --rm --network none "$IMAGE_REPO:$tag" sh -c \
-                'gcc -dumpversion && autoreconf --version | head -n 1 && cmake --version | head -n 1 && make --version | head -n 1' 2>&1) ||
-                { echo "$out"; return 1; }
-            case "$out" in
-                "${tag#gcc}"*) echo "gcc $out" | tr '\n' ' '; return 0 ;;
-                *) echo "$out (expected gcc ${tag#gcc})"; return 1 ;;
-            esac
-            ;;
-    esac
-    out=$(docker run --rm --network none "$IMAGE_REPO:$tag" python3 --version 2>&1) || {
-        echo "$out"
-        return 1
-    }
+# Runs a check in the image without network: it must succeed and its output start
+# with the expected text. Prints the output on one line.
+check_image() { # image command expect
+    local out
+    out=$(docker run --rm --network none "$1" sh -c "$2" 2>&1) || { echo "$out" | tr '\n' ' '; return 1; }
+    out=$(echo "$out" | tr '\n' ' ' | sed 's/ *$//')
     case "$out" in
-        "Python ${tag#py}."*) ;;
-        *) echo "$out (expected Python ${tag#py}.x)"; return 1 ;;
+        "$3"*) echo "$out" ;;
+        *) echo "$out (expected it to start with '$3')"; return 1 ;;
     esac
-    # The compiler finds Python's headers (what a C extension's sdist needs).
-    # shellcheck disable=SC2016 # expanded in the container
-    docker run --rm --network none "$IMAGE_REPO:$tag" sh -c \
-        'printf "#include <Python.h>\nint main(void) { return Py_IsInitialized(); }\n" |
-         gcc -fsyntax-only -x c -I"$(python3 -c "import sysconfig; print(sysconfig.get_paths()[\"include\"])")" -' \
-        >/dev/null 2>&1 || {
-        echo "$out, but gcc cannot compile against Python.h in it"
-        return 1
-    }
-    echo "$out"
 }
 
-# Make one image: pull, else build. Runs in a subshell with output to $2;
-# the last line of the log is the one-line summary.
-make_image() { # tag logfile
-    local tag=$1 logf=$2 t0=$SECONDS suite mirror how version old
-    exec >"$logf" 2>&1
-    old=$(docker image inspect -f '{{.Id}}' "$IMAGE_REPO:$tag" 2>/dev/null || true)
-    suite=$(suite_of "$tag" || true)
-    if pull_image "$tag"; then
-        how="pulled python:${tag#py}-slim"
+size_of() { docker image inspect -f '{{.Size}}' "$1" | awk '{ printf "%d MB", $1 / 1e6 }'; }
+
+# The image this one replaced, unless something still uses it (then it stays).
+remove_previous() { # image old-id
+    if [ -n "$2" ] && [ "$2" != "$(docker image inspect -f '{{.Id}}' "$1")" ]; then
+        docker rmi "$2" >/dev/null 2>&1 && echo "removed the previous image ${2#sha256:}" ||
+            echo "kept the previous image ${2#sha256:} (in use)"
+    fi
+}
+
+# Make one suite's image. Runs in a subshell with output to its log; the last line
+# of the log is the one-line summary.
+make_suite() { # suite
+    local suite=$1 image="$IMAGE_REPO:${SUITE_TAG[$1]}" t0=$SECONDS mirror old version
+    old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
+    mirror=$(find_mirror "$suite") || { echo "no Debian mirror serves $suite (tried: $(mirror_candidates | tr '\n' ' '))"; return 1; }
+    echo "mirror for $suite: $mirror"
+    (build_suite "$suite" "$mirror") || { echo "debootstrap/import of $suite failed"; return 1; }
+    version=$(check_image "$image" "${SUITE_CHECK[$suite]}" "${SUITE_EXPECT[$suite]}") || {
+        echo "check failed: $version"
+        docker rmi "$image" >/dev/null 2>&1 || true # so that a rerun retries
+        return 1
+    }
+    remove_previous "$image" "$old"
+    echo "SUMMARY: $image: bootstrapped from $mirror in $((SECONDS - t0)) s ($version), $(size_of "$image")"
+}
+
+# Make one image: pulled, or a layer on its suite. Runs in a subshell with output to
+# its log; the last line of the log is the one-line summary.
+make_image() { # tag
+    local tag=$1 image="$IMAGE_REPO:$1" t0=$SECONDS how version old
+    old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
+    if pulls "$tag"; then
+        pull_image "$tag" || return 1
+        how="pulled ${UPSTREAM[$tag]}"
     else
-        if [ -z "$suite" ]; then
-            echo "no reachable Debian suite ships Python ${tag#py}, and python:${tag#py}-slim could not be pulled" \
-                "(Docker Hub: $HUB, SWE_HARVEST_PULL=$PULL); bring your own image for it and name it in" \
-                "validate.base_images (docs/languages/python.md, "Runtimes")"
-            return 1
-        fi
-        if [ "$(language_of "$tag")" = python ]; then
-            echo "python:${tag#py}-slim not pulled (Docker Hub: $HUB, SWE_HARVEST_PULL=$PULL); building from Debian $suite"
-        fi
-        mirror=$(find_mirror "$suite") || { echo "no Debian mirror serves $suite (tried: $(mirror_candidates | tr '\n' ' '))"; return 1; }
-        echo "mirror for $suite: $mirror"
-        (build_image "$tag" "$suite" "$mirror") || { echo "debootstrap/import of $suite failed"; return 1; }
-        how="built from Debian $suite ($mirror)"
+        build_layer "$tag" || { echo "the layer of $tag on ${SUITE_TAG[${SUITE[$tag]}]} failed"; return 1; }
+        how="layered on ${SUITE_TAG[${SUITE[$tag]}]}"
     fi
-    version=$(verify_image "$tag") || {
-        echo "verification failed: $version"
-        docker rmi "$IMAGE_REPO:$tag" >/dev/null 2>&1 || true # so that a rerun retries
+    version=$(check_image "$image" "${CHECK[$tag]}" "${EXPECT[$tag]}") || {
+        echo "check failed: $version"
+        docker rmi "$image" >/dev/null 2>&1 || true # so that a rerun retries
         return 1
     }
-    # The image this one replaces, unless something still uses it (then it stays).
-    if [ -n "$old" ] && [ "$old" != "$(docker image inspect -f '{{.Id}}' "$IMAGE_REPO:$tag")" ]; then
-        docker rmi "$old" >/dev/null 2>&1 && echo "removed the previous image ${old#sha256:}" ||
-            echo "kept the previous image ${old#sha256:} (in use)"
-    fi
-    echo "SUMMARY: $IMAGE_REPO:$tag: $how in $((SECONDS - t0)) s, $version, $(docker image inspect -f '{{.Size}}' "$IMAGE_REPO:$tag" | awk '{printf "%d MB", $1/1e6}')"
+    remove_previous "$image" "$old"
+    echo "SUMMARY: $image: $how in $((SECONDS - t0)) s, $version, $(size_of "$image")"
 }
 
-# The recipe an existing image was made by: its label, "none" for images from
-# before recipes were labelled, empty when the image does not exist.
-recipe_of() { # tag
+# The recipe an existing image was made by: its label, "none" for an image without
+# one, empty when the image does not exist.
+recipe_of() { # image
     docker image inspect -f "{{with index .Config.Labels \"$RECIPE_LABEL\"}}{{.}}{{else}}none{{end}}" \
-        "$IMAGE_REPO:$1" 2>/dev/null || true
+        "$1" 2>/dev/null || true
 }
 
-# Is the image there, made by the current recipe, and not to be rebuilt anyway?
 image_current() { # tag
-    [ "$REBUILD" != 1 ] && [ "$(recipe_of "$1")" = "$(recipe_for "$1")" ]
+    [ "$REBUILD" != 1 ] && [ "$(recipe_of "$IMAGE_REPO:$1")" = "${RECIPE[$1]}" ]
+}
+
+suite_current() { # suite (its image is never rebuilt for REBUILD: only when its recipe changed)
+    [ "$(recipe_of "$IMAGE_REPO:${SUITE_TAG[$1]}")" = "${SUITE_RECIPE[$1]}" ]
+}
+
+# Prints the summary of a log, or the failure with the log's last lines; false on failure.
+report() { # name logfile
+    local last
+    last=$(tail -n 1 "$2" 2>/dev/null || true)
+    case "$last" in
+        SUMMARY:*) log "${last#SUMMARY: }" ;;
+        *)
+            printf 'setup.sh: error: %s failed; last lines of %s:\n' "$1" "$2" >&2
+            tail -n 15 "$2" 2>/dev/null | sed 's/^/    /' >&2
+            return 1
+            ;;
+    esac
+}
+
+# A suite's image (when it is not current) and then its images, each in its own
+# background subshell (so that `set -e` holds inside it), in parallel unless
+# SWE_HARVEST_PARALLEL=0. Its images wait for the suite only.
+build_suite_and_images() { # suite tags...
+    local suite=$1 tag pids=() pid
+    shift
+    if ! suite_current "$suite"; then
+        make_suite "$suite" >"$WORK_DIR/logs/${SUITE_TAG[$suite]}.log" 2>&1 || true
+        report "$IMAGE_REPO:${SUITE_TAG[$suite]}" "$WORK_DIR/logs/${SUITE_TAG[$suite]}.log" || {
+            for tag in "$@"; do echo "not made: its suite $suite failed" >"$WORK_DIR/logs/$tag.log"; done
+            return 0
+        }
+    fi
+    for tag in "$@"; do
+        make_image "$tag" >"$WORK_DIR/logs/$tag.log" 2>&1 &
+        pids+=($!)
+        [ "$PARALLEL" = 1 ] || wait $! || true
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || true; done
 }
 
 ensure_images() {
     local tag todo=() recipe
-    for tag in $IMAGES; do
-        recipe=$(recipe_of "$tag")
+    for tag in "${TAGS[@]}"; do
+        recipe=$(recipe_of "$IMAGE_REPO:$tag")
         if image_current "$tag"; then
             log "$IMAGE_REPO:$tag: already present ($(docker image inspect -f '{{.Id}}' "$IMAGE_REPO:$tag" | cut -c8-19), recipe $recipe)"
         else
-            [ -n "$recipe" ] && [ "$recipe" != "$(recipe_for "$tag")" ] &&
-                log "$IMAGE_REPO:$tag: present but made by recipe $recipe, not $(recipe_for "$tag"): rebuilding"
+            [ -n "$recipe" ] && [ "$recipe" != "${RECIPE[$tag]}" ] &&
+                log "$IMAGE_REPO:$tag: present but made by recipe $recipe, not ${RECIPE[$tag]}: rebuilding"
             todo+=("$tag")
         fi
     done
@@ -584,46 +592,56 @@ ensure_images() {
         [ "${#left[@]}" -eq 0 ] && return 0
         todo=("${left[@]}")
     fi
-    ensure_build_tools
     HUB=no
-    if [ "$PULL" = auto ] && printf '%s\n' "${todo[@]}" | grep -q '^py'; then
+    if [ "$PULL" = auto ] && any_upstream "${todo[@]}"; then
         if docker_hub_answers; then HUB=yes; fi
-        log "Docker Hub: $([ "$HUB" = yes ] && echo "answers; pulling python:X-slim" || echo "does not answer within $PROBE_TIMEOUT s; building from Debian")"
+        log "Docker Hub: $([ "$HUB" = yes ] && echo "answers; pulling the upstream images" || echo "does not answer within $PROBE_TIMEOUT s; building from Debian")"
     fi
 
-    # Each image is made in a background subshell (so that `set -e` holds inside
-    # it); in parallel unless SWE_HARVEST_PARALLEL=0 (debootstrap is one process
-    # at a time, mostly waiting on downloads and dpkg, so two cores help). Its
-    # log's last line says how it went. Wait for these pids only: a dockerd
-    # started above is a child of this shell too.
-    local failed=0 t pids=() pid
+    # Which images need which suite; an image no suite has needs its upstream image.
+    local -A of_suite=()
+    local pulled=() suite
+    NEEDED_SUITES=()
     for tag in "${todo[@]}"; do
-        log "$IMAGE_REPO:$tag: making (log: $WORK_DIR/logs/$tag.log)"
-        make_image "$tag" "$WORK_DIR/logs/$tag.log" &
+        if pulls "$tag"; then
+            pulled+=("$tag")
+        elif [ -n "${SUITE[$tag]}" ]; then
+            suite=${SUITE[$tag]}
+            [ -n "${of_suite[$suite]:-}" ] || NEEDED_SUITES+=("$suite")
+            of_suite[$suite]="${of_suite[$suite]:-} $tag"
+        else
+            echo "no reachable Debian suite ships $IMAGE_REPO:$tag, and ${UPSTREAM[$tag]:-its upstream image} could not be pulled" \
+                "(Docker Hub: $HUB, SWE_HARVEST_PULL=$PULL); bring your own image for it and name it in" \
+                "validate.base_images (docs/languages/python.md, \"Runtimes\")" >"$WORK_DIR/logs/$tag.log"
+        fi
+    done
+    [ "${#NEEDED_SUITES[@]}" -eq 0 ] || ensure_build_tools
+
+    local pids=() pid
+    for tag in "${todo[@]}"; do log "$IMAGE_REPO:$tag: making (log: $WORK_DIR/logs/$tag.log)"; done
+    for tag in "${pulled[@]}"; do
+        make_image "$tag" >"$WORK_DIR/logs/$tag.log" 2>&1 &
         pids+=($!)
         [ "$PARALLEL" = 1 ] || wait $! || true
     done
+    for suite in "${NEEDED_SUITES[@]}"; do
+        suite_current "$suite" || log "$IMAGE_REPO:${SUITE_TAG[$suite]}: bootstrapping (log: $WORK_DIR/logs/${SUITE_TAG[$suite]}.log)"
+        # shellcheck disable=SC2086 # the tags are words
+        build_suite_and_images "$suite" ${of_suite[$suite]} &
+        pids+=($!)
+        [ "$PARALLEL" = 1 ] || wait $! || true
+    done
+    # Wait for these pids only: a dockerd started above is a child of this shell too.
     for pid in "${pids[@]}"; do wait "$pid" || true; done
+    local failed=0
     for tag in "${todo[@]}"; do
-        t=$(tail -n 1 "$WORK_DIR/logs/$tag.log")
-        case "$t" in
-            SUMMARY:*) log "${t#SUMMARY: }" ;;
-            *)
-                failed=1
-                printf 'setup.sh: error: %s:%s failed; last lines of %s:\n' "$IMAGE_REPO" "$tag" "$WORK_DIR/logs/$tag.log" >&2
-                tail -n 15 "$WORK_DIR/logs/$tag.log" | sed 's/^/    /' >&2
-                ;;
-        esac
+        report "$IMAGE_REPO:$tag" "$WORK_DIR/logs/$tag.log" || failed=1
     done
     [ "$failed" = 0 ] || die "some base images could not be made (see above)"
 }
 
 T_START=$SECONDS
-for tag in $IMAGES; do
-    # A Python runtime of no Debian suite (py3.8) can still be pulled where Docker Hub answers.
-    suite_of "$tag" >/dev/null || [[ "$tag" =~ ^py3\.[0-9]+$ ]] ||
-        die "unknown base image '$tag' in SWE_HARVEST_BASE_IMAGES (known: py3.9 py3.11 py3.13 py3.14, another py3.N only from Docker Hub, go1.19 go1.24 rust1.63 rust1.85 node18 node20 jdk11 jdk17 jdk21 gcc12 gcc14)"
-done
+read_plan
 ensure_docker
 ensure_images
 log "setup: done in $((SECONDS - T_START)) s"

@@ -24,6 +24,7 @@ mod demo;
 mod discover;
 mod extract;
 mod git_diff;
+mod images;
 mod language_c;
 mod languages;
 mod mirror;

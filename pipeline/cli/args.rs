@@ -65,14 +65,18 @@ pub enum Command {
     Export(ExportArgs),
     /// Read, judge and curate tasks in the browser: a local web page (127.0.0.1).
     Review(ReviewArgs),
+    /// The base images of the runtime catalogue (what scripts/setup.sh builds).
+    #[command(subcommand)]
+    Images(ImagesCommand),
 }
 
 impl Command {
     /// Whether the command writes to the data dir, and so must own it (`lock`) for its
-    /// whole run: every command but `status` and `export`, which only read, and
-    /// `review`, which takes the lock only for the moment it writes a decision.
+    /// whole run: every command but `status` and `export`, which only read, `review`,
+    /// which takes the lock only for the moment it writes a decision, and `images`,
+    /// which does not use it.
     pub fn writes(&self) -> bool {
-        !matches!(self, Command::Status(_) | Command::Export(_) | Command::Review(_))
+        !matches!(self, Command::Status(_) | Command::Export(_) | Command::Review(_) | Command::Images(_))
     }
 
     /// The command's name, as typed.
@@ -90,8 +94,34 @@ impl Command {
             Command::Status(_) => "status",
             Command::Export(_) => "export",
             Command::Review(_) => "review",
+            Command::Images(_) => "images",
         }
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImagesCommand {
+    /// What scripts/setup.sh builds: the Debian suites' root file systems, then each
+    /// image's tag, runtime, suite, packages and check. Without `--language` or
+    /// `--image`, every image of the catalogue.
+    Plan(ImagesPlanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImagesPlanArgs {
+    /// The images a language makes by default (`python`, `go`, `node`, ...); repeatable.
+    #[arg(long, value_name = "L")]
+    pub language: Vec<String>,
+    /// One image by its tag (`gcc14`; `py3.8` from its upstream image only); repeatable.
+    #[arg(long, value_name = "TAG")]
+    pub image: Vec<String>,
+    /// As JSON.
+    #[arg(long, conflicts_with = "tsv")]
+    pub json: bool,
+    /// As tab-separated lines for scripts/setup.sh (`suite` and `image` records; `-`
+    /// for an empty field, spaces between packages).
+    #[arg(long)]
+    pub tsv: bool,
 }
 
 #[derive(Debug, Args)]

@@ -19,6 +19,7 @@ mod discover;
 mod evaluate;
 mod export;
 mod extract;
+mod images;
 // The reporter and the settings' config are used by stage commands as they land.
 #[allow(dead_code)]
 mod logging;
@@ -38,6 +39,7 @@ use clap::Parser;
 
 use swe_harvest::UsageError;
 use swe_harvest::config::{ConfigError, LoadedConfig};
+use swe_harvest::ecosystem::runtimes::PlanError;
 use swe_harvest::evaluate::EvaluateSettingsError;
 use swe_harvest::lock::{DataDirLock, LockError};
 use swe_harvest::model::RepoSlugError;
@@ -137,6 +139,10 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    // The catalogue needs no config: scripts/setup.sh reads the plan wherever it runs.
+    if let Command::Images(command) = &cli.command {
+        return images::images(command).context("`images` did not finish");
+    }
     let config = LoadedConfig::load(cli.config.as_deref())?;
     let settings = GlobalSettings { data_dir: cli.data_dir, config };
     let name = cli.command.name();
@@ -155,6 +161,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Run(args) => run::run(&settings, &args),
         Command::Export(args) => export::export(&settings, &args),
         Command::Review(args) => review::review(&settings, &args),
+        Command::Images(command) => images::images(&command),
     }
     .with_context(|| format!("`{name}` did not finish"))
 }
@@ -168,6 +175,7 @@ fn exit_code_of(error: &anyhow::Error) -> u8 {
             || cause.downcast_ref::<ReleaseError>().is_some_and(ReleaseError::is_usage)
             || cause.downcast_ref::<RowsError>().is_some_and(RowsError::is_usage)
             || cause.downcast_ref::<ReviewError>().is_some_and(ReviewError::is_usage)
+            || cause.is::<PlanError>()
             // Refused before doing anything, like bad usage; a scheduler can retry later.
             || matches!(cause.downcast_ref::<LockError>(), Some(LockError::Held { .. }))
     });

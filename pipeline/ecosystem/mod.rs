@@ -11,7 +11,9 @@
 //! [`node`] (JavaScript and TypeScript: Jest, Mocha, Vitest, AVA, tap, `node --test`),
 //! [`java`] (Maven with Surefire; Gradle: [`java::gradle`]), [`rust`] (`cargo test`)
 //! and [`c`] (C and C++: automake's `make check`, CTest, a Makefile's test target).
-//! A new ecosystem is one folder implementing [`Ecosystem`] plus one line in [`ALL`].
+//! A new ecosystem is one folder implementing [`Ecosystem`] plus one line in [`ALL`]:
+//! its runtimes and base images are declared there too, in the catalogue's form
+//! ([`runtimes`]), which config validation and scripts/setup.sh read.
 //! Stages pick the implementation by the project's files ([`detect`], then its test
 //! framework: [`detect_with_framework`]) or by the name stored in its environment spec
 //! ([`for_spec`]); they never test the language themselves.
@@ -24,6 +26,7 @@ mod go;
 mod java;
 mod node;
 mod python;
+pub mod runtimes;
 mod rust;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -179,10 +182,14 @@ pub trait Ecosystem: Send + Sync {
     /// Whether the project is one of this ecosystem's, from its file paths at a commit.
     fn recognises(&self, paths: &[String]) -> bool;
 
+    /// The language's runtimes and their base images: its entry in the catalogue
+    /// ([`runtimes`]), shared by the ecosystems of one language.
+    fn runtimes(&self) -> &'static runtimes::Runtimes;
+
     /// Whether a runtime key of `validate.base_images` is one of this ecosystem's
     /// (Python's are bare versions such as `3.11`; others carry a prefix: `go1.24`).
     fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with(|c: char| c.is_ascii_digit())
+        self.runtimes().owns(runtime)
     }
 
     /// Whether inference reads the file at `path`.
@@ -250,10 +257,10 @@ pub trait Ecosystem: Send + Sync {
             .collect()
     }
 
-    /// The local base image of a runtime (built by `scripts/setup.sh`); the default is
-    /// the runtime as the tag (`swe-harvest/base:go1.24`).
+    /// The local base image of a runtime (built by `scripts/setup.sh`):
+    /// `swe-harvest/base:` and the runtime's tag in the catalogue (`py3.11`, `go1.24`).
     fn local_base_image(&self, runtime: &str) -> String {
-        format!("swe-harvest/base:{runtime}")
+        format!("{}:{}", runtimes::BASE_REPO, self.runtimes().tag(runtime))
     }
 
     /// The Dockerfile of an environment image on `base`.
@@ -576,6 +583,19 @@ mod tests {
         Vec::new()
     }
 
+    static SHELL_RUNTIMES: runtimes::Runtimes = runtimes::Runtimes {
+        language: "shell",
+        aliases: &[],
+        key_prefix: "sh",
+        version_form: runtimes::VersionForm::Major,
+        tag_prefix: "",
+        packages: &["bash"],
+        command: "sh",
+        check: runtimes::Check { command: "echo sh", expect: "sh" },
+        images: &[],
+        upstream: None,
+    };
+
     impl Ecosystem for ShellTests {
         fn name(&self) -> &'static str {
             "shell"
@@ -600,8 +620,8 @@ mod tests {
         fn runnable_test_files(&self, diff: &str) -> Vec<String> {
             crate::git::diff::files_changed_by(diff).into_iter().filter(|file| file.ends_with(".t")).collect()
         }
-        fn local_base_image(&self, runtime: &str) -> String {
-            format!("swe-harvest/base:sh{runtime}")
+        fn runtimes(&self) -> &'static runtimes::Runtimes {
+            &SHELL_RUNTIMES
         }
         fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
             format!("{test_command} --tap={report} {files}")

@@ -27,6 +27,7 @@
 pub mod image;
 pub mod infer;
 pub mod results;
+pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
@@ -84,8 +85,8 @@ impl Ecosystem for MakeCheck {
         infer::reads(path)
     }
 
-    fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with("gcc")
+    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
+        &runtimes::RUNTIMES
     }
 
     fn parts(&self) -> &'static Parts {

@@ -22,6 +22,7 @@
 pub mod image;
 pub mod infer;
 pub mod results;
+pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
@@ -64,8 +65,8 @@ impl Ecosystem for GoTest {
         matches!(path, "go.mod" | "go.work")
     }
 
-    fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with("go")
+    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
+        &runtimes::RUNTIMES
     }
 
     fn parts(&self) -> &'static Parts {

@@ -26,6 +26,7 @@ pub mod gradle;
 pub mod image;
 pub mod infer;
 pub mod results;
+pub mod runtimes;
 
 use std::collections::BTreeSet;
 
@@ -71,8 +72,8 @@ impl Ecosystem for MavenTest {
         path == "pom.xml"
     }
 
-    fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with("jdk")
+    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
+        &runtimes::RUNTIMES
     }
 
     fn parts(&self) -> &'static Parts {

@@ -26,6 +26,7 @@
 pub mod image;
 pub mod infer;
 pub mod results;
+pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
@@ -85,8 +86,8 @@ impl Ecosystem for NodeTest {
         infer::reads(path)
     }
 
-    fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with("node")
+    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
+        &runtimes::RUNTIMES
     }
 
     fn parts(&self) -> &'static Parts {

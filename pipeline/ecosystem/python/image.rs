@@ -19,8 +19,6 @@ use crate::sandbox::script::shell_quote;
 pub const UV_REQUIREMENT: &str = "uv==0.13.9";
 /// The unprivileged user of environment images.
 const USER: Owner = Owner::UNPRIVILEGED;
-/// Local base images built by scripts/setup.sh: this prefix and the runtime.
-pub const LOCAL_BASE_PREFIX: &str = "swe-harvest/base:py";
 
 /// A `pytest` command wherever pytest is importable: pytest before 3.0 installs only
 /// `py.test`, and every test command says `pytest`.

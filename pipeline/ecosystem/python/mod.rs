@@ -35,8 +35,8 @@ macro_rules! shares_pytest_environment {
             $crate::ecosystem::python::Pytest.runtime_needed(files, date, runtimes)
         }
 
-        fn local_base_image(&self, runtime: &str) -> String {
-            $crate::ecosystem::python::Pytest.local_base_image(runtime)
+        fn runtimes(&self) -> &'static $crate::ecosystem::runtimes::Runtimes {
+            &$crate::ecosystem::python::runtimes::RUNTIMES
         }
 
         /// Pytest's inference, image and scripts' setup, which a framework's own
@@ -80,6 +80,7 @@ pub mod infer;
 pub mod ladder;
 pub mod missing;
 pub mod results;
+pub mod runtimes;
 pub mod sympy;
 pub mod unittest;
 
@@ -165,8 +166,8 @@ impl Ecosystem for Pytest {
         python_test_files(diff)
     }
 
-    fn local_base_image(&self, runtime: &str) -> String {
-        format!("{}{runtime}", image::LOCAL_BASE_PREFIX)
+    fn runtimes(&self) -> &'static super::runtimes::Runtimes {
+        &runtimes::RUNTIMES
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {

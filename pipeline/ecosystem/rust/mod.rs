@@ -39,6 +39,7 @@
 pub mod image;
 pub mod infer;
 pub mod results;
+pub mod runtimes;
 
 use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
@@ -86,8 +87,8 @@ impl Ecosystem for CargoTest {
         infer::wanted(path)
     }
 
-    fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with("rust")
+    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
+        &runtimes::RUNTIMES
     }
 
     fn parts(&self) -> &'static Parts {

@@ -50,9 +50,14 @@ impl Ecosystem for GradleTest {
         infer::BUILD_FILES.contains(&path) || path == infer::WRAPPER_PROPERTIES
     }
 
+    /// Java's runtimes: Gradle runs on the JDK images.
+    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
+        &super::runtimes::RUNTIMES
+    }
+
     /// JDK base images, and configured distributions as `gradle<version>`.
     fn owns_runtime(&self, runtime: &str) -> bool {
-        runtime.starts_with("jdk") || runtime.starts_with(infer::RUNTIME_PREFIX)
+        self.runtimes().owns(runtime) || runtime.starts_with(infer::RUNTIME_PREFIX)
     }
 
     fn parts(&self) -> &'static Parts {

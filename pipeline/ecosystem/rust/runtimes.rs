@@ -1,0 +1,20 @@
+//! Rust's runtimes: Debian's `rustc` and `cargo` of bookworm (1.63, cargo 1.65) and
+//! trixie (1.85), with gcc as the linker. Never an upstream image.
+
+use crate::ecosystem::runtimes::{BaseImage, Check, DebianSuite, Runtimes, VersionForm};
+
+pub static RUNTIMES: Runtimes = Runtimes {
+    language: "rust",
+    aliases: &[],
+    key_prefix: "rust",
+    version_form: VersionForm::MajorMinor,
+    tag_prefix: "",
+    packages: &["rustc", "cargo", "git", "ca-certificates", "patch", "gcc", "libc6-dev"],
+    command: "bash",
+    check: Check { command: "rustc --version && cargo --version", expect: "rustc {version}." },
+    images: &[
+        BaseImage { version: "1.63", suite: DebianSuite::Bookworm, by_default: true },
+        BaseImage { version: "1.85", suite: DebianSuite::Trixie, by_default: true },
+    ],
+    upstream: None,
+};
