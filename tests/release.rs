@@ -317,7 +317,10 @@ fn empty_selection_and_bad_names_are_clear_errors() {
     assert!(!release_dir(&harvest, "none", "1").exists());
     let output = harvest.run(&["release", "--name", "../escape", "--version", "1"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("not a valid release name"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("invalid release name `../escape`"), "{}", stderr(&output));
+    let output = harvest.run(&["release", "--name", "ok", "--version", ".hidden"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("invalid release version `.hidden`: it starts with a dot"), "{}", stderr(&output));
 }
 
 #[test]

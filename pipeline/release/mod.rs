@@ -51,8 +51,9 @@ pub const EXTRA_COLUMNS: [&str; 7] =
 pub enum ReleaseError {
     #[error("the release `{name}/{version}` already exists at `{path}`; a release is never modified")]
     AlreadyExists { name: String, version: String, path: PathBuf },
-    #[error("`{value}` is not a valid release {what}: use letters, digits, `.`, `_` and `-`")]
-    BadName { what: &'static str, value: String },
+    /// A release name or version that would not be one safe path component.
+    #[error(transparent)]
+    BadName(#[from] crate::model::ids::IdError),
     #[error("no task matches the filters of `{name}/{version}` ({total} tasks in the store; dropped: {dropped})")]
     Empty { name: String, version: String, total: usize, dropped: String },
     #[error("failed to read the datasets to exclude")]
@@ -83,7 +84,7 @@ impl ReleaseError {
         matches!(
             self,
             ReleaseError::AlreadyExists { .. }
-                | ReleaseError::BadName { .. }
+                | ReleaseError::BadName(_)
                 | ReleaseError::NoRegistry
                 | ReleaseError::Config(_)
                 | ReleaseError::BadMaxQualityScore(_)
@@ -178,13 +179,6 @@ pub struct ReleaseSummary {
     pub manifest: Manifest,
 }
 
-fn check_component(what: &'static str, value: &str) -> Result<(), ReleaseError> {
-    let valid = !value.is_empty()
-        && !value.starts_with('.')
-        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if valid { Ok(()) } else { Err(ReleaseError::BadName { what, value: value.to_string() }) }
-}
-
 /// The folder of one release.
 pub fn release_dir(data_dir: &Path, name: &str, version: &str) -> PathBuf {
     data_dir.join("releases").join(name).join(version)
@@ -197,8 +191,9 @@ pub fn run(
     request: &ReleaseRequest,
     reporter: &dyn Reporter,
 ) -> Result<ReleaseSummary, ReleaseError> {
-    check_component("name", &request.name)?;
-    check_component("version", &request.version)?;
+    // Both become folders (and the version an image tag): the one rule for ids.
+    crate::model::ids::check_id("release name", &request.name)?;
+    crate::model::ids::check_id("release version", &request.version)?;
     let target = release_dir(data_dir, &request.name, &request.version);
     if target.exists() && !request.force {
         if let Some(manifest) = adoptable(store, &target, request)? {

@@ -45,14 +45,9 @@ impl ReviewSource {
     pub fn release(text: &str) -> Result<ReviewSource, ReviewError> {
         let bad = || ReviewError::BadReleaseName { given: text.to_string() };
         let (name, version) = text.split_once('/').ok_or_else(bad)?;
-        let component = |part: &str| {
-            !part.is_empty()
-                && !part.starts_with('.')
-                && part.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        };
-        if !component(name) || !component(version) {
-            return Err(bad());
-        }
+        // The release's own rule (`release` checks the same when it writes one).
+        crate::model::ids::check_id("release name", name).map_err(|_| bad())?;
+        crate::model::ids::check_id("release version", version).map_err(|_| bad())?;
         Ok(ReviewSource::Release { name: name.to_string(), version: version.to_string() })
     }
 
