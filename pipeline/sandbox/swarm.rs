@@ -51,9 +51,14 @@
 //!   [`Backend::remove_running`] waits for those removals and removes the jobs in flight;
 //!   [`Backend::sweep`] removes those of runs that are gone.
 //!
-//! `oom_killed`: a task's status has no such field; it is set when the task ended with
-//! 137 (SIGKILL) and its script did not get to its end, which is what the kernel's OOM
-//! killer leaves (the script's `cleanup` kills with SIGKILL too, but its runs end).
+//! `oom_killed`: a task's status has no such field (Docker 20.10: the state `failed`, the
+//! error `task: non-zero exit (137)`; only the container on its node knows, and the
+//! manager cannot inspect a worker's containers). So the job reads it itself: its exit
+//! trap prints the container's count of OOM kills (cgroup v2's `memory.events`, v1's
+//! `memory.oom_control`), which is what Docker's `OOMKilled` reports on the Docker
+//! backend (any process of the container killed, whatever the exit code). Only when
+//! that line is missing (the script's own shell was killed before its trap ran) is it
+//! inferred: 137 and the script did not get to its end.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -585,8 +590,9 @@ fn service_spec(
 fn with_report_trap(script: &str) -> String {
     let trap = format!(
         r#"swh_reports() {{ for f in /swe-harvest/out/*.xml /swe-harvest/out/*.json; do [ -f "$f" ] || continue; od -An -v -tx1 "$f" | tr -d ' \n' | fold -w {REPORT_CHUNK} | while read -r chunk; do printf '\n{MARKER_PREFIX} %s report %s %s\n' "$token" "${{f##*/}}" "$chunk"; done; done; }}
+swh_oom_kills() {{ n=$(sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null | head -n 1); printf '\n{MARKER_PREFIX} %s oom_kill %s\n' "$token" "${{n:-unknown}}"; }}
 exec 2>&1
-trap swh_reports EXIT
+trap 'swh_reports; swh_oom_kills' EXIT
 "#
     );
     // After the preamble's `token="$1"`, so that the trap knows it.
@@ -597,6 +603,21 @@ trap swh_reports EXIT
         }
         None => format!("token=\"$1\"\n{trap}{script}"),
     }
+}
+
+/// Takes the OOM-kill count line (of the exit trap) out of a log: the log without it,
+/// and the count when the trap printed one it could read.
+fn take_oom_kills(log: &str, token: &str) -> (String, Option<u64>) {
+    let prefix = format!("{MARKER_PREFIX} {token} oom_kill ");
+    let mut kills = None;
+    let mut kept = String::with_capacity(log.len());
+    for line in log.split_inclusive('\n') {
+        match line.trim_end().strip_prefix(&prefix) {
+            Some(count) => kills = count.parse().ok().or(kills),
+            None => kept.push_str(line),
+        }
+    }
+    (kept, kills)
 }
 
 /// Takes the report lines out of a log: the log without them, and the reports by name.
@@ -717,11 +738,16 @@ impl Backend for SwarmBackend {
             match self.place(job, &image, limits).await? {
                 Placement::Ended { log, cut, exit_code, timed_out, duration_secs } => {
                     let (log, reports) = take_reports(&log, &job.token);
+                    let (log, oom_kills) = take_oom_kills(&log, &job.token);
                     if cut > 0 {
                         tracing::warn!(instance_id = %job.instance_id, cut_bytes = cut, "the job printed more than is kept of each step; the middle of the longest steps was cut");
                     }
                     let finished = log.contains(&format!("{MARKER_PREFIX} {} ", job.token));
-                    let oom_killed = !timed_out && exit_code == Some(137) && !finished;
+                    let oom_killed = !timed_out
+                        && match oom_kills {
+                            Some(kills) => kills > 0,
+                            None => exit_code == Some(137) && !finished,
+                        };
                     return Ok(JobOutput {
                         log,
                         reports,
@@ -862,9 +888,36 @@ mod tests {
         let script = super::super::script::preamble("test", "") + "echo hi\nexit 3\n";
         let traced = with_report_trap(&script);
         let token_at = traced.find("token=\"$1\"").unwrap();
-        let trap_at = traced.find("trap swh_reports EXIT").unwrap();
+        let trap_at = traced.find("trap 'swh_reports; swh_oom_kills' EXIT").unwrap();
         assert!(token_at < trap_at, "{traced}");
         assert!(traced.ends_with("echo hi\nexit 3\n"));
         assert!(traced.starts_with("#!/bin/bash"));
+    }
+
+    #[test]
+    fn the_exit_trap_prints_the_oom_kill_count_and_the_log_is_read_without_it() {
+        let script = "#!/bin/bash\ntoken=\"$1\"\necho hi\nexit 3\n";
+        let output = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(with_report_trap(script))
+            .arg("bash")
+            .arg("tok123")
+            .output()
+            .expect("bash runs");
+        assert_eq!(output.status.code(), Some(3));
+        let log = String::from_utf8_lossy(&output.stdout);
+        let (kept, kills) = take_oom_kills(&log, "tok123");
+        assert!(kept.contains("hi") && !kept.contains("oom_kill"), "{log}");
+        // Read from the cgroup where there is one (as in every container), else unknown.
+        let cgroup = ["/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"]
+            .iter()
+            .any(|path| fs_err::read_to_string(path).is_ok_and(|text| text.contains("oom_kill ")));
+        assert_eq!(kills.is_some(), cgroup, "{log}");
+        assert!(log.contains(if cgroup { "tok123 oom_kill " } else { "tok123 oom_kill unknown" }), "{log}");
+
+        let (kept, kills) = take_oom_kills("a\n@@swe-harvest t oom_kill 2\nb\n", "t");
+        assert_eq!((kept.as_str(), kills), ("a\nb\n", Some(2)));
+        assert_eq!(take_oom_kills("@@swe-harvest t oom_kill unknown\n", "t").1, None);
+        assert_eq!(take_oom_kills("@@swe-harvest other oom_kill 2\n", "t").1, None, "another job's line");
     }
 }
