@@ -368,6 +368,51 @@ mark after end 0
     assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={label}"));
 }
 
+/// The jobs of `limits` that the swarm's ready, active nodes of `role` hold, as the
+/// Docker CLI describes the nodes.
+fn jobs_the_cli_sees_room_for(role: &str, limits: Limits) -> usize {
+    let ids = docker(None, &["node", "ls", "-q"]);
+    ids.split_whitespace()
+        .map(|id| {
+            let format = "{{.Spec.Role}} {{.Status.State}} {{.Spec.Availability}} {{.Description.Resources.NanoCPUs}} {{.Description.Resources.MemoryBytes}}";
+            let described = docker(None, &["node", "inspect", "-f", format, id]);
+            let fields: Vec<&str> = described.split_whitespace().collect();
+            if fields[..3] != [role, "ready", "active"] {
+                return 0;
+            }
+            let (cpus, memory): (i64, i64) = (fields[3].parse().unwrap(), fields[4].parse().unwrap());
+            (cpus / limits.nano_cpus).min(memory / limits.memory_bytes) as usize
+        })
+        .sum()
+}
+
+#[test]
+fn workers_default_to_the_jobs_the_swarms_nodes_hold() {
+    let Some(cluster) = Cluster::up(3) else { return };
+    let limits = Limits {
+        memory_bytes: 256 << 20,
+        nano_cpus: 500_000_000,
+        pids_limit: 64,
+        run_timeout: Duration::from_secs(60),
+    };
+    let capacity = |constraints: &[&str]| {
+        let options = SwarmOptions {
+            registry: cluster.registry.clone(),
+            constraints: constraints.iter().map(|constraint| constraint.to_string()).collect(),
+        };
+        runtime().block_on(async {
+            SwarmBackend::connect(options).await.expect("the swarm backend connects").capacity(limits).await
+        })
+    };
+    let on_workers = jobs_the_cli_sees_room_for("worker", limits);
+    assert!(on_workers >= 2, "two worker nodes hold at least a job each: {on_workers}");
+    assert_eq!(capacity(&["node.role==worker"]), Some(on_workers));
+    assert_eq!(capacity(&[]), Some(on_workers + jobs_the_cli_sees_room_for("manager", limits)), "every node");
+    assert_eq!(capacity(&["node.role != manager"]), Some(on_workers));
+    // No node meets the constraint: one worker still (the swarm says why it waits).
+    assert_eq!(capacity(&["node.labels.swh-gpu==yes"]), Some(1));
+}
+
 #[test]
 fn a_worker_killed_mid_run_loses_no_job() {
     let Some(cluster) = Cluster::up(3) else { return };

@@ -26,13 +26,16 @@ fn flags(args: &EvaluateArgs) -> EvaluateFlags {
 }
 
 pub fn evaluate(global: &GlobalSettings, args: &EvaluateArgs) -> anyhow::Result<ExitStatus> {
-    let settings = EvaluateSettings::resolve(&global.data_dir, &global.config, &flags(args))?;
+    let mut settings = EvaluateSettings::resolve(&global.data_dir, &global.config, &flags(args))?;
     let tasks = inputs::read_release(&settings.release_dir)?;
     let predictions = inputs::read_predictions(&settings.predictions_path)?;
     let reporter = CliReporter::new();
     let report = runtime()?.block_on(async {
         let (kind, options) = super::validate::backend_of(global, args.backend);
         let backend = swe_harvest::sandbox::connect_with(kind, &options).await?;
+        settings.workers =
+            super::validate::workers_on(backend.as_ref(), global, args.workers, settings.workers, settings.limits)
+                .await;
         evaluate::run(&settings, backend, &tasks, &predictions, &reporter).await
     })?;
     std::io::stdout()

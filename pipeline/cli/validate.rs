@@ -36,8 +36,26 @@ pub(super) fn backend_of(
     (kind, options)
 }
 
+/// The workers of a run on `backend`: `computed` (from `--workers`, the config or this
+/// machine), or the backend's capacity when neither `--workers` nor
+/// `validate.workers` names a count (a swarm runs as many jobs as its nodes hold).
+pub(super) async fn workers_on(
+    backend: &dyn swe_harvest::sandbox::Backend,
+    global: &GlobalSettings,
+    flag: Option<usize>,
+    computed: usize,
+    limits: swe_harvest::sandbox::Limits,
+) -> usize {
+    let named = flag.is_some_and(|workers| workers > 0) || global.config.config.validate.workers != 0;
+    if named {
+        return computed;
+    }
+    backend.capacity(limits).await.unwrap_or(computed)
+}
+
 pub fn validate(global: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<ExitStatus> {
-    let settings = ValidateSettings::resolve(global.data_dir.clone(), global.config.clone(), &flags(&args.options))?;
+    let mut settings =
+        ValidateSettings::resolve(global.data_dir.clone(), global.config.clone(), &flags(&args.options))?;
     let rows: Option<Vec<InputRow>> = args.input.as_deref().map(rows::read_rows).transpose()?;
     let work = match &rows {
         Some(rows) => Work::Rows(rows.iter().map(|row| row.candidate.clone()).collect()),
@@ -49,6 +67,8 @@ pub fn validate(global: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<
     let summary = runtime.block_on(async {
         let (kind, options) = backend_of(global, args.options.backend);
         let backend = swe_harvest::sandbox::connect_with(kind, &options).await?;
+        settings.workers =
+            workers_on(backend.as_ref(), global, args.options.workers, settings.workers, settings.limits).await;
         validate::run(&settings, backend, store, work, &reporter).await
     })?;
 

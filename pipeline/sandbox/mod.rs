@@ -204,6 +204,12 @@ pub trait Backend: Send + Sync {
     async fn push(&self, tag: &str, registry: &str) -> Result<String, String>;
     /// Runs one job to its end or its wall-time limit and removes its container.
     async fn run(&self, job: &Job, limits: Limits) -> Result<JobOutput, RunError>;
+    /// How many jobs of `limits` fit at once where jobs run, when the backend knows
+    /// better than this machine (a swarm: its nodes' CPUs and memory); `None` leaves
+    /// the count to the machine's cores and memory.
+    async fn capacity(&self, _limits: Limits) -> Option<usize> {
+        None
+    }
     /// Removes every job this process started and that is still running (Ctrl-C),
     /// and what this process's failed image builds left; called when a run ends.
     async fn remove_running(&self);

@@ -68,12 +68,13 @@ use bollard::Docker;
 use bollard::auth::DockerCredentials;
 use bollard::models::{
     ContainerCreateBody, EndpointSpec, EndpointSpecModeEnum, HostConfig, Limit, Mount, MountTmpfsOptions, MountType,
-    NetworkAttachmentConfig, NetworkCreateRequest, NodeState, ResourcesUlimits, ServiceSpec, ServiceSpecMode,
-    ServiceSpecModeReplicatedJob, TaskSpec, TaskSpecContainerSpec, TaskSpecContainerSpecPrivileges, TaskSpecLogDriver,
-    TaskSpecPlacement, TaskSpecResources, TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum, TaskState,
+    NetworkAttachmentConfig, NetworkCreateRequest, Node, NodeSpecAvailabilityEnum, NodeState, ResourcesUlimits,
+    ServiceSpec, ServiceSpecMode, ServiceSpecModeReplicatedJob, TaskSpec, TaskSpecContainerSpec,
+    TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecPlacement, TaskSpecResources, TaskSpecRestartPolicy,
+    TaskSpecRestartPolicyConditionEnum, TaskState,
 };
 use bollard::query_parameters::{
-    CommitContainerOptionsBuilder, CreateContainerOptionsBuilder, ListNetworksOptionsBuilder,
+    CommitContainerOptionsBuilder, CreateContainerOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
     ListServicesOptionsBuilder, ListTasksOptionsBuilder, LogsOptionsBuilder, PushImageOptionsBuilder,
     RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
@@ -487,6 +488,45 @@ enum Placement {
     Lost { why: String },
 }
 
+/// Whether the swarm places jobs on `node`: ready, active, and allowed by every
+/// constraint of the forms `node.role`, `node.hostname`, `node.id` and
+/// `node.labels.<key>` with `==` or `!=`. A constraint of another form (engine labels,
+/// platform) is not judged here, and the node counts: at worst one job more waits.
+fn takes_jobs(node: &Node, constraints: &[String]) -> bool {
+    let ready = node.status.as_ref().and_then(|status| status.state) == Some(NodeState::READY);
+    let spec = node.spec.clone().unwrap_or_default();
+    let active = spec.availability.is_none_or(|availability| availability == NodeSpecAvailabilityEnum::ACTIVE);
+    let value_of = |key: &str| -> Option<String> {
+        match key {
+            "node.role" => spec.role.map(|role| role.to_string()),
+            "node.hostname" => node.description.as_ref().and_then(|description| description.hostname.clone()),
+            "node.id" => node.id.clone(),
+            _ => key
+                .strip_prefix("node.labels.")
+                .map(|label| spec.labels.as_ref().and_then(|labels| labels.get(label)).cloned().unwrap_or_default()),
+        }
+    };
+    let allowed = constraints.iter().all(|constraint| {
+        let (key, wanted, equal) = match constraint.split_once("!=") {
+            Some((key, value)) => (key.trim(), value.trim(), false),
+            None => match constraint.split_once("==") {
+                Some((key, value)) => (key.trim(), value.trim(), true),
+                None => return true,
+            },
+        };
+        value_of(key).is_none_or(|value| (value == wanted) == equal)
+    });
+    ready && active && allowed
+}
+
+/// How many jobs of `limits` a node holds at once: by its CPUs and by its memory.
+fn jobs_that_fit(node: &Node, limits: Limits) -> usize {
+    let resources = node.description.as_ref().and_then(|description| description.resources.clone()).unwrap_or_default();
+    let by_cpus = resources.nano_cpus.unwrap_or(0) / limits.nano_cpus.max(1);
+    let by_memory = resources.memory_bytes.unwrap_or(0) / limits.memory_bytes.max(1);
+    usize::try_from(by_cpus.min(by_memory)).unwrap_or(0)
+}
+
 /// A service name: `swh-<instance, lower-case, [a-z0-9-]>-<suffix>`, at most 63 characters.
 fn service_name(instance_id: &str, suffix: &str) -> String {
     let plain: String =
@@ -722,6 +762,19 @@ impl Backend for SwarmBackend {
 
     async fn push(&self, tag: &str, registry: &str) -> Result<String, String> {
         self.builder.push(tag, registry).await
+    }
+
+    /// The jobs that fit on the ready, active nodes that the placement constraints
+    /// allow, each node by its CPUs and its memory; at least one.
+    async fn capacity(&self, limits: Limits) -> Option<usize> {
+        let nodes =
+            tokio::time::timeout(CALL_TIMEOUT, self.docker.list_nodes(None::<ListNodesOptions>)).await.ok()?.ok()?;
+        let jobs: usize = nodes
+            .iter()
+            .filter(|node| takes_jobs(node, &self.options.constraints))
+            .map(|node| jobs_that_fit(node, limits))
+            .sum();
+        Some(jobs.max(1))
     }
 
     async fn run(&self, job: &Job, limits: Limits) -> Result<JobOutput, RunError> {
