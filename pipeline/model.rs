@@ -284,6 +284,21 @@ pub struct EnvironmentSpec {
     pub rung: Rung,
 }
 
+impl EnvironmentSpec {
+    /// A spec an ecosystem inferred from the repository's files (`source = inferred`);
+    /// the fields an ecosystem sets beyond these are added with `..` on top.
+    pub fn inferred(ecosystem: &str, runtime: String, install: Vec<String>, test_command: String) -> Self {
+        EnvironmentSpec {
+            ecosystem: ecosystem.to_string(),
+            runtime,
+            install,
+            test_command,
+            source: "inferred".into(),
+            ..EnvironmentSpec::default()
+        }
+    }
+}
+
 /// The rungs of the environment ladder, in order of faithfulness to the task's date:
 /// each is tried only when the one before fails to build or to run the touched test
 /// files' existing tests (see `validate::ladder`).
@@ -343,6 +358,17 @@ impl TestStatus {
     /// network) ran; a collection error or a skip says nothing about the code.
     pub fn ran(self) -> bool {
         matches!(self, TestStatus::Passed | TestStatus::Failed | TestStatus::Xfail | TestStatus::Xpass)
+    }
+
+    /// The worse of two results of one name (the same name in two packages, targets or
+    /// files): a failure or an error outweighs a pass, a pass outweighs a skip.
+    pub fn worse(self, other: TestStatus) -> TestStatus {
+        let rank = |status: TestStatus| match status {
+            TestStatus::Failed | TestStatus::Error => 2,
+            TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass => 1,
+            TestStatus::Skipped => 0,
+        };
+        if rank(other) > rank(self) { other } else { self }
     }
 }
 
