@@ -20,20 +20,12 @@ use swe_harvest::store::Store;
 use crate::support::python_project::{self as project, DockerGuard, FIXED_CALC, Project, Scenario};
 use crate::support::{SweHarvest, names, python_venv, run_harness, stderr, stdout, tasks};
 
-/// A pyproject that never mentions pytest.
-const PLAIN_PYPROJECT: &str = r#"[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "calc"
-version = "1.0.0"
-requires-python = ">=3.9"
-classifiers = ["Programming Language :: Python :: 3.11"]
-
-[tool.setuptools]
-packages = ["calc"]
-"#;
+/// The project's pyproject without its `test` extra: it never mentions pytest.
+fn plain_pyproject() -> String {
+    let plain = project::PYPROJECT.replace("[project.optional-dependencies]\ntest = [\"pytest\"]\n\n", "");
+    assert!(!plain.contains("pytest"), "the test extra is gone: {plain}");
+    plain
+}
 
 const UNITTEST_CI: &str = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m unittest discover -s tests\n";
 
@@ -95,7 +87,7 @@ fn drops(harvest: &SweHarvest) -> Vec<(String, String, String)> {
 /// patch adds the regression test), mirrored into `harvest`'s data dir and stored.
 fn unittest_project(harvest: &SweHarvest) -> Project {
     let project = Project::with_files(&[
-        ("pyproject.toml", PLAIN_PYPROJECT),
+        ("pyproject.toml", &plain_pyproject()),
         (".github/workflows/ci.yml", UNITTEST_CI),
         ("tests/test_calc.py", &unittest_tests(false)),
     ]);
@@ -265,19 +257,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_unittest_and_django_styl
 
 /// A new unittest module under the Django-style project's `tests/calc_tests/`.
 fn generated_module(name: &str, body: &str) -> String {
-    let path = format!("tests/calc_tests/{name}.py");
     let text = format!("import unittest\n\nfrom calc import add\n\n\nclass GenTests(unittest.TestCase):\n{body}");
-    let lines: Vec<&str> = text.lines().collect();
-    let mut patch = format!(
-        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
-        lines.len()
-    );
-    for line in lines {
-        patch.push('+');
-        patch.push_str(line);
-        patch.push('\n');
-    }
-    patch
+    project::new_file_patch(&format!("tests/calc_tests/{name}.py"), &text)
 }
 
 fn evaluate(
@@ -379,7 +360,7 @@ fn an_existing_test_that_hangs_at_the_environment_commit_does_not_hold_up_or_con
     let project = Project::dated_with_files(
         "2024-06-02T12:00:00+00:00",
         &[
-            ("pyproject.toml", PLAIN_PYPROJECT),
+            ("pyproject.toml", &plain_pyproject()),
             (".github/workflows/ci.yml", UNITTEST_CI),
             ("tests/test_calc.py", &hanging),
         ],

@@ -308,3 +308,18 @@ impl Drop for DockerGuard {
         }
     }
 }
+
+/// A patch that creates `path` with `body`.
+pub fn new_file_patch(path: &str, body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let mut patch = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for line in lines {
+        patch.push('+');
+        patch.push_str(line);
+        patch.push('\n');
+    }
+    patch
+}
