@@ -4,40 +4,17 @@ use std::path::{Path, PathBuf};
 
 use chrono::{TimeZone, Utc};
 use swe_harvest::dataset::{read_records, read_task_rows};
-use swe_harvest::model::{Candidate, RepoSlug, SWEBENCH_COLUMNS, Task};
+use swe_harvest::model::{SWEBENCH_COLUMNS, Task};
 use swe_harvest::store::{self, Store, StoreError};
 
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, labelled_task, stderr, stdout};
 
 fn task(repo: &str, number: u64, created: (i32, u32, u32), patch: &str) -> Task {
-    let repo: RepoSlug = repo.parse().unwrap();
     let created_at = Utc.with_ymd_and_hms(created.0, created.1, created.2, 12, 30, 0).unwrap();
-    Task {
-        candidate: Candidate {
-            instance_id: Candidate::instance_id_for(&repo, number),
-            repo,
-            pull_number: number,
-            issue_numbers: vec![number - 1],
-            base_commit: format!("{number:040}"),
-            head_commit: format!("{:040}", number + 1),
-            patch: patch.to_string(),
-            test_patch: format!("diff --git a/tests/test_{number}.py b/tests/test_{number}.py\n"),
-            problem_statement: format!("Issue {}\nIt breaks.\n", number - 1),
-            hints_text: String::new(),
-            created_at,
-            merged_at: Some(created_at + chrono::Duration::days(1)),
-            version: "1.0".into(),
-            environment_setup_commit: format!("{:040}", 7),
-            test_files: vec![format!("tests/test_{number}.py")],
-        },
-        fail_to_pass: vec![format!("tests/test_{number}.py::test_fixed")],
-        pass_to_pass: vec![format!("tests/test_{number}.py::test_old")],
-        flaky_tests: vec![],
-        needs_network: vec![],
-        validation_runs: 3,
-        image: None,
-        environment_rung: None,
-    }
+    let mut task = labelled_task(repo, number, created_at);
+    task.candidate.patch = patch.to_string();
+    task.pass_to_pass = vec![format!("tests/test_{number}.py::test_old")];
+    task
 }
 
 fn patch(n: u64) -> String {

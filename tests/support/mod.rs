@@ -12,7 +12,7 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use swe_harvest::model::Candidate;
+use swe_harvest::model::{Candidate, RepoSlug, Task};
 
 /// The `swe-harvest` binary with a clean environment: no `SWE_HARVEST_*` or token
 /// variables leak in from the developer's shell, and the working directory is a
@@ -53,6 +53,41 @@ impl SweHarvest {
 
     pub fn path(&self, relative: &str) -> PathBuf {
         self.work_dir.path().join(relative)
+    }
+}
+
+/// A labelled task of pull request `number` of `repo`, which fixes issue `number - 1`
+/// and was created at `created_at`, merged a day later: fixed commit ids, one test file
+/// with one FAIL_TO_PASS test, version 1.0, three validation runs. Tests change the
+/// fields they look at.
+pub fn labelled_task(repo: &str, number: u64, created_at: chrono::DateTime<chrono::Utc>) -> Task {
+    let repo: RepoSlug = repo.parse().unwrap();
+    let test_file = format!("tests/test_{number}.py");
+    Task {
+        candidate: Candidate {
+            instance_id: Candidate::instance_id_for(&repo, number),
+            repo,
+            pull_number: number,
+            issue_numbers: vec![number - 1],
+            base_commit: format!("{number:040}"),
+            head_commit: format!("{:040}", number + 1),
+            patch: String::new(),
+            test_patch: format!("diff --git a/{test_file} b/{test_file}\n"),
+            problem_statement: format!("Issue {}\nIt breaks.\n", number - 1),
+            hints_text: String::new(),
+            created_at,
+            merged_at: Some(created_at + chrono::Duration::days(1)),
+            version: "1.0".into(),
+            environment_setup_commit: format!("{:040}", 7),
+            test_files: vec![test_file.clone()],
+        },
+        fail_to_pass: vec![format!("{test_file}::test_fixed")],
+        pass_to_pass: vec![],
+        flaky_tests: vec![],
+        needs_network: vec![],
+        validation_runs: 3,
+        image: None,
+        environment_rung: None,
     }
 }
 
