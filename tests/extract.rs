@@ -10,7 +10,7 @@ use swe_harvest::model::{Candidate, RawComment, RawIssue, RawPullRequest, RepoSl
 use swe_harvest::store::{self, Store};
 
 use crate::support::synthetic_repo::{Change, SyntheticRepo, python_module};
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout};
 
 const REPO: &str = "octo/widgets";
 
@@ -378,8 +378,7 @@ fn compat_flag_switches_the_test_rule_and_redoes_the_work() {
 fn a_missing_mirror_fails_the_run_with_a_hint() {
     let harvest = SweHarvest::new();
     let output = harvest.run(&["extract", "--repo", "nobody/none"]);
-    assert_eq!(output.status.code(), Some(1));
-    let error = stderr(&output);
+    let error = failure(&output, 1);
     assert!(error.contains("nobody/none") && error.contains("swe-harvest mirror --repo nobody/none"), "{error}");
 }
 

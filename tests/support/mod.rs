@@ -54,6 +54,21 @@ impl SweHarvest {
     pub fn path(&self, relative: &str) -> PathBuf {
         self.work_dir.path().join(relative)
     }
+
+    /// Runs `args` with `--config` naming the file `file_name` (in the work dir) that
+    /// holds `config`.
+    pub fn run_with_config(&self, file_name: &str, config: &str, args: &[&str]) -> Output {
+        let path = self.path(file_name);
+        fs_err::write(&path, config).expect("the config file is written");
+        self.command().arg("--config").arg(&path).args(args).output().expect("the swe-harvest binary runs")
+    }
+}
+
+/// Asserts that the command exited with `code` and returns its stderr, the error a
+/// test then reads.
+pub fn failure(output: &Output, code: i32) -> String {
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(output));
+    stderr(output)
 }
 
 /// A labelled task of pull request `number` of `repo`, which fixes issue `number - 1`
