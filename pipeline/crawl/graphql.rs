@@ -545,13 +545,23 @@ impl RepoCrawl<'_> {
         format!("{} {operation} {} {detail}", self.client.relative_url(&self.client.graphql_url()), self.repo)
     }
 
-    /// The error of an answer without the repository.
-    fn missing_repository(&self, operation: &str) -> GithubError {
-        GithubError::Graphql {
-            url: self.client.graphql_url(),
-            operation: operation.into(),
-            message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+    /// The answer's repository; `None` when GitHub answered without it (the repository
+    /// is gone or the token cannot read it), which is recorded as the query's failure.
+    fn answered_repository<R>(
+        &mut self,
+        repository: Option<R>,
+        operation: &str,
+        key: &str,
+    ) -> Result<Option<R>, CrawlError> {
+        if repository.is_none() {
+            let error = GithubError::Graphql {
+                url: self.client.graphql_url(),
+                operation: operation.into(),
+                message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+            };
+            self.record_failure(key, &error)?;
         }
+        Ok(repository)
     }
 
     /// Runs one query once.
@@ -673,9 +683,7 @@ impl RepoCrawl<'_> {
             else {
                 break Outcome::Incomplete;
             };
-            let Some(repository) = answer.data.repository else {
-                let error = self.missing_repository("PullRequests");
-                self.record_failure(&key, &error)?;
+            let Some(repository) = self.answered_repository(answer.data.repository, "PullRequests", &key)? else {
                 break Outcome::Incomplete;
             };
             let unmerged = repository
@@ -776,9 +784,7 @@ impl RepoCrawl<'_> {
             else {
                 break Outcome::Incomplete;
             };
-            let Some(repository) = answer.data.repository else {
-                let error = self.missing_repository("Issues");
-                self.record_failure(&key, &error)?;
+            let Some(repository) = self.answered_repository(answer.data.repository, "Issues", &key)? else {
                 break Outcome::Incomplete;
             };
             let connection = repository.issues;
@@ -959,9 +965,7 @@ impl RepoCrawl<'_> {
                     continue;
                 }
             };
-            let Some(repository) = answer.data.repository else {
-                let error = self.missing_repository("IssuesByNumber");
-                self.record_failure(&key, &error)?;
+            let Some(repository) = self.answered_repository(answer.data.repository, "IssuesByNumber", &key)? else {
                 outcome = Outcome::Incomplete;
                 break;
             };
