@@ -424,6 +424,42 @@ pub struct Task {
     pub environment_rung: Option<Rung>,
 }
 
+/// Fixtures of the unit tests that store or release tasks.
+#[cfg(test)]
+impl Task {
+    /// A task of pull request `number` of `repo` with one FAIL_TO_PASS test: fixed
+    /// commits, a gold patch naming the number, created at the epoch, never merged.
+    pub(crate) fn example(repo: &str, number: u64) -> Task {
+        let repo: RepoSlug = repo.parse().unwrap();
+        Task {
+            candidate: Candidate {
+                instance_id: Candidate::instance_id_for(&repo, number),
+                repo,
+                pull_number: number,
+                issue_numbers: vec![1],
+                base_commit: "a".repeat(40),
+                head_commit: "b".repeat(40),
+                patch: format!("gold {number}"),
+                test_patch: "tests".into(),
+                problem_statement: "broken\n".into(),
+                hints_text: String::new(),
+                created_at: DateTime::UNIX_EPOCH,
+                merged_at: None,
+                version: "1.0".into(),
+                environment_setup_commit: "e".repeat(40),
+                test_files: Vec::new(),
+            },
+            fail_to_pass: vec!["t::a".into()],
+            pass_to_pass: Vec::new(),
+            flaky_tests: Vec::new(),
+            needs_network: Vec::new(),
+            validation_runs: 3,
+            image: None,
+            environment_rung: None,
+        }
+    }
+}
+
 /// `YYYY-MM-DDTHH:MM:SSZ`, the form of SWE-bench's `created_at`.
 pub fn format_swebench_time(time: &DateTime<Utc>) -> String {
     time.format("%Y-%m-%dT%H:%M:%SZ").to_string()

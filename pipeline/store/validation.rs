@@ -226,23 +226,7 @@ mod tests {
     use super::*;
 
     fn candidate() -> Candidate {
-        Candidate {
-            instance_id: "a__b-1".into(),
-            repo: "a/b".parse().unwrap(),
-            pull_number: 1,
-            issue_numbers: vec![2],
-            base_commit: "a".repeat(40),
-            head_commit: "h".repeat(40),
-            patch: "gold".into(),
-            test_patch: "tests".into(),
-            problem_statement: "broken\n".into(),
-            hints_text: String::new(),
-            created_at: chrono::DateTime::UNIX_EPOCH,
-            merged_at: None,
-            version: "1.0".into(),
-            environment_setup_commit: "e".repeat(40),
-            test_files: Vec::new(),
-        }
+        crate::model::Task::example("a/b", 1).candidate
     }
 
     #[test]
