@@ -466,14 +466,6 @@ struct GraphqlCursor {
     complete: bool,
 }
 
-/// The checkpoint of referenced issues: the numbers fetched (or found to be no
-/// issue) in this window, whose stored copy the refresh listing keeps current.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct ReferencedCursor {
-    window: Option<Window>,
-    done: BTreeSet<u64>,
-}
-
 /// One GraphQL query's fate.
 enum Answer<T> {
     Data(GraphqlAnswer<T>),
@@ -802,7 +794,7 @@ impl RepoCrawl<'_> {
                 cursor.after = connection.page_info.end_cursor.clone();
             }
             cursor.complete = !connection.page_info.has_next_page || cursor.after.is_none();
-            let mut referenced = self.referenced_cursor()?;
+            let mut referenced = self.referenced_cursor(REFERENCED)?;
             referenced.done.extend(entries.iter().map(|entry| entry.issue.number));
             let checkpoints = [self.checkpoint(ISSUES, &cursor), self.checkpoint(REFERENCED, &referenced)];
             self.store_issues(&entries, &[], &checkpoints, &[key])?;
@@ -903,18 +895,10 @@ impl RepoCrawl<'_> {
         Ok(numbers)
     }
 
-    /// The referenced issues' checkpoint of this window.
-    fn referenced_cursor(&self) -> Result<ReferencedCursor, CrawlError> {
-        Ok(self
-            .load::<ReferencedCursor>(REFERENCED)?
-            .filter(|cursor| cursor.window.as_ref() == Some(&self.window))
-            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() }))
-    }
-
     /// The referenced numbers not fetched yet in this window, many per query: see the
     /// module docs.
     async fn graphql_issues_by_number(&mut self, referred: &BTreeSet<u64>) -> Result<Outcome, CrawlError> {
-        let mut cursor = self.referenced_cursor()?;
+        let mut cursor = self.referenced_cursor(REFERENCED)?;
         let mut targets: Vec<u64> = referred.difference(&cursor.done).copied().collect();
         if targets.is_empty() {
             return Ok(Outcome::Complete);

@@ -93,8 +93,8 @@ fn decision_on<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::review::Decision;
     use crate::model::Task;
+    use crate::model::review::Decision;
     use crate::store::Store;
     use crate::store::reviews::{NewDecision, save};
 
