@@ -11,10 +11,11 @@ use swe_harvest::model::Candidate;
 use swe_harvest::store::Store;
 
 use crate::conformance::find_mirror;
+use crate::runners::graded_alone;
 use crate::support::published::{PublishedRow, published_rows};
 use crate::support::python_project::{Project, Scenario};
 use crate::support::workspace::Workspace;
-use crate::support::{base_images_missing, names, shared_groundtruth, stderr, validated_once};
+use crate::support::{base_images_missing, names, shared_groundtruth, stderr};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -116,14 +117,9 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let (project, behaviour) = go_behaviour_candidate();
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_gotest");
-    assert_eq!(row["language"], "go");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, behaviour, "parse_log_gotest", "go");
     assert!(script.contains("go test -count=1 -v ./calc"), "{script}");
-    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of zeromicro/go-zero whose published
@@ -232,7 +228,6 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let project = Project::of_files(&[
         ("package.json", PACKAGE_JSON),
         (".nvmrc", "18\n"),
@@ -245,17 +240,13 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
             .gold("lib/calc.js", FIXED_ADD_JS)
             .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
     );
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jest_json");
-    assert_eq!(row["language"], "javascript");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, behaviour, "parse_log_jest_json", "javascript");
     assert!(
         script.contains(
             "--print mocha /tmp/swe-harvest-node-report.json mocha --timeout 5000 --exit -- test/calc.test.js"
         ),
         "{script}"
     );
-    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench rows of real JavaScript and TypeScript repositories,
@@ -441,15 +432,9 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let project = maven_project();
-    let behaviour = java_negative_candidate(&project);
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, java_negative_candidate(&project), "parse_log_maven", "java");
     assert!(script.contains("swe_harvest_maven_each mvn -B -o"), "{script}");
-    assert_eq!(row["language"], "java");
-    assert!(workspace.containers().is_empty());
 }
 
 /// A Gradle build with no wrapper (so Debian's gradle 4.4.1 builds it) and JUnit 4
@@ -524,15 +509,9 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let project = gradle_project();
-    let behaviour = java_negative_candidate(&project);
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, java_negative_candidate(&project), "parse_log_maven", "java");
     assert!(script.contains("swe_harvest_gradle_each gradle --offline"), "{script}");
-    assert_eq!(row["language"], "java");
-    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench Java rows re-validated with `validate --input`, one per

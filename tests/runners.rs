@@ -14,11 +14,12 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use swe_harvest::model::Task;
+use swe_harvest::model::{Candidate, Task};
 use swe_harvest::store::Store;
 
 use crate::support::python_project::{self as project, DockerGuard, FIXED_CALC, Project, Scenario};
-use crate::support::{SweHarvest, names, python_venv, run_harness, stderr, stdout, tasks};
+use crate::support::workspace::Workspace;
+use crate::support::{SweHarvest, names, python_venv, run_harness, stderr, stdout, tasks, validated_once};
 
 /// The project's pyproject without its `test` extra: it never mentions pytest.
 fn plain_pyproject() -> String {
@@ -157,6 +158,20 @@ fn a_django_style_project_runs_its_runtests_with_labels_from_the_test_patch() {
         names(&["Subtraction takes the second from the first.", "test_add (calc_tests.tests.CalcTests.test_add)"])
     );
     assert!(docker.containers().is_empty());
+}
+
+/// Validates `candidate` of `project` alone in a new Docker workspace, then releases
+/// and grades it with SWE-bench's harness and `log_parser` ([`graded_by_swebench`]);
+/// asserts the row's `language` and that no container is left, and returns the row's
+/// eval script.
+pub(crate) fn graded_alone(project: &Project, candidate: Candidate, log_parser: &str, language: &str) -> String {
+    let workspace = Workspace::with_docker();
+    let instance_id = candidate.instance_id.clone();
+    validated_once(&workspace.harvest, project, &[candidate]);
+    let row = graded_by_swebench(&workspace.harvest, &instance_id, log_parser);
+    assert_eq!(row["language"], language);
+    assert!(workspace.containers().is_empty());
+    row["eval_script"].as_str().unwrap().to_string()
 }
 
 /// Releases the validated task with an instance image and grades it with SWE-bench's
