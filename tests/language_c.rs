@@ -69,10 +69,7 @@ fn negative_candidate(project: &Project) -> Candidate {
 
 #[test]
 fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_gold_patch_adds_to_tests() {
-    if base_images_missing("c", &["gcc12"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
     let project = autotools_project();
     let behaviour = negative_candidate(&project);
     // A new test script, which only the gold patch's Makefile.am runs.
@@ -165,10 +162,7 @@ const TEST_MUL_MORE_C: &str =
 /// (one fails before the fix, one passes throughout), the untouched one does not.
 #[test]
 fn a_cmake_project_gets_fail_to_pass_by_ctest_name_for_the_tests_of_the_touched_sources() {
-    if base_images_missing("c", &["gcc12"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
     let project = Project::of_files(&[
         ("CMakeLists.txt", CMAKE_LISTS),
         ("src/calc.h", CALC_H),

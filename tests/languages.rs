@@ -45,10 +45,7 @@ fn go_behaviour_candidate() -> (Project, Candidate) {
 
 #[test]
 fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_packages_tests() {
-    if base_images_missing("go", &["go1.19"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
     let (project, behaviour) = go_behaviour_candidate();
     let compile = project
         .candidate(2, &Scenario::new("mul").gold("calc/calc.go", FIXED_ADD_AND_MUL).test("calc/mul_test.go", MUL_TEST));
@@ -80,10 +77,7 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
 
 #[test]
 fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
-    if base_images_missing("go", &["go1.19"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
     let project = go_project();
     // The fix compares with go-cmp, which the environment commit does not require:
     // without it in the module cache nothing compiles after the fix (go-zero-964).
@@ -166,10 +160,7 @@ const MUL_TEST_JS: &str = "const assert = require('assert');\nconst { mul } = re
 /// from the npm registry while the image is built), `.nvmrc` asking for Node 18.
 #[test]
 fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails_to_load_fails_its_tests() {
-    if base_images_missing("node", &["node18"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
     let base_tests = format!("{BASE_TESTS_JS}{LOCALHOST_TEST_JS}");
     let tests_with_regression = format!("{TESTS_WITH_REGRESSION_JS}{LOCALHOST_TEST_JS}");
     let project = Project::of_files(&[
@@ -359,10 +350,7 @@ fn maven_project() -> Project {
 
 #[test]
 fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_the_new_class() {
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let project = maven_project();
     let behaviour = java_negative_candidate(&project);
     let compile = java_mul_candidate(&project);
@@ -400,10 +388,7 @@ fn pom_with_jacoco() -> String {
 /// skipped), or the forked JVM does not start and nothing is labelled.
 #[test]
 fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let pom = pom_with_jacoco();
     assert!(pom.contains("jacoco-maven-plugin"), "the fixture POM changed: {pom}");
     let project = Project::of_files(&[
@@ -457,10 +442,7 @@ fn gradle_project() -> Project {
 /// FAIL_TO_PASS.
 #[test]
 fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_the_new_class() {
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let project = gradle_project();
     let behaviour = java_negative_candidate(&project);
     let compile = java_mul_candidate(&project);
@@ -596,10 +578,7 @@ fn rust_project() -> (Project, Vec<Candidate>) {
 
 #[test]
 fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compile_fails_only_its_tests() {
-    if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
     let (project, candidates) = rust_project();
     workspace.seeded(&project, &candidates);
     let output = workspace.validate(&["--runs", "2"]);
@@ -632,10 +611,7 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
 /// test's too, as the helper writes it); gold resolves it, an empty prediction not.
 #[test]
 fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
-    if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
     let (project, mut candidates) = rust_project();
     candidates.truncate(1);
     workspace.seeded(&project, &candidates).validated(&["--runs", "1"]);
