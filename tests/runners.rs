@@ -84,43 +84,44 @@ fn drops(harvest: &SweHarvest) -> Vec<(String, String, String)> {
     statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?))).unwrap().map(Result::unwrap).collect()
 }
 
-/// The unittest project, with candidate 41 (its gold patch fixes `add`, its test
-/// patch adds the regression test), mirrored into `harvest`'s data dir and stored.
-fn unittest_project(harvest: &SweHarvest) -> Project {
-    let project = Project::with_files(&[
-        ("pyproject.toml", &plain_pyproject()),
-        (".github/workflows/ci.yml", UNITTEST_CI),
-        ("tests/test_calc.py", &unittest_tests(false)),
-    ]);
-    let candidate = project.candidate(
-        41,
-        &Scenario::new("unittest")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &unittest_tests(true)),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+/// A project of `files` whose candidate `number` (scenario `name`) fixes `add` and
+/// adds the regression test to `test_file`, the project's unittest module; mirrored
+/// into `harvest`'s data dir and stored.
+fn seeded_unittest_fix(
+    harvest: &SweHarvest,
+    files: &[(&str, &str)],
+    number: u64,
+    name: &'static str,
+    test_file: &str,
+) -> Project {
+    let project = Project::with_files(files);
+    let scenario = Scenario::new(name).gold("calc/__init__.py", FIXED_CALC).test(test_file, &unittest_tests(true));
+    project.seed(&harvest.data_dir, &[project.candidate(number, &scenario)]);
     project
+}
+
+/// The unittest project, with candidate 41, mirrored and stored.
+fn unittest_project(harvest: &SweHarvest) -> Project {
+    let (pyproject, tests) = (plain_pyproject(), unittest_tests(false));
+    let files = [
+        ("pyproject.toml", pyproject.as_str()),
+        (".github/workflows/ci.yml", UNITTEST_CI),
+        ("tests/test_calc.py", &tests),
+    ];
+    seeded_unittest_fix(harvest, &files, 41, "unittest", "tests/test_calc.py")
 }
 
 /// The Django-style project, with candidate 42, mirrored and stored.
 fn django_style_project(harvest: &SweHarvest) -> Project {
-    let project = Project::with_files(&[
+    let tests = unittest_tests(false);
+    let files = [
         ("django/__init__.py", "VERSION = (4, 2)\n"),
         ("tests/runtests.py", RUNTESTS),
         ("tests/test_sqlite.py", "DATABASES = {}\n"),
         ("tests/calc_tests/__init__.py", ""),
-        ("tests/calc_tests/tests.py", &unittest_tests(false)),
-    ]);
-    let candidate = project.candidate(
-        42,
-        &Scenario::new("django-style")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/calc_tests/tests.py", &unittest_tests(true)),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    project
+        ("tests/calc_tests/tests.py", &tests),
+    ];
+    seeded_unittest_fix(harvest, &files, 42, "django-style", "tests/calc_tests/tests.py")
 }
 
 /// Validates the stored candidate and returns its task.
@@ -131,33 +132,37 @@ fn validated(harvest: &SweHarvest, instance_id: &str) -> Task {
     tasks.remove(instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(harvest)))
 }
 
-#[test]
-fn a_project_whose_ci_runs_unittest_is_labelled_with_unittest_ids() {
+/// Validates the task `instance_id` of the project `set_up` mirrors and stores, and
+/// asserts its labels and that no container is left.
+fn assert_labelled(set_up: fn(&SweHarvest) -> Project, instance_id: &str, fail_to_pass: &str, pass_to_pass: &[&str]) {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
-    let _project = unittest_project(&harvest);
-    let task = validated(&harvest, "acme__calc-41");
-    // Python 3.11 (the project's declared runtime) names the method in the class part.
-    assert_eq!(task.fail_to_pass, names(&["test_add_negative (tests.test_calc.CalcTests.test_add_negative)"]));
-    assert_eq!(
-        task.pass_to_pass,
-        names(&["Subtraction takes the second from the first.", "test_add (tests.test_calc.CalcTests.test_add)"])
-    );
+    let _project = set_up(&harvest);
+    let task = validated(&harvest, instance_id);
+    assert_eq!(task.fail_to_pass, names(&[fail_to_pass]));
+    assert_eq!(task.pass_to_pass, names(pass_to_pass));
     assert!(docker.containers().is_empty());
 }
 
 #[test]
-fn a_django_style_project_runs_its_runtests_with_labels_from_the_test_patch() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
-    let _project = django_style_project(&harvest);
-    let task = validated(&harvest, "acme__calc-42");
-    assert_eq!(task.fail_to_pass, names(&["test_add_negative (calc_tests.tests.CalcTests.test_add_negative)"]));
-    assert_eq!(
-        task.pass_to_pass,
-        names(&["Subtraction takes the second from the first.", "test_add (calc_tests.tests.CalcTests.test_add)"])
+fn a_project_whose_ci_runs_unittest_is_labelled_with_unittest_ids() {
+    // Python 3.11 (the project's declared runtime) names the method in the class part.
+    assert_labelled(
+        unittest_project,
+        "acme__calc-41",
+        "test_add_negative (tests.test_calc.CalcTests.test_add_negative)",
+        &["Subtraction takes the second from the first.", "test_add (tests.test_calc.CalcTests.test_add)"],
     );
-    assert!(docker.containers().is_empty());
+}
+
+#[test]
+fn a_django_style_project_runs_its_runtests_with_labels_from_the_test_patch() {
+    assert_labelled(
+        django_style_project,
+        "acme__calc-42",
+        "test_add_negative (calc_tests.tests.CalcTests.test_add_negative)",
+        &["Subtraction takes the second from the first.", "test_add (calc_tests.tests.CalcTests.test_add)"],
+    );
 }
 
 /// Validates `candidate` of `project` alone in a new Docker workspace, then releases
@@ -384,8 +389,7 @@ fn an_existing_test_that_hangs_at_the_environment_commit_does_not_hold_up_or_con
         43,
         &Scenario::new("hangs").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &unittest_tests(true)),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    project.seed(&harvest.data_dir, std::slice::from_ref(&candidate));
     let mut command = harvest.validate_command();
     let output = command
         .env("SWE_HARVEST_VALIDATE__CHECK_TIMEOUT_SECS", "5")

@@ -78,8 +78,7 @@ fn calc_tasks(harvest: &SweHarvest) -> Project {
                 .test("tests/test_calc.py", &with_regression),
         ),
     ];
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
+    project.seed(&harvest.data_dir, &candidates);
     project
 }
 

@@ -119,8 +119,7 @@ pub fn tasks(harvest: &SweHarvest) -> std::collections::BTreeMap<String, swe_har
 /// Stores `candidates` of `project`, validates them once (`--runs 1`) and checks that
 /// the first one is labelled.
 pub fn validated_once(harvest: &SweHarvest, project: &python_project::Project, candidates: &[Candidate]) {
-    project.mirror_into(&harvest.data_dir);
-    python_project::store_candidates(&harvest.data_dir, candidates);
+    project.seed(&harvest.data_dir, candidates);
     let output = harvest.validate_command().args(["validate", "--runs", "1"]).output().unwrap();
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
     let id = &candidates[0].instance_id;

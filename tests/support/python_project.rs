@@ -220,6 +220,12 @@ impl Project {
         }
     }
 
+    /// Mirrors the project into `data_dir` and stores `candidates`: what validate finds.
+    pub fn seed(&self, data_dir: &Path, candidates: &[Candidate]) {
+        self.mirror_into(data_dir);
+        store_candidates(data_dir, candidates);
+    }
+
     /// A bare mirror of the project where the validate stage looks for it.
     pub fn mirror_into(&self, data_dir: &Path) -> PathBuf {
         let repo: RepoSlug = REPO.parse().unwrap();
