@@ -388,29 +388,9 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     assert!(fixture.extract(&[]).status.success());
     let candidates = fixture.candidates();
 
-    let jsonl = fixture.harvest.path("candidates.jsonl");
-    let output = fixture.harvest.run(&[
-        "export",
-        "--stage",
-        "candidates",
-        "--format",
-        "jsonl",
-        "--out",
-        jsonl.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (jsonl, output) = fixture.harvest.exported("candidates", "jsonl");
     assert!(stdout(&output).contains("wrote 3 candidates"), "{}", stdout(&output));
-    let parquet = fixture.harvest.path("candidates.parquet");
-    let output = fixture.harvest.run(&[
-        "export",
-        "--stage",
-        "candidates",
-        "--format",
-        "parquet",
-        "--out",
-        parquet.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (parquet, _) = fixture.harvest.exported("candidates", "parquet");
 
     let from_jsonl = dataset::read_records(&jsonl).unwrap();
     let from_parquet = dataset::read_records(&parquet).unwrap();
@@ -441,10 +421,7 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     );
 
     // Tasks: none yet; the export says so and writes an empty file.
-    let tasks = fixture.harvest.path("tasks.jsonl");
-    let output =
-        fixture.harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", tasks.to_str().unwrap()]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (tasks, output) = fixture.harvest.exported("tasks", "jsonl");
     assert!(stderr(&output).contains("no tasks yet"), "{}", stderr(&output));
     assert_eq!(fs_err::read_to_string(&tasks).unwrap(), "");
 }

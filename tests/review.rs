@@ -468,9 +468,7 @@ fn a_reviewer_rejects_a_task_with_the_keyboard_and_the_release_leaves_it_out() {
     let (_, ids) = released(&harvest, "3", &["--reviewed-only"]);
     assert_eq!(ids, ["octo__gadgets-9"]);
 
-    let out = harvest.path("reviews.jsonl");
-    let exported = harvest.run(&["export", "--stage", "reviews", "--format", "jsonl", "--out", out.to_str().unwrap()]);
-    assert!(exported.status.success(), "{}", stderr(&exported));
+    let (out, _) = harvest.exported("reviews", "jsonl");
     let rows = swe_harvest::dataset::read_records(&out).unwrap();
     let row = |id: &str| rows.iter().find(|row| row["instance_id"] == id).unwrap_or_else(|| panic!("{id}: {rows:?}"));
     let columns = |id: &str, names: &[&str]| -> Vec<String> {

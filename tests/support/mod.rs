@@ -55,6 +55,15 @@ impl SweHarvest {
         self.work_dir.path().join(relative)
     }
 
+    /// Runs `export` of `stage` as `format` into `<stage>.<format>` in the work dir and
+    /// asserts that it succeeded; the file and the command's output.
+    pub fn exported(&self, stage: &str, format: &str) -> (PathBuf, Output) {
+        let out = self.path(&format!("{stage}.{format}"));
+        let output = self.run(&["export", "--stage", stage, "--format", format, "--out", out.to_str().unwrap()]);
+        assert!(output.status.success(), "export of {stage} failed: {}", stderr(&output));
+        (out, output)
+    }
+
     /// Runs `args` with `--config` naming the file `file_name` (in the work dir) that
     /// holds `config`.
     pub fn run_with_config(&self, file_name: &str, config: &str, args: &[&str]) -> Output {
