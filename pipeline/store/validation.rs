@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, params};
 use sha2::{Digest, Sha256};
 
-use super::{Result, StoreError, now};
+use super::{Result, now};
 use crate::model::{Candidate, EnvironmentSpec, RepoSlug, RunPhase, ValidationRun};
 
 /// Records an environment image: `status` is `built` or `failed`.
@@ -181,11 +181,7 @@ fn load_runs(
     let mut out = Vec::new();
     for row in rows {
         let (phase, attempt, data) = row?;
-        let run: ValidationRun = serde_json::from_str(&data).map_err(|source| StoreError::Decode {
-            kind: "validation run",
-            key: format!("{instance_id} {phase} {attempt}"),
-            source,
-        })?;
+        let run: ValidationRun = super::decode("validation run", &format!("{instance_id} {phase} {attempt}"), &data)?;
         out.push(run);
     }
     Ok(out)
@@ -211,14 +207,7 @@ pub fn environment_spec_for_image(connection: &Connection, image: &str) -> Resul
         [image],
         |row| row.get(0),
     ))?;
-    spec.map(|spec| {
-        serde_json::from_str(&spec).map_err(|source| StoreError::Decode {
-            kind: "environment",
-            key: image.to_string(),
-            source,
-        })
-    })
-    .transpose()
+    spec.map(|spec| super::decode("environment", image, &spec)).transpose()
 }
 
 #[cfg(test)]
