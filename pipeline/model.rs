@@ -284,6 +284,21 @@ pub struct EnvironmentSpec {
     pub rung: Rung,
 }
 
+impl EnvironmentSpec {
+    /// A spec an ecosystem inferred from the repository's files (`source = inferred`);
+    /// the fields an ecosystem sets beyond these are added with `..` on top.
+    pub fn inferred(ecosystem: &str, runtime: String, install: Vec<String>, test_command: String) -> Self {
+        EnvironmentSpec {
+            ecosystem: ecosystem.to_string(),
+            runtime,
+            install,
+            test_command,
+            source: "inferred".into(),
+            ..EnvironmentSpec::default()
+        }
+    }
+}
+
 /// The rungs of the environment ladder, in order of faithfulness to the task's date:
 /// each is tried only when the one before fails to build or to run the touched test
 /// files' existing tests (see `validate::ladder`).
@@ -344,6 +359,17 @@ impl TestStatus {
     pub fn ran(self) -> bool {
         matches!(self, TestStatus::Passed | TestStatus::Failed | TestStatus::Xfail | TestStatus::Xpass)
     }
+
+    /// The worse of two results of one name (the same name in two packages, targets or
+    /// files): a failure or an error outweighs a pass, a pass outweighs a skip.
+    pub fn worse(self, other: TestStatus) -> TestStatus {
+        let rank = |status: TestStatus| match status {
+            TestStatus::Failed | TestStatus::Error => 2,
+            TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass => 1,
+            TestStatus::Skipped => 0,
+        };
+        if rank(other) > rank(self) { other } else { self }
+    }
 }
 
 /// Which side of the gold patch a run tested.
@@ -396,6 +422,42 @@ pub struct Task {
     /// tasks validated before the ladder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment_rung: Option<Rung>,
+}
+
+/// Fixtures of the unit tests that store or release tasks.
+#[cfg(test)]
+impl Task {
+    /// A task of pull request `number` of `repo` with one FAIL_TO_PASS test: fixed
+    /// commits, a gold patch naming the number, created at the epoch, never merged.
+    pub(crate) fn example(repo: &str, number: u64) -> Task {
+        let repo: RepoSlug = repo.parse().unwrap();
+        Task {
+            candidate: Candidate {
+                instance_id: Candidate::instance_id_for(&repo, number),
+                repo,
+                pull_number: number,
+                issue_numbers: vec![1],
+                base_commit: "a".repeat(40),
+                head_commit: "b".repeat(40),
+                patch: format!("gold {number}"),
+                test_patch: "tests".into(),
+                problem_statement: "broken\n".into(),
+                hints_text: String::new(),
+                created_at: DateTime::UNIX_EPOCH,
+                merged_at: None,
+                version: "1.0".into(),
+                environment_setup_commit: "e".repeat(40),
+                test_files: Vec::new(),
+            },
+            fail_to_pass: vec!["t::a".into()],
+            pass_to_pass: Vec::new(),
+            flaky_tests: Vec::new(),
+            needs_network: Vec::new(),
+            validation_runs: 3,
+            image: None,
+            environment_rung: None,
+        }
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, the form of SWE-bench's `created_at`.

@@ -3,7 +3,7 @@
 use swe_harvest::model::{Rejection, RepoSlug, Stage};
 use swe_harvest::store::{self, Store};
 
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout};
 
 #[test]
 fn every_command_of_the_contract_has_help() {
@@ -63,8 +63,7 @@ fn every_command_of_the_contract_has_help() {
 fn bad_repo_slug_is_a_usage_error_naming_the_input() {
     let harvest = SweHarvest::new();
     let output = harvest.run(&["crawl", "--repo", "not-a-slug"]);
-    assert_eq!(output.status.code(), Some(2));
-    let error = stderr(&output);
+    let error = failure(&output, 2);
     assert!(error.contains("not-a-slug") && error.contains("OWNER/NAME"), "{error}");
 }
 
@@ -79,11 +78,8 @@ fn unknown_command_and_missing_options_exit_2() {
 #[test]
 fn config_with_unknown_key_exits_2_naming_file_and_key() {
     let harvest = SweHarvest::new();
-    let config = harvest.path("bad.toml");
-    fs_err::write(&config, "[extract]\ncompatibility = \"swebench\"\n").unwrap();
-    let output = harvest.command().arg("--config").arg(&config).args(["status"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let error = stderr(&output);
+    let output = harvest.run_with_config("bad.toml", "[extract]\ncompatibility = \"swebench\"\n", &["status"]);
+    let error = failure(&output, 2);
     assert!(error.contains("bad.toml"), "{error}");
     assert!(error.contains("compatibility"), "{error}");
     assert!(error.contains("`compat`"), "names what is allowed: {error}");
@@ -93,19 +89,16 @@ fn config_with_unknown_key_exits_2_naming_file_and_key() {
 #[test]
 fn config_with_wrong_type_exits_2() {
     let harvest = SweHarvest::new();
-    let config = harvest.path("bad.toml");
-    fs_err::write(&config, "[validate]\nmemory_bytes = \"4G\"\n").unwrap();
-    let output = harvest.command().arg("--config").arg(&config).args(["status"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("validate.memory_bytes"), "{}", stderr(&output));
+    let output = harvest.run_with_config("bad.toml", "[validate]\nmemory_bytes = \"4G\"\n", &["status"]);
+    let error = failure(&output, 2);
+    assert!(error.contains("validate.memory_bytes"), "{error}");
 }
 
 #[test]
 fn bad_environment_override_exits_2_naming_the_variable() {
     let harvest = SweHarvest::new();
     let output = harvest.command().env("SWE_HARVEST_VALIDATE__RUNS", "0").args(["status"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let error = stderr(&output);
+    let error = failure(&output, 2);
     assert!(error.contains("SWE_HARVEST_VALIDATE__RUNS") && error.contains("at least 1"), "{error}");
 }
 
@@ -113,8 +106,8 @@ fn bad_environment_override_exits_2_naming_the_variable() {
 fn status_without_a_store_says_how_to_start() {
     let harvest = SweHarvest::new();
     let output = harvest.run(&["status"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("swe-harvest crawl"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("swe-harvest crawl"), "{error}");
 }
 
 fn seeded_store(harvest: &SweHarvest) {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use swe_harvest::sandbox::swarm::{SwarmBackend, SwarmOptions};
 use swe_harvest::sandbox::{Backend, Job, Limits, Owner, script};
 
-use crate::support::{SweHarvest, project_root, stderr, stdout};
+use crate::support::{SweHarvest, failure, project_root, stderr, stdout};
 
 /// Why the cluster cannot be made here, if it cannot.
 fn unavailable() -> Option<String> {
@@ -554,11 +554,8 @@ fn the_swarm_backend_without_a_registry_says_where_to_set_one() {
 #[test]
 fn an_unknown_backend_in_the_config_is_a_usage_error_naming_the_key() {
     let harvest = SweHarvest::new();
-    let config = harvest.path("pipeline.toml");
-    fs_err::write(&config, "[validate]\nbackend = \"kubernetes\"\n").unwrap();
-    let output = harvest.command().arg("--config").arg(&config).args(["validate"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    let error = stderr(&output);
+    let output = harvest.run_with_config("pipeline.toml", "[validate]\nbackend = \"kubernetes\"\n", &["validate"]);
+    let error = failure(&output, 2);
     assert!(error.contains("backend") && error.contains("local") && error.contains("swarm"), "{error}");
 }
 

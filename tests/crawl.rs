@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use swe_harvest::store::Store;
 
-use crate::support::github_sim::data::SimRepo;
-use crate::support::github_sim::{Fault, FaultKind, Fixtures, GenerateSpec, GithubSchema, GithubSim, generate};
+use chrono::{DateTime, Utc};
+
+use crate::support::github_sim::data::{self, SimRepo};
+use crate::support::github_sim::{Fault, FaultKind, Fixtures, GenerateSpec, GithubSchema, GithubSim, Stats, generate};
 use crate::support::{SweHarvest, stderr};
 
 const REPO: &str = "acme/widgets";
@@ -29,34 +31,153 @@ fn small_repo() -> SimRepo {
     generate(REPO, &GenerateSpec::new(60, 40, 120))
 }
 
-/// `swe-harvest crawl --api rest` against the simulator, with short backoffs and small pages.
-fn crawl_command(harvest: &SweHarvest, sim: &GithubSim, per_page: u32) -> Command {
+/// `swe-harvest crawl --api <api>` against the simulator, with short backoffs.
+fn crawl_through(api: &str, harvest: &SweHarvest, sim: &GithubSim) -> Command {
     let mut command = harvest.command();
     command
         .env("GITHUB_TOKEN", TOKEN)
         .env("SWE_HARVEST_GITHUB__BACKOFF_INITIAL_MS", "10")
         .env("SWE_HARVEST_GITHUB__BACKOFF_MAX_SECS", "1")
         .env("SWE_HARVEST_GITHUB__SECONDARY_LIMIT_WAIT_SECS", "1")
-        .env("SWE_HARVEST_GITHUB__PER_PAGE", per_page.to_string())
-        .args(["crawl", "--repo", REPO, "--api-url", sim.url(), "--api", "rest"]);
+        .args(["crawl", "--repo", REPO, "--api-url", sim.url(), "--api", api]);
+    command
+}
+
+/// `swe-harvest crawl --api rest`, `per_page` items a page.
+fn crawl_command(harvest: &SweHarvest, sim: &GithubSim, per_page: u32) -> Command {
+    let mut command = crawl_through("rest", harvest, sim);
+    command.env("SWE_HARVEST_GITHUB__PER_PAGE", per_page.to_string());
     command
 }
 
 /// `swe-harvest crawl --api graphql`, `page_size` pull requests or issues per query.
 fn graphql_command(harvest: &SweHarvest, sim: &GithubSim, page_size: u32) -> Command {
-    let mut command = harvest.command();
+    let mut command = crawl_through("graphql", harvest, sim);
+    command.env("SWE_HARVEST_CRAWL__GRAPHQL_PAGE_SIZE", page_size.to_string());
     command
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("SWE_HARVEST_GITHUB__BACKOFF_INITIAL_MS", "10")
-        .env("SWE_HARVEST_GITHUB__BACKOFF_MAX_SECS", "1")
-        .env("SWE_HARVEST_GITHUB__SECONDARY_LIMIT_WAIT_SECS", "1")
-        .env("SWE_HARVEST_CRAWL__GRAPHQL_PAGE_SIZE", page_size.to_string())
-        .args(["crawl", "--repo", REPO, "--api-url", sim.url(), "--api", "graphql"]);
-    command
+}
+
+/// A crawl killed (SIGKILL) once the simulator has answered each of its kill points'
+/// requests, then run to the end, beside a clean crawl of the same repository.
+struct KilledCrawl {
+    clean: SweHarvest,
+    clean_requests: u64,
+    harvest: SweHarvest,
+    sim: GithubSim,
+}
+
+/// Crawls `repo` cleanly, then again killed at each of `kill_points` (the simulator
+/// answering each request after `delay`, so that kills land mid-run) and resumed;
+/// asserts that the resumed crawl stored the clean run's rows and fetched again only
+/// the pages in flight at a kill.
+fn crawl_killed_at(
+    repo: SimRepo,
+    kill_points: &[u64],
+    delay: Duration,
+    command: impl Fn(&SweHarvest, &GithubSim) -> Command,
+) -> KilledCrawl {
+    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
+    let clean = SweHarvest::new();
+    run_ok(command(&clean, &clean_sim));
+    let clean_requests = clean_sim.stats().total;
+
+    let sim = GithubSim::start(fixtures_with(repo));
+    sim.set_delay(delay);
+    let harvest = SweHarvest::new();
+    let mut interrupted = 0;
+    for &kill_after in kill_points {
+        assert!(kill_after < clean_requests, "kill points fall inside the crawl ({clean_requests} requests)");
+        let mut child = command(&harvest, &sim).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let started = Instant::now();
+        while sim.stats().total < kill_after && started.elapsed() < Duration::from_secs(30) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if child.try_wait().unwrap().is_none() {
+            interrupted += 1;
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    assert!(interrupted >= kill_points.len() - 1, "the crawl was killed mid-run {interrupted} times");
+    sim.set_delay(Duration::ZERO);
+    run_ok(command(&harvest, &sim));
+
+    assert_eq!(raw_rows(&harvest), raw_rows(&clean), "same rows as the clean run");
+    let fetched_twice = sim.stats().urls_fetched_twice();
+    assert!(
+        fetched_twice.len() <= kill_points.len(),
+        "only pages in flight at a kill may be fetched again: {fetched_twice:?}"
+    );
+    KilledCrawl { clean, clean_requests, harvest, sim }
+}
+
+/// A merged pull request, new since the last crawl, that fixes `issue`.
+fn new_fix(number: u64, issue: u64, now: DateTime<Utc>) -> Value {
+    data::pull_request(
+        REPO,
+        &data::PullSpec {
+            number,
+            title: "A new fix".into(),
+            body: Some(format!("Fixes #{issue}")),
+            author: "newcomer".into(),
+            created_at: now - chrono::Duration::hours(2),
+            updated_at: now,
+            closed_at: Some(now),
+            merged_at: Some(now),
+            labels: vec![],
+        },
+    )
+}
+
+/// A comment on `issue` posted since the last crawl.
+fn late_comment(id: u64, issue: u64, now: DateTime<Utc>) -> Value {
+    data::comment(REPO, id, issue, "late", "Late comment", now, now)
+}
+
+/// Adds `count` comments on `issue` (ids from 800,000,000) from 2021-06-01 on,
+/// `minutes_apart` apart (0: all at one instant): a thread longer than a page.
+fn add_long_thread(repo: &mut SimRepo, issue: u64, count: u64, minutes_apart: i64) {
+    let first = chrono::DateTime::parse_from_rfc3339("2021-06-01T00:00:00Z").unwrap().to_utc();
+    for index in 0..count {
+        let at = first + chrono::Duration::minutes(index as i64 * minutes_apart);
+        repo.comments.push(data::comment(REPO, 800_000_000 + index, issue, "chatty", "+1", at, at));
+    }
+}
+
+/// A simulator serving [`small_repo`] and a harvest that crawled it through `command`
+/// (20 items a page), then again with nothing changed; with what the second crawl
+/// asked for.
+fn crawled_twice(command: fn(&SweHarvest, &GithubSim, u32) -> Command) -> (GithubSim, SweHarvest, Stats) {
+    let sim = GithubSim::start(fixtures_with(small_repo()));
+    let harvest = SweHarvest::new();
+    run_ok(command(&harvest, &sim, 20));
+    sim.reset_stats();
+    run_ok(command(&harvest, &sim, 20));
+    let stats = sim.stats();
+    (sim, harvest, stats)
+}
+
+/// Asserts that a refresh stored the new fix `new_number` ([`new_fix`]) and the
+/// edited body of `edited_issue`.
+fn assert_fix_and_edit_stored(store: &Store, new_number: u64, edited_issue: u64) {
+    let slug = REPO.parse().unwrap();
+    assert!(swe_harvest::store::raw::pull_request(store.connection(), &slug, new_number).unwrap().is_some());
+    let issue = swe_harvest::store::raw::issue(store.connection(), &slug, edited_issue).unwrap().unwrap();
+    assert_eq!(issue.body.as_deref(), Some("Edited body"));
 }
 
 fn run(mut command: Command) -> Output {
     command.output().expect("the swe-harvest binary runs")
+}
+
+/// Runs and asserts that the command succeeded, showing its stderr when it did not.
+fn run_ok(command: Command) -> Output {
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    output
 }
 
 /// Runs with a deadline, so that a crawl stuck waiting fails the test instead of hanging it.
@@ -128,6 +249,28 @@ fn expected(repo: &SimRepo) -> Expected {
     }
 }
 
+/// Serves [`small_repo`] from a simulator that `prepare` sets up (faults, token
+/// limits), crawls it into a new harvest through the REST command with `env` added
+/// (a `GITHUB_TOKENS` there stands instead of the one token), within a minute (a
+/// wait obeyed whole would outlive it), and asserts that the crawl stored everything;
+/// returns the simulator, for what it served.
+fn crawl_small_repo_completely(prepare: impl FnOnce(&GithubSim), env: &[(&str, &str)]) -> GithubSim {
+    let repo = small_repo();
+    let expected = expected(&repo);
+    let sim = GithubSim::start(fixtures_with(repo));
+    prepare(&sim);
+    let harvest = SweHarvest::new();
+    let mut command = crawl_command(&harvest, &sim, 20);
+    if env.iter().any(|(name, _)| *name == "GITHUB_TOKENS") {
+        command.env_remove("GITHUB_TOKEN");
+    }
+    command.envs(env.iter().copied());
+    let output = run_within(command, Duration::from_secs(60));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_complete(&harvest, &expected);
+    sim
+}
+
 fn assert_complete(harvest: &SweHarvest, expected: &Expected) {
     let store = open_store(harvest);
     assert_eq!(count(&store, "SELECT COUNT(*) FROM pull_requests WHERE merged"), expected.merged, "merged PRs");
@@ -148,8 +291,7 @@ fn crawl_reads_every_page_and_stores_prs_issues_and_comments() {
     let expected = expected(&repo);
     let sim = GithubSim::start(fixtures_with(repo.clone()));
     let harvest = SweHarvest::new();
-    let output = run(crawl_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run_ok(crawl_command(&harvest, &sim, 20));
     assert_complete(&harvest, &expected);
 
     // One request per page of 20: no per-PR calls.
@@ -197,17 +339,10 @@ fn crawl_reads_every_page_and_stores_prs_issues_and_comments() {
 
 #[test]
 fn a_day_long_retry_after_is_capped() {
-    let repo = small_repo();
-    let expected = expected(&repo);
-    let sim = GithubSim::start(fixtures_with(repo));
-    sim.add_fault(Fault::new("/pulls", FaultKind::SecondaryRetryAfter { secs: 86_400 }));
-    let harvest = SweHarvest::new();
-    let mut command = crawl_command(&harvest, &sim, 20);
-    command.env("SWE_HARVEST_GITHUB__MAX_RETRY_AFTER_SECS", "1");
-    // Obeyed whole, the day-long wait would outlive this deadline by far.
-    let output = run_within(command, Duration::from_secs(60));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_complete(&harvest, &expected);
+    let sim = crawl_small_repo_completely(
+        |sim| sim.add_fault(Fault::new("/pulls", FaultKind::SecondaryRetryAfter { secs: 86_400 })),
+        &[("SWE_HARVEST_GITHUB__MAX_RETRY_AFTER_SECS", "1")],
+    );
     assert!(sim.stats().status_total(403) >= 1, "the fault was served");
 }
 
@@ -242,8 +377,6 @@ fn a_token_that_cannot_be_a_header_is_refused_not_dropped() {
 
 #[test]
 fn every_fault_kind_is_recovered() {
-    let repo = small_repo();
-    let expected = expected(&repo);
     let cases: Vec<(&str, Fault, u16)> = vec![
         (
             "secondary limit with Retry-After",
@@ -259,18 +392,13 @@ fn every_fault_kind_is_recovered() {
         ("slow answer past the timeout", Fault::new("/issues?", FaultKind::Slow { millis: 1_600 }), 0),
         ("dropped connection", Fault::new("/issues/comments", FaultKind::Disconnect).times(2), 0),
     ];
-    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
+    let clean_sim = GithubSim::start(fixtures_with(small_repo()));
     assert!(run(crawl_command(&SweHarvest::new(), &clean_sim, 20)).status.success());
     let clean_total = clean_sim.stats().total;
     for (name, fault, status) in cases {
-        let sim = GithubSim::start(fixtures_with(repo.clone()));
-        sim.add_fault(fault);
-        let harvest = SweHarvest::new();
-        let mut command = crawl_command(&harvest, &sim, 20);
-        command.env("SWE_HARVEST_GITHUB__REQUEST_TIMEOUT_SECS", "1");
-        let output = run_within(command, Duration::from_secs(60));
-        assert!(output.status.success(), "{name}: {}", stderr(&output));
-        assert_complete(&harvest, &expected);
+        eprintln!("case: {name}"); // shown with a failure in the crawl's assertions
+        let timeout = [("SWE_HARVEST_GITHUB__REQUEST_TIMEOUT_SECS", "1")];
+        let sim = crawl_small_repo_completely(|sim| sim.add_fault(fault), &timeout);
         let stats = sim.stats();
         if status != 0 && status != 200 {
             assert!(stats.status_total(status) >= 1, "{name}: the fault was served: {stats:?}");
@@ -281,17 +409,11 @@ fn every_fault_kind_is_recovered() {
 
 #[test]
 fn an_exhausted_token_is_rotated_out_without_waiting_for_its_reset() {
-    let repo = small_repo();
-    let expected = expected(&repo);
-    let sim = GithubSim::start(fixtures_with(repo));
-    // The first request exhausts the first token for an hour.
-    sim.add_fault(Fault::new("/pulls", FaultKind::PrimaryExhausted { reset_in_secs: 3_600 }));
-    let harvest = SweHarvest::new();
-    let mut command = crawl_command(&harvest, &sim, 20);
-    command.env_remove("GITHUB_TOKEN").env("GITHUB_TOKENS", "tok-first,tok-second");
-    let output = run_within(command, Duration::from_secs(30));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_complete(&harvest, &expected);
+    let sim = crawl_small_repo_completely(
+        // The first request exhausts the first token for an hour.
+        |sim| sim.add_fault(Fault::new("/pulls", FaultKind::PrimaryExhausted { reset_in_secs: 3_600 })),
+        &[("GITHUB_TOKENS", "tok-first,tok-second")],
+    );
     let seen = sim.tokens_seen();
     assert_eq!(seen.get("tok-first"), Some(&1), "{seen:?}");
     assert!(seen.get("tok-second").copied().unwrap_or(0) > 5, "{seen:?}");
@@ -299,19 +421,10 @@ fn an_exhausted_token_is_rotated_out_without_waiting_for_its_reset() {
 
 #[test]
 fn a_token_running_low_is_swapped_for_a_fuller_one_before_it_runs_out() {
-    let repo = small_repo();
-    let expected = expected(&repo);
-    let sim = GithubSim::start(fixtures_with(repo));
-    sim.set_token_limit(12);
-    let harvest = SweHarvest::new();
-    let mut command = crawl_command(&harvest, &sim, 20);
-    command
-        .env_remove("GITHUB_TOKEN")
-        .env("GITHUB_TOKENS", "tok-a, tok-b")
-        .env("SWE_HARVEST_GITHUB__ROTATE_BELOW_REMAINING", "5");
-    let output = run_within(command, Duration::from_secs(30));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_complete(&harvest, &expected);
+    let sim = crawl_small_repo_completely(
+        |sim| sim.set_token_limit(12),
+        &[("GITHUB_TOKENS", "tok-a, tok-b"), ("SWE_HARVEST_GITHUB__ROTATE_BELOW_REMAINING", "5")],
+    );
     let stats = sim.stats();
     assert_eq!(stats.status_total(403), 0, "no request hit an exhausted token: {stats:?}");
     let seen = sim.tokens_seen();
@@ -372,8 +485,7 @@ fn failed_requests_are_recorded_reported_and_fetched_by_the_next_run() {
 
     sim.clear_faults();
     sim.reset_stats();
-    let output = run(crawl_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(crawl_command(&harvest, &sim, 20));
     assert_complete(&harvest, &expected);
     let stats = sim.stats();
     assert_eq!(stats.endpoint_total("pulls"), 0, "the finished pulls listing was not fetched again: {stats:?}");
@@ -384,63 +496,21 @@ fn failed_requests_are_recorded_reported_and_fetched_by_the_next_run() {
 #[test]
 fn killed_at_any_point_and_restarted_the_crawl_ends_with_the_rows_of_a_clean_run() {
     let repo = generate(REPO, &GenerateSpec::new(80, 50, 150));
-
-    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
-    let clean = SweHarvest::new();
-    let output = run(crawl_command(&clean, &clean_sim, 10));
-    assert!(output.status.success(), "{}", stderr(&output));
-    let clean_requests = clean_sim.stats().total;
-
-    let sim = GithubSim::start(fixtures_with(repo));
-    sim.set_delay(Duration::from_millis(25));
-    let harvest = SweHarvest::new();
     let kill_points = [2, 7, 12, 13, 21, 30, 36];
-    let mut interrupted = 0;
-    for kill_after in kill_points {
-        assert!(kill_after < clean_requests, "kill points fall inside the crawl");
-        let mut child = crawl_command(&harvest, &sim, 10).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let started = Instant::now();
-        while sim.stats().total < kill_after && started.elapsed() < Duration::from_secs(30) {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if child.try_wait().unwrap().is_none() {
-            interrupted += 1;
-        }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-    }
-    assert!(interrupted >= kill_points.len() - 1, "the crawl was killed mid-run {interrupted} times");
-    sim.set_delay(Duration::ZERO);
-    let output = run(crawl_command(&harvest, &sim, 10));
-    assert!(output.status.success(), "{}", stderr(&output));
-
-    assert_eq!(raw_rows(&harvest), raw_rows(&clean), "same rows as the clean run");
-    let fetched_twice = sim.stats().urls_fetched_twice();
+    let killed =
+        crawl_killed_at(repo, &kill_points, Duration::from_millis(25), |harvest, sim| crawl_command(harvest, sim, 10));
+    let stats = killed.sim.stats();
     assert!(
-        fetched_twice.len() <= kill_points.len(),
-        "only pages in flight at a kill may be fetched again: {fetched_twice:?}"
-    );
-    assert!(
-        sim.stats().count("pulls", 200) + sim.stats().count("issues", 200) + sim.stats().count("issue_comments", 200)
-            <= clean_requests + kill_points.len() as u64
+        stats.count("pulls", 200) + stats.count("issues", 200) + stats.count("issue_comments", 200)
+            <= killed.clean_requests + kill_points.len() as u64
     );
 }
 
 #[test]
 fn a_second_crawl_fetches_only_what_changed() {
     let repo = small_repo();
-    let sim = GithubSim::start(fixtures_with(repo.clone()));
-    let harvest = SweHarvest::new();
-    assert!(run(crawl_command(&harvest, &sim, 20)).status.success());
-
     // Nothing changed: first pages only, the pulls answered 304.
-    sim.reset_stats();
-    let output = run(crawl_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
-    let stats = sim.stats();
+    let (sim, harvest, stats) = crawled_twice(crawl_command);
     assert_eq!(stats.count("pulls", 304), 1, "{stats:?}");
     assert!(stats.total <= 3, "one request per listing: {stats:?}");
     assert!(stats.by_url.keys().all(|url| !url.contains("&page=")), "no page beyond the first: {stats:?}");
@@ -456,42 +526,18 @@ fn a_second_crawl_fetches_only_what_changed() {
     let new_number = 10_000;
     sim.update(|fixtures| {
         let repo = fixtures.repos.get_mut(REPO).unwrap();
-        repo.pulls.push(crate::support::github_sim::data::pull_request(
-            REPO,
-            &crate::support::github_sim::data::PullSpec {
-                number: new_number,
-                title: "A new fix".into(),
-                body: Some(format!("Fixes #{edited_issue}")),
-                author: "newcomer".into(),
-                created_at: now - chrono::Duration::hours(2),
-                updated_at: now,
-                closed_at: Some(now),
-                merged_at: Some(now),
-                labels: vec![],
-            },
-        ));
+        repo.pulls.push(new_fix(new_number, edited_issue, now));
         let issue = &mut repo.issues[3];
         issue["body"] = Value::String("Edited body".into());
         issue["updated_at"] = Value::String(now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
-        repo.comments.push(crate::support::github_sim::data::comment(
-            REPO,
-            999_999_999,
-            edited_issue,
-            "late",
-            "Late comment",
-            now,
-            now,
-        ));
+        repo.comments.push(late_comment(999_999_999, edited_issue, now));
     });
     sim.reset_stats();
-    let output = run(crawl_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(crawl_command(&harvest, &sim, 20));
     assert!(sim.stats().total <= 3, "{:?}", sim.stats());
     let store = open_store(&harvest);
     let slug = REPO.parse().unwrap();
-    assert!(swe_harvest::store::raw::pull_request(store.connection(), &slug, new_number).unwrap().is_some());
-    let issue = swe_harvest::store::raw::issue(store.connection(), &slug, edited_issue).unwrap().unwrap();
-    assert_eq!(issue.body.as_deref(), Some("Edited body"));
+    assert_fix_and_edit_stored(&store, new_number, edited_issue);
     let comments = swe_harvest::store::raw::comments(store.connection(), &slug, edited_issue).unwrap();
     assert!(comments.iter().any(|comment| comment.id == 999_999_999));
 }
@@ -504,8 +550,7 @@ fn since_and_until_bound_the_pull_requests_by_creation_date() {
     let (since, until) = ("2020-01-02", "2020-01-05");
     let mut command = crawl_command(&harvest, &sim, 20);
     command.args(["--since", since, "--until", until]);
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(command);
     let in_window = |pull: &&Value| {
         let created = pull["created_at"].as_str().unwrap();
         created >= since && created < until
@@ -554,8 +599,7 @@ fn few_mentioned_issues_in_a_big_repository_are_fetched_one_by_one() {
         .count() as u64;
     let sim = GithubSim::start(fixtures_with(repo));
     let harvest = SweHarvest::new();
-    let output = run(crawl_command(&harvest, &sim, 100));
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(crawl_command(&harvest, &sim, 100));
     let stats = sim.stats();
     assert_eq!(stats.endpoint_total("issues"), 0, "no bulk issue listing: {stats:?}");
     assert_eq!(stats.endpoint_total("issue_comments"), 0, "no bulk comment listing: {stats:?}");
@@ -632,8 +676,7 @@ fn api_url_flag_beats_the_environment_variable() {
     let mut command = crawl_command(&harvest, &sim, 100);
     // A dead address in the environment; the flag wins.
     command.env("SWE_HARVEST_API_URL", "http://127.0.0.1:9");
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(command);
     assert!(sim.stats().total > 0);
 
     // The environment variable alone is used.
@@ -641,8 +684,7 @@ fn api_url_flag_beats_the_environment_variable() {
     let mut command = other.command();
     command.env("GITHUB_TOKEN", TOKEN).env("SWE_HARVEST_API_URL", sim.url()).args(["crawl", "--repo", REPO]);
     let before = sim.stats().total;
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(command);
     assert!(sim.stats().total > before);
 }
 
@@ -652,8 +694,7 @@ fn without_a_token_the_crawl_warns_once_and_goes_on() {
     let harvest = SweHarvest::new();
     let mut command = crawl_command(&harvest, &sim, 100);
     command.env_remove("GITHUB_TOKEN");
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run_ok(command);
     assert_eq!(stderr(&output).matches("no GITHUB_TOKEN").count(), 1, "{}", stderr(&output));
     assert_eq!(sim.tokens_seen().keys().collect::<Vec<_>>(), vec!["anonymous"]);
 }
@@ -666,7 +707,7 @@ fn fixture_objects_fit_octocrab_models() {
     for repo in [&generated, demo] {
         for pull in &repo.pulls {
             serde_json::from_value::<octocrab::models::pulls::PullRequest>(pull.clone()).unwrap();
-            let entry = crate::support::github_sim::data::pull_request_as_issue(REPO, pull);
+            let entry = data::pull_request_as_issue(REPO, pull);
             let issue = serde_json::from_value::<octocrab::models::issues::Issue>(entry).unwrap();
             assert!(issue.pull_request.is_some());
         }
@@ -866,13 +907,11 @@ fn graphql_stores_what_extract_reads_as_rest_does_in_a_quarter_of_the_requests()
     assert!(referenced.len() * 2 < repo.issues.len(), "most issues are referenced by no merged PR");
     let rest_sim = GithubSim::start(fixtures_with(repo.clone()));
     let rest = SweHarvest::new();
-    let output = run(crawl_command(&rest, &rest_sim, 100));
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(crawl_command(&rest, &rest_sim, 100));
 
     let sim = GithubSim::start(fixtures_with(repo.clone()));
     let graphql = SweHarvest::new();
-    let output = run(graphql_command(&graphql, &sim, 100));
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run_ok(graphql_command(&graphql, &sim, 100));
     assert_graphql_complete(&graphql, &repo);
     assert_same_as_rest(&graphql, &rest, &referenced);
     // A closed-unmerged PR that a merged PR names is listed, so extract knows it is no issue.
@@ -922,8 +961,7 @@ fn graphql_is_the_default_with_a_token_and_finds_the_enterprise_endpoint_under_a
     // GitHub Enterprise: REST under /api/v3, GraphQL under /api/graphql.
     let mut command = harvest.command();
     command.env("GITHUB_TOKEN", TOKEN).args(["crawl", "--repo", REPO, "--api-url", &format!("{}/api/v3", sim.url())]);
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(command);
     let stats = sim.stats();
     assert!(stats.endpoint_total("graphql") > 0, "{stats:?}");
     assert!(stats.by_url.keys().all(|url| url.starts_with("/api/graphql#")), "{stats:?}");
@@ -933,8 +971,7 @@ fn graphql_is_the_default_with_a_token_and_finds_the_enterprise_endpoint_under_a
     let anonymous = SweHarvest::new();
     let mut command = anonymous.command();
     command.args(["crawl", "--repo", REPO, "--api-url", sim.url()]);
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run_ok(command);
     assert_eq!(sim.stats().endpoint_total("graphql"), 0, "{:?}", sim.stats());
     assert!(stderr(&output).contains("through the rest API"), "{}", stderr(&output));
 }
@@ -1028,64 +1065,21 @@ fn graphql_query_too_large_or_timing_out_is_asked_again_with_fewer_items() {
 #[test]
 fn graphql_crawl_killed_at_any_point_resumes_without_duplicates() {
     let repo = generate(REPO, &GenerateSpec::real_shape(80));
-    let command = |harvest: &SweHarvest, sim: &GithubSim| {
+    let kill_points = [1, 3, 6, 9, 10, 12];
+    let killed = crawl_killed_at(repo, &kill_points, Duration::from_millis(40), |harvest, sim| {
         let mut command = graphql_command(harvest, sim, 10);
         command.env("SWE_HARVEST_CRAWL__GRAPHQL_ISSUES_PER_QUERY", "10");
         command
-    };
-    let clean_sim = GithubSim::start(fixtures_with(repo.clone()));
-    let clean = SweHarvest::new();
-    let output = run(command(&clean, &clean_sim));
-    assert!(output.status.success(), "{}", stderr(&output));
-    let clean_requests = clean_sim.stats().total;
-
-    let sim = GithubSim::start(fixtures_with(repo));
-    sim.set_delay(Duration::from_millis(40));
-    let harvest = SweHarvest::new();
-    let kill_points = [1, 3, 6, 9, 10, 12];
-    let mut interrupted = 0;
-    for kill_after in kill_points {
-        assert!(kill_after < clean_requests, "kill points fall inside the crawl ({clean_requests} requests)");
-        let mut child = command(&harvest, &sim).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let started = Instant::now();
-        while sim.stats().total < kill_after && started.elapsed() < Duration::from_secs(30) {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if child.try_wait().unwrap().is_none() {
-            interrupted += 1;
-        }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-    }
-    assert!(interrupted >= kill_points.len() - 1, "the crawl was killed mid-run {interrupted} times");
-    sim.set_delay(Duration::ZERO);
-    let output = run(command(&harvest, &sim));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(raw_rows(&harvest), raw_rows(&clean), "same rows as the clean run");
-    assert_eq!(closing_references(&harvest), closing_references(&clean));
-    let stats = sim.stats();
-    let fetched_twice = stats.urls_fetched_twice();
-    assert!(
-        fetched_twice.len() <= kill_points.len(),
-        "only pages in flight at a kill are asked again: {fetched_twice:?}"
-    );
-    assert!(stats.count("graphql", 200) <= clean_requests + kill_points.len() as u64, "{stats:?}");
+    });
+    assert_eq!(closing_references(&killed.harvest), closing_references(&killed.clean));
+    let stats = killed.sim.stats();
+    assert!(stats.count("graphql", 200) <= killed.clean_requests + kill_points.len() as u64, "{stats:?}");
 }
 
 #[test]
 fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
     let repo = small_repo();
-    let sim = GithubSim::start(fixtures_with(repo.clone()));
-    let harvest = SweHarvest::new();
-    assert!(run(graphql_command(&harvest, &sim, 20)).status.success());
-
-    sim.reset_stats();
-    let output = run(graphql_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
-    let stats = sim.stats();
+    let (sim, harvest, stats) = crawled_twice(graphql_command);
     assert_eq!(stats.total, 2, "one query for PRs, one for issues updated since: {stats:?}");
     assert!(stats.points <= 5, "{stats:?}");
 
@@ -1107,20 +1101,7 @@ fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
     let stamp = Value::String(now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
     sim.update(|fixtures| {
         let repo = fixtures.repos.get_mut(REPO).unwrap();
-        repo.pulls.push(crate::support::github_sim::data::pull_request(
-            REPO,
-            &crate::support::github_sim::data::PullSpec {
-                number: new_number,
-                title: "A new fix".into(),
-                body: Some(format!("Fixes #{edited_issue}")),
-                author: "newcomer".into(),
-                created_at: now - chrono::Duration::hours(2),
-                updated_at: now,
-                closed_at: Some(now),
-                merged_at: Some(now),
-                labels: vec![],
-            },
-        ));
+        repo.pulls.push(new_fix(new_number, edited_issue, now));
         for (number, id) in [(edited_issue, 999_999_991), (commented_issue, 999_999_992), (ignored_issue, 999_999_993)]
         {
             let issue = repo.issues.iter_mut().find(|issue| issue["number"].as_u64() == Some(number)).unwrap();
@@ -1129,27 +1110,16 @@ fn a_graphql_refresh_costs_a_handful_of_points_and_fetches_only_what_changed() {
             }
             // A new comment updates its issue, as on GitHub.
             issue["updated_at"] = stamp.clone();
-            repo.comments.push(crate::support::github_sim::data::comment(
-                REPO,
-                id,
-                number,
-                "late",
-                "Late comment",
-                now,
-                now,
-            ));
+            repo.comments.push(late_comment(id, number, now));
         }
     });
     sim.reset_stats();
-    let output = run(graphql_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(graphql_command(&harvest, &sim, 20));
     let stats = sim.stats();
     assert_eq!(stats.total, 2, "{stats:?}");
     let store = open_store(&harvest);
     let slug = REPO.parse().unwrap();
-    assert!(swe_harvest::store::raw::pull_request(store.connection(), &slug, new_number).unwrap().is_some());
-    let issue = swe_harvest::store::raw::issue(store.connection(), &slug, edited_issue).unwrap().unwrap();
-    assert_eq!(issue.body.as_deref(), Some("Edited body"));
+    assert_fix_and_edit_stored(&store, new_number, edited_issue);
     let comment_ids = |number| -> Vec<u64> {
         swe_harvest::store::raw::comments(store.connection(), &slug, number).unwrap().iter().map(|c| c.id).collect()
     };
@@ -1173,27 +1143,14 @@ fn graphql_fetches_few_mentioned_issues_by_number_in_batches_and_uses_partial_an
     mentioned.retain(|number| issue_numbers.contains(number));
     // One issue has more comments than one page: they are fetched on.
     let busy = *mentioned.iter().next().unwrap();
-    for index in 0..130u64 {
-        let at = chrono::DateTime::parse_from_rfc3339("2021-06-01T00:00:00Z").unwrap().to_utc()
-            + chrono::Duration::minutes(index as i64);
-        repo.comments.push(crate::support::github_sim::data::comment(
-            REPO,
-            800_000_000 + index,
-            busy,
-            "chatty",
-            "+1",
-            at,
-            at,
-        ));
-    }
+    add_long_thread(&mut repo, busy, 130, 1);
     let expected_comments =
         repo.comments.iter().filter(|comment| mentioned.contains(&comment_issue(comment))).count() as u64;
     let sim = GithubSim::start(fixtures_with(repo));
     let harvest = SweHarvest::new();
     let mut command = graphql_command(&harvest, &sim, 100);
     command.env("SWE_HARVEST_CRAWL__GRAPHQL_ISSUES_PER_QUERY", "4");
-    let output = run(command);
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(command);
     let stats = sim.stats();
     assert_eq!(stats.by_operation.get("Issues"), None, "no listing of issues: {stats:?}");
     let referred = mentioned.len() as u64 + 1; // and 99999
@@ -1227,8 +1184,7 @@ fn the_token_appears_in_no_graphql_log_line_or_stored_row() {
     }
     // The failed page is fetched by the next run.
     sim.clear_faults();
-    let output = run(graphql_command(&harvest, &sim, 20));
-    assert!(output.status.success(), "{}", stderr(&output));
+    run_ok(graphql_command(&harvest, &sim, 20));
     assert_graphql_complete(&harvest, &small_repo());
 }
 
@@ -1240,8 +1196,7 @@ fn graphql_counts_the_unmerged_prs_of_the_window_as_rest_lists_them() {
     let (rest, graphql) = (SweHarvest::new(), SweHarvest::new());
     for mut command in [crawl_command(&rest, &sim, 100), graphql_command(&graphql, &sim, 100)] {
         command.args(window);
-        let output = run(command);
-        assert!(output.status.success(), "{}", stderr(&output));
+        run_ok(command);
     }
     let in_window = |pull: &&Value| {
         let created = pull["created_at"].as_str().unwrap();
@@ -1276,18 +1231,7 @@ fn every_graphql_query_the_crawler_sends_is_one_githubs_schema_accepts() {
     let mut repo = generate(REPO, &GenerateSpec::real_shape(150));
     repo.pulls[0]["body"] = Value::String("See #99999.".into());
     let busy = *referenced_issues(&repo).iter().next().unwrap();
-    let at = chrono::DateTime::parse_from_rfc3339("2021-06-01T00:00:00Z").unwrap().to_utc();
-    for index in 0..120u64 {
-        repo.comments.push(crate::support::github_sim::data::comment(
-            REPO,
-            800_000_000 + index,
-            busy,
-            "c",
-            "+1",
-            at,
-            at,
-        ));
-    }
+    add_long_thread(&mut repo, busy, 120, 0);
     let sim = GithubSim::start(fixtures_with(repo.clone()));
     for window in [&[][..], &["--since", "2020-01-03", "--until", "2020-01-20"][..]] {
         let harvest = SweHarvest::new();
@@ -1379,8 +1323,7 @@ fn graphql_and_rest_crawls_give_the_same_candidates() {
         command
             .env("SWE_HARVEST_EXTRACT__USE_API_CLOSING_REFERENCES", use_api_closing_references.to_string())
             .args(["extract", "--repo", repos[0], repos[1]]);
-        let output = run(command);
-        assert!(output.status.success(), "{}", stderr(&output));
+        run_ok(command);
         let store = open_store(&harvest);
         swe_harvest::store::candidates::candidates(store.connection(), &[]).unwrap()
     };

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::support::github_sim::data::repository;
 use crate::support::github_sim::{Fixtures, GithubSim};
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout};
 
 fn day(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&format!("{text}T12:00:00Z")).unwrap().with_timezone(&Utc)
@@ -160,7 +160,6 @@ fn a_bad_reference_dataset_is_an_error_naming_the_file() {
         .arg(&bad)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let error = stderr(&output);
+    let error = failure(&output, 1);
     assert!(error.contains("bad.jsonl") && error.contains("repo"), "{error}");
 }

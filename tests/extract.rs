@@ -10,7 +10,7 @@ use swe_harvest::model::{Candidate, RawComment, RawIssue, RawPullRequest, RepoSl
 use swe_harvest::store::{self, Store};
 
 use crate::support::synthetic_repo::{Change, SyntheticRepo, python_module};
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout};
 
 const REPO: &str = "octo/widgets";
 
@@ -378,8 +378,7 @@ fn compat_flag_switches_the_test_rule_and_redoes_the_work() {
 fn a_missing_mirror_fails_the_run_with_a_hint() {
     let harvest = SweHarvest::new();
     let output = harvest.run(&["extract", "--repo", "nobody/none"]);
-    assert_eq!(output.status.code(), Some(1));
-    let error = stderr(&output);
+    let error = failure(&output, 1);
     assert!(error.contains("nobody/none") && error.contains("swe-harvest mirror --repo nobody/none"), "{error}");
 }
 
@@ -389,29 +388,9 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     assert!(fixture.extract(&[]).status.success());
     let candidates = fixture.candidates();
 
-    let jsonl = fixture.harvest.path("candidates.jsonl");
-    let output = fixture.harvest.run(&[
-        "export",
-        "--stage",
-        "candidates",
-        "--format",
-        "jsonl",
-        "--out",
-        jsonl.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (jsonl, output) = fixture.harvest.exported("candidates", "jsonl");
     assert!(stdout(&output).contains("wrote 3 candidates"), "{}", stdout(&output));
-    let parquet = fixture.harvest.path("candidates.parquet");
-    let output = fixture.harvest.run(&[
-        "export",
-        "--stage",
-        "candidates",
-        "--format",
-        "parquet",
-        "--out",
-        parquet.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (parquet, _) = fixture.harvest.exported("candidates", "parquet");
 
     let from_jsonl = dataset::read_records(&jsonl).unwrap();
     let from_parquet = dataset::read_records(&parquet).unwrap();
@@ -442,10 +421,7 @@ fn export_writes_candidates_as_jsonl_and_parquet_rows() {
     );
 
     // Tasks: none yet; the export says so and writes an empty file.
-    let tasks = fixture.harvest.path("tasks.jsonl");
-    let output =
-        fixture.harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", tasks.to_str().unwrap()]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (tasks, output) = fixture.harvest.exported("tasks", "jsonl");
     assert!(stderr(&output).contains("no tasks yet"), "{}", stderr(&output));
     assert_eq!(fs_err::read_to_string(&tasks).unwrap(), "");
 }

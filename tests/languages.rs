@@ -11,10 +11,11 @@ use swe_harvest::model::Candidate;
 use swe_harvest::store::Store;
 
 use crate::conformance::find_mirror;
+use crate::runners::graded_alone;
 use crate::support::published::{PublishedRow, published_rows};
 use crate::support::python_project::{Project, Scenario};
 use crate::support::workspace::Workspace;
-use crate::support::{base_images_missing, names, shared_groundtruth, stderr, validated_once};
+use crate::support::{base_images_missing, names, shared_groundtruth, stderr};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -44,10 +45,7 @@ fn go_behaviour_candidate() -> (Project, Candidate) {
 
 #[test]
 fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_packages_tests() {
-    if base_images_missing("go", &["go1.19"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
     let (project, behaviour) = go_behaviour_candidate();
     let compile = project
         .candidate(2, &Scenario::new("mul").gold("calc/calc.go", FIXED_ADD_AND_MUL).test("calc/mul_test.go", MUL_TEST));
@@ -79,10 +77,7 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
 
 #[test]
 fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
-    if base_images_missing("go", &["go1.19"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
     let project = go_project();
     // The fix compares with go-cmp, which the environment commit does not require:
     // without it in the module cache nothing compiles after the fix (go-zero-964).
@@ -116,14 +111,9 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
     if base_images_missing("go", &["go1.19"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let (project, behaviour) = go_behaviour_candidate();
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_gotest");
-    assert_eq!(row["language"], "go");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, behaviour, "parse_log_gotest", "go");
     assert!(script.contains("go test -count=1 -v ./calc"), "{script}");
-    assert!(workspace.containers().is_empty());
 }
 
 /// The published Multi-SWE-bench rows of zeromicro/go-zero whose published
@@ -170,10 +160,7 @@ const MUL_TEST_JS: &str = "const assert = require('assert');\nconst { mul } = re
 /// from the npm registry while the image is built), `.nvmrc` asking for Node 18.
 #[test]
 fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails_to_load_fails_its_tests() {
-    if base_images_missing("node", &["node18"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
     let base_tests = format!("{BASE_TESTS_JS}{LOCALHOST_TEST_JS}");
     let tests_with_regression = format!("{TESTS_WITH_REGRESSION_JS}{LOCALHOST_TEST_JS}");
     let project = Project::of_files(&[
@@ -232,7 +219,6 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let project = Project::of_files(&[
         ("package.json", PACKAGE_JSON),
         (".nvmrc", "18\n"),
@@ -245,17 +231,13 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
             .gold("lib/calc.js", FIXED_ADD_JS)
             .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
     );
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jest_json");
-    assert_eq!(row["language"], "javascript");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, behaviour, "parse_log_jest_json", "javascript");
     assert!(
         script.contains(
             "--print mocha /tmp/swe-harvest-node-report.json mocha --timeout 5000 --exit -- test/calc.test.js"
         ),
         "{script}"
     );
-    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench rows of real JavaScript and TypeScript repositories,
@@ -368,10 +350,7 @@ fn maven_project() -> Project {
 
 #[test]
 fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_the_new_class() {
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let project = maven_project();
     let behaviour = java_negative_candidate(&project);
     let compile = java_mul_candidate(&project);
@@ -409,10 +388,7 @@ fn pom_with_jacoco() -> String {
 /// skipped), or the forked JVM does not start and nothing is labelled.
 #[test]
 fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let pom = pom_with_jacoco();
     assert!(pom.contains("jacoco-maven-plugin"), "the fixture POM changed: {pom}");
     let project = Project::of_files(&[
@@ -441,15 +417,9 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let project = maven_project();
-    let behaviour = java_negative_candidate(&project);
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, java_negative_candidate(&project), "parse_log_maven", "java");
     assert!(script.contains("swe_harvest_maven_each mvn -B -o"), "{script}");
-    assert_eq!(row["language"], "java");
-    assert!(workspace.containers().is_empty());
 }
 
 /// A Gradle build with no wrapper (so Debian's gradle 4.4.1 builds it) and JUnit 4
@@ -472,10 +442,7 @@ fn gradle_project() -> Project {
 /// FAIL_TO_PASS.
 #[test]
 fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_the_new_class() {
-    if base_images_missing("java", &["jdk17"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let project = gradle_project();
     let behaviour = java_negative_candidate(&project);
     let compile = java_mul_candidate(&project);
@@ -524,15 +491,9 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
     if base_images_missing("java", &["jdk17"]) {
         return;
     }
-    let workspace = Workspace::with_docker();
     let project = gradle_project();
-    let behaviour = java_negative_candidate(&project);
-    validated_once(&workspace.harvest, &project, &[behaviour]);
-    let row = crate::runners::graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_maven");
-    let script = row["eval_script"].as_str().unwrap();
+    let script = graded_alone(&project, java_negative_candidate(&project), "parse_log_maven", "java");
     assert!(script.contains("swe_harvest_gradle_each gradle --offline"), "{script}");
-    assert_eq!(row["language"], "java");
-    assert!(workspace.containers().is_empty());
 }
 
 /// Published Multi-SWE-bench Java rows re-validated with `validate --input`, one per
@@ -617,10 +578,7 @@ fn rust_project() -> (Project, Vec<Candidate>) {
 
 #[test]
 fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compile_fails_only_its_tests() {
-    if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
     let (project, candidates) = rust_project();
     workspace.seeded(&project, &candidates);
     let output = workspace.validate(&["--runs", "2"]);
@@ -653,10 +611,7 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
 /// test's too, as the helper writes it); gold resolves it, an empty prediction not.
 #[test]
 fn swebench_harness_resolves_gold_and_rejects_empty_for_a_rust_task() {
-    if base_images_missing("rust", &["rust1.63", "rust1.85"]) {
-        return;
-    }
-    let workspace = Workspace::with_docker();
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
     let (project, mut candidates) = rust_project();
     candidates.truncate(1);
     workspace.seeded(&project, &candidates).validated(&["--runs", "1"]);

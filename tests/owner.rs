@@ -36,9 +36,7 @@ fn a_writer_is_refused_with_the_holders_pid_while_status_and_export_still_work()
 
     let status = harvest.run(&["status"]);
     assert!(status.status.success(), "status reads while another process owns the data dir: {}", stderr(&status));
-    let out = harvest.path("candidates.jsonl");
-    let export = harvest.run(&["export", "--stage", "candidates", "--format", "jsonl", "--out", out.to_str().unwrap()]);
-    assert!(export.status.success(), "export reads too: {}", stderr(&export));
+    harvest.exported("candidates", "jsonl"); // export reads too
 
     drop(holder);
     let after = harvest.run(&["extract", "--repo", "acme/calc"]);

@@ -4,40 +4,17 @@ use std::path::{Path, PathBuf};
 
 use chrono::{TimeZone, Utc};
 use swe_harvest::dataset::{read_records, read_task_rows};
-use swe_harvest::model::{Candidate, RepoSlug, SWEBENCH_COLUMNS, Task};
+use swe_harvest::model::{SWEBENCH_COLUMNS, Task};
 use swe_harvest::store::{self, Store, StoreError};
 
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, failure, labelled_task, stderr, stdout};
 
 fn task(repo: &str, number: u64, created: (i32, u32, u32), patch: &str) -> Task {
-    let repo: RepoSlug = repo.parse().unwrap();
     let created_at = Utc.with_ymd_and_hms(created.0, created.1, created.2, 12, 30, 0).unwrap();
-    Task {
-        candidate: Candidate {
-            instance_id: Candidate::instance_id_for(&repo, number),
-            repo,
-            pull_number: number,
-            issue_numbers: vec![number - 1],
-            base_commit: format!("{number:040}"),
-            head_commit: format!("{:040}", number + 1),
-            patch: patch.to_string(),
-            test_patch: format!("diff --git a/tests/test_{number}.py b/tests/test_{number}.py\n"),
-            problem_statement: format!("Issue {}\nIt breaks.\n", number - 1),
-            hints_text: String::new(),
-            created_at,
-            merged_at: Some(created_at + chrono::Duration::days(1)),
-            version: "1.0".into(),
-            environment_setup_commit: format!("{:040}", 7),
-            test_files: vec![format!("tests/test_{number}.py")],
-        },
-        fail_to_pass: vec![format!("tests/test_{number}.py::test_fixed")],
-        pass_to_pass: vec![format!("tests/test_{number}.py::test_old")],
-        flaky_tests: vec![],
-        needs_network: vec![],
-        validation_runs: 3,
-        image: None,
-        environment_rung: None,
-    }
+    let mut task = labelled_task(repo, number, created_at);
+    task.candidate.patch = patch.to_string();
+    task.pass_to_pass = vec![format!("tests/test_{number}.py::test_old")];
+    task
 }
 
 fn patch(n: u64) -> String {
@@ -192,8 +169,8 @@ fn an_existing_release_is_never_modified_unless_forced() {
     let dir = release_dir(&harvest, "bench", "1");
     let before = fs_err::read(dir.join("manifest.json")).unwrap();
     let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("already exists") && stderr(&output).contains("--force"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("already exists") && error.contains("--force"), "{error}");
     assert_eq!(fs_err::read(dir.join("manifest.json")).unwrap(), before);
     let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets", "--force"]);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -239,12 +216,8 @@ fn exclude_dataset_drops_by_instance_id_and_by_normalised_patch() {
         serde_json::json!({"instance_id": "someone__else-1", "patch": reworded}),
     ];
     fs_err::write(&other, rows.iter().map(|row| row.to_string() + "\n").collect::<String>()).unwrap();
-    let output = harvest
-        .command()
-        .args(["release", "--name", "clean", "--version", "1", "--exclude-dataset"])
-        .arg(&other)
-        .output()
-        .unwrap();
+    let output =
+        harvest.run(&["release", "--name", "clean", "--version", "1", "--exclude-dataset", other.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let dir = release_dir(&harvest, "clean", "1");
     assert_eq!(ids(&dir.join("tasks.jsonl")), ["acme__widgets-12", "acme__widgets-20", "octo__gadgets-9"]);
@@ -255,12 +228,8 @@ fn exclude_dataset_drops_by_instance_id_and_by_normalised_patch() {
 
     // A parquet dataset works the same way: exclude everything an earlier release holds.
     let earlier = release_dir(&harvest, "clean", "1").join("tasks.parquet");
-    let output = harvest
-        .command()
-        .args(["release", "--name", "rest", "--version", "1", "--exclude-dataset"])
-        .arg(&earlier)
-        .output()
-        .unwrap();
+    let output =
+        harvest.run(&["release", "--name", "rest", "--version", "1", "--exclude-dataset", earlier.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(ids(&release_dir(&harvest, "rest", "1").join("tasks.jsonl")), ["acme__widgets-10", "octo__gadgets-5"]);
 }
@@ -304,23 +273,23 @@ fn release_settings_file_is_used_and_flags_beat_it() {
 
     fs_err::write(harvest.path("configs/releases/typo.toml"), "created_afterr = 2024-02-01\n").unwrap();
     let output = harvest.run(&["release", "--name", "typo", "--version", "1"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("typo.toml") && stderr(&output).contains("created_afterr"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("typo.toml") && error.contains("created_afterr"), "{error}");
 }
 
 #[test]
 fn empty_selection_and_bad_names_are_clear_errors() {
     let harvest = seeded();
     let output = harvest.run(&["release", "--name", "none", "--version", "1", "--created-after", "2030-01-01"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("no task matches"), "{}", stderr(&output));
+    let error = failure(&output, 1);
+    assert!(error.contains("no task matches"), "{error}");
     assert!(!release_dir(&harvest, "none", "1").exists());
     let output = harvest.run(&["release", "--name", "../escape", "--version", "1"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("invalid release name `../escape`"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("invalid release name `../escape`"), "{error}");
     let output = harvest.run(&["release", "--name", "ok", "--version", ".hidden"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("invalid release version `.hidden`: it starts with a dot"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("invalid release version `.hidden`: it starts with a dot"), "{error}");
 }
 
 #[test]
@@ -370,8 +339,8 @@ print(len(rows), "rows ok")
 fn push_without_a_registry_is_a_usage_error_that_says_where_to_set_one() {
     let harvest = seeded();
     let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--images", "--push"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("registry") && stderr(&output).contains("[release]"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("registry") && error.contains("[release]"), "{error}");
     assert!(!release_dir(&harvest, "bench", "1").exists());
 }
 

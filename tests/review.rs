@@ -27,7 +27,7 @@ use swe_harvest::model::{
 use swe_harvest::store::{self, Store, StoreError};
 
 use crate::support::browser::Browser;
-use crate::support::{SweHarvest, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout};
 
 // ---------------------------------------------------------------- the store ---
 
@@ -468,9 +468,7 @@ fn a_reviewer_rejects_a_task_with_the_keyboard_and_the_release_leaves_it_out() {
     let (_, ids) = released(&harvest, "3", &["--reviewed-only"]);
     assert_eq!(ids, ["octo__gadgets-9"]);
 
-    let out = harvest.path("reviews.jsonl");
-    let exported = harvest.run(&["export", "--stage", "reviews", "--format", "jsonl", "--out", out.to_str().unwrap()]);
-    assert!(exported.status.success(), "{}", stderr(&exported));
+    let (out, _) = harvest.exported("reviews", "jsonl");
     let rows = swe_harvest::dataset::read_records(&out).unwrap();
     let row = |id: &str| rows.iter().find(|row| row["instance_id"] == id).unwrap_or_else(|| panic!("{id}: {rows:?}"));
     let columns = |id: &str, names: &[&str]| -> Vec<String> {
@@ -498,8 +496,8 @@ fn a_reviewer_rejects_a_task_with_the_keyboard_and_the_release_leaves_it_out() {
     assert!(summary["decision"].is_null(), "{summary}");
     assert_eq!(summary["earlier"]["decision"], "keep", "{summary}");
     let output = harvest.run(&["release", "--name", "demo", "--version", "4", "--reviewed-only"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("not_reviewed 5, rejected_in_review 1"), "{}", stderr(&output));
+    let error = failure(&output, 1);
+    assert!(error.contains("not_reviewed 5, rejected_in_review 1"), "{error}");
 }
 
 /// The screen's records on the page: a screened release's flags in the list (and its
@@ -576,21 +574,21 @@ fn bad_input_is_answered_clearly_without_a_browser() {
     assert!(stderr(&output).contains("it has demo/1"), "{}", stderr(&output));
     assert!(stderr(&output).contains("hint: pass `--release NAME/VERSION`"), "{}", stderr(&output));
     let output = harvest.run(&["review", "--release", "demo"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("expected NAME/VERSION"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("expected NAME/VERSION"), "{error}");
 
     let empty = harvest.data_dir.join("releases/empty/1");
     fs_err::create_dir_all(&empty).unwrap();
     fs_err::write(empty.join("tasks.jsonl"), "").unwrap();
     let output = harvest.run(&["review", "--release", "empty/1"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("the release `empty/1` holds no task"), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains("the release `empty/1` holds no task"), "{error}");
 
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let output = harvest.run(&["review", "--release", "demo/1", "--port", &port]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains(&format!("port {port} on 127.0.0.1 is in use")), "{}", stderr(&output));
+    let error = failure(&output, 2);
+    assert!(error.contains(&format!("port {port} on 127.0.0.1 is in use")), "{error}");
     assert!(stderr(&output).contains("--port"), "{}", stderr(&output));
 
     // Another process owns the data dir: the page opens read-only and says why.

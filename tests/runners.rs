@@ -14,26 +14,19 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use swe_harvest::model::Task;
+use swe_harvest::model::{Candidate, Task};
 use swe_harvest::store::Store;
 
 use crate::support::python_project::{self as project, DockerGuard, FIXED_CALC, Project, Scenario};
-use crate::support::{SweHarvest, names, python_venv, run_harness, stderr, stdout, tasks};
+use crate::support::workspace::Workspace;
+use crate::support::{SweHarvest, names, python_venv, run_harness, stderr, stdout, tasks, validated_once};
 
-/// A pyproject that never mentions pytest.
-const PLAIN_PYPROJECT: &str = r#"[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "calc"
-version = "1.0.0"
-requires-python = ">=3.9"
-classifiers = ["Programming Language :: Python :: 3.11"]
-
-[tool.setuptools]
-packages = ["calc"]
-"#;
+/// The project's pyproject without its `test` extra: it never mentions pytest.
+fn plain_pyproject() -> String {
+    let plain = project::PYPROJECT.replace("[project.optional-dependencies]\ntest = [\"pytest\"]\n\n", "");
+    assert!(!plain.contains("pytest"), "the test extra is gone: {plain}");
+    plain
+}
 
 const UNITTEST_CI: &str = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m unittest discover -s tests\n";
 
@@ -91,43 +84,44 @@ fn drops(harvest: &SweHarvest) -> Vec<(String, String, String)> {
     statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?))).unwrap().map(Result::unwrap).collect()
 }
 
-/// The unittest project, with candidate 41 (its gold patch fixes `add`, its test
-/// patch adds the regression test), mirrored into `harvest`'s data dir and stored.
-fn unittest_project(harvest: &SweHarvest) -> Project {
-    let project = Project::with_files(&[
-        ("pyproject.toml", PLAIN_PYPROJECT),
-        (".github/workflows/ci.yml", UNITTEST_CI),
-        ("tests/test_calc.py", &unittest_tests(false)),
-    ]);
-    let candidate = project.candidate(
-        41,
-        &Scenario::new("unittest")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/test_calc.py", &unittest_tests(true)),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+/// A project of `files` whose candidate `number` (scenario `name`) fixes `add` and
+/// adds the regression test to `test_file`, the project's unittest module; mirrored
+/// into `harvest`'s data dir and stored.
+fn seeded_unittest_fix(
+    harvest: &SweHarvest,
+    files: &[(&str, &str)],
+    number: u64,
+    name: &'static str,
+    test_file: &str,
+) -> Project {
+    let project = Project::with_files(files);
+    let scenario = Scenario::new(name).gold("calc/__init__.py", FIXED_CALC).test(test_file, &unittest_tests(true));
+    project.seed(&harvest.data_dir, &[project.candidate(number, &scenario)]);
     project
+}
+
+/// The unittest project, with candidate 41, mirrored and stored.
+fn unittest_project(harvest: &SweHarvest) -> Project {
+    let (pyproject, tests) = (plain_pyproject(), unittest_tests(false));
+    let files = [
+        ("pyproject.toml", pyproject.as_str()),
+        (".github/workflows/ci.yml", UNITTEST_CI),
+        ("tests/test_calc.py", &tests),
+    ];
+    seeded_unittest_fix(harvest, &files, 41, "unittest", "tests/test_calc.py")
 }
 
 /// The Django-style project, with candidate 42, mirrored and stored.
 fn django_style_project(harvest: &SweHarvest) -> Project {
-    let project = Project::with_files(&[
+    let tests = unittest_tests(false);
+    let files = [
         ("django/__init__.py", "VERSION = (4, 2)\n"),
         ("tests/runtests.py", RUNTESTS),
         ("tests/test_sqlite.py", "DATABASES = {}\n"),
         ("tests/calc_tests/__init__.py", ""),
-        ("tests/calc_tests/tests.py", &unittest_tests(false)),
-    ]);
-    let candidate = project.candidate(
-        42,
-        &Scenario::new("django-style")
-            .gold("calc/__init__.py", FIXED_CALC)
-            .test("tests/calc_tests/tests.py", &unittest_tests(true)),
-    );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
-    project
+        ("tests/calc_tests/tests.py", &tests),
+    ];
+    seeded_unittest_fix(harvest, &files, 42, "django-style", "tests/calc_tests/tests.py")
 }
 
 /// Validates the stored candidate and returns its task.
@@ -138,33 +132,51 @@ fn validated(harvest: &SweHarvest, instance_id: &str) -> Task {
     tasks.remove(instance_id).unwrap_or_else(|| panic!("not labelled: {:?}", drops(harvest)))
 }
 
-#[test]
-fn a_project_whose_ci_runs_unittest_is_labelled_with_unittest_ids() {
+/// Validates the task `instance_id` of the project `set_up` mirrors and stores, and
+/// asserts its labels and that no container is left.
+fn assert_labelled(set_up: fn(&SweHarvest) -> Project, instance_id: &str, fail_to_pass: &str, pass_to_pass: &[&str]) {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
-    let _project = unittest_project(&harvest);
-    let task = validated(&harvest, "acme__calc-41");
-    // Python 3.11 (the project's declared runtime) names the method in the class part.
-    assert_eq!(task.fail_to_pass, names(&["test_add_negative (tests.test_calc.CalcTests.test_add_negative)"]));
-    assert_eq!(
-        task.pass_to_pass,
-        names(&["Subtraction takes the second from the first.", "test_add (tests.test_calc.CalcTests.test_add)"])
-    );
+    let _project = set_up(&harvest);
+    let task = validated(&harvest, instance_id);
+    assert_eq!(task.fail_to_pass, names(&[fail_to_pass]));
+    assert_eq!(task.pass_to_pass, names(pass_to_pass));
     assert!(docker.containers().is_empty());
 }
 
 #[test]
-fn a_django_style_project_runs_its_runtests_with_labels_from_the_test_patch() {
-    let harvest = SweHarvest::new();
-    let docker = DockerGuard::require(&harvest.data_dir);
-    let _project = django_style_project(&harvest);
-    let task = validated(&harvest, "acme__calc-42");
-    assert_eq!(task.fail_to_pass, names(&["test_add_negative (calc_tests.tests.CalcTests.test_add_negative)"]));
-    assert_eq!(
-        task.pass_to_pass,
-        names(&["Subtraction takes the second from the first.", "test_add (calc_tests.tests.CalcTests.test_add)"])
+fn a_project_whose_ci_runs_unittest_is_labelled_with_unittest_ids() {
+    // Python 3.11 (the project's declared runtime) names the method in the class part.
+    assert_labelled(
+        unittest_project,
+        "acme__calc-41",
+        "test_add_negative (tests.test_calc.CalcTests.test_add_negative)",
+        &["Subtraction takes the second from the first.", "test_add (tests.test_calc.CalcTests.test_add)"],
     );
-    assert!(docker.containers().is_empty());
+}
+
+#[test]
+fn a_django_style_project_runs_its_runtests_with_labels_from_the_test_patch() {
+    assert_labelled(
+        django_style_project,
+        "acme__calc-42",
+        "test_add_negative (calc_tests.tests.CalcTests.test_add_negative)",
+        &["Subtraction takes the second from the first.", "test_add (calc_tests.tests.CalcTests.test_add)"],
+    );
+}
+
+/// Validates `candidate` of `project` alone in a new Docker workspace, then releases
+/// and grades it with SWE-bench's harness and `log_parser` ([`graded_by_swebench`]);
+/// asserts the row's `language` and that no container is left, and returns the row's
+/// eval script.
+pub(crate) fn graded_alone(project: &Project, candidate: Candidate, log_parser: &str, language: &str) -> String {
+    let workspace = Workspace::with_docker();
+    let instance_id = candidate.instance_id.clone();
+    validated_once(&workspace.harvest, project, &[candidate]);
+    let row = graded_by_swebench(&workspace.harvest, &instance_id, log_parser);
+    assert_eq!(row["language"], language);
+    assert!(workspace.containers().is_empty());
+    row["eval_script"].as_str().unwrap().to_string()
 }
 
 /// Releases the validated task with an instance image and grades it with SWE-bench's
@@ -265,19 +277,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_unittest_and_django_styl
 
 /// A new unittest module under the Django-style project's `tests/calc_tests/`.
 fn generated_module(name: &str, body: &str) -> String {
-    let path = format!("tests/calc_tests/{name}.py");
     let text = format!("import unittest\n\nfrom calc import add\n\n\nclass GenTests(unittest.TestCase):\n{body}");
-    let lines: Vec<&str> = text.lines().collect();
-    let mut patch = format!(
-        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
-        lines.len()
-    );
-    for line in lines {
-        patch.push('+');
-        patch.push_str(line);
-        patch.push('\n');
-    }
-    patch
+    project::new_file_patch(&format!("tests/calc_tests/{name}.py"), &text)
 }
 
 fn evaluate(
@@ -379,7 +380,7 @@ fn an_existing_test_that_hangs_at_the_environment_commit_does_not_hold_up_or_con
     let project = Project::dated_with_files(
         "2024-06-02T12:00:00+00:00",
         &[
-            ("pyproject.toml", PLAIN_PYPROJECT),
+            ("pyproject.toml", &plain_pyproject()),
             (".github/workflows/ci.yml", UNITTEST_CI),
             ("tests/test_calc.py", &hanging),
         ],
@@ -388,8 +389,7 @@ fn an_existing_test_that_hangs_at_the_environment_commit_does_not_hold_up_or_con
         43,
         &Scenario::new("hangs").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &unittest_tests(true)),
     );
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, std::slice::from_ref(&candidate));
+    project.seed(&harvest.data_dir, std::slice::from_ref(&candidate));
     let mut command = harvest.validate_command();
     let output = command
         .env("SWE_HARVEST_VALIDATE__CHECK_TIMEOUT_SECS", "5")

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use chrono::{TimeZone, Utc};
 use serde_json::Value;
 
-use swe_harvest::model::{Candidate, RepoSlug, Stage, Task};
+use swe_harvest::model::{Stage, Task};
 use swe_harvest::screen::measure::{self, Annotation, Figures};
 use swe_harvest::screen::model::{self, FITTED, PRIOR, PRIOR_PRECISION, SIGNAL_NAMES};
 use swe_harvest::screen::signals::{Reading, TaskText};
@@ -24,7 +24,7 @@ use swe_harvest::screen::{FlagCode, QualityRecord, ScreenConfig, difficulty, rec
 use swe_harvest::store::{self, Store, StoreError};
 use swe_harvest::task_rows::{InputRow, read_each_row};
 
-use crate::support::{SweHarvest, project_root, stderr, stdout};
+use crate::support::{SweHarvest, labelled_task, project_root, stderr, stdout};
 
 const GOLD: &str = "\
 diff --git a/widgets/forms.py b/widgets/forms.py
@@ -54,34 +54,16 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
 /// A validated task of `acme/widgets` whose test uses a method only the gold patch
 /// names, unless the issue names it.
 fn task(number: u64, issue: &str) -> Task {
-    let repo: RepoSlug = "acme/widgets".parse().unwrap();
     let created_at = Utc.with_ymd_and_hms(2024, 1, 5, 12, 0, 0).unwrap();
-    Task {
-        candidate: Candidate {
-            instance_id: Candidate::instance_id_for(&repo, number),
-            repo,
-            pull_number: number,
-            issue_numbers: vec![number - 1],
-            base_commit: format!("{number:040}"),
-            head_commit: format!("{:040}", number + 1),
-            patch: GOLD.to_string(),
-            test_patch: TESTS.to_string(),
-            problem_statement: issue.to_string(),
-            hints_text: String::new(),
-            created_at,
-            merged_at: Some(created_at),
-            version: "1.0".into(),
-            environment_setup_commit: format!("{:040}", 7),
-            test_files: vec!["tests/test_forms.py".into()],
-        },
-        fail_to_pass: vec!["tests/test_forms.py::test_label".into()],
-        pass_to_pass: vec![],
-        flaky_tests: vec![],
-        needs_network: vec![],
-        validation_runs: 3,
-        image: None,
-        environment_rung: None,
-    }
+    let mut task = labelled_task("acme/widgets", number, created_at);
+    let candidate = &mut task.candidate;
+    candidate.patch = GOLD.to_string();
+    candidate.test_patch = TESTS.to_string();
+    candidate.problem_statement = issue.to_string();
+    candidate.merged_at = Some(created_at);
+    candidate.test_files = vec!["tests/test_forms.py".into()];
+    task.fail_to_pass = vec!["tests/test_forms.py::test_label".into()];
+    task
 }
 
 const VAGUE: &str = "Label is odd\nThe label of PasswordWidget could be better.\n";

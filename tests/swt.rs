@@ -16,11 +16,12 @@
 //! golden test adds `add(1, -1)`.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use swe_harvest::store::Store;
 use swe_harvest::store::coverage::GoldenCoverage;
 
-use crate::support::python_project::{self as project, DockerGuard, FIXED_CALC, Project, Scenario};
+use crate::support::python_project::{self as project, DockerGuard, FIXED_CALC, Project, Scenario, new_file_patch};
 use crate::support::{SweHarvest, stderr};
 
 /// Fixes `add` and rewrites `sub` (same behaviour), and adds a module nothing imports.
@@ -29,6 +30,17 @@ const FIXED_CALC_REWRITTEN_SUB: &str = "def add(a, b):\n    return a + b\n\n\nde
 fn harvest_with(harvest: &SweHarvest, args: &[&str]) -> std::process::Output {
     let mut command = harvest.validate_command();
     command.args(args).output().expect("swe-harvest runs")
+}
+
+/// The calc tasks validated with coverage and released with their images; the
+/// project (kept while the test runs) and the release's folder.
+fn released_calc_tasks(harvest: &SweHarvest) -> (Project, PathBuf) {
+    let project = calc_tasks(harvest);
+    let output = harvest_with(harvest, &["validate", "--runs", "1", "--coverage"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = harvest_with(harvest, &["release", "--name", "calc", "--version", "1", "--images"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    (project, harvest.data_dir.join("releases/calc/1"))
 }
 
 fn coverage(harvest: &SweHarvest) -> BTreeMap<String, GoldenCoverage> {
@@ -66,8 +78,7 @@ fn calc_tasks(harvest: &SweHarvest) -> Project {
                 .test("tests/test_calc.py", &with_regression),
         ),
     ];
-    project.mirror_into(&harvest.data_dir);
-    project::store_candidates(&harvest.data_dir, &candidates);
+    project.seed(&harvest.data_dir, &candidates);
     project
 }
 
@@ -104,21 +115,6 @@ fn validate_coverage_measures_the_golden_tests_change_coverage() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(stderr(&again).contains("2 already finished"), "{}", stderr(&again));
     assert!(docker.containers().is_empty(), "every container is removed");
-}
-
-/// A patch that creates `path` with `body`.
-fn new_file_patch(path: &str, body: &str) -> String {
-    let lines: Vec<&str> = body.lines().collect();
-    let mut patch = format!(
-        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
-        lines.len()
-    );
-    for line in lines {
-        patch.push('+');
-        patch.push_str(line);
-        patch.push('\n');
-    }
-    patch
 }
 
 fn prediction(instance_id: &str, model: &str, patch: &str) -> String {
@@ -184,12 +180,7 @@ const FAILING_TEST: &str = "from calc import add\n\n\ndef test_wrong():\n    ass
 fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
-    let _project = calc_tasks(&harvest);
-    let output = harvest_with(&harvest, &["validate", "--runs", "1", "--coverage"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = harvest_with(&harvest, &["release", "--name", "calc", "--version", "1", "--images"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let release = harvest.data_dir.join("releases/calc/1");
+    let (_project, release) = released_calc_tasks(&harvest);
 
     // The release carries the coverage columns and the card's test-generation section.
     let rows = swe_harvest::dataset::read_records(&release.join("tasks.jsonl")).unwrap();
@@ -462,12 +453,7 @@ fn the_line_counter_counts_executions_in_every_thread_of_the_named_files_only() 
 fn evaluate_stopped_by_sigterm_removes_its_containers_and_exits_non_zero() {
     let harvest = SweHarvest::new();
     let docker = DockerGuard::require(&harvest.data_dir);
-    let _project = calc_tasks(&harvest);
-    let output = harvest_with(&harvest, &["validate", "--runs", "1", "--coverage"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = harvest_with(&harvest, &["release", "--name", "calc", "--version", "1", "--images"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let release = harvest.data_dir.join("releases/calc/1");
+    let (_project, release) = released_calc_tasks(&harvest);
 
     let slow = new_file_patch("tests/test_gen.py", "import time\n\n\ndef test_slow():\n    time.sleep(600)\n");
     let predictions = harvest.data_dir.join("predictions.jsonl");

@@ -285,9 +285,7 @@ fn pytest_4_project(requires_python: &str) -> (Project, swe_harvest::model::Cand
 
 /// The released `environment_rung` of each task, through `export`.
 fn exported_rungs(harvest: &SweHarvest) -> BTreeMap<String, String> {
-    let out = harvest.path("tasks.jsonl");
-    let output = harvest.run(&["export", "--stage", "tasks", "--format", "jsonl", "--out", out.to_str().unwrap()]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (out, _) = harvest.exported("tasks", "jsonl");
     swe_harvest::dataset::read_records(&out)
         .unwrap()
         .into_iter()

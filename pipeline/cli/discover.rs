@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use swe_harvest::discover::{self, DiscoverFlags, DiscoverSettings};
+use swe_harvest::discover::{self, DiscoverFlags, DiscoverSettings, RepositorySearch};
 
 use super::args::DiscoverArgs;
 use super::crawl::github_client;
@@ -12,11 +12,13 @@ use super::{ExitStatus, GlobalSettings, WhenMissing, runtime};
 
 pub fn discover(global: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Result<ExitStatus> {
     let flags = DiscoverFlags {
-        language: args.language.clone(),
-        min_stars: args.min_stars,
-        limit: args.limit,
-        pushed_after: args.pushed_after,
-        license: args.license.clone(),
+        search: RepositorySearch {
+            language: args.language.clone(),
+            min_stars: args.min_stars,
+            limit: args.limit,
+            pushed_after: args.pushed_after,
+            license: args.license.clone(),
+        },
         exclude_datasets: args.exclude_dataset.clone(),
         api_url: args.api_url.clone(),
     };

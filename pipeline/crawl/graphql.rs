@@ -466,14 +466,6 @@ struct GraphqlCursor {
     complete: bool,
 }
 
-/// The checkpoint of referenced issues: the numbers fetched (or found to be no
-/// issue) in this window, whose stored copy the refresh listing keeps current.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct ReferencedCursor {
-    window: Option<Window>,
-    done: BTreeSet<u64>,
-}
-
 /// One GraphQL query's fate.
 enum Answer<T> {
     Data(GraphqlAnswer<T>),
@@ -545,13 +537,23 @@ impl RepoCrawl<'_> {
         format!("{} {operation} {} {detail}", self.client.relative_url(&self.client.graphql_url()), self.repo)
     }
 
-    /// The error of an answer without the repository.
-    fn missing_repository(&self, operation: &str) -> GithubError {
-        GithubError::Graphql {
-            url: self.client.graphql_url(),
-            operation: operation.into(),
-            message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+    /// The answer's repository; `None` when GitHub answered without it (the repository
+    /// is gone or the token cannot read it), which is recorded as the query's failure.
+    fn answered_repository<R>(
+        &mut self,
+        repository: Option<R>,
+        operation: &str,
+        key: &str,
+    ) -> Result<Option<R>, CrawlError> {
+        if repository.is_none() {
+            let error = GithubError::Graphql {
+                url: self.client.graphql_url(),
+                operation: operation.into(),
+                message: format!("the repository {} does not exist or the token cannot read it", self.repo),
+            };
+            self.record_failure(key, &error)?;
         }
+        Ok(repository)
     }
 
     /// Runs one query once.
@@ -673,9 +675,7 @@ impl RepoCrawl<'_> {
             else {
                 break Outcome::Incomplete;
             };
-            let Some(repository) = answer.data.repository else {
-                let error = self.missing_repository("PullRequests");
-                self.record_failure(&key, &error)?;
+            let Some(repository) = self.answered_repository(answer.data.repository, "PullRequests", &key)? else {
                 break Outcome::Incomplete;
             };
             let unmerged = repository
@@ -776,9 +776,7 @@ impl RepoCrawl<'_> {
             else {
                 break Outcome::Incomplete;
             };
-            let Some(repository) = answer.data.repository else {
-                let error = self.missing_repository("Issues");
-                self.record_failure(&key, &error)?;
+            let Some(repository) = self.answered_repository(answer.data.repository, "Issues", &key)? else {
                 break Outcome::Incomplete;
             };
             let connection = repository.issues;
@@ -796,7 +794,7 @@ impl RepoCrawl<'_> {
                 cursor.after = connection.page_info.end_cursor.clone();
             }
             cursor.complete = !connection.page_info.has_next_page || cursor.after.is_none();
-            let mut referenced = self.referenced_cursor()?;
+            let mut referenced = self.referenced_cursor(REFERENCED)?;
             referenced.done.extend(entries.iter().map(|entry| entry.issue.number));
             let checkpoints = [self.checkpoint(ISSUES, &cursor), self.checkpoint(REFERENCED, &referenced)];
             self.store_issues(&entries, &[], &checkpoints, &[key])?;
@@ -897,18 +895,10 @@ impl RepoCrawl<'_> {
         Ok(numbers)
     }
 
-    /// The referenced issues' checkpoint of this window.
-    fn referenced_cursor(&self) -> Result<ReferencedCursor, CrawlError> {
-        Ok(self
-            .load::<ReferencedCursor>(REFERENCED)?
-            .filter(|cursor| cursor.window.as_ref() == Some(&self.window))
-            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() }))
-    }
-
     /// The referenced numbers not fetched yet in this window, many per query: see the
     /// module docs.
     async fn graphql_issues_by_number(&mut self, referred: &BTreeSet<u64>) -> Result<Outcome, CrawlError> {
-        let mut cursor = self.referenced_cursor()?;
+        let mut cursor = self.referenced_cursor(REFERENCED)?;
         let mut targets: Vec<u64> = referred.difference(&cursor.done).copied().collect();
         if targets.is_empty() {
             return Ok(Outcome::Complete);
@@ -959,9 +949,7 @@ impl RepoCrawl<'_> {
                     continue;
                 }
             };
-            let Some(repository) = answer.data.repository else {
-                let error = self.missing_repository("IssuesByNumber");
-                self.record_failure(&key, &error)?;
+            let Some(repository) = self.answered_repository(answer.data.repository, "IssuesByNumber", &key)? else {
                 outcome = Outcome::Incomplete;
                 break;
             };

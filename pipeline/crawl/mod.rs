@@ -252,7 +252,9 @@ struct ListingCursor {
     complete: bool,
 }
 
-/// The checkpoint of per-issue fetches: the issues done in this window.
+/// The checkpoint of referenced issues, one by one (REST) or many per query
+/// (GraphQL): the numbers fetched (or found to be no issue) in this window, whose
+/// stored copy the refresh listing keeps current.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ReferencedCursor {
     window: Option<Window>,
@@ -324,7 +326,8 @@ trait Listing {
     type Api: DeserializeOwned;
     type Item: Serialize + DeserializeOwned;
     const RESOURCE: &'static str;
-    fn convert(api: Vec<Self::Api>) -> Vec<Self::Item>;
+    /// Our item of one of the API's; `None` (warned) skips it.
+    fn convert(api: Self::Api) -> Option<Self::Item>;
     fn updated_at(item: &Self::Item) -> DateTime<Utc>;
     /// Writes one item; returns (1 if it counts for the summary, 1 if a merged PR).
     fn store(
@@ -340,17 +343,13 @@ impl Listing for PullsListing {
     type Api = octocrab::models::pulls::PullRequest;
     type Item = RawPullRequest;
     const RESOURCE: &'static str = PULLS;
-    fn convert(api: Vec<Self::Api>) -> Vec<RawPullRequest> {
-        api.into_iter()
-            .filter_map(|pull| {
-                let number = pull.number;
-                let converted = convert::pull_request(pull);
-                if converted.is_none() {
-                    tracing::warn!(number, "skipping a pull request without a creation time");
-                }
-                converted
-            })
-            .collect()
+    fn convert(pull: Self::Api) -> Option<RawPullRequest> {
+        let number = pull.number;
+        let converted = convert::pull_request(pull);
+        if converted.is_none() {
+            tracing::warn!(number, "skipping a pull request without a creation time");
+        }
+        converted
     }
     fn updated_at(item: &RawPullRequest) -> DateTime<Utc> {
         item.updated_at
@@ -405,16 +404,12 @@ impl Listing for IssuesListing {
     type Api = octocrab::models::issues::Issue;
     type Item = IssueEntry;
     const RESOURCE: &'static str = ISSUES;
-    fn convert(api: Vec<Self::Api>) -> Vec<IssueEntry> {
-        api.into_iter()
-            .map(|issue| {
-                let (number, updated_at) = (issue.number, issue.updated_at);
-                match convert::issue(issue) {
-                    Some(issue) => IssueEntry::Issue(issue),
-                    None => IssueEntry::PullRequest { number, updated_at },
-                }
-            })
-            .collect()
+    fn convert(issue: Self::Api) -> Option<IssueEntry> {
+        let (number, updated_at) = (issue.number, issue.updated_at);
+        Some(match convert::issue(issue) {
+            Some(issue) => IssueEntry::Issue(issue),
+            None => IssueEntry::PullRequest { number, updated_at },
+        })
     }
     fn updated_at(item: &IssueEntry) -> DateTime<Utc> {
         match item {
@@ -443,17 +438,13 @@ impl Listing for CommentsListing {
     type Api = octocrab::models::issues::Comment;
     type Item = RawComment;
     const RESOURCE: &'static str = COMMENTS;
-    fn convert(api: Vec<Self::Api>) -> Vec<RawComment> {
-        api.into_iter()
-            .filter_map(|comment| {
-                let id = comment.id;
-                let converted = convert::comment(comment, None);
-                if converted.is_none() {
-                    tracing::warn!(%id, "skipping a comment without an issue URL");
-                }
-                converted
-            })
-            .collect()
+    fn convert(comment: Self::Api) -> Option<RawComment> {
+        let id = comment.id;
+        let converted = convert::comment(comment, None);
+        if converted.is_none() {
+            tracing::warn!(%id, "skipping a comment without an issue URL");
+        }
+        converted
     }
     fn updated_at(item: &RawComment) -> DateTime<Utc> {
         item.updated_at
@@ -541,6 +532,15 @@ impl RepoCrawl<'_> {
             self.save(PASS, &pass)?;
         }
         Ok(())
+    }
+
+    /// The referenced issues' checkpoint of this window, stored as `resource` (REST's
+    /// and GraphQL's are kept apart).
+    fn referenced_cursor(&self, resource: &str) -> Result<ReferencedCursor, CrawlError> {
+        Ok(self
+            .load::<ReferencedCursor>(resource)?
+            .filter(|cursor| cursor.window.as_ref() == Some(&self.window))
+            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() }))
     }
 
     fn load<T: DeserializeOwned>(&self, resource: &str) -> Result<Option<T>, CrawlError> {
@@ -669,7 +669,7 @@ impl RepoCrawl<'_> {
                     (page.items, next, None)
                 }
                 Ok(Fetched::Fresh { value, etag, next }) => {
-                    let items = L::convert(value);
+                    let items: Vec<L::Item> = value.into_iter().filter_map(L::convert).collect();
                     let entry = etag.filter(|etag| !etag.is_empty()).map(|etag| {
                         let body = serde_json::to_string(&CachedPageRef { next: next.clone(), items: &items })
                             .expect("model types serialize");
@@ -777,10 +777,7 @@ impl RepoCrawl<'_> {
         if plan == Plan::Bulk && since.is_none() {
             return Ok(Outcome::Complete);
         }
-        let mut cursor: ReferencedCursor = self
-            .load::<ReferencedCursor>(REFERENCED)?
-            .filter(|cursor| cursor.window.as_ref() == Some(&self.window))
-            .unwrap_or_else(|| ReferencedCursor { window: Some(self.window.clone()), done: BTreeSet::new() });
+        let mut cursor = self.referenced_cursor(REFERENCED)?;
         let mut targets = Vec::new();
         for number in self.mentioned_issues()? {
             if cursor.done.contains(&number) {

@@ -24,9 +24,9 @@ use crate::model::{Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
 
-/// What to search for.
-#[derive(Debug, Clone)]
-pub struct DiscoverOptions {
+/// What to search for: the search API's filters, and how many repositories to find.
+#[derive(Debug, Clone, Default)]
+pub struct RepositorySearch {
     pub language: String,
     pub min_stars: u32,
     pub limit: usize,
@@ -34,6 +34,12 @@ pub struct DiscoverOptions {
     pub pushed_after: Option<NaiveDate>,
     /// Only repositories under this license (GitHub's key, e.g. `mit`).
     pub license: Option<String>,
+}
+
+/// What to search for, and what to leave out.
+#[derive(Debug, Clone)]
+pub struct DiscoverOptions {
+    pub search: RepositorySearch,
     /// `owner/name` (lower case) of repositories to leave out.
     pub exclude: BTreeSet<String>,
 }
@@ -41,11 +47,7 @@ pub struct DiscoverOptions {
 /// Discover's command-line values, plain (no clap types).
 #[derive(Debug, Clone, Default)]
 pub struct DiscoverFlags {
-    pub language: String,
-    pub min_stars: u32,
-    pub limit: usize,
-    pub pushed_after: Option<NaiveDate>,
-    pub license: Option<String>,
+    pub search: RepositorySearch,
     /// `--exclude-dataset`: JSONL or parquet files with a `repo` column.
     pub exclude_datasets: Vec<PathBuf>,
     /// `--api-url`.
@@ -73,14 +75,7 @@ impl DiscoverSettings {
         }
         Ok(DiscoverSettings {
             github: config.config.github.clone().with_api_url(flags.api_url.as_deref()),
-            options: DiscoverOptions {
-                language: flags.language.clone(),
-                min_stars: flags.min_stars,
-                limit: flags.limit,
-                pushed_after: flags.pushed_after,
-                license: flags.license.clone(),
-                exclude,
-            },
+            options: DiscoverOptions { search: flags.search.clone(), exclude },
         })
     }
 }
@@ -126,14 +121,14 @@ pub const SEARCH_RESULT_CAP: usize = 1000;
 /// (the queries after the first 1,000 results).
 pub fn search_query(options: &DiscoverOptions, most_stars: Option<u32>) -> String {
     let stars = match most_stars {
-        Some(most) => format!("stars:{}..{most}", options.min_stars),
-        None => format!("stars:>={}", options.min_stars),
+        Some(most) => format!("stars:{}..{most}", options.search.min_stars),
+        None => format!("stars:>={}", options.search.min_stars),
     };
-    let mut terms = vec![format!("language:{}", options.language), stars];
-    if let Some(day) = options.pushed_after {
+    let mut terms = vec![format!("language:{}", options.search.language), stars];
+    if let Some(day) = options.search.pushed_after {
         terms.push(format!("pushed:>={}", day.format("%Y-%m-%d")));
     }
-    if let Some(license) = &options.license {
+    if let Some(license) = &options.search.license {
         terms.push(format!("license:{license}"));
     }
     terms.push("archived:false".into());
@@ -161,7 +156,7 @@ pub async fn run(
                 ("q", query),
                 ("sort", "stars".into()),
                 ("order", "desc".into()),
-                ("per_page", options.limit.clamp(1, 100).to_string()),
+                ("per_page", options.search.limit.clamp(1, 100).to_string()),
             ],
         ))
     };
@@ -178,9 +173,9 @@ pub async fn run(
     let mut in_query = 0usize;
     let mut fewest_stars: Option<u32> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    reporter.start("discover repositories", Some(options.limit as u64));
+    reporter.start("discover repositories", Some(options.search.limit as u64));
     loop {
-        if summary.found.len() >= options.limit {
+        if summary.found.len() >= options.search.limit {
             break;
         }
         let Some(url) = next.take() else {
@@ -227,7 +222,7 @@ pub async fn run(
             }
             if options.exclude.contains(&found.repo.to_string().to_lowercase()) {
                 excluded.push(found);
-            } else if summary.found.len() + kept.len() < options.limit {
+            } else if summary.found.len() + kept.len() < options.search.limit {
                 kept.push(found);
             }
         }
@@ -333,14 +328,14 @@ mod tests {
 
     #[test]
     fn search_query_has_every_filter() {
-        let options = DiscoverOptions {
+        let search = RepositorySearch {
             language: "Python".into(),
             min_stars: 500,
             limit: 10,
             pushed_after: NaiveDate::from_ymd_opt(2025, 1, 31),
             license: Some("mit".into()),
-            exclude: BTreeSet::new(),
         };
+        let options = DiscoverOptions { search, exclude: BTreeSet::new() };
         assert_eq!(
             search_query(&options, None),
             "language:Python stars:>=500 pushed:>=2025-01-31 license:mit archived:false"

@@ -82,6 +82,15 @@ pub struct ParsedRun {
     pub network_failures: BTreeSet<String>,
 }
 
+impl ParsedRun {
+    /// Records a result of `id`, keeping the worse status when the name was already
+    /// reported (the same name in two packages or targets).
+    pub fn record(&mut self, id: &str, status: TestStatus) {
+        let merged = self.tests.get(id).map_or(status, |known| known.worse(status));
+        self.tests.insert(id.to_string(), merged);
+    }
+}
+
 /// Where a run's results were read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultsSource {
@@ -115,6 +124,15 @@ pub enum InferError {
     NoRuntime { language: &'static str, requires: String, available: String },
     #[error("{language}: {what} is not supported: {why}")]
     Unsupported { language: &'static str, what: String, why: &'static str },
+}
+
+impl InferError {
+    /// No configured base image serves what the project requires; the message lists
+    /// the runtimes there are, so the user sees what to add or pin.
+    pub fn no_runtime(language: &'static str, requires: String, runtimes: &[String]) -> Self {
+        let available = if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") };
+        InferError::NoRuntime { language, requires, available }
+    }
 }
 
 /// A runtime a project needs that no base image provides, and why it needs it: the
@@ -565,13 +583,8 @@ mod tests {
         if !files.contains_key("run_tests.sh") {
             return Err(InferError::NotRecognised { language: "shell", expected: "run_tests.sh" });
         }
-        Ok(EnvironmentSpec {
-            ecosystem: "shell".into(),
-            runtime: runtimes.first().cloned().unwrap_or_default(),
-            test_command: "sh run_tests.sh".into(),
-            source: "inferred".into(),
-            ..EnvironmentSpec::default()
-        })
+        let runtime = runtimes.first().cloned().unwrap_or_default();
+        Ok(EnvironmentSpec::inferred("shell", runtime, Vec::new(), "sh run_tests.sh".into()))
     }
     fn shell_dockerfile(_: &EnvironmentRequest, base: &str, _: &ImageSettings) -> String {
         format!("FROM {base}\n")

@@ -231,9 +231,41 @@ drop_reasons! {
     }
 }
 
-/// A drop reason of any stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DropReason {
+/// Declares [`DropReason`], one variant per stage named as its [`Stage`], with its
+/// `stage`, its `as_str` and the `From` of each stage's reasons, from one list.
+macro_rules! drop_reason_of_stages {
+    ($($stage:ident($stage_reason:ident),)+) => {
+        /// A drop reason of any stage.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum DropReason {
+            $($stage($stage_reason),)+
+        }
+
+        impl DropReason {
+            /// The stage that drops items for this reason.
+            pub fn stage(self) -> Stage {
+                match self {
+                    $(DropReason::$stage(_) => Stage::$stage,)+
+                }
+            }
+
+            /// The stored code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(DropReason::$stage(reason) => reason.as_str(),)+
+                }
+            }
+        }
+
+        $(impl From<$stage_reason> for DropReason {
+            fn from(reason: $stage_reason) -> DropReason {
+                DropReason::$stage(reason)
+            }
+        })+
+    };
+}
+
+drop_reason_of_stages! {
     Discover(DiscoverDropReason),
     Crawl(CrawlDropReason),
     Mirror(MirrorDropReason),
@@ -256,58 +288,12 @@ impl DropReason {
                 | DropReason::Validate(ValidateDropReason::ContainerFailed | ValidateDropReason::StoreError)
         )
     }
-
-    /// The stage that drops items for this reason.
-    pub fn stage(self) -> Stage {
-        match self {
-            DropReason::Discover(_) => Stage::Discover,
-            DropReason::Crawl(_) => Stage::Crawl,
-            DropReason::Mirror(_) => Stage::Mirror,
-            DropReason::Extract(_) => Stage::Extract,
-            DropReason::Validate(_) => Stage::Validate,
-            DropReason::Screen(_) => Stage::Screen,
-            DropReason::Release(_) => Stage::Release,
-        }
-    }
-
-    /// The stored code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::Discover(reason) => reason.as_str(),
-            DropReason::Crawl(reason) => reason.as_str(),
-            DropReason::Mirror(reason) => reason.as_str(),
-            DropReason::Extract(reason) => reason.as_str(),
-            DropReason::Validate(reason) => reason.as_str(),
-            DropReason::Screen(reason) => reason.as_str(),
-            DropReason::Release(reason) => reason.as_str(),
-        }
-    }
 }
 
 impl fmt::Display for DropReason {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str(self.as_str())
     }
-}
-
-macro_rules! from_stage_reason {
-    ($($variant:ident($stage_reason:ident),)+) => {
-        $(impl From<$stage_reason> for DropReason {
-            fn from(reason: $stage_reason) -> DropReason {
-                DropReason::$variant(reason)
-            }
-        })+
-    };
-}
-
-from_stage_reason! {
-    Discover(DiscoverDropReason),
-    Crawl(CrawlDropReason),
-    Mirror(MirrorDropReason),
-    Extract(ExtractDropReason),
-    Validate(ValidateDropReason),
-    Screen(ScreenDropReason),
-    Release(ReleaseDropReason),
 }
 
 /// Counted reasons, most frequent first, ties by code: the one order in which the

@@ -93,39 +93,13 @@ fn decision_on<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Task;
     use crate::model::review::Decision;
-    use crate::model::{Candidate, Task};
     use crate::store::Store;
     use crate::store::reviews::{NewDecision, save};
 
     fn task(number: u64) -> Task {
-        let repo: crate::model::RepoSlug = "acme/widgets".parse().unwrap();
-        Task {
-            candidate: Candidate {
-                instance_id: Candidate::instance_id_for(&repo, number),
-                repo,
-                pull_number: number,
-                issue_numbers: vec![1],
-                base_commit: "a".repeat(40),
-                head_commit: "b".repeat(40),
-                patch: format!("gold {number}"),
-                test_patch: "tests".into(),
-                problem_statement: "broken\n".into(),
-                hints_text: String::new(),
-                created_at: chrono::DateTime::UNIX_EPOCH,
-                merged_at: None,
-                version: "1.0".into(),
-                environment_setup_commit: "e".repeat(40),
-                test_files: Vec::new(),
-            },
-            fail_to_pass: vec!["t::a".into()],
-            pass_to_pass: Vec::new(),
-            flaky_tests: Vec::new(),
-            needs_network: Vec::new(),
-            validation_runs: 3,
-            image: None,
-            environment_rung: None,
-        }
+        Task::example("acme/widgets", number)
     }
 
     fn decide(store: &mut Store, task: &Task, decision: Decision, reviewer: &str) {

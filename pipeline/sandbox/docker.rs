@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
     DownloadFromContainerOptionsBuilder, ListContainersOptionsBuilder, PushImageOptionsBuilder,
@@ -38,10 +38,8 @@ use bollard::query_parameters::{
 use futures::StreamExt;
 
 use super::output::BoundedOutput;
-use super::{
-    Backend, BuildFailure, DATA_DIR_LABEL, INSTANCE_LABEL, ImageBuild, Job, JobOutput, Limits, RUN_LABEL, RunError,
-};
-use super::{SandboxError, archive, script};
+use super::{Backend, BuildFailure, DATA_DIR_LABEL, ImageBuild, Job, JobOutput, Limits, RunError};
+use super::{SandboxError, archive, job_ulimits, script};
 
 /// The time limit of one ordinary engine call (create, start, inspect, remove, ...).
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -50,9 +48,6 @@ const UPLOAD_TIMEOUT: Duration = Duration::from_secs(600);
 /// Of each step's output, the first and the last bytes kept ([`BoundedOutput`]).
 pub const OUTPUT_HEAD_BYTES: usize = 1 << 20;
 pub const OUTPUT_TAIL_BYTES: usize = 4 << 20;
-/// The largest file a job may write, and how many files it may hold open.
-const FILE_SIZE_LIMIT_BYTES: i64 = 2 << 30;
-const OPEN_FILES_LIMIT: i64 = 4096;
 
 /// Runs one engine call with [`CALL_TIMEOUT`] (or `limit`); a call that does not
 /// answer in time is an error naming the action.
@@ -379,12 +374,7 @@ impl Backend for DockerBackend {
                 .map_err(|message| RunError::Source { instance_id: instance_id.clone(), message })?
         };
 
-        let labels: HashMap<String, String> = [
-            (DATA_DIR_LABEL.to_string(), job.data_dir_label.clone()),
-            (INSTANCE_LABEL.to_string(), job.instance_id.clone()),
-            (RUN_LABEL.to_string(), crate::process::RunId::current().to_string()),
-        ]
-        .into();
+        let labels = job.labels();
         let body = ContainerCreateBody {
             image: Some(job.image.clone()),
             cmd: Some(vec!["bash".into(), "/swe-harvest/run.sh".into(), job.token.clone()]),
@@ -407,18 +397,7 @@ impl Backend for DockerBackend {
                 security_opt: Some(vec!["no-new-privileges".into()]),
                 init: Some(true),
                 tmpfs: Some([("/tmp".to_string(), format!("rw,nosuid,nodev,size={}", limits.memory_bytes))].into()),
-                ulimits: Some(vec![
-                    ResourcesUlimits {
-                        name: Some("fsize".into()),
-                        soft: Some(FILE_SIZE_LIMIT_BYTES),
-                        hard: Some(FILE_SIZE_LIMIT_BYTES),
-                    },
-                    ResourcesUlimits {
-                        name: Some("nofile".into()),
-                        soft: Some(OPEN_FILES_LIMIT),
-                        hard: Some(OPEN_FILES_LIMIT),
-                    },
-                ]),
+                ulimits: Some(job_ulimits()),
                 // The output is read through the attached streams; the engine keeps none of it.
                 log_config: Some(HostConfigLogConfig { typ: Some("none".into()), config: None }),
                 binds: None,

@@ -410,6 +410,18 @@ pub mod fixtures {
         }
     }
 
+    /// A request for a spec of `ecosystem` on `runtime` that installs with `install` and
+    /// tests with `test_command`.
+    pub fn request_for(ecosystem: &str, runtime: &str, install: &[&str], test_command: &str) -> EnvironmentRequest {
+        request(EnvironmentSpec {
+            ecosystem: ecosystem.into(),
+            runtime: runtime.into(),
+            install: install.iter().map(|step| step.to_string()).collect(),
+            test_command: test_command.into(),
+            ..Default::default()
+        })
+    }
+
     /// Build settings with `ca` as the extra CA bundle and nothing else configured.
     pub fn settings(ca: Option<&[u8]>) -> ImageSettings {
         ImageSettings {

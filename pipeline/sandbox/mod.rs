@@ -29,6 +29,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The largest file a job may write, and how many files it may hold open.
+const FILE_SIZE_LIMIT_BYTES: i64 = 2 << 30;
+const OPEN_FILES_LIMIT: i64 = 4096;
+
+/// The `ulimit`s of every job's container, whatever the backend: the largest file
+/// it may write and how many files it may hold open.
+fn job_ulimits() -> Vec<bollard::models::ResourcesUlimits> {
+    let limit = |name: &str, value: i64| bollard::models::ResourcesUlimits {
+        name: Some(name.into()),
+        soft: Some(value),
+        hard: Some(value),
+    };
+    vec![limit("fsize", FILE_SIZE_LIMIT_BYTES), limit("nofile", OPEN_FILES_LIMIT)]
+}
+
 /// The label every swe-harvest container carries, with the data dir as value.
 pub const DATA_DIR_LABEL: &str = "swe-harvest.data-dir";
 /// The label naming the task a container runs for.
@@ -104,6 +119,19 @@ pub struct Job {
     pub log_path: PathBuf,
     /// The value of [`DATA_DIR_LABEL`].
     pub data_dir_label: String,
+}
+
+impl Job {
+    /// The labels of the job's container (or service): the data dir, the task and the
+    /// run, by which sweeps find what a run left behind.
+    fn labels(&self) -> std::collections::HashMap<String, String> {
+        [
+            (DATA_DIR_LABEL.to_string(), self.data_dir_label.clone()),
+            (INSTANCE_LABEL.to_string(), self.instance_id.clone()),
+            (RUN_LABEL.to_string(), crate::process::RunId::current().to_string()),
+        ]
+        .into()
+    }
 }
 
 /// What a job left: its whole output, the files of `/swe-harvest/out`, and how it ended.

@@ -68,10 +68,10 @@ use bollard::Docker;
 use bollard::auth::DockerCredentials;
 use bollard::models::{
     ContainerCreateBody, EndpointSpec, EndpointSpecModeEnum, HostConfig, Limit, Mount, MountTmpfsOptions, MountType,
-    NetworkAttachmentConfig, NetworkCreateRequest, Node, NodeSpecAvailabilityEnum, NodeState, ResourcesUlimits,
-    ServiceSpec, ServiceSpecMode, ServiceSpecModeReplicatedJob, TaskSpec, TaskSpecContainerSpec,
-    TaskSpecContainerSpecPrivileges, TaskSpecLogDriver, TaskSpecPlacement, TaskSpecResources, TaskSpecRestartPolicy,
-    TaskSpecRestartPolicyConditionEnum, TaskState,
+    NetworkAttachmentConfig, NetworkCreateRequest, Node, NodeSpecAvailabilityEnum, NodeState, ServiceSpec,
+    ServiceSpecMode, ServiceSpecModeReplicatedJob, TaskSpec, TaskSpecContainerSpec, TaskSpecContainerSpecPrivileges,
+    TaskSpecLogDriver, TaskSpecPlacement, TaskSpecResources, TaskSpecRestartPolicy, TaskSpecRestartPolicyConditionEnum,
+    TaskState,
 };
 use bollard::query_parameters::{
     CommitContainerOptionsBuilder, CreateContainerOptionsBuilder, ListNetworksOptionsBuilder, ListNodesOptions,
@@ -85,8 +85,8 @@ use super::docker::{DockerBackend, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES};
 use super::output::BoundedOutput;
 use super::script::MARKER_PREFIX;
 use super::{
-    Backend, BuildFailure, DATA_DIR_LABEL, INSTANCE_LABEL, ImageBuild, Job, JobOutput, Limits, RUN_LABEL, RunError,
-    SandboxError, archive,
+    Backend, BuildFailure, DATA_DIR_LABEL, ImageBuild, Job, JobOutput, Limits, RUN_LABEL, RunError, SandboxError,
+    archive, job_ulimits,
 };
 
 /// The time limit of one ordinary engine call.
@@ -103,8 +103,6 @@ const POLL: Duration = Duration::from_millis(500);
 pub const JOB_IMAGE_LABEL: &str = "swe-harvest.job";
 /// The repository of job images in the registry.
 const JOB_REPOSITORY: &str = "swe-harvest/job";
-const FILE_SIZE_LIMIT_BYTES: i64 = 2 << 30;
-const OPEN_FILES_LIMIT: i64 = 4096;
 /// Hex characters of a report per marker line (well under the log driver's 16 KiB line).
 const REPORT_CHUNK: usize = 8000;
 
@@ -298,12 +296,7 @@ impl SwarmBackend {
         let engine_error = |action: &'static str, message: String| engine_error(job, action, message);
         let suffix = super::script::new_token();
         let name = service_name(&job.instance_id, &suffix[..8]);
-        let labels: HashMap<String, String> = [
-            (DATA_DIR_LABEL.to_string(), job.data_dir_label.clone()),
-            (INSTANCE_LABEL.to_string(), job.instance_id.clone()),
-            (RUN_LABEL.to_string(), crate::process::RunId::current().to_string()),
-        ]
-        .into();
+        let labels = job.labels();
         let network = NetworkCreateRequest {
             name: name.clone(),
             driver: Some("overlay".into()),
@@ -564,18 +557,7 @@ fn service_spec(
         init: Some(true),
         capability_drop: Some(vec!["ALL".into()]),
         capability_add: Some(job.user.kept_capabilities()),
-        ulimits: Some(vec![
-            ResourcesUlimits {
-                name: Some("fsize".into()),
-                soft: Some(FILE_SIZE_LIMIT_BYTES),
-                hard: Some(FILE_SIZE_LIMIT_BYTES),
-            },
-            ResourcesUlimits {
-                name: Some("nofile".into()),
-                soft: Some(OPEN_FILES_LIMIT),
-                hard: Some(OPEN_FILES_LIMIT),
-            },
-        ]),
+        ulimits: Some(job_ulimits()),
         secrets: None,
         configs: None,
         ..Default::default()

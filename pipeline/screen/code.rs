@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::git::patch_text::{DiffFile, LineKind};
+use crate::screen::text::regex;
 
 /// A line of code, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,24 +121,20 @@ impl NameKind {
 }
 
 static FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:def|fn|func|function)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)")
-        .expect("a valid regex")
+    regex(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:def|fn|func|function)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)")
 });
 static CLASS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:pub\s+|export\s+|public\s+|abstract\s+|final\s+)*(?:class|struct|enum|trait|interface)\s+([A-Za-z_]\w*)")
-        .expect("a valid regex")
+    regex(
+        r"^\s*(?:pub\s+|export\s+|public\s+|abstract\s+|final\s+)*(?:class|struct|enum|trait|interface)\s+([A-Za-z_]\w*)",
+    )
 });
-static ATTRIBUTE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(?:self|this)\.([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]").expect("a valid regex"));
-static CONSTANT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*([A-Z][A-Z0-9_]{2,})\s*(?::[^=]*)?=[^=]").expect("a valid regex"));
+static ATTRIBUTE: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*(?:self|this)\.([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]"));
+static CONSTANT: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*([A-Z][A-Z0-9_]{2,})\s*(?::[^=]*)?=[^=]"));
 /// A key in a subscript or a dict literal: `["key"]`, `'key': value`.
-static CONFIG_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?:\[\s*["']([A-Za-z_][\w.\-]*)["']\s*\]|["']([A-Za-z_][\w.\-]*)["']\s*:)"#).expect("a valid regex")
-});
+static CONFIG_KEY: LazyLock<Regex> =
+    LazyLock::new(|| regex(r#"(?:\[\s*["']([A-Za-z_][\w.\-]*)["']\s*\]|["']([A-Za-z_][\w.\-]*)["']\s*:)"#));
 /// A parameter on a line of a signature: `name`, `name: type`, `name=default`, `*args`.
-static PARAMETER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*\*{0,2}([A-Za-z_]\w*)\s*(?:[:=,)]|$)").expect("a valid regex"));
+static PARAMETER: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*\*{0,2}([A-Za-z_]\w*)\s*(?:[:=,)]|$)"));
 
 /// A name that an added line defines.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

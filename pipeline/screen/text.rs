@@ -10,28 +10,31 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// An identifier: what code names things with.
-pub(crate) static IDENTIFIER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("a valid regex"));
+/// A regex of one of the screen's fixed patterns: valid by construction, so a panic
+/// here is a typo in the pattern, which any test of its signal shows.
+pub(crate) fn regex(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a valid regex")
+}
 
-static URL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"https?://[^\s<>()\[\]"'`]+[^\s<>()\[\]"'`.,;:!?]"#).expect("a valid regex"));
+/// An identifier: what code names things with.
+pub(crate) static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| regex(r"[A-Za-z_][A-Za-z0-9_]*"));
+
+static URL: LazyLock<Regex> = LazyLock::new(|| regex(r#"https?://[^\s<>()\[\]"'`]+[^\s<>()\[\]"'`.,;:!?]"#));
 
 static EXPECTATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    regex(
         r"(?i)\b(expect(ed|s|ation|ing)?|should(n't)?|instead|would like|wants?|desired?|correct(ly)?|supposed to|ought to|must|needs? to|would be (nice|good|better|great|useful)|it'd be|rather than|propos(e|al)|suggest(ion)?|intended|proper(ly)?)\b",
     )
-    .expect("a valid regex")
 });
 
 static ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(traceback|\w*(error|exception)\b|\bwarning\b|\bfail(s|ed|ing|ure)?\b|\bcrash(es|ed)?\b|\bpanic(ked)?\b|segfault|\bbroken\b|\bwrong\b|\bincorrect(ly)?\b)")
-        .expect("a valid regex")
+    regex(
+        r"(?i)(traceback|\w*(error|exception)\b|\bwarning\b|\bfail(s|ed|ing|ure)?\b|\bcrash(es|ed)?\b|\bpanic(ked)?\b|segfault|\bbroken\b|\bwrong\b|\bincorrect(ly)?\b)",
+    )
 });
 
 /// Inline code that calls something: `` `f(x)` `` (a reproduction in a sentence).
-static INLINE_CALL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"`[^`\n]*[A-Za-z_]\w*\([^`\n]*\)[^`\n]*`").expect("a valid regex"));
+static INLINE_CALL: LazyLock<Regex> = LazyLock::new(|| regex(r"`[^`\n]*[A-Za-z_]\w*\([^`\n]*\)[^`\n]*`"));
 
 /// One line of the text.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
 
-use super::{Result, StoreError, now};
+use super::{Result, now};
 pub use crate::model::GoldenCoverage;
 
 pub fn upsert(connection: &Connection, instance_id: &str, coverage: &GoldenCoverage) -> Result<()> {
@@ -23,25 +23,9 @@ pub fn delete(connection: &Connection, instance_id: &str) -> Result<()> {
     Ok(())
 }
 
-fn decode(instance_id: &str, data: &str) -> Result<GoldenCoverage> {
-    serde_json::from_str(data).map_err(|source| StoreError::Decode {
-        kind: "task coverage",
-        key: instance_id.to_string(),
-        source,
-    })
-}
-
 /// Every task's coverage, by instance id.
 pub fn all(connection: &Connection) -> Result<BTreeMap<String, GoldenCoverage>> {
-    let mut statement = connection.prepare("SELECT instance_id, data FROM task_coverage")?;
-    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
-    let mut out = BTreeMap::new();
-    for row in rows {
-        let (instance_id, data) = row?;
-        let coverage = decode(&instance_id, &data)?;
-        out.insert(instance_id, coverage);
-    }
-    Ok(out)
+    super::all_by_instance(connection, "task_coverage", "task coverage")
 }
 
 /// Labelled tasks with no coverage outcome yet: `validate --coverage` measures them.

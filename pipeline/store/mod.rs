@@ -204,6 +204,27 @@ fn enable_wal(connection: &Connection) -> rusqlite::Result<()> {
     }
 }
 
+/// A stored JSON value (a row's `data`): an error names the row's `kind` and `key`.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(kind: &'static str, key: &str, data: &str) -> Result<T> {
+    serde_json::from_str(data).map_err(|source| StoreError::Decode { kind, key: key.to_string(), source })
+}
+
+/// Every row's `data` of `table`, decoded, by instance id.
+fn all_by_instance<T: serde::de::DeserializeOwned>(
+    connection: &Connection,
+    table: &str,
+    kind: &'static str,
+) -> Result<std::collections::BTreeMap<String, T>> {
+    let mut statement = connection.prepare(&format!("SELECT instance_id, data FROM {table}"))?;
+    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
+    rows.map(|row| {
+        let (instance_id, data) = row?;
+        let value = decode(kind, &instance_id, &data)?;
+        Ok((instance_id, value))
+    })
+    .collect()
+}
+
 /// The current time as stored: RFC 3339 in UTC, second precision.
 pub(crate) fn now() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Result, StoreError, now};
+use super::{Result, now};
 use crate::model::RepoSlug;
 use crate::screen::QualityRecord;
 
@@ -46,19 +46,7 @@ pub fn upsert(connection: &Connection, repo: &RepoSlug, record: &QualityRecord) 
 
 /// Every record, by instance id.
 pub fn all(connection: &Connection) -> Result<BTreeMap<String, QualityRecord>> {
-    let mut statement = connection.prepare("SELECT instance_id, data FROM quality_records ORDER BY instance_id")?;
-    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?;
-    let mut out = BTreeMap::new();
-    for row in rows {
-        let (instance_id, data) = row?;
-        let record = serde_json::from_str(&data).map_err(|source| StoreError::Decode {
-            kind: "quality record",
-            key: instance_id.clone(),
-            source,
-        })?;
-        out.insert(instance_id, record);
-    }
-    Ok(out)
+    super::all_by_instance(connection, "quality_records", "quality record")
 }
 
 /// Forgets a task's record (its task changed or went away).
@@ -81,11 +69,7 @@ pub fn flag_counts(connection: &Connection, repos: &[RepoSlug]) -> Result<BTreeM
         if !wanted.is_empty() && !wanted.contains(&repo) {
             continue;
         }
-        let record: QualityRecord = serde_json::from_str(&data).map_err(|source| StoreError::Decode {
-            kind: "quality record",
-            key: instance_id,
-            source,
-        })?;
+        let record: QualityRecord = super::decode("quality record", &instance_id, &data)?;
         for flag in &record.quality_flags {
             *counts.entry(repo.clone()).or_default().entry(flag.code.as_str().to_string()).or_default() += 1;
         }

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, params};
 use sha2::{Digest, Sha256};
 
-use super::{Result, StoreError, now};
+use super::{Result, now};
 use crate::model::{Candidate, EnvironmentSpec, RepoSlug, RunPhase, ValidationRun};
 
 /// Records an environment image: `status` is `built` or `failed`.
@@ -181,11 +181,7 @@ fn load_runs(
     let mut out = Vec::new();
     for row in rows {
         let (phase, attempt, data) = row?;
-        let run: ValidationRun = serde_json::from_str(&data).map_err(|source| StoreError::Decode {
-            kind: "validation run",
-            key: format!("{instance_id} {phase} {attempt}"),
-            source,
-        })?;
+        let run: ValidationRun = super::decode("validation run", &format!("{instance_id} {phase} {attempt}"), &data)?;
         out.push(run);
     }
     Ok(out)
@@ -211,14 +207,7 @@ pub fn environment_spec_for_image(connection: &Connection, image: &str) -> Resul
         [image],
         |row| row.get(0),
     ))?;
-    spec.map(|spec| {
-        serde_json::from_str(&spec).map_err(|source| StoreError::Decode {
-            kind: "environment",
-            key: image.to_string(),
-            source,
-        })
-    })
-    .transpose()
+    spec.map(|spec| super::decode("environment", image, &spec)).transpose()
 }
 
 #[cfg(test)]
@@ -226,23 +215,7 @@ mod tests {
     use super::*;
 
     fn candidate() -> Candidate {
-        Candidate {
-            instance_id: "a__b-1".into(),
-            repo: "a/b".parse().unwrap(),
-            pull_number: 1,
-            issue_numbers: vec![2],
-            base_commit: "a".repeat(40),
-            head_commit: "h".repeat(40),
-            patch: "gold".into(),
-            test_patch: "tests".into(),
-            problem_statement: "broken\n".into(),
-            hints_text: String::new(),
-            created_at: chrono::DateTime::UNIX_EPOCH,
-            merged_at: None,
-            version: "1.0".into(),
-            environment_setup_commit: "e".repeat(40),
-            test_files: Vec::new(),
-        }
+        crate::model::Task::example("a/b", 1).candidate
     }
 
     #[test]

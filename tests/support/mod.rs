@@ -12,7 +12,7 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use swe_harvest::model::Candidate;
+use swe_harvest::model::{Candidate, RepoSlug, Task};
 
 /// The `swe-harvest` binary with a clean environment: no `SWE_HARVEST_*` or token
 /// variables leak in from the developer's shell, and the working directory is a
@@ -54,6 +54,65 @@ impl SweHarvest {
     pub fn path(&self, relative: &str) -> PathBuf {
         self.work_dir.path().join(relative)
     }
+
+    /// Runs `export` of `stage` as `format` into `<stage>.<format>` in the work dir and
+    /// asserts that it succeeded; the file and the command's output.
+    pub fn exported(&self, stage: &str, format: &str) -> (PathBuf, Output) {
+        let out = self.path(&format!("{stage}.{format}"));
+        let output = self.run(&["export", "--stage", stage, "--format", format, "--out", out.to_str().unwrap()]);
+        assert!(output.status.success(), "export of {stage} failed: {}", stderr(&output));
+        (out, output)
+    }
+
+    /// Runs `args` with `--config` naming the file `file_name` (in the work dir) that
+    /// holds `config`.
+    pub fn run_with_config(&self, file_name: &str, config: &str, args: &[&str]) -> Output {
+        let path = self.path(file_name);
+        fs_err::write(&path, config).expect("the config file is written");
+        self.command().arg("--config").arg(&path).args(args).output().expect("the swe-harvest binary runs")
+    }
+}
+
+/// Asserts that the command exited with `code` and returns its stderr, the error a
+/// test then reads.
+pub fn failure(output: &Output, code: i32) -> String {
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(output));
+    stderr(output)
+}
+
+/// A labelled task of pull request `number` of `repo`, which fixes issue `number - 1`
+/// and was created at `created_at`, merged a day later: fixed commit ids, one test file
+/// with one FAIL_TO_PASS test, version 1.0, three validation runs. Tests change the
+/// fields they look at.
+pub fn labelled_task(repo: &str, number: u64, created_at: chrono::DateTime<chrono::Utc>) -> Task {
+    let repo: RepoSlug = repo.parse().unwrap();
+    let test_file = format!("tests/test_{number}.py");
+    Task {
+        candidate: Candidate {
+            instance_id: Candidate::instance_id_for(&repo, number),
+            repo,
+            pull_number: number,
+            issue_numbers: vec![number - 1],
+            base_commit: format!("{number:040}"),
+            head_commit: format!("{:040}", number + 1),
+            patch: String::new(),
+            test_patch: format!("diff --git a/{test_file} b/{test_file}\n"),
+            problem_statement: format!("Issue {}\nIt breaks.\n", number - 1),
+            hints_text: String::new(),
+            created_at,
+            merged_at: Some(created_at + chrono::Duration::days(1)),
+            version: "1.0".into(),
+            environment_setup_commit: format!("{:040}", 7),
+            test_files: vec![test_file.clone()],
+        },
+        fail_to_pass: vec![format!("{test_file}::test_fixed")],
+        pass_to_pass: vec![],
+        flaky_tests: vec![],
+        needs_network: vec![],
+        validation_runs: 3,
+        image: None,
+        environment_rung: None,
+    }
 }
 
 /// The tasks stored in `harvest`'s data dir, by instance id.
@@ -69,8 +128,7 @@ pub fn tasks(harvest: &SweHarvest) -> std::collections::BTreeMap<String, swe_har
 /// Stores `candidates` of `project`, validates them once (`--runs 1`) and checks that
 /// the first one is labelled.
 pub fn validated_once(harvest: &SweHarvest, project: &python_project::Project, candidates: &[Candidate]) {
-    project.mirror_into(&harvest.data_dir);
-    python_project::store_candidates(&harvest.data_dir, candidates);
+    project.seed(&harvest.data_dir, candidates);
     let output = harvest.validate_command().args(["validate", "--runs", "1"]).output().unwrap();
     assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
     let id = &candidates[0].instance_id;

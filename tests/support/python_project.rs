@@ -220,6 +220,12 @@ impl Project {
         }
     }
 
+    /// Mirrors the project into `data_dir` and stores `candidates`: what validate finds.
+    pub fn seed(&self, data_dir: &Path, candidates: &[Candidate]) {
+        self.mirror_into(data_dir);
+        store_candidates(data_dir, candidates);
+    }
+
     /// A bare mirror of the project where the validate stage looks for it.
     pub fn mirror_into(&self, data_dir: &Path) -> PathBuf {
         let repo: RepoSlug = REPO.parse().unwrap();
@@ -307,4 +313,19 @@ impl Drop for DockerGuard {
             let _ = Command::new("docker").args(["rm", "-f"]).args(&ids).output();
         }
     }
+}
+
+/// A patch that creates `path` with `body`.
+pub fn new_file_patch(path: &str, body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let mut patch = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for line in lines {
+        patch.push('+');
+        patch.push_str(line);
+        patch.push('\n');
+    }
+    patch
 }

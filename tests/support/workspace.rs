@@ -39,6 +39,13 @@ impl Workspace {
         Workspace { docker: Some(docker), harvest }
     }
 
+    /// [`Self::with_docker`] when the base images `images` of `language` are there;
+    /// `None`, the test to skip, when one is not ([`super::base_images_missing`] says
+    /// how to make them).
+    pub fn with_base_images(language: &str, images: &[&str]) -> Option<Workspace> {
+        (!super::base_images_missing(language, images)).then(Workspace::with_docker)
+    }
+
     /// A workspace for runs that refuse before any container (bad input, no engine).
     pub fn without_docker() -> Workspace {
         Workspace { docker: None, harvest: SweHarvest::new() }

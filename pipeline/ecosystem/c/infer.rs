@@ -232,20 +232,12 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         language: "C",
         expected: "configure.ac, a CMakeLists.txt with tests, or a Makefile with a check or test target",
     })?;
-    let runtime = choose_runtime(date, runtimes).ok_or_else(|| InferError::NoRuntime {
-        language: "C",
-        requires: "a GCC base image".to_string(),
-        available: if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") },
-    })?;
+    let runtime = choose_runtime(date, runtimes)
+        .ok_or_else(|| InferError::no_runtime("C", "a GCC base image".to_string(), runtimes))?;
     let (install, test_command) = steps(system, target);
     Ok(EnvironmentSpec {
-        ecosystem: super::NAME.into(),
-        runtime,
         system_packages: library_packages(files),
-        install,
-        test_command,
-        source: "inferred".into(),
-        ..EnvironmentSpec::default()
+        ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command)
     })
 }
 

@@ -111,17 +111,10 @@ pub fn harness_setup(_version: &str) -> Vec<String> {
 mod tests {
 
     use super::*;
-    use crate::model::EnvironmentSpec;
     use crate::sandbox::images::fixtures::{self, settings};
 
     fn request() -> EnvironmentRequest {
-        fixtures::request(EnvironmentSpec {
-            ecosystem: "go".into(),
-            runtime: "go1.24".into(),
-            install: vec!["go mod download".into()],
-            test_command: "go test -json -count=1".into(),
-            ..Default::default()
-        })
+        fixtures::request_for("go", "go1.24", &["go mod download"], "go test -json -count=1")
     }
 
     #[test]

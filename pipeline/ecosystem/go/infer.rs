@@ -56,19 +56,12 @@ pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Re
         .or_else(|| files.get("go.work"))
         .ok_or(InferError::NotRecognised { language: "Go", expected: "go.mod or go.work" })?;
     let directive = go_directive(manifest);
-    let runtime = choose_runtime(directive, runtimes).ok_or_else(|| InferError::NoRuntime {
-        language: "Go",
-        requires: directive.map_or("any".to_string(), |(major, minor)| format!("go {major}.{minor}")),
-        available: if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") },
+    let runtime = choose_runtime(directive, runtimes).ok_or_else(|| {
+        let requires = directive.map_or("any".to_string(), |(major, minor)| format!("go {major}.{minor}"));
+        InferError::no_runtime("Go", requires, runtimes)
     })?;
-    Ok(EnvironmentSpec {
-        ecosystem: "go".into(),
-        runtime,
-        install: vec!["go mod download".into(), WARM_BUILD_CACHE.into()],
-        test_command: TEST_COMMAND.into(),
-        source: "inferred".into(),
-        ..EnvironmentSpec::default()
-    })
+    let install = vec!["go mod download".into(), WARM_BUILD_CACHE.into()];
+    Ok(EnvironmentSpec::inferred("go", runtime, install, TEST_COMMAND.into()))
 }
 
 #[cfg(test)]

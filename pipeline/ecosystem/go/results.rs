@@ -28,24 +28,6 @@ struct Event {
 const NETWORK_ERRORS: &[&str] =
     &["no such host", "network is unreachable", "Temporary failure in name resolution", "server misbehaving"];
 
-/// The worse of two statuses of one name (the same name in two packages).
-fn worse(a: TestStatus, b: TestStatus) -> TestStatus {
-    let rank = |status: &TestStatus| match status {
-        TestStatus::Failed | TestStatus::Error => 2,
-        TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass => 1,
-        TestStatus::Skipped => 0,
-    };
-    if rank(&b) > rank(&a) { b } else { a }
-}
-
-fn record(run: &mut ParsedRun, name: &str, status: TestStatus) {
-    let merged = match run.tests.get(name) {
-        Some(known) => worse(*known, status),
-        None => status,
-    };
-    run.tests.insert(name.to_string(), merged);
-}
-
 /// The results in the JSON events of `go test -json`; lines that are not events (a
 /// build error printed before them) are skipped.
 pub fn parse_go_test_json(report: &str) -> ParsedRun {
@@ -72,7 +54,7 @@ pub fn parse_go_test_json(report: &str) -> ParsedRun {
         {
             run.network_failures.insert(test.clone());
         }
-        record(&mut run, &test, status);
+        run.record(&test, status);
     }
     run
 }
@@ -91,7 +73,7 @@ pub fn parse_go_test_log(log: &str) -> ParsedRun {
             _ => continue,
         };
         let Some((name, _duration)) = rest.rsplit_once(" (") else { continue };
-        record(&mut run, name, status);
+        run.record(name, status);
     }
     run
 }

@@ -221,17 +221,10 @@ pub(crate) fn run_helper_script(script: &str, tool: &[&str], files_present: &[&s
 mod tests {
 
     use super::*;
-    use crate::model::EnvironmentSpec;
     use crate::sandbox::images::fixtures::{self, settings};
 
     fn request() -> EnvironmentRequest {
-        fixtures::request(EnvironmentSpec {
-            ecosystem: "java".into(),
-            runtime: "jdk17".into(),
-            install: vec!["mvn -B test-compile".into()],
-            test_command: "mvn -B -o".into(),
-            ..Default::default()
-        })
+        fixtures::request_for("java", "jdk17", &["mvn -B test-compile"], "mvn -B -o")
     }
 
     #[test]

@@ -236,19 +236,12 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         return Err(InferError::NotRecognised { language: "Java", expected: "pom.xml" });
     };
     let level = declared_level(pom);
-    let runtime = choose_runtime(level, date, runtimes).ok_or_else(|| InferError::NoRuntime {
-        language: "Java",
-        requires: level.map_or("any JDK".to_string(), |level| format!("Java {level}")),
-        available: if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") },
+    let runtime = choose_runtime(level, date, runtimes).ok_or_else(|| {
+        let requires = level.map_or("any JDK".to_string(), |level| format!("Java {level}"));
+        InferError::no_runtime("Java", requires, runtimes)
     })?;
-    Ok(EnvironmentSpec {
-        ecosystem: super::NAME.into(),
-        runtime,
-        install: vec![RELEASE_FOR_SNAPSHOT_PARENT.into(), RESOLVE_AND_COMPILE.into(), WARM_TEST_RUN.into()],
-        test_command: TEST_COMMAND.into(),
-        source: "inferred".into(),
-        ..EnvironmentSpec::default()
-    })
+    let install = vec![RELEASE_FOR_SNAPSHOT_PARENT.into(), RESOLVE_AND_COMPILE.into(), WARM_TEST_RUN.into()];
+    Ok(EnvironmentSpec::inferred(super::NAME, runtime, install, TEST_COMMAND.into()))
 }
 
 #[cfg(test)]

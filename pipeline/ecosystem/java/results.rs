@@ -29,16 +29,6 @@ pub fn class_id(classname: &str) -> String {
     classname.split('$').next().unwrap_or(classname).trim().to_string()
 }
 
-/// The worse of two statuses of one class.
-fn worse(a: TestStatus, b: TestStatus) -> TestStatus {
-    let rank = |status: &TestStatus| match status {
-        TestStatus::Failed | TestStatus::Error => 2,
-        TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass => 1,
-        TestStatus::Skipped => 0,
-    };
-    if rank(&b) > rank(&a) { b } else { a }
-}
-
 /// Records one result of a class (a test case, or a console line's summary), keeping
 /// the worse status and adding up durations; ids outside `wanted` (when it has any) are
 /// left out.
@@ -47,8 +37,7 @@ fn record(run: &mut ParsedRun, wanted: &BTreeSet<String>, class: &str, status: T
     if id.is_empty() || (!wanted.is_empty() && !wanted.contains(&id)) {
         return;
     }
-    let merged = run.tests.get(&id).map_or(status, |known| worse(*known, status));
-    run.tests.insert(id.clone(), merged);
+    run.record(&id, status);
     *run.durations.entry(id).or_insert(0.0) += seconds;
 }
 
@@ -94,7 +83,7 @@ pub fn parse_surefire_xml(xml: &str, wanted: &BTreeSet<String>) -> ParsedRun {
                 };
                 if let (Some(status), Some(case)) = (status, open.as_mut()) {
                     // A flaky rerun that passed in the end is reported as `flakyFailure`: not a failure.
-                    case.2 = worse(case.2, status);
+                    case.2 = case.2.worse(status);
                     if status == TestStatus::Skipped && case.2 == TestStatus::Passed {
                         case.2 = TestStatus::Skipped;
                     }

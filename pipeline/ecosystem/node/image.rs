@@ -224,17 +224,10 @@ pub fn harness_setup(_version: &str) -> Vec<String> {
 mod tests {
 
     use super::*;
-    use crate::model::EnvironmentSpec;
     use crate::sandbox::images::fixtures::{self, settings};
 
     fn request() -> EnvironmentRequest {
-        fixtures::request(EnvironmentSpec {
-            ecosystem: "node".into(),
-            runtime: "node18".into(),
-            install: vec!["npm ci".into()],
-            test_command: "jest".into(),
-            ..Default::default()
-        })
+        fixtures::request_for("node", "node18", &["npm ci"], "jest")
     }
 
     #[test]

@@ -493,27 +493,19 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     let text = files.get("package.json").ok_or(not_recognised.clone())?;
     let package: Value = serde_json::from_str(text).map_err(|_| not_recognised)?;
     let declared = declared_node(&package, files);
-    let runtime = choose_runtime(&declared, date, runtimes).ok_or_else(|| InferError::NoRuntime {
-        language: "Node",
-        requires: match &declared {
+    let runtime = choose_runtime(&declared, date, runtimes).ok_or_else(|| {
+        let requires = match &declared {
             Declared::Exact(major) => format!("node {major} (.nvmrc)"),
             Declared::Range(range) => format!("node {range}"),
             Declared::Nothing => "any".into(),
-        },
-        available: if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") },
+        };
+        InferError::no_runtime("Node", requires, runtimes)
     })?;
     let manager = package_manager(&package, files, &[]);
     let test_command = test_command(&package)
         .or_else(|| runner_of_dependencies(&package).map(|runner| runner.as_str().to_string()))
         .unwrap_or_else(|| "node --test".to_string());
-    Ok(EnvironmentSpec {
-        ecosystem: super::NAME.into(),
-        runtime,
-        install: install_steps(&manager, date),
-        test_command,
-        source: "inferred".into(),
-        ..EnvironmentSpec::default()
-    })
+    Ok(EnvironmentSpec::inferred(super::NAME, runtime, install_steps(&manager, date), test_command))
 }
 
 #[cfg(test)]

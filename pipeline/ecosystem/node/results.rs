@@ -23,20 +23,6 @@ pub const SEPARATOR: &str = " > ";
 /// Node's wording of a missing network.
 const NETWORK_ERRORS: &[&str] = &["getaddrinfo ENOTFOUND", "getaddrinfo EAI_AGAIN", "ENETUNREACH", "EAI_AGAIN"];
 
-fn worse(a: TestStatus, b: TestStatus) -> TestStatus {
-    let rank = |status: &TestStatus| match status {
-        TestStatus::Failed | TestStatus::Error => 2,
-        TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass => 1,
-        TestStatus::Skipped => 0,
-    };
-    if rank(&b) > rank(&a) { b } else { a }
-}
-
-fn record(run: &mut ParsedRun, id: String, status: TestStatus) {
-    let merged = run.tests.get(&id).map_or(status, |known| worse(*known, status));
-    run.tests.insert(id, merged);
-}
-
 /// A path as the repository names it: relative to `/testbed` (reports give absolute
 /// paths).
 pub fn relative(path: &str) -> &str {
@@ -112,7 +98,7 @@ pub fn parse_json_report(report: &str) -> ParsedRun {
             {
                 run.network_failures.insert(id.clone());
             }
-            record(&mut run, id, status);
+            run.record(&id, status);
         }
     }
     run
@@ -142,7 +128,7 @@ pub fn parse_mocha_lines(report: &str) -> ParsedRun {
         if test.error.as_deref().is_some_and(|error| NETWORK_ERRORS.iter().any(|phrase| error.contains(phrase))) {
             run.network_failures.insert(id.clone());
         }
-        record(&mut run, id, status);
+        run.record(&id, status);
     }
     run
 }
@@ -161,7 +147,7 @@ pub fn parse_printed_lines(log: &str) -> ParsedRun {
         } else {
             continue;
         };
-        record(&mut run, id.to_string(), status);
+        run.record(id, status);
     }
     run
 }
@@ -206,7 +192,7 @@ pub fn parse_tap_log(log: &str) -> ParsedRun {
                 return;
             };
             for (titles, status) in std::mem::take(pending).into_values().flatten() {
-                record(run, test_id(file, &titles), status);
+                run.record(&test_id(file, &titles), status);
             }
         };
     for line in log.lines() {
@@ -305,7 +291,7 @@ pub fn parse_verbose_log(log: &str) -> ParsedRun {
             _ => title,
         };
         if title.contains(SEPARATOR) && file.is_none() {
-            record(&mut run, title.to_string(), status); // Vitest: the id in full.
+            run.record(title, status); // Vitest: the id in full.
             continue;
         }
         let Some(file) = &file else { continue };
@@ -314,7 +300,7 @@ pub fn parse_verbose_log(log: &str) -> ParsedRun {
         }
         let mut titles: Vec<String> = suites.iter().map(|(_, name)| name.clone()).collect();
         titles.push(title.to_string());
-        record(&mut run, test_id(file, &titles), status);
+        run.record(&test_id(file, &titles), status);
     }
     run
 }

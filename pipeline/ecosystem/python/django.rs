@@ -16,10 +16,8 @@
 //!   pywatchman, selenium, ...), else the repository alone;
 //! - a UTF-8 locale (`C.UTF-8`): tests of i18n and of file names need one.
 
-use chrono::{DateTime, Utc};
-
 use super::{Pytest, infer};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles};
+use crate::ecosystem::{Ecosystem, ParsedRun, RepoFiles};
 use crate::model::EnvironmentSpec;
 use crate::sandbox::script::shell_quote;
 
@@ -56,56 +54,47 @@ fn declared_runtimes(files: &RepoFiles, available: &[String]) -> Vec<String> {
     declared
 }
 
+/// Pytest's spec as Django's runner installs it: the oldest runtime the classifiers
+/// declare that the project allows (else Pytest's), and the project with its test requirements
+/// (without the heavy ones, then alone, when those fail).
+fn adapt_pytest_spec(files: &RepoFiles, runtimes: &[String], pytest: EnvironmentSpec) -> EnvironmentSpec {
+    let allowed = infer::allowed_runtimes(files, runtimes);
+    let runtime = declared_runtimes(files, runtimes)
+        .into_iter()
+        .find(|runtime| allowed.contains(runtime))
+        .unwrap_or(pytest.runtime.clone());
+    let project = "uv pip install --no-build-isolation -e .";
+    let mut rungs: Vec<String> = Vec::new();
+    if files.contains_key(TEST_REQUIREMENTS) {
+        rungs.push(format!("{project} -r {TEST_REQUIREMENTS}"));
+        let heavy = HEAVY_REQUIREMENTS.join("|");
+        rungs.push(format!(
+            "grep -viE {} {TEST_REQUIREMENTS} > /tmp/django-test-requirements.txt && {project} -r /tmp/django-test-requirements.txt",
+            shell_quote(&format!("^\\s*({heavy})\\b"))
+        ));
+    }
+    rungs.push(project.to_string());
+    let install = rungs
+        .iter()
+        .enumerate()
+        .map(|(index, rung)| match index {
+            0 => format!("{{ {rung}; }}"),
+            _ => format!("{{ echo 'swe-harvest: install rung {}'; {rung}; }}", index + 1),
+        })
+        .collect::<Vec<_>>()
+        .join(" || ");
+    EnvironmentSpec { runtime, install: vec![install], ..pytest }
+}
+
 impl Ecosystem for DjangoRunner {
     fn name(&self) -> &'static str {
         "python-django"
     }
 
-    super::shares_pytest_environment!();
+    super::shares_pytest_environment!(test_command: TEST_COMMAND, adapt: adapt_pytest_spec);
 
     fn reads_for_inference(&self, path: &str) -> bool {
         Pytest.reads_for_inference(path) || path == TEST_REQUIREMENTS
-    }
-
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        let python = infer::infer(files, date, runtimes)?;
-        let allowed = infer::allowed_runtimes(files, runtimes);
-        let runtime = declared_runtimes(files, runtimes)
-            .into_iter()
-            .find(|runtime| allowed.contains(runtime))
-            .unwrap_or(python.runtime.clone());
-        let project = "uv pip install --no-build-isolation -e .";
-        let mut rungs: Vec<String> = Vec::new();
-        if files.contains_key(TEST_REQUIREMENTS) {
-            rungs.push(format!("{project} -r {TEST_REQUIREMENTS}"));
-            let heavy = HEAVY_REQUIREMENTS.join("|");
-            rungs.push(format!(
-                "grep -viE {} {TEST_REQUIREMENTS} > /tmp/django-test-requirements.txt && {project} -r /tmp/django-test-requirements.txt",
-                shell_quote(&format!("^\\s*({heavy})\\b"))
-            ));
-        }
-        rungs.push(project.to_string());
-        let install = rungs
-            .iter()
-            .enumerate()
-            .map(|(index, rung)| match index {
-                0 => format!("{{ {rung}; }}"),
-                _ => format!("{{ echo 'swe-harvest: install rung {}'; {rung}; }}", index + 1),
-            })
-            .collect::<Vec<_>>()
-            .join(" || ");
-        Ok(EnvironmentSpec {
-            ecosystem: self.name().into(),
-            runtime,
-            install: vec![install],
-            test_command: TEST_COMMAND.into(),
-            ..python
-        })
     }
 
     /// The Python files under `tests/` (not `__init__.py`, not the runner itself), as
@@ -158,7 +147,7 @@ fn labelled(test_command: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
 
     use super::*;
 

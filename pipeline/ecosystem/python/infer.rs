@@ -642,19 +642,6 @@ pub fn build_tools_cutoff(date: DateTime<Utc>, runtime: &str) -> NaiveDate {
 /// How [`pre_install_tools`]' command begins (the ladder redates it for another runtime).
 pub const PRE_INSTALL_TOOLS_PREFIX: &str = "uv pip install --upgrade --exclude-newer-package ";
 
-/// Pytest's spec for a framework that shares its environment but runs its own
-/// runner: `ecosystem` as the spec's owner and its `test_command`.
-pub fn infer_for_runner(
-    ecosystem: &str,
-    test_command: &str,
-    files: &RepoFiles,
-    date: DateTime<Utc>,
-    available: &[String],
-) -> Result<EnvironmentSpec, InferError> {
-    let spec = infer(files, date, available)?;
-    Ok(EnvironmentSpec { ecosystem: ecosystem.into(), test_command: test_command.into(), ..spec })
-}
-
 /// Proposes an environment for a repository whose packaging files are `files`, as of
 /// `date`, given the runtimes that have a base image.
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Result<EnvironmentSpec, InferError> {

@@ -11,9 +11,27 @@
 /// The part of an [`Ecosystem`] impl that every other Python test framework shares
 /// with [`Pytest`]: the language, the base images, the environment image, the build
 /// tools and the ladder. Such a framework is found only through Pytest's
-/// test-framework detection, never by paths alone.
+/// test-framework detection, never by paths alone. Its spec is Pytest's with the
+/// framework's name and `test_command`, then changed by `adapt` where one is given
+/// (`fn(&RepoFiles, &[String], EnvironmentSpec) -> EnvironmentSpec`).
 macro_rules! shares_pytest_environment {
-    () => {
+    (test_command: $test_command:expr $(, adapt: $adapt:expr)?) => {
+        fn infer(
+            &self,
+            files: &$crate::ecosystem::RepoFiles,
+            date: chrono::DateTime<chrono::Utc>,
+            runtimes: &[String],
+        ) -> Result<$crate::model::EnvironmentSpec, $crate::ecosystem::InferError> {
+            let pytest = $crate::ecosystem::python::infer::infer(files, date, runtimes)?;
+            let spec = $crate::model::EnvironmentSpec {
+                ecosystem: self.name().into(),
+                test_command: $test_command.into(),
+                ..pytest
+            };
+            $(let spec = $adapt(files, runtimes, spec);)?
+            Ok(spec)
+        }
+
         fn language(&self) -> &'static str {
             "python"
         }

@@ -4,11 +4,9 @@
 //! Python's ([`super::infer`], [`super::image`]) with the test command swapped, and
 //! SWE-bench's warning filters (SymPy's runner turns some warnings into failures).
 
-use chrono::{DateTime, Utc};
-
-use super::{Pytest, infer};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles};
-use crate::model::{EnvironmentSpec, TestStatus};
+use super::Pytest;
+use crate::ecosystem::{Ecosystem, ParsedRun};
+use crate::model::TestStatus;
 
 /// SymPy's runner.
 pub struct SympyRunner;
@@ -63,19 +61,10 @@ impl Ecosystem for SympyRunner {
         "python-sympy"
     }
 
-    super::shares_pytest_environment!();
+    super::shares_pytest_environment!(test_command: TEST_COMMAND);
 
     fn reads_for_inference(&self, path: &str) -> bool {
         Pytest.reads_for_inference(path)
-    }
-
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer_for_runner(self.name(), TEST_COMMAND, files, date, runtimes)
     }
 
     /// The `test_*.py` files of the diff.

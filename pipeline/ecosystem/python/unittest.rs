@@ -11,11 +11,9 @@
 //! The environment is pytest's ([`super::infer`], [`super::image`]) with the test
 //! command swapped.
 
-use chrono::{DateTime, Utc};
-
-use super::{Pytest, infer};
-use crate::ecosystem::{Ecosystem, InferError, ParsedRun, RepoFiles};
-use crate::model::{EnvironmentSpec, TestStatus};
+use super::Pytest;
+use crate::ecosystem::{Ecosystem, ParsedRun};
+use crate::model::TestStatus;
 
 /// Python with `python -m unittest`.
 pub struct Unittest;
@@ -78,19 +76,10 @@ impl Ecosystem for Unittest {
         "python-unittest"
     }
 
-    super::shares_pytest_environment!();
+    super::shares_pytest_environment!(test_command: TEST_COMMAND);
 
     fn reads_for_inference(&self, path: &str) -> bool {
         Pytest.reads_for_inference(path)
-    }
-
-    fn infer(
-        &self,
-        files: &RepoFiles,
-        date: DateTime<Utc>,
-        runtimes: &[String],
-    ) -> Result<EnvironmentSpec, InferError> {
-        infer::infer_for_runner(self.name(), TEST_COMMAND, files, date, runtimes)
     }
 
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {

@@ -223,19 +223,12 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         return Err(InferError::NotRecognised { language: "Rust", expected: "Cargo.toml" });
     }
     let wanted = wanted_minor(files, date);
-    let runtime = choose_runtime(wanted, runtimes).ok_or_else(|| InferError::NoRuntime {
-        language: "Rust",
-        requires: format!("1.{wanted}"),
-        available: if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") },
-    })?;
+    let runtime = choose_runtime(wanted, runtimes)
+        .ok_or_else(|| InferError::no_runtime("Rust", format!("1.{wanted}"), runtimes))?;
+    let install = vec![USE_IMAGE_LOCKFILE.into(), WARM_TARGET_DIR.into()];
     Ok(EnvironmentSpec {
-        ecosystem: "rust".into(),
-        runtime,
         system_packages: system_packages(files),
-        install: vec![USE_IMAGE_LOCKFILE.into(), WARM_TARGET_DIR.into()],
-        test_command: TEST_COMMAND.into(),
-        source: "inferred".into(),
-        ..EnvironmentSpec::default()
+        ..EnvironmentSpec::inferred("rust", runtime, install, TEST_COMMAND.into())
     })
 }
 

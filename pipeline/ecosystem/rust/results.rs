@@ -29,16 +29,6 @@ const NETWORK_ERRORS: &[&str] = &[
     "dns error",
 ];
 
-/// The worse of two statuses of one name (the same name in two targets).
-fn worse(a: TestStatus, b: TestStatus) -> TestStatus {
-    let rank = |status: &TestStatus| match status {
-        TestStatus::Failed | TestStatus::Error => 2,
-        TestStatus::Passed | TestStatus::Xfail | TestStatus::Xpass => 1,
-        TestStatus::Skipped => 0,
-    };
-    if rank(&b) > rank(&a) { b } else { a }
-}
-
 /// One result line: the test's name and status.
 pub fn result_line(line: &str) -> Option<(&str, TestStatus)> {
     let rest = line.trim().strip_prefix("test")?;
@@ -89,11 +79,7 @@ fn network_failures(log: &str) -> BTreeSet<String> {
 pub fn parse_cargo_test_log(log: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     for (name, status) in log.lines().filter_map(result_line) {
-        let merged = match run.tests.get(name) {
-            Some(known) => worse(*known, status),
-            None => status,
-        };
-        run.tests.insert(name.to_string(), merged);
+        run.record(name, status);
     }
     run.network_failures =
         network_failures(log).into_iter().filter(|name| run.tests.get(name) == Some(&TestStatus::Failed)).collect();

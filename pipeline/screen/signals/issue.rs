@@ -9,7 +9,7 @@ use super::Reading;
 use crate::git::patch_text::LineKind;
 use crate::screen::code::{self, collapse};
 use crate::screen::flags::{Evidence, Flag, FlagCode, Source, one_line, quoted_list};
-use crate::screen::text::TextLine;
+use crate::screen::text::{TextLine, regex};
 
 /// The issue states no expected behaviour, shows no reproduction and names no error.
 /// Returns the flag, if raised.
@@ -30,16 +30,12 @@ pub fn too_thin(reading: &Reading<'_>) -> Option<Flag> {
     })
 }
 
-static IMAGE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)(!\[[^\]]*\]\([^)]*\)|<img\b[^>]*>|\bscreen ?shots?\b)").expect("a valid regex"));
+static IMAGE: LazyLock<Regex> = LazyLock::new(|| regex(r"(?i)(!\[[^\]]*\]\([^)]*\)|<img\b[^>]*>|\bscreen ?shots?\b)"));
 static IMAGE_URL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(\.(png|jpe?g|gif|svg|bmp|webp)([?#].*)?$|user-images\.githubusercontent\.com|/assets/)")
-        .expect("a valid regex")
+    regex(r"(?i)(\.(png|jpe?g|gif|svg|bmp|webp)([?#].*)?$|user-images\.githubusercontent\.com|/assets/)")
 });
-static VIDEO_URL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(\.(mp4|mov|webm|avi|mkv)([?#].*)?$|youtube\.com|youtu\.be|vimeo\.com|loom\.com)")
-        .expect("a valid regex")
-});
+static VIDEO_URL: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)(\.(mp4|mov|webm|avi|mkv)([?#].*)?$|youtube\.com|youtu\.be|vimeo\.com|loom\.com)"));
 
 /// Links, images and videos whose content the issue relies on. A link to the
 /// repository's own code (`github.com/OWNER/NAME/blob|tree|commit/...`) is inside it.
@@ -97,13 +93,13 @@ pub fn external_resources(reading: &Reading<'_>) -> (Option<Flag>, usize) {
 
 /// A list item that asks for a change.
 static REQUEST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(\d+[.)]|[-*•])\s+.*\b(should|add|allow|support|make|fix|change|remove|rename|deprecate|implement|expose|return|raise|accept|update)\b")
-        .expect("a valid regex")
+    regex(
+        r"(?i)^\s*(\d+[.)]|[-*•])\s+.*\b(should|add|allow|support|make|fix|change|remove|rename|deprecate|implement|expose|return|raise|accept|update)\b",
+    )
 });
 /// A sentence that opens another issue.
 static ANOTHER_ISSUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(another|a second|a separate|secondly|a related|one more) (issue|problem|bug|thing|request)\b")
-        .expect("a valid regex")
+    regex(r"(?i)\b(another|a second|a separate|secondly|a related|one more) (issue|problem|bug|thing|request)\b")
 });
 
 /// The pull request resolves several issues, or the issue asks for several changes (a
@@ -147,7 +143,7 @@ pub fn several_issues(reading: &Reading<'_>) -> Option<Flag> {
 /// The issue's prose is not English, by `whatlang` on its prose with URLs and inline
 /// code removed (at least ten words), or because most of its letters are not Latin.
 pub fn not_english(reading: &Reading<'_>) -> Option<Flag> {
-    static NOISE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"https?://\S+|`[^`]*`").expect("a valid regex"));
+    static NOISE: LazyLock<Regex> = LazyLock::new(|| regex(r"https?://\S+|`[^`]*`"));
     let prose: String =
         reading.issue.prose().map(|line| NOISE.replace_all(line.text, " ").into_owned()).collect::<Vec<_>>().join("\n");
     let words = prose.split_whitespace().count();

@@ -12,11 +12,13 @@ use super::Reading;
 use crate::git::patch_text::{DiffFile, DiffLine, LineKind};
 use crate::screen::code::{self, NameKind, collapse};
 use crate::screen::flags::{Evidence, Flag, FlagCode, Source, quoted_list};
+use crate::screen::text::regex;
 
 /// A statement that checks something: the start of an assertion.
 static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(\bassert|raises|\bwarns|\bmatch\s*=|expect|\bmsg\s*=|message|==|\.to(Be|Equal|Throw)|\bt\.(error|fatal))")
-        .expect("a valid regex")
+    regex(
+        r"(?i)(\bassert|raises|\bwarns|\bmatch\s*=|expect|\bmsg\s*=|message|==|\.to(Be|Equal|Throw)|\bt\.(error|fatal))",
+    )
 });
 
 /// The test's own name in a test id: pytest's `path::Class::name[param]`, Django's
@@ -340,9 +342,8 @@ pub fn flaky(reading: &Reading<'_>) -> Option<Flag> {
 /// Exception types the new tests expect (`raises(X`, `assertRaises(X`) that the issue
 /// never names: a signal of tests that check a behaviour the issue leaves open.
 pub fn unnamed_exceptions(reading: &Reading<'_>) -> usize {
-    static EXPECTED_EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?:raises|assertRaises\w*|warns|assertWarns\w*)\(\s*([A-Za-z_][\w.]*)").expect("a valid regex")
-    });
+    static EXPECTED_EXCEPTION: LazyLock<Regex> =
+        LazyLock::new(|| regex(r"(?:raises|assertRaises\w*|warns|assertWarns\w*)\(\s*([A-Za-z_][\w.]*)"));
     let mut names = BTreeSet::new();
     for file in reading.files_in_scope() {
         for line in file.lines_of(LineKind::Added) {

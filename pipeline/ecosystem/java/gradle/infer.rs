@@ -168,26 +168,22 @@ pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Re
                   Debian's gradle is 4.4.1; download gradle-<version>-bin.zip elsewhere and name it in the config: \
                   [validate] gradle_distributions = { \"<version>\" = \"/path/to/gradle-<version>-bin.zip\" }",
         })?;
-    let runtime = choose_jdk(&distribution, runtimes).ok_or_else(|| InferError::NoRuntime {
-        language: "Java",
-        requires: match &distribution {
+    let runtime = choose_jdk(&distribution, runtimes).ok_or_else(|| {
+        let requires = match &distribution {
             Distribution::Debian => "jdk17 or jdk11 (for Debian's gradle)".to_string(),
             Distribution::Configured(version) => format!("a JDK for Gradle {version}"),
-        },
-        available: if runtimes.is_empty() { "none".to_string() } else { runtimes.join(", ") },
+        };
+        InferError::no_runtime("Java", requires, runtimes)
     })?;
     let gradle = distribution.command();
+    let install = vec![resolve_and_compile(&gradle), warm_test_run(&gradle)];
+    let test_command = format!("{gradle} --offline {OPTIONS}");
     Ok(EnvironmentSpec {
-        ecosystem: super::NAME.into(),
-        runtime,
         system_packages: match distribution {
             Distribution::Debian => vec![DEBIAN_PACKAGE.to_string()],
             Distribution::Configured(_) => Vec::new(),
         },
-        install: vec![resolve_and_compile(&gradle), warm_test_run(&gradle)],
-        test_command: format!("{gradle} --offline {OPTIONS}"),
-        source: "inferred".into(),
-        ..EnvironmentSpec::default()
+        ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command)
     })
 }
 
