@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The offline demo: the whole pipeline, discover to release, on two synthetic Python
-# repositories and a Go module whose GitHub side is served by the API simulator. Sets up what is
-# missing (Docker, base images), builds the release binaries, runs
+# repositories and a Go module whose GitHub side is served by the API simulator. Builds the
+# release binaries, sets up what is missing (Docker, base images), runs
 # `swe-harvest run` then `release` into a fresh data dir, prints the funnel and the
 # release path, and exits 0 only when the release holds exactly the tasks that
 # should survive and every other pull request was dropped for the expected reason.
@@ -15,12 +15,6 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-step "setting up Docker and base images"
-# The demo's Go module needs the Go base images besides the Python ones.
-languages="${SWE_HARVEST_LANGUAGES:-python}"
-case " $languages " in *" go "*) ;; *) languages="$languages go" ;; esac
-SWE_HARVEST_LANGUAGES="$languages" scripts/setup.sh
-
 if [ -n "${SWE_HARVEST_DEMO_BIN_DIR:-}" ]; then
     bin=$SWE_HARVEST_DEMO_BIN_DIR
 else
@@ -30,6 +24,13 @@ else
     target_dir=${CARGO_TARGET_DIR:-target}
     if [ "$profile" = dev ]; then bin="$target_dir/debug"; else bin="$target_dir/$profile"; fi
 fi
+
+step "setting up Docker and base images"
+# The demo's Go module needs the Go base images besides the Python ones; the image plan
+# comes from the binary just built (setup.sh would otherwise build a debug one).
+languages="${SWE_HARVEST_LANGUAGES:-python}"
+case " $languages " in *" go "*) ;; *) languages="$languages go" ;; esac
+SWE_HARVEST_BIN="$bin/swe-harvest" SWE_HARVEST_LANGUAGES="$languages" scripts/setup.sh
 
 work=${SWE_HARVEST_DEMO_DIR:-$(mktemp -d /tmp/swe-harvest-demo.XXXXXX)}
 mkdir -p "$work"
