@@ -286,19 +286,12 @@ pub fn plan(languages: &[String], tags: &[String]) -> Result<Plan, PlanError> {
                 .iter()
                 .flat_map(|runtimes| runtimes.images.iter().map(|image| runtimes.tag(&runtimes.key(image.version))))
                 .collect();
-            known.extend(
-                catalogue
-                    .iter()
-                    .filter(|runtimes| runtimes.upstream.is_some())
-                    .filter_map(|runtimes| Some((runtimes, runtimes.upstream?)))
-                    .map(|(runtimes, upstream)| {
-                        let image = upstream.image.replace("{version}", "X.Y");
-                        format!(
-                            "another {} from {image} where its registry answers",
-                            runtimes.tag(&runtimes.key("X.Y"))
-                        )
-                    }),
-            );
+            known.extend(catalogue.iter().filter_map(|runtimes| Some((runtimes, runtimes.upstream?))).map(
+                |(runtimes, upstream)| {
+                    let image = upstream.image.replace("{version}", "X.Y");
+                    format!("another {} from {image} where its registry answers", runtimes.tag(&runtimes.key("X.Y")))
+                },
+            ));
             return Err(PlanError::UnknownImage { tag: tag.clone(), known: known.join(", ") });
         };
         add(image);
