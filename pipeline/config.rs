@@ -390,6 +390,16 @@ pub struct Registries {
     /// The crates index: cargo in Rust builds (a source replacing crates.io; the
     /// `sparse+` protocol).
     pub crates_index: String,
+    /// The Debian archive that apt reaches in builds that add system packages: the
+    /// mirror the base images were made from (`scripts/setup.sh`,
+    /// `SWE_HARVEST_DEBIAN_MIRROR`). Plain HTTP by default, as Debian serves it: apt
+    /// checks every file against the archive's signed `Release`.
+    pub debian_archive: String,
+    /// More destinations that builds may reach (`https://host[:port]` for a tunnel to
+    /// the host, `http://host[:port]` for plain requests to it): a registry that a
+    /// project's own files name (a Yarn or Gradle registry, a POM repository). Every
+    /// destination not listed here or above is refused by the build proxy.
+    pub allow: Vec<String>,
 }
 
 impl Default for Registries {
@@ -400,6 +410,8 @@ impl Default for Registries {
             go_proxy: Registries::GO.into(),
             maven_repository: Registries::MAVEN.into(),
             crates_index: Registries::CRATES.into(),
+            debian_archive: Registries::DEBIAN.into(),
+            allow: Vec::new(),
         }
     }
 }
@@ -410,16 +422,35 @@ impl Registries {
     pub const GO: &str = "https://proxy.golang.org";
     pub const MAVEN: &str = "https://repo.maven.apache.org/maven2";
     pub const CRATES: &str = "sparse+https://index.crates.io/";
+    pub const DEBIAN: &str = "http://deb.debian.org/debian";
 
     /// Every registry as (setting, language of the builds that reach it, URL).
-    pub fn all(&self) -> [(&'static str, &'static str, &str); 5] {
+    pub fn all(&self) -> [(&'static str, &'static str, &str); 6] {
         [
             ("pypi_index", "python", &self.pypi_index),
             ("npm_registry", "javascript/typescript", &self.npm_registry),
             ("go_proxy", "go", &self.go_proxy),
             ("maven_repository", "java", &self.maven_repository),
             ("crates_index", "rust", &self.crates_index),
+            ("debian_archive", "system packages", &self.debian_archive),
         ]
+    }
+
+    /// The hosts that a public registry sends its clients on to, as (setting, URL):
+    /// PyPI's files, crates.io's downloads, the Go checksum database. A mirror set in
+    /// place of the public registry serves these itself (or its hosts go in `allow`).
+    pub fn companions(&self) -> Vec<(&'static str, &'static str)> {
+        let mut companions = Vec::new();
+        if self.pypi_index == Registries::PYPI {
+            companions.push(("pypi_index", "https://files.pythonhosted.org"));
+        }
+        if self.crates_index == Registries::CRATES {
+            companions.push(("crates_index", "https://static.crates.io"));
+        }
+        if self.go_proxy == Registries::GO {
+            companions.push(("go_proxy", "https://sum.golang.org"));
+        }
+        companions
     }
 }
 
@@ -638,6 +669,11 @@ impl Check for Config {
         for (key, _, url) in validate.registries.all() {
             check_registry_url(origin, &format!("validate.registries.{key}"), url)?;
         }
+        for url in &validate.registries.allow {
+            check_registry_url(origin, "validate.registries.allow", url)?;
+        }
+        crate::sandbox::egress::Allowlist::of(&validate.effective_registries())
+            .map_err(|message| invalid(origin, "validate.registries", message))?;
         if let Some(index_url) = &validate.index_url {
             check_registry_url(origin, "validate.index_url", index_url)?;
             if validate.registries.pypi_index != Registries::PYPI && validate.registries.pypi_index != *index_url {
@@ -889,7 +925,12 @@ mod tests {
         );
         assert_eq!(from_env.unwrap().config.validate.registries.crates_index, "sparse+https://crates.example.com/");
         let names: Vec<&str> = Registries::default().all().iter().map(|(name, _, _)| *name).collect();
-        assert_eq!(names, ["pypi_index", "npm_registry", "go_proxy", "maven_repository", "crates_index"]);
+        assert_eq!(
+            names,
+            ["pypi_index", "npm_registry", "go_proxy", "maven_repository", "crates_index", "debian_archive"]
+        );
+        let error = load_text("[validate.registries]\nallow = [\"https://\"]\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("validate.registries.allow") && error.contains("`https://`"), "{error}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod crawl;
 mod dataset;
 mod demo;
 mod discover;
+mod egress;
 mod extract;
 mod git_diff;
 mod images;

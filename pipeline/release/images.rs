@@ -182,7 +182,7 @@ pub async fn build_instance_image(
         tag: tag.clone(),
         context,
         labels: [("swe-harvest.instance-id".to_string(), instance_id.clone())].into(),
-        network_off: true,
+        network: crate::sandbox::BuildNetwork::Off,
         timeout: build.timeout,
         limits: build.limits,
     };
@@ -196,7 +196,7 @@ pub async fn build_instance_image(
             message: format!("timed out after {}s", build.timeout.as_secs()),
             log: log_path,
         }),
-        Err(BuildFailure::Failed { message, step_output }) => Err(ImagesError::Build {
+        Err(BuildFailure::Failed { message, step_output, .. }) => Err(ImagesError::Build {
             tag,
             message: crate::sandbox::images::build_diagnosis(&step_output, &message),
             log: log_path,

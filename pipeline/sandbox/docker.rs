@@ -37,8 +37,9 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
+use super::egress;
 use super::output::BoundedOutput;
-use super::{Backend, BuildFailure, DATA_DIR_LABEL, ImageBuild, Job, JobOutput, Limits, RunError};
+use super::{Backend, BuildFailure, BuildNetwork, DATA_DIR_LABEL, ImageBuild, Job, JobOutput, Limits, RunError};
 use super::{SandboxError, archive, job_ulimits, script};
 
 /// The time limit of one ordinary engine call (create, start, inspect, remove, ...).
@@ -79,6 +80,8 @@ pub struct DockerBackend {
     /// of a run: removing them at once could take a cached step from under a
     /// concurrent build that shares it (another environment commit of the repository).
     failed_steps: std::sync::Mutex<Vec<String>>,
+    /// The build proxy's image, once made.
+    egress_image: tokio::sync::Mutex<Option<String>>,
 }
 
 impl DockerBackend {
@@ -91,12 +94,108 @@ impl DockerBackend {
         let docker = docker.with_timeout(Duration::from_secs(24 * 3600));
         let docker = docker.negotiate_version().await.map_err(unavailable)?;
         docker.ping().await.map_err(unavailable)?;
-        Ok(DockerBackend { docker, live: Containers::default(), failed_steps: Default::default() })
+        Ok(DockerBackend {
+            docker,
+            live: Containers::default(),
+            failed_steps: Default::default(),
+            egress_image: Default::default(),
+        })
     }
 
     /// The engine's client, for a backend built on this one ([`super::swarm`]).
     pub(crate) fn engine(&self) -> &Docker {
         &self.docker
+    }
+}
+
+impl DockerBackend {
+    /// Makes a build's network and starts its proxy (the proxy's image first, once).
+    async fn open_egress(&self, allowlist: &egress::Allowlist) -> Result<egress::BuildEgress, String> {
+        let image = {
+            let mut image = self.egress_image.lock().await;
+            if image.is_none() {
+                *image = Some(egress::proxy_image(&self.docker).await?);
+            }
+            image.clone().unwrap_or_default()
+        };
+        let labels = [(super::RUN_LABEL.to_string(), crate::process::RunId::current().to_string())].into();
+        let egress = egress::BuildEgress::open(&self.docker, &image, allowlist, labels).await?;
+        self.live.add(egress.container());
+        Ok(egress)
+    }
+
+    /// Builds on the build's network: none, or the egress's (with its proxy in the
+    /// build arguments).
+    async fn build_on(
+        &self,
+        build: &ImageBuild,
+        egress: Option<&egress::BuildEgress>,
+        log: &mut String,
+    ) -> Result<(), BuildFailure> {
+        let labels: HashMap<String, String> = build.labels.clone().into_iter().collect();
+        let mut options = BuildImageOptionsBuilder::default()
+            .dockerfile("Dockerfile")
+            .t(&build.tag)
+            .rm(true)
+            .forcerm(true)
+            .labels(&labels);
+        let proxy_args = egress.map(egress::BuildEgress::build_args).unwrap_or_default();
+        match egress {
+            None => options = options.networkmode("none"),
+            Some(egress) => options = options.networkmode(egress.network()).buildargs(&proxy_args),
+        }
+        if build.limits.memory_bytes > 0 {
+            // The engine's API takes 64 bits; bollard's builder 32: builds get at most 2 GiB.
+            let memory = i32::try_from(build.limits.memory_bytes).unwrap_or(i32::MAX);
+            options = options.memory(memory).memswap(memory);
+        }
+        if build.limits.nano_cpus > 0 {
+            const PERIOD: i64 = 100_000;
+            let quota = (build.limits.nano_cpus * PERIOD / 1_000_000_000).max(1000);
+            options = options.cpuperiod(PERIOD as i32).cpuquota(i32::try_from(quota).unwrap_or(i32::MAX));
+        }
+        let options = options.build();
+        // What the build went through, for the diagnosis and the clean-up of a failure.
+        let mut progress = BuildProgress::default();
+        let outcome = tokio::time::timeout(build.timeout, async {
+            let context = bollard::body_full(build.context.clone().into());
+            let mut stream = self.docker.build_image(options, None, Some(context));
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(info) => {
+                        if let Some(text) = info.stream {
+                            log.push_str(&text);
+                            progress.read(&text);
+                        }
+                        if let Some(detail) = info.error_detail {
+                            let message = detail.message.unwrap_or_else(|| "the build failed".to_string());
+                            log.push_str(&message);
+                            return Err(BuildFailure::Failed {
+                                message,
+                                step_output: progress.step_output.clone(),
+                                refused: Vec::new(),
+                            });
+                        }
+                    }
+                    Err(error) => {
+                        log.push_str(&error.to_string());
+                        return Err(BuildFailure::Failed {
+                            message: error.to_string(),
+                            step_output: progress.step_output.clone(),
+                            refused: Vec::new(),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        })
+        .await;
+        let outcome =
+            outcome.unwrap_or_else(|_| Err(BuildFailure::TimedOut { step_output: progress.step_output.clone() }));
+        if outcome.is_err() {
+            self.remove_leftovers(&progress).await;
+        }
+        outcome
     }
 }
 
@@ -198,7 +297,7 @@ impl Containers {
 
 /// Removes a container (with force) and returns once it is gone, also when another
 /// task's removal of it is already under way (the engine answers 409 then).
-async fn remove(docker: &Docker, id: &str) {
+pub(super) async fn remove(docker: &Docker, id: &str) {
     use bollard::errors::Error::DockerResponseServerError;
     let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
     let Ok(removed) = tokio::time::timeout(CALL_TIMEOUT, docker.remove_container(id, Some(options))).await else {
@@ -288,63 +387,23 @@ impl Backend for DockerBackend {
     }
 
     async fn build(&self, build: &ImageBuild, log: &mut String) -> Result<(), BuildFailure> {
-        let labels: HashMap<String, String> = build.labels.clone().into_iter().collect();
-        let mut options = BuildImageOptionsBuilder::default()
-            .dockerfile("Dockerfile")
-            .t(&build.tag)
-            .rm(true)
-            .forcerm(true)
-            .labels(&labels);
-        if build.network_off {
-            options = options.networkmode("none");
+        let egress = match &build.network {
+            BuildNetwork::Off => None,
+            BuildNetwork::Registries(allowlist) => Some(self.open_egress(allowlist).await.map_err(|message| {
+                BuildFailure::Failed { message, step_output: String::new(), refused: Vec::new() }
+            })?),
+        };
+        let outcome = self.build_on(build, egress.as_ref(), log).await;
+        let Some(egress) = egress else { return outcome };
+        self.live.forget(egress.container());
+        let refused = egress.close(&self.docker).await;
+        if !refused.is_empty() {
+            log.push_str(&format!("\n--- refused by the build proxy ---\n{}\n", refused.join("\n")));
         }
-        if build.limits.memory_bytes > 0 {
-            // The engine's API takes 64 bits; bollard's builder 32: builds get at most 2 GiB.
-            let memory = i32::try_from(build.limits.memory_bytes).unwrap_or(i32::MAX);
-            options = options.memory(memory).memswap(memory);
-        }
-        if build.limits.nano_cpus > 0 {
-            const PERIOD: i64 = 100_000;
-            let quota = (build.limits.nano_cpus * PERIOD / 1_000_000_000).max(1000);
-            options = options.cpuperiod(PERIOD as i32).cpuquota(i32::try_from(quota).unwrap_or(i32::MAX));
-        }
-        let options = options.build();
-        // What the build went through, for the diagnosis and the clean-up of a failure.
-        let mut progress = BuildProgress::default();
-        let outcome = tokio::time::timeout(build.timeout, async {
-            let context = bollard::body_full(build.context.clone().into());
-            let mut stream = self.docker.build_image(options, None, Some(context));
-            while let Some(item) = stream.next().await {
-                match item {
-                    Ok(info) => {
-                        if let Some(text) = info.stream {
-                            log.push_str(&text);
-                            progress.read(&text);
-                        }
-                        if let Some(detail) = info.error_detail {
-                            let message = detail.message.unwrap_or_else(|| "the build failed".to_string());
-                            log.push_str(&message);
-                            return Err(BuildFailure::Failed { message, step_output: progress.step_output.clone() });
-                        }
-                    }
-                    Err(error) => {
-                        log.push_str(&error.to_string());
-                        return Err(BuildFailure::Failed {
-                            message: error.to_string(),
-                            step_output: progress.step_output.clone(),
-                        });
-                    }
-                }
-            }
-            Ok(())
+        outcome.map_err(|failure| match failure {
+            BuildFailure::Failed { message, step_output, .. } => BuildFailure::Failed { message, step_output, refused },
+            timed_out => timed_out,
         })
-        .await;
-        let outcome =
-            outcome.unwrap_or_else(|_| Err(BuildFailure::TimedOut { step_output: progress.step_output.clone() }));
-        if outcome.is_err() {
-            self.remove_leftovers(&progress).await;
-        }
-        outcome
     }
 
     async fn push(&self, tag: &str, registry: &str) -> Result<String, String> {
@@ -474,10 +533,16 @@ impl Backend for DockerBackend {
         for id in self.live.drain() {
             remove(&self.docker, &id).await;
         }
+        let this_run = crate::process::RunId::current().to_string();
+        egress::sweep(&self.docker, |labels| labels.get(super::RUN_LABEL) == Some(&this_run)).await;
         self.remove_failed_steps().await;
     }
 
     async fn sweep(&self, data_dir_label: &str) -> usize {
+        let (proxies, networks) = egress::sweep(&self.docker, super::left_behind).await;
+        if proxies + networks > 0 {
+            tracing::info!(proxies, networks, "removed the build proxies and networks of runs that are gone");
+        }
         let filters: HashMap<String, Vec<String>> =
             [("label".to_string(), vec![format!("{DATA_DIR_LABEL}={data_dir_label}")])].into();
         let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();

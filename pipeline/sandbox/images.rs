@@ -285,6 +285,9 @@ impl Images {
             .map_err(|error| ImageError::Context { tag: tag.clone(), message: error.to_string() })?
             .map_err(|message| ImageError::Context { tag, message })?
         };
+        let allowlist = super::egress::Allowlist::of(&self.settings.registries)
+            .map_err(|message| ImageError::Context { tag: tag.clone(), message })?;
+        let allowlist = Arc::new(allowlist);
         let mut log = String::new();
         log.push_str(&dockerfile);
         log.push_str("\n--- build output ---\n");
@@ -292,7 +295,7 @@ impl Images {
             tag: tag.clone(),
             context,
             labels: [("swe-harvest.key".to_string(), key.clone())].into(),
-            network_off: false,
+            network: super::BuildNetwork::Registries(allowlist),
             timeout: self.settings.build_timeout,
             limits: self.settings.build_limits,
         };
@@ -309,8 +312,12 @@ impl Images {
                 },
                 log: log_path,
             }),
-            Err(BuildFailure::Failed { message, step_output }) => {
-                Err(ImageError::BuildFailed { tag, message: build_diagnosis(&step_output, &message), log: log_path })
+            Err(BuildFailure::Failed { message, step_output, refused }) => {
+                let mut message = build_diagnosis(&step_output, &message);
+                if !refused.is_empty() {
+                    message = format!("{}; {message}", super::egress::diagnosis(&refused));
+                }
+                Err(ImageError::BuildFailed { tag, message, log: log_path })
             }
             Ok(()) => {
                 if self.backend.image_id(&tag).await.is_none() {

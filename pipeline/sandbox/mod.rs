@@ -19,6 +19,7 @@
 
 pub mod archive;
 pub mod docker;
+pub mod egress;
 pub mod images;
 pub mod output;
 pub mod script;
@@ -163,13 +164,22 @@ pub struct ImageBuild {
     pub tag: String,
     pub context: Vec<u8>,
     pub labels: BTreeMap<String, String>,
-    /// The build's `RUN` steps get no network (instance images install offline: the
-    /// code being installed is untrusted).
-    pub network_off: bool,
+    /// What the build's `RUN` steps reach: nothing (instance images install offline),
+    /// or the registries through the egress proxy ([`egress`]).
+    pub network: BuildNetwork,
     pub timeout: Duration,
     /// Memory and CPU of the build's `RUN` steps, which run the repository's own build
     /// code: the limits of the jobs ([`BuildLimits::of`]).
     pub limits: BuildLimits,
+}
+
+/// The network of a build's `RUN` steps: the code they run is untrusted.
+#[derive(Debug, Clone)]
+pub enum BuildNetwork {
+    /// None at all.
+    Off,
+    /// The destinations of the allowlist, through the egress proxy, and nothing else.
+    Registries(Arc<egress::Allowlist>),
 }
 
 /// What a build may use.
@@ -202,6 +212,8 @@ pub enum BuildFailure {
         /// The failing step's own output (what its command printed), without the
         /// engine's lines; empty when the failure was not in a step's command.
         step_output: String,
+        /// The destinations the egress proxy refused during the build.
+        refused: Vec<String>,
     },
 }
 

@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod github_sim;
+pub mod probes;
 pub mod published;
 pub mod python_project;
 pub mod synthetic_repo;

@@ -56,6 +56,33 @@ store.setCertificateEntry(\"swe-harvest-\" + count++, certificate); } } \
 try (OutputStream out = new FileOutputStream(args[2])) { store.store(out, \"changeit\".toCharArray()); } \
 System.out.println(\"swe-harvest: \" + count + \" certificates added to the truststore\"); } }";
 
+/// The shell text that splits the build proxy's URL (`$HTTPS_PROXY`, set only in builds,
+/// see [`crate::sandbox::egress`]) into `$proxy_host` and `$proxy_port`; run only when it
+/// is set.
+const SPLIT_PROXY: &str =
+    "proxy=${HTTPS_PROXY#http://}; proxy=${proxy%/}; proxy_host=${proxy%:*}; proxy_port=${proxy##*:}";
+
+/// Before the install step: Maven reads no proxy from the environment, so the build
+/// proxy becomes a `<proxies>` entry of the user's settings (added to the mirror's,
+/// when there is one) for the install step only; [`MAVEN_PROXY_AFTER`] restores them.
+const MAVEN_PROXY_BEFORE: &str = "if [ -n \"${HTTPS_PROXY:-}\" ]; then {split}; \
+     entry=\"<proxies><proxy><id>swe-harvest-https</id><active>true</active><protocol>https</protocol><host>$proxy_host</host><port>$proxy_port</port></proxy><proxy><id>swe-harvest-http</id><active>true</active><protocol>http</protocol><host>$proxy_host</host><port>$proxy_port</port></proxy></proxies>\"; \
+     if [ -f /home/harvest/.m2/settings.xml ]; then cp /home/harvest/.m2/settings.xml /tmp/swe-harvest-settings.xml; \
+     sed -i \"s#</settings>#$entry</settings>#\" /home/harvest/.m2/settings.xml; \
+     else printf '<settings>%s</settings>\\n' \"$entry\" > /home/harvest/.m2/settings.xml; fi; fi; ";
+const MAVEN_PROXY_AFTER: &str = "; if [ -f /tmp/swe-harvest-settings.xml ]; then mv /tmp/swe-harvest-settings.xml /home/harvest/.m2/settings.xml; \
+     elif [ -n \"${HTTPS_PROXY:-}\" ]; then rm -f /home/harvest/.m2/settings.xml; fi";
+
+/// The build proxy as Gradle's system properties, appended to the Gradle user home's
+/// `gradle.properties` (which the install step removes at its end).
+pub(crate) fn gradle_proxy_properties() -> String {
+    format!(
+        "if [ -n \"${{HTTPS_PROXY:-}}\" ]; then {SPLIT_PROXY}; \
+         printf 'systemProp.%s.proxyHost=%s\\nsystemProp.%s.proxyPort=%s\\n' https \"$proxy_host\" https \"$proxy_port\" http \"$proxy_host\" http \"$proxy_port\" \
+         >> /home/harvest/.gradle/gradle.properties; fi; "
+    )
+}
+
 /// The shell text (`&& printf ... > settings.xml `) that makes another Maven repository
 /// than Maven Central the mirror of `central`; empty for Maven Central itself. The URL
 /// holds no XML or shell metacharacter (the config checks it).
@@ -92,7 +119,8 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         String::new()
     };
     dockerfile.enter_testbed(JAVA_ENV);
-    dockerfile.install(spec, Vec::new(), &maven_opts, "");
+    let before = format!("{maven_opts}{}", MAVEN_PROXY_BEFORE.replace("{split}", SPLIT_PROXY));
+    dockerfile.install(spec, Vec::new(), &before, MAVEN_PROXY_AFTER);
     dockerfile.empty_testbed();
     dockerfile.finish(request, "")
 }
@@ -247,7 +275,7 @@ mod tests {
     #[test]
     fn another_maven_repository_is_the_mirror_of_central() {
         let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(None));
-        assert!(!text.contains("settings.xml"), "Maven Central needs no settings: {text}");
+        assert!(!text.contains("<mirrors>"), "Maven Central needs no mirror: {text}");
         let mut mirrored = settings(None);
         mirrored.registries.maven_repository = "https://maven.example.com/central".into();
         let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &mirrored);

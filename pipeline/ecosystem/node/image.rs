@@ -65,7 +65,11 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
             network_env.push(format!("{name}={}", shell_quote(registry)));
         }
     }
-    let network_env = format!("export {}; ", network_env.join(" "));
+    // The build proxy (set only in builds, see `sandbox::egress`): npm and pnpm read
+    // `HTTPS_PROXY`; Yarn 1 reads npm's settings from the environment, Yarn 2 its own.
+    let proxy_env = "if [ -n \"${HTTPS_PROXY:-}\" ]; then export npm_config_proxy=\"$HTTP_PROXY\" \
+                     npm_config_https_proxy=\"$HTTPS_PROXY\" YARN_HTTP_PROXY=\"$HTTP_PROXY\" YARN_HTTPS_PROXY=\"$HTTPS_PROXY\"; fi; ";
+    let network_env = format!("export {}; {proxy_env}", network_env.join(" "));
     let mut dockerfile = Dockerfile::new("a Node environment image (see pipeline/ecosystem/node/image.rs)", base);
     dockerfile.system_packages(spec, "");
     dockerfile.unprivileged_user("/home/harvest/.local /testbed /swe-harvest/out", "");

@@ -62,7 +62,8 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         String::new()
     };
     dockerfile.enter_testbed(GRADLE_ENV);
-    dockerfile.install(spec, Vec::new(), &trust, "; rm -f /home/harvest/.gradle/gradle.properties");
+    let before = format!("{trust}{}", crate::ecosystem::java::image::gradle_proxy_properties());
+    dockerfile.install(spec, Vec::new(), &before, "; rm -f /home/harvest/.gradle/gradle.properties");
     dockerfile.empty_testbed();
     dockerfile.finish(request, "")
 }

@@ -1,0 +1,481 @@
+//! The build network: environment builds run the repository's own code (`setup.py`,
+//! build backends, npm `install` scripts, Cargo build scripts, Maven plugins) and
+//! reach the package registries of `validate.registries`, and nothing else.
+//!
+//! How, on a Docker engine (the local backend, and the swarm's builder):
+//! - Each build gets a network of its own: `internal` (no gateway, no route out) and
+//!   with no address of the host on its bridge (`inhibit_ipv4`). Without the second,
+//!   an internal network still reaches every service of the host through the
+//!   bridge's gateway address and the host's other addresses (measured on Docker
+//!   20.10); with it, a build container reaches only the containers of its network.
+//! - On it, and on the engine's default bridge, runs the egress proxy: Debian's
+//!   `tinyproxy` in a container of its own (unprivileged, no capabilities, memory and
+//!   process limits), whose filter allows exactly the [`Allowlist`]: a tunnel
+//!   (`CONNECT host:port`) to each `https` destination, plain requests only to a
+//!   destination whose URL is `http` (the Debian archive, whose files apt checks
+//!   against its signature). A name that is not listed is refused, and so is every
+//!   address by number: the host's, the private ranges, the link-local metadata
+//!   address. The proxy resolves names; the build network has no DNS of its own.
+//! - The build's `RUN` steps get the proxy in `HTTP_PROXY`/`HTTPS_PROXY` (Docker's
+//!   predefined build arguments: in no layer, no history, no content key), which
+//!   uv, pip, npm, Yarn, pnpm, cargo, go and apt read; Maven reads it from a proxy
+//!   entry that the Java images write for their install step only.
+//! - The proxy logs every refusal; its log is read when the build ends, the refused
+//!   destinations go into the build log, and a failed build's diagnosis names them
+//!   with the config key that would allow them ([`diagnosis`]).
+//! - The proxy's container and the network are removed when the build ends; the run's
+//!   end (`remove_running`) and a later run's sweep remove what a killed run left.
+//!
+//! The proxy's image is made once per engine from the Debian suite image that
+//! `scripts/setup.sh` builds (trusted: our own Dockerfile, on the default network).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, EndpointSettings, HostConfig, NetworkConnectRequest, NetworkCreateRequest};
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder,
+    LogsOptionsBuilder,
+};
+use futures::StreamExt;
+use sha2::{Digest, Sha256};
+
+use crate::config::Registries;
+
+/// The port the proxy listens on.
+pub const PROXY_PORT: u16 = 8888;
+/// The label of the proxy's containers and of the build networks (value: the build's tag).
+pub const EGRESS_LABEL: &str = "swe-harvest.egress";
+/// The Debian suite image the proxy's image is made from (`scripts/setup.sh`).
+const PROXY_BASE: &str = "swe-harvest/base:debian-bookworm";
+/// What the proxy may use: it relays bytes and holds no state.
+const PROXY_MEMORY_BYTES: i64 = 256 << 20;
+const PROXY_PIDS: i64 = 128;
+/// The time limit of the proxy's set-up calls (and of its image's build).
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+const IMAGE_BUILD_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// One destination that builds may reach.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Destination {
+    /// The host as the client names it (lower case).
+    pub host: String,
+    pub port: u16,
+    /// Plain requests (an `http://` URL) rather than a tunnel.
+    pub plain_http: bool,
+    /// The config key that allows it.
+    pub setting: String,
+}
+
+/// Every destination that builds may reach: the registries of `validate.registries`,
+/// the hosts the public ones send clients on to, and `validate.registries.allow`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowlist {
+    destinations: Vec<Destination>,
+}
+
+impl Allowlist {
+    /// The allowlist of `registries`; an error names a URL that has no host.
+    pub fn of(registries: &Registries) -> Result<Allowlist, String> {
+        let mut destinations = Vec::new();
+        for (key, _, url) in registries.all() {
+            destinations.push(destination(url, &format!("validate.registries.{key}"))?);
+        }
+        for (key, url) in registries.companions() {
+            destinations.push(destination(url, &format!("validate.registries.{key}"))?);
+        }
+        for url in &registries.allow {
+            destinations.push(destination(url, "validate.registries.allow")?);
+        }
+        destinations.sort();
+        destinations.dedup_by(|a, b| a.host == b.host && a.port == b.port && a.plain_http == b.plain_http);
+        Ok(Allowlist { destinations })
+    }
+
+    pub fn destinations(&self) -> &[Destination] {
+        &self.destinations
+    }
+
+    /// The proxy's filter: one extended regular expression per destination, matched
+    /// against what tinyproxy filters with `FilterURLs On` (a tunnel's `host:port`,
+    /// a plain request's whole URL).
+    pub fn proxy_filter(&self) -> String {
+        let mut lines: Vec<String> = self
+            .destinations
+            .iter()
+            .map(|destination| {
+                let host = regex::escape(&destination.host);
+                if destination.plain_http {
+                    let port =
+                        if destination.port == 80 { "(:80)?".to_string() } else { format!(":{}", destination.port) };
+                    format!("^http://{host}{port}(/|$)")
+                } else {
+                    format!("^{host}:{}$", destination.port)
+                }
+            })
+            .collect();
+        lines.push(String::new());
+        lines.join("\n")
+    }
+}
+
+/// The destination of a registry's URL (`sparse+` taken off a crates index).
+fn destination(url: &str, setting: &str) -> Result<Destination, String> {
+    let parsed = url::Url::parse(url.strip_prefix("sparse+").unwrap_or(url))
+        .map_err(|error| format!("{setting}: `{url}` is not a URL ({error})"))?;
+    let plain_http = match parsed.scheme() {
+        "https" => false,
+        "http" => true,
+        other => return Err(format!("{setting}: `{url}` is a {other} URL; builds reach http(s) only")),
+    };
+    let host = parsed.host_str().filter(|host| !host.is_empty());
+    let host = host.ok_or_else(|| format!("{setting}: `{url}` names no host"))?;
+    let port = parsed.port_or_known_default().unwrap_or(if plain_http { 80 } else { 443 });
+    Ok(Destination { host: host.trim_matches(['[', ']']).to_lowercase(), port, plain_http, setting: setting.into() })
+}
+
+/// tinyproxy's configuration: the filter above, denying what it does not match; no
+/// `Via` header; every `CONNECT` port (the filter names the port).
+fn proxy_config() -> String {
+    [
+        format!("Port {PROXY_PORT}"),
+        "Timeout 600".into(),
+        "MaxClients 128".into(),
+        "LogLevel Notice".into(),
+        "Filter \"/tmp/swe-harvest-egress.filter\"".into(),
+        "FilterURLs On".into(),
+        "FilterType ere".into(),
+        "FilterCaseSensitive No".into(),
+        "FilterDefaultDeny Yes".into(),
+        "DisableViaHeader Yes".into(),
+        String::new(),
+    ]
+    .join("\n")
+}
+
+/// The destinations that the proxy refused, in its log's order, each once: a
+/// tunnel's `host:port`, or a plain request's URL.
+pub fn refused(proxy_log: &str) -> Vec<String> {
+    const REFUSED: &str = "Proxying refused on filtered url \"";
+    let mut found: Vec<String> = Vec::new();
+    for line in proxy_log.lines() {
+        let Some((_, rest)) = line.split_once(REFUSED) else { continue };
+        let Some((target, _)) = rest.rsplit_once('"') else { continue };
+        if !found.iter().any(|seen| seen == target) {
+            found.push(target.to_string());
+        }
+    }
+    found
+}
+
+/// What a user reads when a build was refused destinations: each one, and the entry
+/// of `validate.registries.allow` that would allow it.
+pub fn diagnosis(refused: &[String]) -> String {
+    let entries: Vec<String> = refused
+        .iter()
+        .map(|target| {
+            let entry = match target.strip_prefix("http://") {
+                Some(rest) => format!("http://{}", rest.split('/').next().unwrap_or(rest)),
+                None => match target.rsplit_once(':') {
+                    Some((host, "443")) => format!("https://{host}"),
+                    _ => format!("https://{target}"),
+                },
+            };
+            format!("`{target}` (allowed by \"{entry}\" in validate.registries.allow)")
+        })
+        .collect();
+    format!("the build proxy refused {}: builds reach only the registries of validate.registries", entries.join(", "))
+}
+
+/// The proxy's image: tinyproxy from the Debian suite, tagged by its recipe.
+fn proxy_dockerfile() -> String {
+    format!(
+        "# Generated by swe-harvest: the build proxy (see pipeline/sandbox/egress.rs).\nFROM {PROXY_BASE}\n\
+         RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tinyproxy \
+         && rm -rf /var/lib/apt/lists/* && tinyproxy -v\n"
+    )
+}
+
+/// Makes the proxy's image unless the engine has it; returns its tag.
+pub async fn proxy_image(docker: &Docker) -> Result<String, String> {
+    let dockerfile = proxy_dockerfile();
+    let key = hex::encode(Sha256::digest(dockerfile.as_bytes()));
+    let tag = format!("swe-harvest/egress:{}", &key[..16]);
+    if docker.inspect_image(&tag).await.is_ok() {
+        return Ok(tag);
+    }
+    if docker.inspect_image(PROXY_BASE).await.is_err() {
+        return Err(format!(
+            "the build proxy's image is made from `{PROXY_BASE}`, which is missing: run scripts/setup.sh"
+        ));
+    }
+    let mut context = tar::Builder::new(Vec::new());
+    super::archive::append_bytes(&mut context, "Dockerfile", dockerfile.as_bytes(), 0o644, super::Owner::ROOT)
+        .map_err(|error| error.to_string())?;
+    let context = context.into_inner().map_err(|error| error.to_string())?;
+    let options = BuildImageOptionsBuilder::default().dockerfile("Dockerfile").t(&tag).rm(true).forcerm(true).build();
+    let mut output = String::new();
+    let built = tokio::time::timeout(IMAGE_BUILD_TIMEOUT, async {
+        let mut stream = docker.build_image(options, None, Some(bollard::body_full(context.into())));
+        while let Some(item) = stream.next().await {
+            let info = item.map_err(|error| error.to_string())?;
+            output.push_str(info.stream.as_deref().unwrap_or_default());
+            if let Some(detail) = info.error_detail {
+                return Err(detail.message.unwrap_or_default());
+            }
+        }
+        Ok(())
+    })
+    .await;
+    match built {
+        Ok(Ok(())) => Ok(tag),
+        Ok(Err(message)) => Err(format!("could not make the build proxy's image: {message}; its output: {output}")),
+        Err(_) => Err(format!("making the build proxy's image took over {}s", IMAGE_BUILD_TIMEOUT.as_secs())),
+    }
+}
+
+/// A build's own network and the proxy on it, while the build runs.
+pub struct BuildEgress {
+    network: String,
+    container: String,
+    proxy_url: String,
+}
+
+impl BuildEgress {
+    /// Makes the build's network and starts its proxy. `labels` mark both (the run's,
+    /// for sweeps); on an error, what was made is removed again.
+    pub async fn open(
+        docker: &Docker,
+        image: &str,
+        allowlist: &Allowlist,
+        mut labels: HashMap<String, String>,
+    ) -> Result<BuildEgress, String> {
+        let name = format!("swe-harvest-build-{}", hex::encode(rand::random::<[u8; 6]>()));
+        labels.insert(EGRESS_LABEL.into(), name.clone());
+        let network = NetworkCreateRequest {
+            name: name.clone(),
+            driver: Some("bridge".into()),
+            internal: Some(true),
+            options: Some([("com.docker.network.bridge.inhibit_ipv4".to_string(), "true".to_string())].into()),
+            labels: Some(labels.clone()),
+            ..Default::default()
+        };
+        timed("create the build network", docker.create_network(network)).await?;
+        let mut egress = BuildEgress { network: name.clone(), container: String::new(), proxy_url: String::new() };
+        if let Err(message) = egress.start_proxy(docker, image, allowlist, labels).await {
+            egress.close(docker).await;
+            return Err(message);
+        }
+        Ok(egress)
+    }
+
+    async fn start_proxy(
+        &mut self,
+        docker: &Docker,
+        image: &str,
+        allowlist: &Allowlist,
+        labels: HashMap<String, String>,
+    ) -> Result<(), String> {
+        let script = "printf '%s' \"$SWE_HARVEST_PROXY_CONFIG\" > /tmp/swe-harvest-egress.conf \
+                      && printf '%s' \"$SWE_HARVEST_PROXY_FILTER\" > /tmp/swe-harvest-egress.filter \
+                      && exec tinyproxy -d -c /tmp/swe-harvest-egress.conf";
+        let body = ContainerCreateBody {
+            image: Some(image.to_string()),
+            cmd: Some(vec!["sh".into(), "-c".into(), script.into()]),
+            env: Some(vec![
+                format!("SWE_HARVEST_PROXY_CONFIG={}", proxy_config()),
+                format!("SWE_HARVEST_PROXY_FILTER={}", allowlist.proxy_filter()),
+            ]),
+            user: Some("65534:65534".into()),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                network_mode: Some("bridge".into()),
+                cap_drop: Some(vec!["ALL".into()]),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                memory: Some(PROXY_MEMORY_BYTES),
+                memory_swap: Some(PROXY_MEMORY_BYTES),
+                pids_limit: Some(PROXY_PIDS),
+                tmpfs: Some([("/tmp".to_string(), "size=1m".to_string())].into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let options = CreateContainerOptionsBuilder::default().name(&format!("{}-proxy", self.network)).build();
+        let created = timed("create the build proxy", docker.create_container(Some(options), body)).await?;
+        self.container = created.id;
+        let connect = NetworkConnectRequest {
+            container: self.container.clone(),
+            endpoint_config: Some(EndpointSettings::default()),
+        };
+        timed("connect the build proxy", docker.connect_network(&self.network, connect)).await?;
+        timed("start the build proxy", docker.start_container(&self.container, None)).await?;
+        let inspected = timed("inspect the build proxy", docker.inspect_container(&self.container, None)).await?;
+        let address = inspected
+            .network_settings
+            .and_then(|settings| settings.networks)
+            .and_then(|networks| networks.get(&self.network).and_then(|endpoint| endpoint.ip_address.clone()))
+            .filter(|address| !address.is_empty())
+            .ok_or("the build proxy has no address on the build network")?;
+        self.proxy_url = format!("http://{address}:{PROXY_PORT}");
+        Ok(())
+    }
+
+    /// The network the build's steps run on.
+    pub fn network(&self) -> &str {
+        &self.network
+    }
+
+    /// The proxy's container (removed with the run if the build is cut short).
+    pub fn container(&self) -> &str {
+        &self.container
+    }
+
+    /// The build arguments that point every package client at the proxy.
+    pub fn build_args(&self) -> HashMap<String, String> {
+        ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]
+            .into_iter()
+            .map(|name| (name.to_string(), self.proxy_url.clone()))
+            .chain([("NO_PROXY".to_string(), String::new()), ("no_proxy".to_string(), String::new())])
+            .collect()
+    }
+
+    /// Stops the proxy and removes it and the network; returns the destinations it
+    /// refused.
+    pub async fn close(self, docker: &Docker) -> Vec<String> {
+        let mut log = String::new();
+        if !self.container.is_empty() {
+            let options = LogsOptionsBuilder::default().stdout(true).stderr(true).build();
+            let mut stream = docker.logs(&self.container, Some(options));
+            let read = tokio::time::timeout(CALL_TIMEOUT, async {
+                while let Some(Ok(chunk)) = stream.next().await {
+                    log.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
+                }
+            });
+            if read.await.is_err() {
+                tracing::warn!(container = %self.container, "could not read the whole build proxy's log");
+            }
+            super::docker::remove(docker, &self.container).await;
+        }
+        remove_network(docker, &self.network).await;
+        refused(&log)
+    }
+}
+
+async fn timed<T>(
+    action: &str,
+    future: impl std::future::Future<Output = Result<T, bollard::errors::Error>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(CALL_TIMEOUT, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(format!("could not {action}: {error}")),
+        Err(_) => Err(format!("could not {action}: the engine did not answer within {}s", CALL_TIMEOUT.as_secs())),
+    }
+}
+
+async fn remove_network(docker: &Docker, name: &str) {
+    if let Err(message) = timed("remove the build network", docker.remove_network(name)).await {
+        tracing::warn!(network = %name, %message, "a build network is left");
+    }
+}
+
+/// Removes the build proxies and networks that `is_left` says a run left behind
+/// (by their labels); returns how many of each.
+pub async fn sweep(docker: &Docker, is_left: impl Fn(&HashMap<String, String>) -> bool) -> (usize, usize) {
+    let filters: HashMap<String, Vec<String>> = [("label".to_string(), vec![EGRESS_LABEL.to_string()])].into();
+    let mut containers = 0;
+    let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+    for container in docker.list_containers(Some(options)).await.unwrap_or_default() {
+        if let Some(id) = container.id.filter(|_| is_left(&container.labels.clone().unwrap_or_default())) {
+            super::docker::remove(docker, &id).await;
+            containers += 1;
+        }
+    }
+    let mut networks = 0;
+    let options = ListNetworksOptionsBuilder::default().filters(&filters).build();
+    for network in docker.list_networks(Some(options)).await.unwrap_or_default() {
+        if let Some(name) = network.name.filter(|_| is_left(&network.labels.clone().unwrap_or_default())) {
+            remove_network(docker, &name).await;
+            networks += 1;
+        }
+    }
+    (containers, networks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_allowlist_holds_each_registry_its_companions_and_the_allowed_entries_once() {
+        let mut registries = Registries {
+            allow: vec!["https://npm.pkg.example.com:8443/".into(), "https://pypi.org".into()],
+            ..Registries::default()
+        };
+        let allowlist = Allowlist::of(&registries).unwrap();
+        let hosts: Vec<(&str, u16, bool)> =
+            allowlist.destinations().iter().map(|d| (d.host.as_str(), d.port, d.plain_http)).collect();
+        for expected in [
+            ("pypi.org", 443, false),
+            ("files.pythonhosted.org", 443, false),
+            ("index.crates.io", 443, false),
+            ("static.crates.io", 443, false),
+            ("deb.debian.org", 80, true),
+            ("npm.pkg.example.com", 8443, false),
+        ] {
+            assert!(hosts.contains(&expected), "{expected:?} in {hosts:?}");
+        }
+        assert_eq!(hosts.iter().filter(|(host, ..)| *host == "pypi.org").count(), 1, "{hosts:?}");
+
+        // A mirror in place of PyPI serves its own files: the public files host goes.
+        registries.pypi_index = "https://pypi.example.com/simple".into();
+        let allowlist = Allowlist::of(&registries).unwrap();
+        assert!(!allowlist.destinations().iter().any(|d| d.host == "files.pythonhosted.org"));
+    }
+
+    #[test]
+    fn the_filter_allows_tunnels_to_listed_hosts_and_plain_http_only_where_the_url_says_http() {
+        let registries = Registries { allow: vec!["https://a.example".into()], ..Registries::default() };
+        let filter = Allowlist::of(&registries).unwrap().proxy_filter();
+        let patterns: Vec<regex::Regex> = filter
+            .lines()
+            .filter(|line| !line.is_empty())
+            .map(|line| regex::RegexBuilder::new(line).case_insensitive(true).build().unwrap())
+            .collect();
+        let allowed = |target: &str| patterns.iter().any(|pattern| pattern.is_match(target));
+        assert!(allowed("pypi.org:443"));
+        assert!(allowed("a.example:443"));
+        assert!(allowed("http://deb.debian.org/debian/dists/bookworm/Release"));
+        assert!(!allowed("http://pypi.org/simple/six/"), "no plain-HTTP downgrade");
+        assert!(!allowed("pypi.org:80"));
+        assert!(!allowed("evilpypi.org:443") && !allowed("pypi.org.evil.example:443"));
+        assert!(!allowed("169.254.169.254:443") && !allowed("http://169.254.169.254/latest/meta-data/"));
+        assert!(!allowed("http://deb.debian.org.evil.example/"));
+    }
+
+    #[test]
+    fn refusals_are_read_from_the_proxy_log_once_each_and_diagnosed_with_the_key_that_allows_them() {
+        let log = "NOTICE    Nov 26 17:09:43.777 [1]: Proxying refused on filtered url \"github.com:443\"\n\
+                   NOTICE    Nov 26 17:09:43.815 [1]: Proxying refused on filtered url \"169.254.169.254:443\"\n\
+                   CONNECT   Nov 26 17:09:43.816 [1]: Connect (file descriptor 5): 172.19.0.3\n\
+                   NOTICE    Nov 26 17:09:43.821 [1]: Proxying refused on filtered url \"http://pypi.org/simple/six/\"\n\
+                   NOTICE    Nov 26 17:09:44.000 [1]: Proxying refused on filtered url \"github.com:443\"\n";
+        let refused = refused(log);
+        assert_eq!(refused, ["github.com:443", "169.254.169.254:443", "http://pypi.org/simple/six/"]);
+        let text = diagnosis(&refused);
+        assert!(
+            text.contains("`github.com:443` (allowed by \"https://github.com\" in validate.registries.allow)"),
+            "{text}"
+        );
+        assert!(text.contains("\"http://pypi.org\" in validate.registries.allow"), "{text}");
+    }
+
+    #[test]
+    fn a_url_without_a_host_or_of_another_scheme_is_refused_with_its_key() {
+        let registries = Registries { allow: vec!["https://".into()], ..Registries::default() };
+        let error = Allowlist::of(&registries).unwrap_err();
+        assert!(error.contains("validate.registries.allow"), "{error}");
+        let registries = Registries { allow: vec!["ftp://files.example".into()], ..Registries::default() };
+        assert!(Allowlist::of(&registries).unwrap_err().contains("http(s) only"));
+    }
+}

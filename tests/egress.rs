@@ -1,0 +1,145 @@
+//! Environment builds run the repository's code (a `setup.py`, an npm `postinstall`, a
+//! Cargo `build.rs`) with the registries in reach and nothing else: each test's
+//! hostile build step tries to reach a server the test starts on the host's address,
+//! the Docker bridge's address, a server in a network namespace the test makes, and
+//! the link-local metadata address, directly and through the build proxy. None of
+//! them gets a connection, the proxy's refusals are in the build log, and the
+//! project's real dependencies still install from the registry (the task is
+//! labelled).
+
+use crate::support::probes::{self, Probes};
+use crate::support::python_project::{Project, Scenario};
+use crate::support::workspace::{ADD_NEGATIVE, Workspace};
+use crate::support::{names, stderr};
+
+/// Asserts that nothing reached the probes' servers and that the build proxy refused
+/// every target (so the probe did run).
+fn assert_contained(workspace: &Workspace, probes: &Probes) {
+    assert_eq!(probes.connections(), 0, "a hostile build step reached a server of the test");
+    let refused = probes::refused_in_build_logs(workspace.data_dir());
+    for (host, port) in probes.targets() {
+        let target = format!("{host}:{port}");
+        assert!(
+            refused.iter().any(|line| line.contains(&target)),
+            "the build proxy did not refuse {target} (did the probe run?); refused: {refused:?}"
+        );
+    }
+}
+
+#[test]
+fn a_setup_py_reaches_no_address_of_the_host_or_the_namespace_and_its_dependencies_install() {
+    let Some(workspace) = Workspace::with_base_images("python", &["py3.11"]) else { return };
+    let Some(probes) = Probes::start() else { return };
+    let setup_py =
+        format!("{}\nfrom setuptools import setup\n\nsetup()\n", probes::python_probe(&probes.targets_literal()));
+    let project = Project::dated_with_files("2024-05-02T12:00:00+00:00", &[("setup.py", &setup_py)]);
+    let candidate = project.candidate(1, &Scenario::fixing_add("negative"));
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    // setuptools and pytest came from the registry through the proxy.
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert_contained(&workspace, &probes);
+}
+
+const PACKAGE_JSON: &str = r#"{
+  "name": "calc",
+  "version": "1.0.0",
+  "private": true,
+  "scripts": {"postinstall": "node probe.js", "test": "mocha 'test/**/*.test.js' --timeout 5000 --exit"},
+  "devDependencies": {"mocha": "^10.2.0"}
+}
+"#;
+const ADD_JS: &str = "exports.add = (a, b) => (b < 0 ? a - b : a + b);\n";
+const FIXED_ADD_JS: &str = "exports.add = (a, b) => a + b;\n";
+const TESTS_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n});\n";
+const TESTS_WITH_NEGATIVE_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n});\n";
+
+#[test]
+fn an_npm_postinstall_reaches_no_address_of_the_host_or_the_namespace_and_mocha_installs() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let Some(probes) = Probes::start() else { return };
+    let project = Project::of_files(&[
+        ("package.json", PACKAGE_JSON),
+        (".nvmrc", "18\n"),
+        ("probe.js", &probes::node_probe(&probes.targets_literal())),
+        ("lib/calc.js", ADD_JS),
+        ("test/calc.test.js", TESTS_JS),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", TESTS_WITH_NEGATIVE_JS),
+    );
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    assert_eq!(
+        workspace.task("acme__calc-1").fail_to_pass,
+        names(&["test/calc.test.js > add > adds a negative number"])
+    );
+    assert_contained(&workspace, &probes);
+}
+
+const CARGO_TOML: &str = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2018\"\nbuild = \"build.rs\"\n\n[dependencies]\ncfg-if = \"1\"\n";
+const LIB_RS: &str = "/// Adds, but subtracts a negative `b`.\npub fn add(a: i32, b: i32) -> i32 {\n    cfg_if::cfg_if! { if #[cfg(unix)] { if b < 0 { a - b } else { a + b } } else { a + b } }\n}\n";
+const FIXED_LIB_RS: &str = "/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    cfg_if::cfg_if! { if #[cfg(unix)] { a + b } else { a + b } }\n}\n";
+const ADD_RS: &str = "#[test]\nfn add_small() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n";
+const ADD_WITH_NEGATIVE_RS: &str = "#[test]\nfn add_small() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n\n#[test]\nfn add_negative() {\n    assert_eq!(calc::add(1, -1), 0);\n}\n";
+
+#[test]
+fn a_cargo_build_script_reaches_no_address_of_the_host_or_the_namespace_and_its_crates_install() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let Some(probes) = Probes::start() else { return };
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[
+            ("Cargo.toml", CARGO_TOML),
+            ("build.rs", &probes::rust_probe(&probes.targets_literal())),
+            ("src/lib.rs", LIB_RS),
+            ("tests/add.rs", ADD_RS),
+        ],
+    );
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative").gold("src/lib.rs", FIXED_LIB_RS).test("tests/add.rs", ADD_WITH_NEGATIVE_RS),
+    );
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    // cfg-if came from the crates registry through the proxy.
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add_negative"]));
+    assert_contained(&workspace, &probes);
+}
+
+/// A project whose dependency comes from a host no registry setting names (a name
+/// under `.invalid`, which resolves nowhere: the test sends no traffic out).
+const PYPROJECT_WITH_URL_DEPENDENCY: &str = r#"[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+version = "1.0.0"
+requires-python = ">=3.9"
+dependencies = ["calc-extra @ https://downloads.example.invalid/calc_extra-1.0.tar.gz"]
+
+[project.optional-dependencies]
+test = ["pytest"]
+"#;
+
+#[test]
+fn a_build_refused_a_destination_is_dropped_naming_it_and_the_setting_that_would_allow_it() {
+    let Some(workspace) = Workspace::with_base_images("python", &["py3.11"]) else { return };
+    let project =
+        Project::dated_with_files("2024-05-03T12:00:00+00:00", &[("pyproject.toml", PYPROJECT_WITH_URL_DEPENDENCY)]);
+    let candidate = project.candidate(1, &Scenario::fixing_add("negative"));
+    workspace.seeded(&project, &[candidate]);
+    workspace.validate(&["--runs", "1"]);
+    let (reason, message) = workspace.dropped("acme__calc-1");
+    assert_eq!(reason, "environment_build_failed", "{message}");
+    assert!(
+        message.contains("`downloads.example.invalid:443`")
+            && message.contains("\"https://downloads.example.invalid\" in validate.registries.allow"),
+        "{message}"
+    );
+}
