@@ -26,8 +26,6 @@ pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// Go with `go test`.
 pub struct GoTest;
@@ -61,20 +59,8 @@ impl Ecosystem for GoTest {
         paths.iter().any(|path| path == "go.mod" || path == "go.work")
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        matches!(path, "go.mod" | "go.work")
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        go_test_files(diff)
+        super::language_parts!(runnable_test_files: go_test_files)
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {

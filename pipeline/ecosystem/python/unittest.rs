@@ -78,10 +78,6 @@ impl Ecosystem for Unittest {
 
     super::shares_pytest_environment!(test_command: TEST_COMMAND);
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        Pytest.reads_for_inference(path)
-    }
-
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         Pytest.runnable_test_files(diff)
     }

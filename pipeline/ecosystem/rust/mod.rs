@@ -45,8 +45,6 @@ use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// Rust with `cargo test`.
 pub struct CargoTest;
@@ -83,20 +81,8 @@ impl Ecosystem for CargoTest {
         paths.iter().any(|path| path == "Cargo.toml")
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        infer::wanted(path)
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        rust_test_files(diff)
+        super::language_parts!(runnable_test_files: rust_test_files)
     }
 
     /// The dependency stage's script ([`image::DEPENDENCY_SCRIPT`]).
