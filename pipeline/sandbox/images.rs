@@ -434,6 +434,26 @@ pub mod fixtures {
             logs_dir: PathBuf::from("/tmp"),
         }
     }
+
+    /// [`settings`] without a CA, with the registries that `mirror` sets (the others
+    /// stay the public ones).
+    pub fn mirrored(mirror: impl FnOnce(&mut crate::config::Registries)) -> ImageSettings {
+        let mut mirrored = settings(None);
+        mirror(&mut mirrored.registries);
+        mirrored
+    }
+
+    /// The line of the Dockerfile `text` that runs `step`, once no `ENV` line of the
+    /// image names any of `step_only`: what the build sets for that step alone (the
+    /// CA, a registry) must not reach the tests' containers.
+    pub fn step_line<'a>(text: &'a str, step: &str, step_only: &[&str]) -> &'a str {
+        for env in text.lines().filter(|line| line.starts_with("ENV ")) {
+            for name in step_only {
+                assert!(!env.contains(name), "`{name}` is set for the image, not for its step `{step}`: {env}");
+            }
+        }
+        text.lines().find(|line| line.contains(step)).unwrap_or_else(|| panic!("no step `{step}`: {text}"))
+    }
 }
 
 #[cfg(test)]
