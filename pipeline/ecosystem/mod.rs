@@ -597,6 +597,33 @@ pub fn for_spec(spec: &EnvironmentSpec) -> Result<&'static dyn Ecosystem, Unknow
     by_name(&spec.ecosystem).ok_or_else(|| UnknownEcosystem(spec.ecosystem.clone()))
 }
 
+/// What the languages' tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::Ecosystem;
+
+    /// A project's file paths at a commit.
+    pub fn paths(list: &[&str]) -> Vec<String> {
+        list.iter().map(|path| path.to_string()).collect()
+    }
+
+    /// The header lines of a diff that changes `paths` (what test-file selection reads).
+    pub fn diff_of(paths: &[&str]) -> String {
+        paths.iter().map(|path| format!("--- a/{path}\n+++ b/{path}\n")).collect()
+    }
+
+    /// That `ecosystem` recognises each project of `recognised` (its paths) and none
+    /// of `not_recognised`.
+    pub fn assert_recognition(ecosystem: &dyn Ecosystem, recognised: &[&[&str]], not_recognised: &[&[&str]]) {
+        for project in recognised {
+            assert!(ecosystem.recognises(&paths(project)), "{} does not recognise {project:?}", ecosystem.name());
+        }
+        for project in not_recognised {
+            assert!(!ecosystem.recognises(&paths(project)), "{} recognises {project:?}", ecosystem.name());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! A new ecosystem needs nothing but its implementation: this fake one (a project
@@ -751,7 +778,7 @@ mod tests {
 
     #[test]
     fn detection_and_names_find_the_registered_ecosystems() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
+        use super::fixtures::paths;
         assert_eq!(detect(&paths(&["setup.py"])).name(), "python");
         // Nothing recognised: the first ecosystem, whose inference says what is missing.
         assert_eq!(detect(&paths(&["README"])).name(), "python");

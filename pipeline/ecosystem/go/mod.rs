@@ -162,10 +162,11 @@ mod tests {
 
     #[test]
     fn go_projects_are_recognised_by_go_mod_or_go_work_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(GoTest.recognises(&paths(&["README.md", "go.mod", "go.sum"])));
-        assert!(GoTest.recognises(&paths(&["go.work", "a/go.mod"])));
-        assert!(!GoTest.recognises(&paths(&["tools/go.mod", "setup.py"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &GoTest,
+            &[&["README.md", "go.mod", "go.sum"], &["go.work", "a/go.mod"]],
+            &[&["tools/go.mod", "setup.py"]],
+        );
     }
 
     #[test]

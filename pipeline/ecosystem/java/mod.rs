@@ -100,10 +100,12 @@ mod tests {
 
     #[test]
     fn maven_projects_are_recognised_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(MavenTest.recognises(&paths(&["README.md", "pom.xml"])));
-        assert!(!MavenTest.recognises(&paths(&["build.gradle.kts", "gradlew"])), "Gradle's");
-        assert!(!MavenTest.recognises(&paths(&["tools/pom.xml", "setup.py"])));
+        // Gradle's project is not Maven's.
+        crate::ecosystem::fixtures::assert_recognition(
+            &MavenTest,
+            &[&["README.md", "pom.xml"]],
+            &[&["build.gradle.kts", "gradlew"], &["tools/pom.xml", "setup.py"]],
+        );
     }
 
     #[test]

@@ -143,9 +143,11 @@ mod tests {
 
     #[test]
     fn node_projects_are_recognised_by_package_json_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(NodeTest.recognises(&paths(&["README.md", "package.json", "lib/a.js"])));
-        assert!(!NodeTest.recognises(&paths(&["web/package.json", "setup.py"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &NodeTest,
+            &[&["README.md", "package.json", "lib/a.js"]],
+            &[&["web/package.json", "setup.py"]],
+        );
     }
 
     #[test]

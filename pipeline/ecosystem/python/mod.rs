@@ -244,10 +244,11 @@ mod tests {
 
     #[test]
     fn python_projects_are_recognised_by_their_packaging_files() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(Pytest.recognises(&paths(&["README.md", "setup.py"])));
-        assert!(Pytest.recognises(&paths(&["requirements-dev.txt"])));
-        assert!(!Pytest.recognises(&paths(&["Cargo.toml", "docs/setup.py"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &Pytest,
+            &[&["README.md", "setup.py"], &["requirements-dev.txt"]],
+            &[&["Cargo.toml", "docs/setup.py"]],
+        );
     }
 
     #[test]

@@ -135,12 +135,9 @@ mod tests {
         assert_eq!(run.tests.len(), 2);
     }
 
-    fn paths(list: &[&str]) -> Vec<String> {
-        list.iter().map(|path| path.to_string()).collect()
-    }
-
     #[test]
     fn gradle_projects_are_detected_and_maven_wins_when_both_are_there() {
+        use crate::ecosystem::fixtures::paths;
         assert_eq!(crate::ecosystem::detect(&paths(&["build.gradle", "gradlew"])).name(), "java-gradle");
         assert_eq!(
             crate::ecosystem::detect(&paths(&["settings.gradle.kts", "app/build.gradle.kts"])).name(),
