@@ -111,6 +111,26 @@ impl ParsedRun {
         let merged = self.tests.get(id).map_or(status, |known| known.worse(status));
         self.tests.insert(id.to_string(), merged);
     }
+
+    /// Records a test as [`Self::record`] does, with its duration when the runner gave
+    /// one, and as a network failure when the text it failed with (`failure`) names one
+    /// of the language's `network_errors` (the container has no network).
+    pub fn record_test(
+        &mut self,
+        id: &str,
+        status: TestStatus,
+        seconds: Option<f64>,
+        failure: Option<&str>,
+        network_errors: &[&str],
+    ) {
+        if let Some(seconds) = seconds {
+            self.durations.insert(id.to_string(), seconds);
+        }
+        if failure.is_some_and(|text| network_errors.iter().any(|phrase| text.contains(phrase))) {
+            self.network_failures.insert(id.to_string());
+        }
+        self.record(id, status);
+    }
 }
 
 /// Where a run's results were read from.
