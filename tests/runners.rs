@@ -256,22 +256,25 @@ pub(crate) fn graded_by_swebench(harvest: &SweHarvest, instance_id: &str, log_pa
 
 #[test]
 fn swebench_harness_resolves_gold_and_rejects_empty_for_unittest_and_django_style_tasks() {
-    let unittest = SweHarvest::new();
-    let docker = DockerGuard::require(&unittest.data_dir);
-    let _project = unittest_project(&unittest);
-    validated(&unittest, "acme__calc-41");
-    let row = graded_by_swebench(&unittest, "acme__calc-41", "parse_log_django");
-    let script = row["eval_script"].as_str().unwrap();
-    assert!(script.contains("python -m unittest -v tests/test_calc.py"), "{script}");
-    assert!(docker.containers().is_empty());
+    graded_by_swebench_alone(unittest_project, "acme__calc-41", "python -m unittest -v tests/test_calc.py");
+    graded_by_swebench_alone(
+        django_style_project,
+        "acme__calc-42",
+        "tests/runtests.py --settings=test_sqlite --parallel 1 -v 2",
+    );
+}
 
-    let django = SweHarvest::new();
-    let docker = DockerGuard::require(&django.data_dir);
-    let _project = django_style_project(&django);
-    validated(&django, "acme__calc-42");
-    let row = graded_by_swebench(&django, "acme__calc-42", "parse_log_django");
+/// The task `instance_id` of the project that `project_of` seeds, validated in a data
+/// dir of its own and graded by SWE-bench's harness with `parse_log_django`: its eval
+/// script runs `command`, and no container is left.
+fn graded_by_swebench_alone(project_of: fn(&SweHarvest) -> Project, instance_id: &str, command: &str) {
+    let harvest = SweHarvest::new();
+    let docker = DockerGuard::require(&harvest.data_dir);
+    let _project = project_of(&harvest);
+    validated(&harvest, instance_id);
+    let row = graded_by_swebench(&harvest, instance_id, "parse_log_django");
     let script = row["eval_script"].as_str().unwrap();
-    assert!(script.contains("tests/runtests.py --settings=test_sqlite --parallel 1 -v 2"), "{script}");
+    assert!(script.contains(command), "{script}");
     assert!(docker.containers().is_empty());
 }
 

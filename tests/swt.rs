@@ -128,30 +128,33 @@ fn evaluate(
     mode: &str,
     predictions: &[String],
 ) -> (serde_json::Value, String) {
-    let path = harvest.data_dir.join(format!("predictions-{mode}.jsonl"));
-    fs_err::write(&path, predictions.join("\n") + "\n").unwrap();
-    let out = harvest.data_dir.join(format!("report-{mode}.json"));
-    let output = harvest_with(
-        harvest,
-        &[
-            "evaluate",
-            "--release",
-            release.to_str().unwrap(),
-            "--predictions",
-            path.to_str().unwrap(),
-            "--mode",
-            mode,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (output, report) = evaluate_output(harvest, release, mode, predictions);
     assert!(output.status.success(), "evaluate --mode {mode} failed:\n{}", stderr(&output));
-    let report: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&out).unwrap()).unwrap();
     assert!(
         !harvest.data_dir.join(format!("report-{mode}.json.progress.jsonl")).exists(),
         "the progress file is replaced"
     );
     (report, crate::support::stdout(&output))
+}
+
+/// The output of `evaluate` in `mode` of `predictions` (JSONL lines) against
+/// `release`, and the report it wrote.
+fn evaluate_output(
+    harvest: &SweHarvest,
+    release: &std::path::Path,
+    mode: &str,
+    predictions: &[String],
+) -> (std::process::Output, serde_json::Value) {
+    let path = harvest.data_dir.join(format!("predictions-{mode}.jsonl"));
+    fs_err::write(&path, predictions.join("\n") + "\n").unwrap();
+    let out = harvest.data_dir.join(format!("report-{mode}.json"));
+    let (release, predictions, report) = (release.to_str().unwrap(), path.to_str().unwrap(), out.to_str().unwrap());
+    let output = harvest_with(
+        harvest,
+        &["evaluate", "--release", release, "--predictions", predictions, "--mode", mode, "--out", report],
+    );
+    let report = fs_err::read_to_string(&out).unwrap_or_else(|error| panic!("{error}: {}", stderr(&output)));
+    (output, serde_json::from_str(&report).unwrap())
 }
 
 fn prediction_report<'a>(report: &'a serde_json::Value, instance_id: &str, model: &str) -> &'a serde_json::Value {
@@ -356,29 +359,9 @@ fn evaluate_reports_a_release_id_or_a_model_name_that_is_not_a_folder_name_as_an
     };
     fs_err::write(release.join("tasks.jsonl"), [task("../../../../escape-1"), task("a__b-1")].join("\n") + "\n")
         .unwrap();
-    let predictions = harvest.data_dir.join("predictions.jsonl");
-    fs_err::write(
-        &predictions,
-        [prediction("../../../../escape-1", "model", "x"), prediction("a__b-1", "..", "x")].join("\n") + "\n",
-    )
-    .unwrap();
-    let out = harvest.data_dir.join("report.json");
-    let output = harvest_with(
-        &harvest,
-        &[
-            "evaluate",
-            "--release",
-            release.to_str().unwrap(),
-            "--predictions",
-            predictions.to_str().unwrap(),
-            "--mode",
-            "swe",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let predictions = [prediction("../../../../escape-1", "model", "x"), prediction("a__b-1", "..", "x")];
+    let (output, report) = evaluate_output(&harvest, &release, "swe", &predictions);
     assert_eq!(output.status.code(), Some(1), "errors, not bad usage: {}", stderr(&output));
-    let report: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(report["errors"], 2, "{report:#}");
     let escape = prediction_report(&report, "../../../../escape-1", "model");
     assert_eq!(escape["status"], "error");

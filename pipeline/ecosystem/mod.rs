@@ -20,6 +20,28 @@
 //!
 //! This module runs nothing: containers and images are [`crate::sandbox`]'s.
 
+/// The [`Parts`] of a language folder with the rooms every language has, named at
+/// the call site (the language's `mod.rs`): `runtimes::RUNTIMES`, `infer::infer` and
+/// `infer::reads`, `image::environment_dockerfile`, `image::script_setup` and
+/// `image::harness_setup`, with the function that picks a diff's runnable test files.
+/// A folder that lacks one of them does not compile, so the layout is checked.
+macro_rules! language_parts {
+    (runnable_test_files: $runnable_test_files:path) => {{
+        // A static, not a promoted constant: it refers to the catalogue's static.
+        static PARTS: $crate::ecosystem::Parts = $crate::ecosystem::Parts {
+            runtimes: &runtimes::RUNTIMES,
+            reads_for_inference: infer::reads,
+            runnable_test_files: $runnable_test_files,
+            infer: infer::infer,
+            environment_dockerfile: image::environment_dockerfile,
+            script_setup: image::script_setup,
+            harness_setup: image::harness_setup,
+        };
+        &PARTS
+    }};
+}
+use language_parts;
+
 mod c;
 mod dockerfile;
 mod go;
@@ -88,6 +110,26 @@ impl ParsedRun {
     pub fn record(&mut self, id: &str, status: TestStatus) {
         let merged = self.tests.get(id).map_or(status, |known| known.worse(status));
         self.tests.insert(id.to_string(), merged);
+    }
+
+    /// Records a test as [`Self::record`] does, with its duration when the runner gave
+    /// one, and as a network failure when the text it failed with (`failure`) names one
+    /// of the language's `network_errors` (the container has no network).
+    pub fn record_test(
+        &mut self,
+        id: &str,
+        status: TestStatus,
+        seconds: Option<f64>,
+        failure: Option<&str>,
+        network_errors: &[&str],
+    ) {
+        if let Some(seconds) = seconds {
+            self.durations.insert(id.to_string(), seconds);
+        }
+        if failure.is_some_and(|text| network_errors.iter().any(|phrase| text.contains(phrase))) {
+            self.network_failures.insert(id.to_string());
+        }
+        self.record(id, status);
     }
 }
 
@@ -161,6 +203,13 @@ pub type InferFn = fn(&RepoFiles, DateTime<Utc>, &[String]) -> Result<Environmen
 /// the same way (by asking its `infer` and `image` modules): named once per language
 /// ([`Ecosystem::parts`]), so that an impl states only what differs.
 pub struct Parts {
+    /// The language's runtimes and their base images: its entry in the catalogue
+    /// ([`runtimes`]), shared by the ecosystems of one language ([`Ecosystem::runtimes`]).
+    pub runtimes: &'static runtimes::Runtimes,
+    /// Whether inference reads the file at a path ([`Ecosystem::reads_for_inference`]).
+    pub reads_for_inference: fn(&str) -> bool,
+    /// The files of a diff that can be run as tests ([`Ecosystem::runnable_test_files`]).
+    pub runnable_test_files: fn(&str) -> Vec<String>,
     /// An environment spec from the files inference read ([`Ecosystem::infer`]).
     pub infer: InferFn,
     /// The environment image's Dockerfile ([`Ecosystem::environment_dockerfile`]).
@@ -202,7 +251,9 @@ pub trait Ecosystem: Send + Sync {
 
     /// The language's runtimes and their base images: its entry in the catalogue
     /// ([`runtimes`]), shared by the ecosystems of one language.
-    fn runtimes(&self) -> &'static runtimes::Runtimes;
+    fn runtimes(&self) -> &'static runtimes::Runtimes {
+        self.parts().runtimes
+    }
 
     /// Whether a runtime key of `validate.base_images` is one of this ecosystem's
     /// (Python's are bare versions such as `3.11`; others carry a prefix: `go1.24`).
@@ -211,7 +262,9 @@ pub trait Ecosystem: Send + Sync {
     }
 
     /// Whether inference reads the file at `path`.
-    fn reads_for_inference(&self, path: &str) -> bool;
+    fn reads_for_inference(&self, path: &str) -> bool {
+        (self.parts().reads_for_inference)(path)
+    }
 
     /// The ecosystem of the project's test framework, when the language has several
     /// (Python: pytest, unittest, Django's runner, SymPy's), from its paths and the
@@ -253,7 +306,9 @@ pub trait Ecosystem: Send + Sync {
     }
 
     /// The files of a diff that can be run as tests (before the spec's patterns).
-    fn runnable_test_files(&self, diff: &str) -> Vec<String>;
+    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
+        (self.parts().runnable_test_files)(diff)
+    }
 
     /// The test files of a test patch to run: [`Ecosystem::runnable_test_files`], kept
     /// within `spec.test_path_patterns` when it has any.
@@ -562,6 +617,33 @@ pub fn for_spec(spec: &EnvironmentSpec) -> Result<&'static dyn Ecosystem, Unknow
     by_name(&spec.ecosystem).ok_or_else(|| UnknownEcosystem(spec.ecosystem.clone()))
 }
 
+/// What the languages' tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::Ecosystem;
+
+    /// A project's file paths at a commit.
+    pub fn paths(list: &[&str]) -> Vec<String> {
+        list.iter().map(|path| path.to_string()).collect()
+    }
+
+    /// The header lines of a diff that changes `paths` (what test-file selection reads).
+    pub fn diff_of(paths: &[&str]) -> String {
+        paths.iter().map(|path| format!("--- a/{path}\n+++ b/{path}\n")).collect()
+    }
+
+    /// That `ecosystem` recognises each project of `recognised` (its paths) and none
+    /// of `not_recognised`.
+    pub fn assert_recognition(ecosystem: &dyn Ecosystem, recognised: &[&[&str]], not_recognised: &[&[&str]]) {
+        for project in recognised {
+            assert!(ecosystem.recognises(&paths(project)), "{} does not recognise {project:?}", ecosystem.name());
+        }
+        for project in not_recognised {
+            assert!(!ecosystem.recognises(&paths(project)), "{} recognises {project:?}", ecosystem.name());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! A new ecosystem needs nothing but its implementation: this fake one (a project
@@ -578,7 +660,14 @@ mod tests {
 
     struct ShellTests;
 
-    /// Its "modules": inference, the image and the scripts' setup.
+    /// Its "modules": inference and what it reads, test selection, the image and the
+    /// scripts' setup.
+    fn reads_shell(path: &str) -> bool {
+        path == "run_tests.sh"
+    }
+    fn shell_test_files(diff: &str) -> Vec<String> {
+        crate::git::diff::files_changed_by(diff).into_iter().filter(|file| file.ends_with(".t")).collect()
+    }
     fn infer_shell(files: &RepoFiles, _: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
         if !files.contains_key("run_tests.sh") {
             return Err(InferError::NotRecognised { language: "shell", expected: "run_tests.sh" });
@@ -616,25 +705,20 @@ mod tests {
         fn recognises(&self, paths: &[String]) -> bool {
             paths.iter().any(|path| path == "run_tests.sh")
         }
-        fn reads_for_inference(&self, path: &str) -> bool {
-            path == "run_tests.sh"
-        }
         fn parts(&self) -> &'static Parts {
-            &Parts {
+            static PARTS: Parts = Parts {
+                runtimes: &SHELL_RUNTIMES,
+                reads_for_inference: reads_shell,
+                runnable_test_files: shell_test_files,
                 infer: infer_shell,
                 environment_dockerfile: shell_dockerfile,
                 script_setup: shell_script_setup,
                 harness_setup: shell_harness_setup,
-            }
+            };
+            &PARTS
         }
         fn default_pre_install(&self) -> Vec<String> {
             Vec::new()
-        }
-        fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-            crate::git::diff::files_changed_by(diff).into_iter().filter(|file| file.ends_with(".t")).collect()
-        }
-        fn runtimes(&self) -> &'static runtimes::Runtimes {
-            &SHELL_RUNTIMES
         }
         fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
             format!("{test_command} --tap={report} {files}")
@@ -714,7 +798,7 @@ mod tests {
 
     #[test]
     fn detection_and_names_find_the_registered_ecosystems() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
+        use super::fixtures::paths;
         assert_eq!(detect(&paths(&["setup.py"])).name(), "python");
         // Nothing recognised: the first ecosystem, whose inference says what is missing.
         assert_eq!(detect(&paths(&["README"])).name(), "python");

@@ -169,6 +169,16 @@ impl<'a> HunkHeader<'a> {
     }
 }
 
+/// Diffs for the tests of the modules that read them.
+#[cfg(test)]
+pub mod fixtures {
+    /// The diff of `path` changed by `hunks` (from their first `@@` line on): git's
+    /// header of a modified file, which tests of what reads the hunks need not spell out.
+    pub fn modified(path: &str, hunks: &str) -> String {
+        format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{hunks}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -441,6 +441,26 @@ pub mod fixtures {
             logs_dir: PathBuf::from("/tmp"),
         }
     }
+
+    /// [`settings`] without a CA, with the registries that `mirror` sets (the others
+    /// stay the public ones).
+    pub fn mirrored(mirror: impl FnOnce(&mut crate::config::Registries)) -> ImageSettings {
+        let mut mirrored = settings(None);
+        mirror(&mut mirrored.registries);
+        mirrored
+    }
+
+    /// The line of the Dockerfile `text` that runs `step`, once no `ENV` line of the
+    /// image names any of `step_only`: what the build sets for that step alone (the
+    /// CA, a registry) must not reach the tests' containers.
+    pub fn step_line<'a>(text: &'a str, step: &str, step_only: &[&str]) -> &'a str {
+        for env in text.lines().filter(|line| line.starts_with("ENV ")) {
+            for name in step_only {
+                assert!(!env.contains(name), "`{name}` is set for the image, not for its step `{step}`: {env}");
+            }
+        }
+        text.lines().find(|line| line.contains(step)).unwrap_or_else(|| panic!("no step `{step}`: {text}"))
+    }
 }
 
 #[cfg(test)]
@@ -513,11 +533,12 @@ mod tests {
         repository.commit(Some("HEAD"), &signature, &signature, "one", &tree, &[]).unwrap().to_string()
     }
 
-    fn request(dir: &Path, commit: String) -> EnvironmentRequest {
+    /// A request for the one commit of a [`repository`] made in `dir`.
+    fn request_in(dir: &Path) -> EnvironmentRequest {
         EnvironmentRequest {
             repo: "Acme/Widgets".parse().unwrap(),
             mirror: dir.to_path_buf(),
-            environment_setup_commit: commit,
+            environment_setup_commit: repository(dir),
             spec: EnvironmentSpec { runtime: "3.11".into(), ..EnvironmentSpec::default() },
             date: Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
             version: "1.0".into(),
@@ -536,21 +557,20 @@ mod tests {
         }
     }
 
+    /// The recipe of `request`'s image, with the runtime's local base as its fallback.
+    fn recipe<'a>(request: &'a EnvironmentRequest, dockerfile: &'a (dyn Fn(&str) -> String + Sync)) -> Recipe<'a> {
+        Recipe { request, fallback_base: "local/base:3.11".into(), dockerfile, files: Vec::new() }
+    }
+
     #[tokio::test]
     async fn environment_images_are_built_once_on_any_backend_and_reused() {
         let repo = tempfile::tempdir().unwrap();
-        let commit = repository(repo.path());
-        let request = request(repo.path(), commit);
+        let request = request_in(repo.path());
         let backend = Arc::new(FakeBackend::default());
         backend.images.lock().unwrap().insert("local/base:3.11".into(), "sha256:base".into());
         let images = Images::new(backend.clone(), settings(repo.path()));
         let dockerfile = |base: &str| format!("FROM {base}\nRUN true\n");
-        let recipe = Recipe {
-            request: &request,
-            fallback_base: "local/base:3.11".into(),
-            dockerfile: &dockerfile,
-            files: Vec::new(),
-        };
+        let recipe = recipe(&request, &dockerfile);
 
         // Three workers at once, one build; the configured base cannot be had, so the local one is used.
         let built = futures::future::join_all((0..3).map(|_| images.ensure(&recipe))).await;
@@ -627,16 +647,10 @@ mod tests {
     #[tokio::test]
     async fn no_base_image_is_a_base_image_missing_drop() {
         let repo = tempfile::tempdir().unwrap();
-        let commit = repository(repo.path());
-        let request = request(repo.path(), commit);
+        let request = request_in(repo.path());
         let images = Images::new(Arc::new(FakeBackend::default()), settings(repo.path()));
         let dockerfile = |base: &str| format!("FROM {base}\n");
-        let recipe = Recipe {
-            request: &request,
-            fallback_base: "local/base:3.11".into(),
-            dockerfile: &dockerfile,
-            files: Vec::new(),
-        };
+        let recipe = recipe(&request, &dockerfile);
         let error = images.ensure(&recipe).await.unwrap_err();
         assert_eq!(error.reason(), ValidateDropReason::BaseImageMissing);
         assert!(error.to_string().contains("scripts/setup.sh"), "{error}");

@@ -274,6 +274,7 @@ pub fn collapse(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::patch_text::fixtures::modified;
     use crate::git::patch_text::parse;
 
     #[test]
@@ -289,10 +290,9 @@ mod tests {
 
     #[test]
     fn definitions_of_added_lines_cover_functions_classes_parameters_attributes_constants_and_keys() {
-        let diff = "\
-diff --git a/m.py b/m.py
---- a/m.py
-+++ b/m.py
+        let diff = modified(
+            "m.py",
+            "\
 @@ -1,4 +1,12 @@
  def old(a,
 -        b):
@@ -307,8 +307,9 @@ diff --git a/m.py b/m.py
 +def spread(first,
 +           second=None):
 +    pass
-";
-        let files = parse(diff);
+",
+        );
+        let files = parse(&diff);
         let found: Vec<(String, NameKind)> =
             definitions(&files[0]).into_iter().map(|(definition, _)| (definition.name, definition.kind)).collect();
         assert_eq!(

@@ -55,14 +55,26 @@ pub fn pull_requests(connection: &Connection, repo: &RepoSlug) -> Result<Vec<Raw
 }
 
 pub fn pull_request(connection: &Connection, repo: &RepoSlug, number: u64) -> Result<Option<RawPullRequest>> {
+    by_number(connection, "pull_requests", "pull request", repo, number)
+}
+
+/// The object numbered `number` in `repo` that `table` (keyed by repository and
+/// number, as pull requests and issues are) holds, decoded as a `kind`.
+fn by_number<T: serde::de::DeserializeOwned>(
+    connection: &Connection,
+    table: &'static str,
+    kind: &'static str,
+    repo: &RepoSlug,
+    number: u64,
+) -> Result<Option<T>> {
     let data: Option<String> = connection
         .query_row(
-            "SELECT data FROM pull_requests WHERE repo = ?1 AND number = ?2",
+            &format!("SELECT data FROM {table} WHERE repo = ?1 AND number = ?2"),
             params![repo.to_string(), number],
             |row| row.get(0),
         )
         .optional()?;
-    data.map(|data| decode("pull request", format!("{repo}#{number}"), &data)).transpose()
+    data.map(|data| decode(kind, format!("{repo}#{number}"), &data)).transpose()
 }
 
 pub fn upsert_issue(connection: &Connection, repo: &RepoSlug, issue: &RawIssue) -> Result<()> {
@@ -75,14 +87,7 @@ pub fn upsert_issue(connection: &Connection, repo: &RepoSlug, issue: &RawIssue) 
 }
 
 pub fn issue(connection: &Connection, repo: &RepoSlug, number: u64) -> Result<Option<RawIssue>> {
-    let data: Option<String> = connection
-        .query_row(
-            "SELECT data FROM issues WHERE repo = ?1 AND number = ?2",
-            params![repo.to_string(), number],
-            |row| row.get(0),
-        )
-        .optional()?;
-    data.map(|data| decode("issue", format!("{repo}#{number}"), &data)).transpose()
+    by_number(connection, "issues", "issue", repo, number)
 }
 
 pub fn upsert_comment(connection: &Connection, repo: &RepoSlug, comment: &RawComment) -> Result<()> {

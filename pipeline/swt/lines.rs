@@ -46,6 +46,7 @@ impl ChangedLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::patch_text::fixtures::modified;
 
     fn set(lines: &[u32]) -> BTreeSet<u32> {
         lines.iter().copied().collect()
@@ -53,10 +54,7 @@ mod tests {
 
     #[test]
     fn removed_lines_are_numbered_on_the_old_file_and_added_on_the_new() {
-        let diff = "\
-diff --git a/calc/__init__.py b/calc/__init__.py
---- a/calc/__init__.py
-+++ b/calc/__init__.py
+        let changed_module = "\
 @@ -1,8 +1,7 @@ 
  def add(a, b):
 -    if b < 0:
@@ -68,6 +66,8 @@ diff --git a/calc/__init__.py b/calc/__init__.py
  def sub(a, b):
 -    return a - b
 +    return -(b - a)
+";
+        let new_module = "\
 diff --git a/calc/new.py b/calc/new.py
 new file mode 100644
 --- /dev/null
@@ -75,14 +75,11 @@ new file mode 100644
 @@ -0,0 +1,2 @@
 +def unused():
 +    return 1
-diff --git a/README.md b/README.md
---- a/README.md
-+++ b/README.md
-@@ -1 +1 @@
--old
-+new
 ";
-        let changed = ChangedLines::of_patch(diff);
+        let diff = modified("calc/__init__.py", changed_module)
+            + new_module
+            + &modified("README.md", "@@ -1 +1 @@\n-old\n+new\n");
+        let changed = ChangedLines::of_patch(&diff);
         assert_eq!(changed.removed.len(), 1, "README.md is not Python: {changed:?}");
         assert_eq!(changed.removed["calc/__init__.py"], set(&[2, 3, 8]));
         assert_eq!(changed.added["calc/__init__.py"], set(&[2, 7]));
@@ -92,16 +89,16 @@ diff --git a/README.md b/README.md
 
     #[test]
     fn lines_that_look_like_headers_inside_a_hunk_are_content() {
-        let diff = "\
-diff --git a/m.py b/m.py
---- a/m.py
-+++ b/m.py
+        let diff = modified(
+            "m.py",
+            "\
 @@ -3 +3 @@ def f():
 --- a/comment
 +++ b/comment
 \\ No newline at end of file
-";
-        let changed = ChangedLines::of_patch(diff);
+",
+        );
+        let changed = ChangedLines::of_patch(&diff);
         assert_eq!(changed.removed["m.py"], set(&[3]));
         assert_eq!(changed.added["m.py"], set(&[3]));
     }

@@ -31,8 +31,6 @@ pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// The ecosystem's name in environment specs, and the language.
 pub const NAME: &str = "c";
@@ -81,20 +79,8 @@ impl Ecosystem for MakeCheck {
         })
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        infer::reads(path)
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        c_test_files(diff)
+        super::language_parts!(runnable_test_files: c_test_files)
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -134,30 +120,34 @@ impl Ecosystem for MakeCheck {
 mod tests {
     use super::*;
     use crate::ecosystem::ResultsSource;
-
-    fn diff(paths: &[&str]) -> String {
-        paths.iter().map(|path| format!("--- a/{path}\n+++ b/{path}\n")).collect()
-    }
+    use crate::ecosystem::fixtures::diff_of;
 
     #[test]
     fn c_projects_are_recognised_by_their_build_files_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(MakeCheck.recognises(&paths(&["configure.ac", "src/jq.h"])));
-        assert!(MakeCheck.recognises(&paths(&["CMakeLists.txt"])));
-        assert!(!MakeCheck.recognises(&paths(&["src/Makefile", "README"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &MakeCheck,
+            &[&["configure.ac", "src/jq.h"], &["CMakeLists.txt"]],
+            &[&["src/Makefile", "README"]],
+        );
     }
 
     #[test]
     fn test_files_are_under_test_folders_or_named_for_tests_and_never_another_languages() {
         assert_eq!(
-            c_test_files(&diff(&["tests/jq.test", "tests/shtest", "src/builtin.c", "docs/manual.yml", "src/test_x.c"])),
+            c_test_files(&diff_of(&[
+                "tests/jq.test",
+                "tests/shtest",
+                "src/builtin.c",
+                "docs/manual.yml",
+                "src/test_x.c"
+            ])),
             vec!["tests/jq.test".to_string(), "tests/shtest".to_string(), "src/test_x.c".to_string()]
         );
-        assert!(c_test_files(&diff(&["tests/test_x.py", "tests/data/input"])).is_empty(), "a Python row");
+        assert!(c_test_files(&diff_of(&["tests/test_x.py", "tests/data/input"])).is_empty(), "a Python row");
         // The released `language` of jq's rows, and of no other language's.
-        assert_eq!(crate::ecosystem::language_of_test_patch(&diff(&["tests/jq.test"])), "c");
-        assert_eq!(crate::ecosystem::language_of_test_patch(&diff(&["tests/shtest", "tests/uritest"])), "c");
-        assert_eq!(crate::ecosystem::language_of_test_patch(&diff(&["tests/test_x.py", "tests/x.txt"])), "python");
+        assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/jq.test"])), "c");
+        assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/shtest", "tests/uritest"])), "c");
+        assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/test_x.py", "tests/x.txt"])), "python");
     }
 
     #[test]

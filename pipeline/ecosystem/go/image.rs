@@ -120,16 +120,15 @@ mod tests {
     #[test]
     fn modules_are_downloaded_through_the_proxy_with_the_ca_and_the_cache_is_warmed_offline() {
         let text = environment_dockerfile(&request(), "swe-harvest/base:go1.24", &settings(Some(b"CA")));
-        let download = text.lines().find(|line| line.contains("go mod download")).unwrap();
+        let download = fixtures::step_line(&text, "go mod download", &["SSL_CERT_FILE", "GOPROXY"]);
         assert!(download.contains("GOPROXY=https://proxy.golang.org "), "{download}");
         assert!(download.contains("SSL_CERT_FILE=/etc/swe-harvest/ca.crt"), "{download}");
-        let env = text.lines().find(|line| line.starts_with("ENV ")).unwrap();
-        assert!(!env.contains("SSL_CERT_FILE") && !env.contains("GOPROXY"), "{env}");
         assert!(!text.contains("rm -rf /home/harvest/.cache"), "the warm cache stays: {text}");
         // The Go proxy is its own setting: a PyPI mirror does not touch it.
-        let mut mirrored = settings(None);
-        mirrored.registries.go_proxy = "https://goproxy.example.com".into();
-        mirrored.registries.pypi_index = "https://pypi.example.com/simple".into();
+        let mirrored = fixtures::mirrored(|registries| {
+            registries.go_proxy = "https://goproxy.example.com".into();
+            registries.pypi_index = "https://pypi.example.com/simple".into();
+        });
         let text = environment_dockerfile(&request(), "swe-harvest/base:go1.24", &mirrored);
         assert!(text.contains("GOPROXY=https://goproxy.example.com "), "{text}");
         assert!(!text.contains("pypi.example.com"), "{text}");

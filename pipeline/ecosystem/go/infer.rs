@@ -50,6 +50,11 @@ pub fn choose_runtime(directive: Option<(u32, u32)>, runtimes: &[String]) -> Opt
     known.iter().find(|(version, _)| *version >= wanted).or(known.last()).map(|(_, runtime)| (*runtime).clone())
 }
 
+/// The files inference reads: the module or workspace file.
+pub fn reads(path: &str) -> bool {
+    matches!(path, "go.mod" | "go.work")
+}
+
 pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
     let manifest = files
         .get("go.mod")

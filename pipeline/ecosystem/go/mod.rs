@@ -26,8 +26,6 @@ pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// Go with `go test`.
 pub struct GoTest;
@@ -61,20 +59,8 @@ impl Ecosystem for GoTest {
         paths.iter().any(|path| path == "go.mod" || path == "go.work")
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        matches!(path, "go.mod" | "go.work")
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        go_test_files(diff)
+        super::language_parts!(runnable_test_files: go_test_files)
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -176,10 +162,11 @@ mod tests {
 
     #[test]
     fn go_projects_are_recognised_by_go_mod_or_go_work_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(GoTest.recognises(&paths(&["README.md", "go.mod", "go.sum"])));
-        assert!(GoTest.recognises(&paths(&["go.work", "a/go.mod"])));
-        assert!(!GoTest.recognises(&paths(&["tools/go.mod", "setup.py"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &GoTest,
+            &[&["README.md", "go.mod", "go.sum"], &["go.work", "a/go.mod"]],
+            &[&["tools/go.mod", "setup.py"]],
+        );
     }
 
     #[test]

@@ -46,15 +46,8 @@ pub fn parse_go_test_json(report: &str) -> ParsedRun {
             }
             _ => continue,
         };
-        if let Some(elapsed) = event.elapsed {
-            run.durations.insert(test.clone(), elapsed);
-        }
-        if status == TestStatus::Failed
-            && outputs.get(&test).is_some_and(|text| NETWORK_ERRORS.iter().any(|phrase| text.contains(phrase)))
-        {
-            run.network_failures.insert(test.clone());
-        }
-        run.record(&test, status);
+        let failure = outputs.get(&test).filter(|_| status == TestStatus::Failed);
+        run.record_test(&test, status, event.elapsed, failure.map(String::as_str), NETWORK_ERRORS);
     }
     run
 }

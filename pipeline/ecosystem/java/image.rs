@@ -258,11 +258,9 @@ mod tests {
     #[test]
     fn the_ca_goes_into_a_truststore_that_only_the_install_step_names() {
         let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(Some(b"CA")));
-        let install = text.lines().find(|line| line.contains("mvn -B test-compile")).unwrap();
+        let install = fixtures::step_line(&text, "mvn -B test-compile", &["trustStore"]);
         assert!(install.contains("-Djavax.net.ssl.trustStore=/etc/swe-harvest/cacerts"), "{install}");
         assert!(text.contains("java /tmp/ImportCa.java /etc/ssl/certs/java/cacerts /etc/swe-harvest/ca.crt"), "{text}");
-        let env = text.lines().find(|line| line.starts_with("ENV ")).unwrap();
-        assert!(!env.contains("trustStore"), "{env}");
         let without = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(None));
         assert!(!without.contains("trustStore") && !without.contains("ca.crt"), "{without}");
     }
@@ -276,8 +274,8 @@ mod tests {
     fn another_maven_repository_is_the_mirror_of_central() {
         let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(None));
         assert!(!text.contains("<mirrors>"), "Maven Central needs no mirror: {text}");
-        let mut mirrored = settings(None);
-        mirrored.registries.maven_repository = "https://maven.example.com/central".into();
+        let mirrored =
+            fixtures::mirrored(|registries| registries.maven_repository = "https://maven.example.com/central".into());
         let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &mirrored);
         assert!(
             text.contains("<mirrorOf>central</mirrorOf><url>https://maven.example.com/central</url>")

@@ -231,6 +231,11 @@ pub fn choose_runtime(level: Option<u32>, date: DateTime<Utc>, runtimes: &[Strin
     chosen.map(|(_, runtime)| (*runtime).clone())
 }
 
+/// The file inference reads: the root POM.
+pub fn reads(path: &str) -> bool {
+    path == "pom.xml"
+}
+
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
     let Some(pom) = files.get("pom.xml") else {
         return Err(InferError::NotRecognised { language: "Java", expected: "pom.xml" });

@@ -32,8 +32,6 @@ use std::collections::BTreeSet;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// The ecosystem's name in environment specs, and the language.
 pub const NAME: &str = "java";
@@ -68,20 +66,8 @@ impl Ecosystem for MavenTest {
         paths.iter().any(|path| path == "pom.xml")
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        path == "pom.xml"
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        java_test_files(diff)
+        super::language_parts!(runnable_test_files: java_test_files)
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -114,10 +100,12 @@ mod tests {
 
     #[test]
     fn maven_projects_are_recognised_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(MavenTest.recognises(&paths(&["README.md", "pom.xml"])));
-        assert!(!MavenTest.recognises(&paths(&["build.gradle.kts", "gradlew"])), "Gradle's");
-        assert!(!MavenTest.recognises(&paths(&["tools/pom.xml", "setup.py"])));
+        // Gradle's project is not Maven's.
+        crate::ecosystem::fixtures::assert_recognition(
+            &MavenTest,
+            &[&["README.md", "pom.xml"]],
+            &[&["build.gradle.kts", "gradlew"], &["tools/pom.xml", "setup.py"]],
+        );
     }
 
     #[test]

@@ -30,8 +30,6 @@ pub mod runtimes;
 
 use super::{Ecosystem, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// The ecosystem's name in environment specs.
 pub const NAME: &str = "node";
@@ -82,20 +80,8 @@ impl Ecosystem for NodeTest {
         paths.iter().any(|path| path == "package.json")
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        infer::reads(path)
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        node_test_files(diff)
+        super::language_parts!(runnable_test_files: node_test_files)
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -157,9 +143,11 @@ mod tests {
 
     #[test]
     fn node_projects_are_recognised_by_package_json_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(NodeTest.recognises(&paths(&["README.md", "package.json", "lib/a.js"])));
-        assert!(!NodeTest.recognises(&paths(&["web/package.json", "setup.py"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &NodeTest,
+            &[&["README.md", "package.json", "lib/a.js"]],
+            &[&["web/package.json", "setup.py"]],
+        );
     }
 
     #[test]

@@ -87,18 +87,11 @@ pub fn parse_json_report(report: &str) -> ParsedRun {
             let mut titles = test.ancestor_titles;
             titles.push(test.title);
             let id = test_id(&file.name, &titles);
-            if let Some(milliseconds) = test.duration {
-                run.durations.insert(id.clone(), milliseconds / 1000.0);
-            }
-            if status == TestStatus::Failed
-                && test.failure_messages.iter().any(|message| {
-                    let text = message.to_string();
-                    NETWORK_ERRORS.iter().any(|phrase| text.contains(phrase))
-                })
-            {
-                run.network_failures.insert(id.clone());
-            }
-            run.record(&id, status);
+            // The messages on lines of their own: no phrase spans two.
+            let failure = (status == TestStatus::Failed)
+                .then(|| test.failure_messages.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+            let seconds = test.duration.map(|milliseconds| milliseconds / 1000.0);
+            run.record_test(&id, status, seconds, failure.as_deref(), NETWORK_ERRORS);
         }
     }
     run
@@ -122,13 +115,8 @@ pub fn parse_mocha_lines(report: &str) -> ParsedRun {
         let Ok(test) = serde_json::from_str::<MochaLine>(line) else { continue };
         let Some(status) = status_of(&test.state) else { continue };
         let id = test_id(&test.file, &test.titles);
-        if let Some(milliseconds) = test.duration {
-            run.durations.insert(id.clone(), milliseconds / 1000.0);
-        }
-        if test.error.as_deref().is_some_and(|error| NETWORK_ERRORS.iter().any(|phrase| error.contains(phrase))) {
-            run.network_failures.insert(id.clone());
-        }
-        run.record(&id, status);
+        let seconds = test.duration.map(|milliseconds| milliseconds / 1000.0);
+        run.record_test(&id, status, seconds, test.error.as_deref(), NETWORK_ERRORS);
     }
     run
 }

@@ -65,7 +65,7 @@ const SAMPLED_TEST_FILES: usize = 5;
 pub fn says_how_tests_run(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let top_level = !path.contains('/');
-    super::infer::wanted(path)
+    super::infer::reads(path)
         || (top_level && matches!(name, "Makefile" | "noxfile.py" | "pyproject.toml" | "runtests.py"))
         || (path.starts_with(".circleci/") && (name.ends_with(".yml") || name.ends_with(".yaml")))
         || (top_level && matches!(name, ".gitlab-ci.yml" | "appveyor.yml" | "azure-pipelines.yml"))

@@ -53,8 +53,8 @@ const NOT_A_PYTHON_PROJECT: InferError = InferError::NotRecognised {
     expected: "pyproject.toml, setup.py, setup.cfg, requirements*.txt",
 };
 
-/// Whether inference wants to read `path`.
-pub fn wanted(path: &str) -> bool {
+/// Whether inference reads `path`.
+pub fn reads(path: &str) -> bool {
     let top_level = !path.contains('/');
     let name = path.rsplit('/').next().unwrap_or(path);
     (top_level
@@ -1154,10 +1154,10 @@ mod tests {
         for path in
             ["setup.py", "pyproject.toml", "requirements-dev.txt", "requirements/test.txt", ".github/workflows/ci.yaml"]
         {
-            assert!(wanted(path), "{path}");
+            assert!(reads(path), "{path}");
         }
         for path in ["environment.yml", "ci/requirements/py39.yml", "ci/deps/actions-38.yaml", "ci/test.yml"] {
-            assert!(wanted(path), "{path}");
+            assert!(reads(path), "{path}");
         }
         for path in [
             "src/setup.py",
@@ -1168,7 +1168,7 @@ mod tests {
             "ci/requirements/min-all-deps.yml",
             "docs/environment.yml",
         ] {
-            assert!(!wanted(path), "{path}");
+            assert!(!reads(path), "{path}");
         }
     }
 

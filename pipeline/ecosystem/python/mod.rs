@@ -53,12 +53,8 @@ macro_rules! shares_pytest_environment {
             $crate::ecosystem::python::Pytest.runtime_needed(files, date, runtimes)
         }
 
-        fn runtimes(&self) -> &'static $crate::ecosystem::runtimes::Runtimes {
-            &$crate::ecosystem::python::runtimes::RUNTIMES
-        }
-
-        /// Pytest's inference, image and scripts' setup, which a framework's own
-        /// methods build on.
+        /// Pytest's runtimes, inference, image and scripts' setup, which a
+        /// framework's own methods build on.
         fn parts(&self) -> &'static $crate::ecosystem::Parts {
             $crate::ecosystem::python::Pytest.parts()
         }
@@ -150,10 +146,6 @@ impl Ecosystem for Pytest {
         })
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        infer::wanted(path)
-    }
-
     /// The project's test framework ([`framework::detect`]).
     fn by_test_framework(
         &self,
@@ -164,12 +156,7 @@ impl Ecosystem for Pytest {
     }
 
     fn parts(&self) -> &'static Parts {
-        &Parts {
-            infer: infer::infer,
-            environment_dockerfile: image::environment_dockerfile,
-            script_setup: image::script_setup,
-            harness_setup: image::harness_setup,
-        }
+        super::language_parts!(runnable_test_files: python_test_files)
     }
 
     fn runtime_needed(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {
@@ -178,14 +165,6 @@ impl Ecosystem for Pytest {
 
     fn default_pre_install(&self) -> Vec<String> {
         vec![format!("uv pip install --upgrade {}", infer::PRE_INSTALL_TOOLS)]
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        python_test_files(diff)
-    }
-
-    fn runtimes(&self) -> &'static super::runtimes::Runtimes {
-        &runtimes::RUNTIMES
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -265,10 +244,11 @@ mod tests {
 
     #[test]
     fn python_projects_are_recognised_by_their_packaging_files() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(Pytest.recognises(&paths(&["README.md", "setup.py"])));
-        assert!(Pytest.recognises(&paths(&["requirements-dev.txt"])));
-        assert!(!Pytest.recognises(&paths(&["Cargo.toml", "docs/setup.py"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &Pytest,
+            &[&["README.md", "setup.py"], &["requirements-dev.txt"]],
+            &[&["Cargo.toml", "docs/setup.py"]],
+        );
     }
 
     #[test]

@@ -63,10 +63,6 @@ impl Ecosystem for SympyRunner {
 
     super::shares_pytest_environment!(test_command: TEST_COMMAND);
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        Pytest.reads_for_inference(path)
-    }
-
     /// The `test_*.py` files of the diff.
     fn runnable_test_files(&self, diff: &str) -> Vec<String> {
         Pytest

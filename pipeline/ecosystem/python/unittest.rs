@@ -11,7 +11,6 @@
 //! The environment is pytest's ([`super::infer`], [`super::image`]) with the test
 //! command swapped.
 
-use super::Pytest;
 use crate::ecosystem::{Ecosystem, ParsedRun};
 use crate::model::TestStatus;
 
@@ -77,14 +76,6 @@ impl Ecosystem for Unittest {
     }
 
     super::shares_pytest_environment!(test_command: TEST_COMMAND);
-
-    fn reads_for_inference(&self, path: &str) -> bool {
-        Pytest.reads_for_inference(path)
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        Pytest.runnable_test_files(diff)
-    }
 
     /// unittest writes no report: `report` is left unused.
     fn test_invocation(&self, test_command: &str, _report: &str, files: &str) -> String {

@@ -245,8 +245,9 @@ mod tests {
     fn another_crates_index_replaces_crates_io_in_the_dependency_stage_only() {
         let text = environment_dockerfile(&request("rust1.85"), "registry/rust:1.85", &settings(None));
         assert!(!text.contains("replace-with = \"swe-harvest-index\""), "crates.io needs no source: {text}");
-        let mut mirrored = settings(None);
-        mirrored.registries.crates_index = "sparse+https://crates.example.com/index/".into();
+        let mirrored = fixtures::mirrored(|registries| {
+            registries.crates_index = "sparse+https://crates.example.com/index/".into()
+        });
         let text = environment_dockerfile(&request("rust1.63"), "registry/rust:1.63", &mirrored);
         let (stage_one, stage_two) = text.split_once("\nFROM registry/rust:1.63\n").unwrap();
         assert!(stage_one.contains("registry = \"sparse+https://crates.example.com/index/\""), "{stage_one}");

@@ -94,7 +94,7 @@ pub fn is_manifest_read(path: &str) -> bool {
 }
 
 /// Whether inference reads `path`.
-pub fn wanted(path: &str) -> bool {
+pub fn reads(path: &str) -> bool {
     matches!(path, "Cargo.lock" | "rust-toolchain" | "rust-toolchain.toml") || is_manifest_read(path)
 }
 
@@ -334,10 +334,10 @@ mod tests {
     #[test]
     fn inference_reads_manifests_near_the_root_the_lockfile_and_the_toolchain_file() {
         for path in ["Cargo.toml", "serde/Cargo.toml", "crates/a/Cargo.toml", "Cargo.lock", "rust-toolchain.toml"] {
-            assert!(wanted(path), "{path}");
+            assert!(reads(path), "{path}");
         }
         for path in ["a/b/c/Cargo.toml", "sub/Cargo.lock", "src/lib.rs"] {
-            assert!(!wanted(path), "{path}");
+            assert!(!reads(path), "{path}");
         }
     }
 

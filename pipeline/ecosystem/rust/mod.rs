@@ -45,8 +45,6 @@ use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// Rust with `cargo test`.
 pub struct CargoTest;
@@ -83,20 +81,8 @@ impl Ecosystem for CargoTest {
         paths.iter().any(|path| path == "Cargo.toml")
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        infer::wanted(path)
-    }
-
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &runtimes::RUNTIMES
-    }
-
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        rust_test_files(diff)
+        super::language_parts!(runnable_test_files: rust_test_files)
     }
 
     /// The dependency stage's script ([`image::DEPENDENCY_SCRIPT`]).
@@ -159,21 +145,20 @@ mod tests {
 
     use super::*;
     use crate::ecosystem::RepoFiles;
-
-    fn diff(paths: &[&str]) -> String {
-        paths.iter().map(|path| format!("--- a/{path}\n+++ b/{path}\n")).collect()
-    }
+    use crate::ecosystem::fixtures::diff_of;
 
     #[test]
     fn rust_projects_are_recognised_by_a_cargo_toml_at_the_root() {
-        let paths = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
-        assert!(CargoTest.recognises(&paths(&["README.md", "Cargo.toml", "src/lib.rs"])));
-        assert!(!CargoTest.recognises(&paths(&["tools/Cargo.toml", "go.mod"])));
+        crate::ecosystem::fixtures::assert_recognition(
+            &CargoTest,
+            &[&["README.md", "Cargo.toml", "src/lib.rs"]],
+            &[&["tools/Cargo.toml", "go.mod"]],
+        );
     }
 
     #[test]
     fn test_files_are_rust_files_and_test_fixtures_but_not_benches_or_examples() {
-        let files = rust_test_files(&diff(&[
+        let files = rust_test_files(&diff_of(&[
             "test_suite/tests/test_gen.rs",
             "test_suite/tests/ui/remote/nonremote_getter.stderr",
             "src/slice/test.rs",
@@ -191,8 +176,8 @@ mod tests {
             ]
         );
         // Fixtures alone, or a Python test patch: no Rust test to run.
-        assert!(rust_test_files(&diff(&["tests/ui/x.stderr"])).is_empty());
-        assert!(rust_test_files(&diff(&["tests/test_x.py", "tests/data/a.json"])).is_empty());
+        assert!(rust_test_files(&diff_of(&["tests/ui/x.stderr"])).is_empty());
+        assert!(rust_test_files(&diff_of(&["tests/test_x.py", "tests/data/a.json"])).is_empty());
     }
 
     #[test]

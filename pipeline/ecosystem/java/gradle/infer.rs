@@ -150,6 +150,11 @@ fn warm_test_run(gradle: &str) -> String {
     )
 }
 
+/// The files inference reads: the build files and the wrapper's properties.
+pub fn reads(path: &str) -> bool {
+    BUILD_FILES.contains(&path) || path == WRAPPER_PROPERTIES
+}
+
 pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
     if !BUILD_FILES.iter().any(|name| files.contains_key(*name)) {
         return Err(InferError::NotRecognised { language: "Java", expected: "build.gradle or build.gradle.kts" });

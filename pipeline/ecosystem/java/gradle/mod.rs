@@ -21,11 +21,11 @@
 pub mod image;
 pub mod infer;
 
+/// Java's runtimes: Gradle runs on the JDK images.
+use super::runtimes;
 use super::{java_test_files, results, test_classes};
 use crate::ecosystem::{Ecosystem, ParsedRun, Parts};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
-use image::{environment_dockerfile, harness_setup, script_setup};
-use infer::infer;
 
 /// The ecosystem's name in environment specs.
 pub const NAME: &str = "java-gradle";
@@ -46,26 +46,13 @@ impl Ecosystem for GradleTest {
         paths.iter().any(|path| infer::BUILD_FILES.contains(&path.as_str()))
     }
 
-    fn reads_for_inference(&self, path: &str) -> bool {
-        infer::BUILD_FILES.contains(&path) || path == infer::WRAPPER_PROPERTIES
-    }
-
-    /// Java's runtimes: Gradle runs on the JDK images.
-    fn runtimes(&self) -> &'static crate::ecosystem::runtimes::Runtimes {
-        &super::runtimes::RUNTIMES
-    }
-
     /// JDK base images, and configured distributions as `gradle<version>`.
     fn owns_runtime(&self, runtime: &str) -> bool {
         self.runtimes().owns(runtime) || runtime.starts_with(infer::RUNTIME_PREFIX)
     }
 
     fn parts(&self) -> &'static Parts {
-        &Parts { infer, environment_dockerfile, script_setup, harness_setup }
-    }
-
-    fn runnable_test_files(&self, diff: &str) -> Vec<String> {
-        java_test_files(diff)
+        crate::ecosystem::language_parts!(runnable_test_files: java_test_files)
     }
 
     /// A configured distribution's zip ([`image::context_files`]).
@@ -148,12 +135,9 @@ mod tests {
         assert_eq!(run.tests.len(), 2);
     }
 
-    fn paths(list: &[&str]) -> Vec<String> {
-        list.iter().map(|path| path.to_string()).collect()
-    }
-
     #[test]
     fn gradle_projects_are_detected_and_maven_wins_when_both_are_there() {
+        use crate::ecosystem::fixtures::paths;
         assert_eq!(crate::ecosystem::detect(&paths(&["build.gradle", "gradlew"])).name(), "java-gradle");
         assert_eq!(
             crate::ecosystem::detect(&paths(&["settings.gradle.kts", "app/build.gradle.kts"])).name(),
