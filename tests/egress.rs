@@ -8,7 +8,7 @@
 //! labelled).
 
 use crate::support::probes::{self, Probes};
-use crate::support::python_project::{Project, Scenario};
+use crate::support::python_project::{self, Project, Scenario};
 use crate::support::workspace::{ADD_NEGATIVE, Workspace};
 use crate::support::{names, stderr};
 
@@ -113,25 +113,18 @@ fn a_cargo_build_script_reaches_no_address_of_the_host_or_the_namespace_and_its_
 
 /// A project whose dependency comes from a host no registry setting names (a name
 /// under `.invalid`, which resolves nowhere: the test sends no traffic out).
-const PYPROJECT_WITH_URL_DEPENDENCY: &str = r#"[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "calc"
-version = "1.0.0"
-requires-python = ">=3.9"
-dependencies = ["calc-extra @ https://downloads.example.invalid/calc_extra-1.0.tar.gz"]
-
-[project.optional-dependencies]
-test = ["pytest"]
-"#;
+fn pyproject_with_url_dependency() -> String {
+    python_project::PYPROJECT.replace(
+        "[project.optional-dependencies]",
+        "dependencies = [\"calc-extra @ https://downloads.example.invalid/calc_extra-1.0.tar.gz\"]\n\n[project.optional-dependencies]",
+    )
+}
 
 #[test]
 fn a_build_refused_a_destination_is_dropped_naming_it_and_the_setting_that_would_allow_it() {
     let Some(workspace) = Workspace::with_base_images("python", &["py3.11"]) else { return };
     let project =
-        Project::dated_with_files("2024-05-03T12:00:00+00:00", &[("pyproject.toml", PYPROJECT_WITH_URL_DEPENDENCY)]);
+        Project::dated_with_files("2024-05-03T12:00:00+00:00", &[("pyproject.toml", &pyproject_with_url_dependency())]);
     let candidate = project.candidate(1, &Scenario::fixing_add("negative"));
     workspace.seeded(&project, &[candidate]);
     workspace.validate(&["--runs", "1"]);

@@ -82,6 +82,9 @@ pub struct DockerBackend {
     failed_steps: std::sync::Mutex<Vec<String>>,
     /// The build proxy's image, once made.
     egress_image: tokio::sync::Mutex<Option<String>>,
+    /// The build networks of this backend's builds under way (their proxies are in
+    /// `live`): a build cut short leaves them to `remove_running`.
+    egress_networks: Containers,
 }
 
 impl DockerBackend {
@@ -99,6 +102,7 @@ impl DockerBackend {
             live: Containers::default(),
             failed_steps: Default::default(),
             egress_image: Default::default(),
+            egress_networks: Containers::default(),
         })
     }
 
@@ -121,6 +125,7 @@ impl DockerBackend {
         let labels = [(super::RUN_LABEL.to_string(), crate::process::RunId::current().to_string())].into();
         let egress = egress::BuildEgress::open(&self.docker, &image, allowlist, labels).await?;
         self.live.add(egress.container());
+        self.egress_networks.add(egress.network());
         Ok(egress)
     }
 
@@ -396,6 +401,7 @@ impl Backend for DockerBackend {
         let outcome = self.build_on(build, egress.as_ref(), log).await;
         let Some(egress) = egress else { return outcome };
         self.live.forget(egress.container());
+        self.egress_networks.forget(egress.network());
         let refused = egress.close(&self.docker).await;
         if !refused.is_empty() {
             log.push_str(&format!("\n--- refused by the build proxy ---\n{}\n", refused.join("\n")));
@@ -533,8 +539,9 @@ impl Backend for DockerBackend {
         for id in self.live.drain() {
             remove(&self.docker, &id).await;
         }
-        let this_run = crate::process::RunId::current().to_string();
-        egress::sweep(&self.docker, |labels| labels.get(super::RUN_LABEL) == Some(&this_run)).await;
+        for network in self.egress_networks.drain() {
+            egress::remove_network(&self.docker, &network).await;
+        }
         self.remove_failed_steps().await;
     }
 

@@ -23,8 +23,9 @@
 //! - The proxy logs every refusal; its log is read when the build ends, the refused
 //!   destinations go into the build log, and a failed build's diagnosis names them
 //!   with the config key that would allow them ([`diagnosis`]).
-//! - The proxy's container and the network are removed when the build ends; the run's
-//!   end (`remove_running`) and a later run's sweep remove what a killed run left.
+//! - The proxy's container and the network are removed when the build ends; a build
+//!   cut short (Ctrl-C) leaves them to the backend's `remove_running`, and a killed
+//!   run to the next run's sweep (by the run's label).
 //!
 //! The proxy's image is made once per engine from the Debian suite image that
 //! `scripts/setup.sh` builds (trusted: our own Dockerfile, on the default network).
@@ -373,7 +374,7 @@ async fn timed<T>(
     }
 }
 
-async fn remove_network(docker: &Docker, name: &str) {
+pub(super) async fn remove_network(docker: &Docker, name: &str) {
     if let Err(message) = timed("remove the build network", docker.remove_network(name)).await {
         tracing::warn!(network = %name, %message, "a build network is left");
     }
