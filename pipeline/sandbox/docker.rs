@@ -546,7 +546,7 @@ impl Backend for DockerBackend {
     }
 
     async fn sweep(&self, data_dir_label: &str) -> usize {
-        let (proxies, networks) = egress::sweep(&self.docker, super::left_behind).await;
+        let (proxies, networks) = egress::sweep(&self.docker).await;
         if proxies + networks > 0 {
             tracing::info!(proxies, networks, "removed the build proxies and networks of runs that are gone");
         }

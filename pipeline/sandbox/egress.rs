@@ -380,9 +380,10 @@ pub(super) async fn remove_network(docker: &Docker, name: &str) {
     }
 }
 
-/// Removes the build proxies and networks that `is_left` says a run left behind
-/// (by their labels); returns how many of each.
-pub async fn sweep(docker: &Docker, is_left: impl Fn(&HashMap<String, String>) -> bool) -> (usize, usize) {
+/// Removes the build proxies and networks of runs that are gone
+/// ([`super::left_behind`], by their labels); returns how many of each.
+pub async fn sweep(docker: &Docker) -> (usize, usize) {
+    let is_left = super::left_behind;
     let filters: HashMap<String, Vec<String>> = [("label".to_string(), vec![EGRESS_LABEL.to_string()])].into();
     let mut containers = 0;
     let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();

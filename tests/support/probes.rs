@@ -68,15 +68,6 @@ impl Probes {
         let items: Vec<String> = self.targets().iter().map(|(host, port)| format!("(\"{host}\", {port})")).collect();
         format!("[{}]", items.join(", "))
     }
-
-    /// What the build proxy logs when it refuses each target: a tunnel's
-    /// `host:port` and a plain request's URL.
-    pub fn refusals(&self) -> Vec<String> {
-        self.targets()
-            .iter()
-            .flat_map(|(host, port)| [format!("{host}:{port}"), format!("http://{host}:{port}/")])
-            .collect()
-    }
 }
 
 /// The source address of this machine's default route.
