@@ -17,7 +17,8 @@
 # - a bridge `swhbr0` (10.213.0.1/24) on the host; node I is the namespace `swh-node$I`
 #   with a veth pair `swh-v$I` <-> eth0 (10.213.0.$I), its own dockerd (and managed
 #   containerd) with data root /var/lib/swh-cluster/node$I, exec root, pidfile and
-#   socket under /run/swh-cluster/node$I/, hostname `swh-node$I` (own UTS namespace),
+#   socket under /run/swh-cluster/node$I/ (also its /var/run/docker.sock, in a mount
+#   namespace of its own), hostname `swh-node$I` (own UTS namespace),
 #   cgroup parent `swh-node$I`.
 # - the swarm: `docker swarm init --advertise-addr 10.213.0.1` on the host's engine
 #   (does not touch its running containers; never restarted or reconfigured), overlay
@@ -110,11 +111,17 @@ node_up() {
     fi
     if ! pid_alive "$(pidfile_pid "$dir/dockerd.pid")"; then
         # nsenter, not `ip netns exec`: the latter remounts /sys, which hides the
-        # cgroup mounts the engine needs.
-        nsenter --net="/run/netns/$ns" unshare --uts sh -c "hostname $ns; exec setsid dockerd \
+        # cgroup mounts the engine needs. A mount namespace of its own, in which the
+        # engine's socket is also /var/run/docker.sock: what a container of this node
+        # mounts from there (the job-image clean-up, pipeline/sandbox/job_images.rs)
+        # reaches this node's engine, as on a machine of its own.
+        rm -f "$(sock "$i")"
+        nsenter --net="/run/netns/$ns" unshare --uts --mount sh -c "hostname $ns; setsid dockerd \
             --data-root $DATA/node$i/data --exec-root $dir/exec --pidfile $dir/dockerd.pid \
             -H unix://$(sock "$i") --cgroup-parent $ns --insecure-registry $HOST_IP:$REGISTRY_PORT \
-            --log-driver json-file --log-opt max-size=64m --log-opt max-file=2 --label swh.node=$i" \
+            --log-driver json-file --log-opt max-size=64m --log-opt max-file=2 --label swh.node=$i & \
+            n=0; until [ -S $(sock "$i") ] || [ \$n -ge 600 ]; do sleep 0.1; n=\$((n + 1)); done; \
+            mount --bind $(sock "$i") /var/run/docker.sock" \
             </dev/null >>"$dir/dockerd.log" 2>&1 &
         local t0=$SECONDS
         until dnode "$i" info >/dev/null 2>&1; do

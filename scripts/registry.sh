@@ -7,6 +7,7 @@
 #                              `release.registry`
 #   scripts/registry.sh down   stop the one this script started (its pidfile)
 #   scripts/registry.sh addr   print the address
+#   scripts/registry.sh gc     garbage collection: frees the layers of removed images
 #
 # Idempotent: when something already answers the registry API on the port, it is
 # used as it is and nothing is started (another user's registry, or ours from an
@@ -85,9 +86,26 @@ down() {
     fi
 }
 
+# The registry's garbage collection: removes the layers that no manifest names any
+# more (after `swe-harvest gc` or a run removed job images). Distribution requires no
+# push while it runs: the registry is stopped for it, and started again if it ran.
+collect() {
+    [ -f "$DIR/config.yml" ] || die "no registry of this script's under $DIR"
+    local was_up=
+    if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then was_up=1; down; sleep 0.5; fi
+    local before after
+    before=$(du -sm "$DIR/storage" | cut -f1)
+    docker-registry garbage-collect --delete-untagged "$DIR/config.yml" >>"$DIR/registry.log" 2>&1 \
+        || die "garbage-collect failed; see $DIR/registry.log"
+    after=$(du -sm "$DIR/storage" | cut -f1)
+    log "garbage collection: storage ${before} MiB -> ${after} MiB"
+    if [ -n "$was_up" ]; then up >/dev/null; fi
+}
+
 case "${1:-up}" in
     up) up ;;
     down) down ;;
     addr) echo "$ADDR" ;;
-    *) die "usage: scripts/registry.sh up|down|addr" ;;
+    gc) collect ;;
+    *) die "usage: scripts/registry.sh up|down|addr|gc" ;;
 esac

@@ -9,12 +9,15 @@
 //!   `evaluate --backend swarm` resolves every task with the gold patches, none with
 //!   empty ones;
 //! - the sweep removes the services and networks of a run that is gone;
+//! - a run removes the job images it used from the registry and every node when it
+//!   ends; `gc` removes those older than its age (a killed run's), and only those;
 //! - `--backend swarm` without `validate.registry`, and an unknown backend, are clear errors;
 //! - a hostile job (network probe, fork storm, memory hog) on a worker is contained;
 //! - a worker killed while it runs a job costs that placement only: the job ends on
 //!   another node with its whole output; identical jobs started at once make their
 //!   image once.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -194,6 +197,7 @@ fn swarm_validation_and_evaluation_of_the_demo_give_the_local_results_on_several
     ]);
     assert!(mirrored.status.success(), "{}", stderr(&mirrored));
     let out = fresh.path("swarm.jsonl");
+    let since = unix_seconds();
     let validated = fresh
         .command()
         .env("SWE_HARVEST_VALIDATE__REGISTRY", &cluster.registry)
@@ -215,14 +219,13 @@ fn swarm_validation_and_evaluation_of_the_demo_give_the_local_results_on_several
             );
         }
     }
-    // Swarm spread the jobs: a node that ran one has pulled a job image.
-    let nodes_with_jobs = std::iter::once(None)
-        .chain(cluster.worker_sockets().iter().map(|socket| Some(socket.as_str())))
-        .filter(|host| {
-            docker(*host, &["image", "ls", "-q", &format!("{}/swe-harvest/job", cluster.registry)]).trim() != ""
-        })
-        .count();
-    assert!(nodes_with_jobs >= 2, "the jobs ran on {nodes_with_jobs} node(s) of 3");
+    // Swarm spread the jobs: a node that ran one has pulled a job image (its engine's
+    // events say so), and the run removed them all when it ended: from every node and
+    // from the registry.
+    let pulled = job_images_pulled(&cluster, since);
+    let nodes_with_jobs = pulled.values().filter(|images| !images.is_empty()).count();
+    assert!(nodes_with_jobs >= 2, "the jobs ran on {nodes_with_jobs} node(s) of 3: {pulled:?}");
+    assert_no_job_images(&cluster, pulled.values().flatten());
     let label = fs_err::canonicalize(&fresh.data_dir).unwrap();
     assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={}", label.display()));
 
@@ -261,8 +264,61 @@ fn swarm_validation_and_evaluation_of_the_demo_give_the_local_results_on_several
     for row in &released_rows {
         docker(None, &["image", "rm", "-f", row["image"].as_str().unwrap()]);
     }
+    let evaluated = job_images_pulled(&cluster, since);
+    assert!(evaluated.values().flatten().count() > pulled.values().flatten().count(), "evaluate ran jobs");
+    assert_no_job_images(&cluster, evaluated.values().flatten());
     let label = fs_err::canonicalize(&harvest.data_dir).unwrap();
     assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={}", label.display()));
+}
+
+/// The engines of the cluster: the host's (`None`) and the workers' sockets.
+fn engines(cluster: &Cluster) -> Vec<Option<String>> {
+    std::iter::once(None).chain(cluster.worker_sockets().into_iter().map(Some)).collect()
+}
+
+/// The job images each engine of the cluster pulled since `since`, from its events.
+fn job_images_pulled(cluster: &Cluster, since: u64) -> BTreeMap<String, BTreeSet<String>> {
+    let until = (unix_seconds() + 1).to_string();
+    engines(cluster)
+        .into_iter()
+        .map(|host| {
+            let events = docker(
+                host.as_deref(),
+                &["events", "--since", &since.to_string(), "--until", &until, "--filter", "type=image"],
+            );
+            let pulled = events
+                .lines()
+                .filter_map(|line| line.split_once(" image pull ")?.1.split_whitespace().next())
+                .filter(|image| image.contains("/swe-harvest/job:"))
+                .map(str::to_string)
+                .collect();
+            (host.unwrap_or_else(|| "the host".into()), pulled)
+        })
+        .collect()
+}
+
+/// No engine of the cluster has any of `images`, and the registry has none of their tags.
+fn assert_no_job_images<'a>(cluster: &Cluster, images: impl Iterator<Item = &'a String>) {
+    let images: BTreeSet<&String> = images.collect();
+    for host in engines(cluster) {
+        let left = docker(host.as_deref(), &["image", "ls", "--format", "{{.Repository}}:{{.Tag}}"]);
+        let left: Vec<&str> = left.lines().filter(|image| images.iter().any(|pulled| pulled == image)).collect();
+        assert!(left.is_empty(), "{} keeps job images after the run: {left:?}", host.as_deref().unwrap_or("the host"));
+    }
+    let tags = Command::new("curl")
+        .args(["-fsS", &format!("http://{}/v2/swe-harvest/job/tags/list", cluster.registry)])
+        .output()
+        .unwrap();
+    assert!(tags.status.success(), "the registry lists its job tags: {}", stderr(&tags));
+    let tags: serde_json::Value = serde_json::from_slice(&tags.stdout).unwrap();
+    let kept: Vec<&&String> = images
+        .iter()
+        .filter(|image| {
+            let tag = image.rsplit_once(':').unwrap().1;
+            tags["tags"].as_array().is_some_and(|tags| tags.iter().any(|kept| kept == tag))
+        })
+        .collect();
+    assert!(kept.is_empty(), "the registry keeps job images after the run: {kept:?}");
 }
 
 /// A job of `script` on the image `swe-harvest/base:py3.11` (scripts/setup.sh's).
@@ -549,6 +605,56 @@ fn the_swarm_backend_without_a_registry_says_where_to_set_one() {
     assert!(!output.status.success());
     let error = stderr(&output);
     assert!(error.contains("validate.registry") && error.contains("scripts/cluster.sh"), "{error}");
+}
+
+#[test]
+fn gc_without_a_registry_is_a_usage_error_naming_the_key() {
+    let harvest = SweHarvest::new();
+    let error = failure(&harvest.run(&["gc", "--older-than", "1d"]), 2);
+    assert!(error.contains("validate.registry"), "{error}");
+}
+
+#[test]
+fn gc_removes_the_job_images_older_than_its_age_from_the_registry_and_every_node() {
+    let Some(cluster) = Cluster::up(2) else { return };
+    // A job image as a killed run leaves it: labelled, in the registry, pulled by a worker.
+    let reference = format!("{}/swe-harvest/job:gc-test-{}", cluster.registry, std::process::id());
+    let container = docker(None, &["create", "swe-harvest/base:debian-bookworm", "true"]);
+    let committed = docker(None, &["commit", "--change", "LABEL swe-harvest.job=true", container.trim(), &reference]);
+    assert!(committed.starts_with("sha256:"), "committed {reference}: {committed}");
+    docker(None, &["rm", container.trim()]);
+    let pushed = Command::new("docker").args(["push", "-q", &reference]).output().unwrap();
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
+    let worker = cluster.worker_sockets()[0].clone();
+    let pulled = Command::new("docker").args(["-H", &worker, "pull", "-q", &reference]).output().unwrap();
+    assert!(pulled.status.success(), "{}", stderr(&pulled));
+    let everywhere = BTreeSet::from([reference.clone()]);
+    let present = |host: Option<&str>| docker(host, &["image", "ls", "-q", &reference]).trim() != "";
+
+    let harvest = SweHarvest::new();
+    let gc = |args: &[&str]| {
+        let output = harvest.command().env("SWE_HARVEST_VALIDATE__REGISTRY", &cluster.registry).args(args).output();
+        let output = output.unwrap();
+        assert!(output.status.success(), "gc {args:?}: {}", stderr(&output));
+        stdout(&output)
+    };
+    let tag = reference.rsplit_once(':').unwrap().1;
+    // Younger than an hour: kept.
+    let young = gc(&["gc", "--older-than", "1h"]);
+    assert!(!young.contains(tag), "{young}");
+    assert!(present(None) && present(Some(&worker)), "a young job image stays");
+    // A dry run names it in the registry and on both nodes, and removes nothing.
+    let dry = gc(&["gc", "--older-than", "0s", "--dry-run"]);
+    assert_eq!(dry.matches(tag).count(), 3, "registry, manager and worker: {dry}");
+    assert!(dry.contains("node swh-node2: would remove"), "{dry}");
+    assert!(present(None) && present(Some(&worker)), "a dry run removes nothing");
+    // Older than zero seconds: gone from the registry and from every node.
+    let removed = gc(&["gc", "--older-than", "0s"]);
+    assert_eq!(removed.matches(tag).count(), 3, "registry, manager and worker: {removed}");
+    assert!(!present(None) && !present(Some(&worker)), "gc removed it from the nodes:\n{removed}");
+    assert_no_job_images(&cluster, everywhere.iter());
+    let label = fs_err::canonicalize(&harvest.data_dir).unwrap();
+    assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={}", label.display()));
 }
 
 #[test]

@@ -68,6 +68,9 @@ pub enum Command {
     /// The base images of the runtime catalogue (what scripts/setup.sh builds).
     #[command(subcommand)]
     Images(ImagesCommand),
+    /// Remove the swarm backend's job images older than an age: from the registry
+    /// (`validate.registry`), every node's cache and the builder.
+    Gc(GcArgs),
 }
 
 impl Command {
@@ -95,8 +98,19 @@ impl Command {
             Command::Export(_) => "export",
             Command::Review(_) => "review",
             Command::Images(_) => "images",
+            Command::Gc(_) => "gc",
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Remove job images made longer ago than this (`30d`, `12h`, `0s` for all).
+    #[arg(long, value_name = "AGE", default_value = "7d", value_parser = humantime::parse_duration)]
+    pub older_than: std::time::Duration,
+    /// Only list what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -19,6 +19,7 @@ mod discover;
 mod evaluate;
 mod export;
 mod extract;
+mod gc;
 mod images;
 // The reporter and the settings' config are used by stage commands as they land.
 #[allow(dead_code)]
@@ -56,7 +57,6 @@ pub enum ExitStatus {
     /// Everything was done.
     Success,
     /// The command ran to its end, but some items failed; they were reported.
-    #[allow(dead_code)]
     Failure,
 }
 
@@ -162,6 +162,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Export(args) => export::export(&settings, &args),
         Command::Review(args) => review::review(&settings, &args),
         Command::Images(command) => images::images(&command),
+        Command::Gc(args) => gc::gc(&settings, &args),
     }
     .with_context(|| format!("`{name}` did not finish"))
 }

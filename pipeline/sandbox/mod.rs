@@ -21,9 +21,12 @@ pub mod archive;
 pub mod docker;
 pub mod egress;
 pub mod images;
+pub mod job_images;
 pub mod output;
+pub mod registry_api;
 pub mod script;
 pub mod swarm;
+pub mod tool_image;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -48,8 +48,9 @@
 //! - Clean-up: services and networks carry the data dir's and the run's labels; every
 //!   job removes its own (in the background, once its log is read: the node's removal
 //!   of the container takes seconds that the next job need not wait for);
-//!   [`Backend::remove_running`] waits for those removals and removes the jobs in flight;
-//!   [`Backend::sweep`] removes those of runs that are gone.
+//!   [`Backend::remove_running`] waits for those removals and removes the jobs in flight,
+//!   then the job images the run used, from the registry and every node
+//!   ([`super::job_images`]); [`Backend::sweep`] removes those of runs that are gone.
 //!
 //! `oom_killed`: a task's status has no such field (Docker 20.10: the state `failed`, the
 //! error `task: non-zero exit (137)`; only the container on its node knows, and the
@@ -82,6 +83,7 @@ use futures::StreamExt;
 use sha2::{Digest, Sha256};
 
 use super::docker::{DockerBackend, OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES};
+use super::job_images::{Collected, JOB_IMAGE_LABEL, JOB_REPOSITORY, JobImages, Selection};
 use super::output::BoundedOutput;
 use super::script::MARKER_PREFIX;
 use super::{
@@ -99,10 +101,6 @@ pub const PLACEMENT_TIMEOUT: Duration = Duration::from_secs(900);
 pub const PLACEMENTS: u32 = 3;
 /// How often the task's state is read.
 const POLL: Duration = Duration::from_millis(500);
-/// The label of job images (`docker image prune -a --filter label=swe-harvest.job`).
-pub const JOB_IMAGE_LABEL: &str = "swe-harvest.job";
-/// The repository of job images in the registry.
-const JOB_REPOSITORY: &str = "swe-harvest/job";
 /// Hex characters of a report per marker line (well under the log driver's 16 KiB line).
 const REPORT_CHUNK: usize = 8000;
 
@@ -134,6 +132,9 @@ pub struct SwarmBackend {
     /// background (a node takes seconds to remove a container; the next job need not
     /// wait for it); [`Backend::remove_running`] waits for them.
     cleanups: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The job images this process's jobs ran on, with their data dir's label: removed
+    /// from the registry and the nodes when the run ends ([`job_images`](super::job_images)).
+    used: Mutex<BTreeMap<String, String>>,
 }
 
 /// What the engine refused (or did not answer) while doing `action` for `job`.
@@ -189,6 +190,7 @@ impl SwarmBackend {
             live: Default::default(),
             making: Default::default(),
             cleanups: Default::default(),
+            used: Default::default(),
         })
     }
 
@@ -229,7 +231,22 @@ impl SwarmBackend {
         if Arc::strong_count(&turn) <= 2 {
             making.remove(&reference);
         }
-        made.map(|()| reference)
+        made?;
+        self.used.lock().expect("not poisoned").insert(reference.clone(), job.data_dir_label.clone());
+        Ok(reference)
+    }
+
+    /// Removes the selected job images from the registry, the nodes and the builder
+    /// (`dry_run`: says which it would); the clean-up's service carries `data_dir_label`.
+    pub async fn remove_job_images(&self, selection: &Selection, dry_run: bool, data_dir_label: &str) -> Collected {
+        let images = JobImages {
+            docker: &self.docker,
+            registry: &self.options.registry,
+            constraints: &self.options.constraints,
+            credentials: self.credentials.clone(),
+            labels: super::job_images::cleaner_labels(data_dir_label),
+        };
+        images.remove(selection, dry_run).await
     }
 
     /// [`SwarmBackend::job_image`]'s work on its turn: nothing when the registry has
@@ -668,7 +685,7 @@ fn take_reports(log: &str, token: &str) -> (String, BTreeMap<String, String>) {
     (kept, reports)
 }
 
-async fn push(
+pub(super) async fn push(
     docker: &Docker,
     repository: &str,
     tag: &str,
@@ -688,7 +705,7 @@ async fn push(
 /// Removes a job's service and waits (a while) until its task is gone, that is until
 /// the node removed its container; a node that is down keeps it until it comes back
 /// (its engine then removes it) or leaves.
-async fn remove_service(docker: &Docker, service: &str) {
+pub(super) async fn remove_service(docker: &Docker, service: &str) {
     match tokio::time::timeout(CALL_TIMEOUT, docker.delete_service(service)).await {
         Ok(Ok(())) | Ok(Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })) => {}
         Ok(Err(error)) => {
@@ -817,6 +834,18 @@ impl Backend for SwarmBackend {
             remove_network(&self.docker, &network).await;
         }
         self.builder.remove_running().await;
+        let used = std::mem::take(&mut *self.used.lock().expect("not poisoned"));
+        let Some(data_dir_label) = used.values().next().cloned() else { return };
+        let references = used.into_keys().collect();
+        let collected = self.remove_job_images(&Selection::References(references), false, &data_dir_label).await;
+        tracing::info!(
+            registry = collected.registry.len(),
+            nodes = collected.removed_from_nodes(),
+            "removed the run's job images from the registry and the nodes"
+        );
+        for problem in &collected.problems {
+            tracing::warn!(%problem, "a job image of this run stays (`swe-harvest gc` removes it later)");
+        }
     }
 
     async fn sweep(&self, data_dir_label: &str) -> usize {
