@@ -316,10 +316,14 @@ pub enum Rung {
     NeighbourRuntime,
     /// The test runner pinned to releases that fit the runtime, not to the date.
     RunnerPins,
+    /// The same environment with the system packages of tools (or libraries) that
+    /// its build said it lacked (`make`, `protoc`, a pkg-config library).
+    SystemTools,
 }
 
 impl Rung {
-    pub const ALL: [Rung; 4] = [Rung::Dated, Rung::RelaxedPackages, Rung::NeighbourRuntime, Rung::RunnerPins];
+    pub const ALL: [Rung; 5] =
+        [Rung::Dated, Rung::RelaxedPackages, Rung::NeighbourRuntime, Rung::RunnerPins, Rung::SystemTools];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -327,6 +331,7 @@ impl Rung {
             Rung::RelaxedPackages => "relaxed-packages",
             Rung::NeighbourRuntime => "neighbour-runtime",
             Rung::RunnerPins => "runner-pins",
+            Rung::SystemTools => "system-tools",
         }
     }
 

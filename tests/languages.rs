@@ -605,6 +605,44 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     assert!(workspace.containers().is_empty());
 }
 
+/// A crate whose build script asks pkg-config for zlib, whose headers the Rust images
+/// do not hold: the check says the build lacks the library, the ladder adds Debian's
+/// `zlib1g-dev` to the same environment (rung `system-tools`, from the Debian archive
+/// through the build proxy), and the task is labelled there.
+#[test]
+fn a_crate_whose_build_lacks_a_system_library_gets_its_debian_package_from_the_ladder() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let cargo_toml = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2018\"\nbuild = \"build.rs\"\n\n\
+                      [build-dependencies]\npkg-config = \"0.3\"\n";
+    let build_rs = "fn main() {\n    pkg_config::probe_library(\"zlib\").unwrap();\n}\n";
+    let buggy = "/// Adds, but subtracts a negative `b`.\npub fn add(a: i32, b: i32) -> i32 {\n    if b < 0 { a - b } else { a + b }\n}\n";
+    let fixed = "/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[("Cargo.toml", cargo_toml), ("build.rs", build_rs), ("src/lib.rs", buggy), ("tests/add.rs", ADD_TESTS)],
+    );
+    let fix = project.candidate(
+        1,
+        &Scenario::new("negative").gold("src/lib.rs", fixed).test(
+            "tests/add.rs",
+            &add_tests_with("#[test]\nfn add_negative() {\n    assert_eq!(calc::add(1, -1), 0);\n}\n"),
+        ),
+    );
+    workspace.seeded(&project, &[fix]);
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["add_negative"]));
+    let store = Store::open_in(workspace.data_dir()).unwrap();
+    let spec =
+        swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
+            .unwrap()
+            .unwrap();
+    assert_eq!(spec.rung.as_str(), "system-tools", "{spec:?}");
+    assert!(spec.system_packages.contains(&"zlib1g-dev".to_string()), "{spec:?}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Rust task unchanged: its
 /// eval script writes the helper and runs it on the touched files, one `cargo test`
 /// per target, and `parse_log_cargo` reads libtest's lines (the `#[should_panic]`

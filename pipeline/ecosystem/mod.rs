@@ -420,22 +420,7 @@ pub trait Ecosystem: Send + Sync {
     /// stands). A language overrides this for a setback only it can read (a runner's
     /// time limit, a tool its build lacks).
     fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
-        let failure = match setback {
-            Setback::BuildFailed { log } => RungFailure::BuildFailed { log },
-            Setback::Unusable => RungFailure::Unusable,
-            Setback::RunFailed { .. } => return Move::Stop,
-            Setback::Ran(runs) => {
-                let packages = self.packages_to_add(runs);
-                if !packages.is_empty() {
-                    return Move::AddPackages(packages);
-                }
-                if runs.anything_ran {
-                    return Move::Stop;
-                }
-                RungFailure::NothingRan
-            }
-        };
-        self.next_rung(tried, &failure, context).map_or(Move::Stop, Move::Climb)
+        usual_next_move(self, tried, setback, context)
     }
 
     /// The packages to add to the environment the task just ran in (`extra_packages`),
@@ -484,6 +469,32 @@ pub trait Ecosystem: Send + Sync {
     }
 }
 
+/// [`Ecosystem::next_move`]'s default, for a language that reads a setback of its own
+/// first and leaves the others to it.
+pub fn usual_next_move<E: Ecosystem + ?Sized>(
+    ecosystem: &E,
+    tried: &[EnvironmentSpec],
+    setback: &Setback<'_>,
+    context: &LadderContext<'_>,
+) -> Move {
+    let failure = match setback {
+        Setback::BuildFailed { log } => RungFailure::BuildFailed { log },
+        Setback::Unusable { .. } => RungFailure::Unusable,
+        Setback::RunFailed { .. } => return Move::Stop,
+        Setback::Ran(runs) => {
+            let packages = ecosystem.packages_to_add(runs);
+            if !packages.is_empty() {
+                return Move::AddPackages(packages);
+            }
+            if runs.anything_ran {
+                return Move::Stop;
+            }
+            RungFailure::NothingRan
+        }
+    };
+    ecosystem.next_rung(tried, &failure, context).map_or(Move::Stop, Move::Climb)
+}
+
 /// How the last rung of the environment ladder failed.
 #[derive(Debug, Clone, Copy)]
 pub enum RungFailure<'a> {
@@ -503,8 +514,8 @@ pub enum Setback<'a> {
     /// The image did not build; its build log.
     BuildFailed { log: &'a str },
     /// The image built, but the existing tests of the touched test files did not run
-    /// at the environment commit.
-    Unusable,
+    /// at the environment commit; the output of its check.
+    Unusable { log: &'a str },
     /// A run of the task failed before its tests gave results (the install, a patch,
     /// a time or memory limit): why, and the tail of its log.
     RunFailed { reason: ValidateDropReason, detail: &'a str },

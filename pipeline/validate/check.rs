@@ -39,7 +39,27 @@ fn files_to_check(touched: &[String], paths: &[String], is_test: &dyn Fn(&str) -
 }
 
 /// The outcome of one image's check: `Err` holds why it is unusable.
-pub(super) type Check = Result<(), String>;
+pub(super) type Check = Result<(), Unusable>;
+
+/// Why an image is unusable: the diagnosis, and the output it comes from (which the
+/// ecosystem reads for its next move: a tool the build lacks).
+#[derive(Debug, Clone)]
+pub(super) struct Unusable {
+    pub detail: String,
+    pub output: String,
+}
+
+/// What the ecosystem says the output lacks (`missing_modules`), as a line that
+/// starts the diagnosis; empty when it names nothing.
+fn lacks(ecosystem: &dyn crate::ecosystem::Ecosystem, output: &str) -> String {
+    let mut missing = ecosystem.missing_modules(output);
+    missing.dedup();
+    if missing.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+    format!("the environment lacks {}; ", names.join(", "))
+}
 
 /// Checks of environment images, once per image.
 #[derive(Default)]
@@ -122,11 +142,15 @@ mark check "end $?"
     let log = log_path.display();
     let install = steps.get("install");
     if install.and_then(|step| step.exit_code) != Some(0) {
-        let tail = install.map(|step| script::last_lines(&step.text, 5, "\n")).unwrap_or_default();
-        return Ok(Err(format!("the repository does not install in the environment:\n{tail}\n(log: {log})")));
+        let output = install.map(|step| step.text.clone()).unwrap_or_default();
+        let tail = script::last_lines(&output, 5, "\n");
+        let lacks = lacks(ecosystem, &output);
+        let detail = format!("{lacks}the repository does not install in the environment:\n{tail}\n(log: {log})");
+        return Ok(Err(Unusable { detail, output }));
     }
     let Some(step) = steps.get("check") else {
-        return Ok(Err(format!("the check of the existing tests did not finish (log: {log})")));
+        let detail = format!("the check of the existing tests did not finish (log: {log})");
+        return Ok(Err(Unusable { detail, output: output.log.clone() }));
     };
     let (parsed, _) =
         ecosystem.parse_results(output.reports.get("check.xml").map(String::as_str), &step.text, &existing);
@@ -145,12 +169,14 @@ mark check "end $?"
         );
         return Ok(Ok(()));
     }
-    Ok(Err(format!(
-        "the existing tests of {} did not run in the environment ({} results, none ran to a verdict):\n{}\n(log: {log})",
+    let detail = format!(
+        "{}the existing tests of {} did not run in the environment ({} results, none ran to a verdict):\n{}\n(log: {log})",
+        lacks(ecosystem, &step.text),
         existing.join(", "),
         parsed.tests.len(),
         script::last_lines(&step.text, 5, "\n")
-    )))
+    );
+    Ok(Err(Unusable { detail, output: step.text.clone() }))
 }
 
 #[cfg(test)]

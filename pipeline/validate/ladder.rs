@@ -219,9 +219,10 @@ impl<'a> Ladder<'a> {
                 }
                 self.ready(spec, built)
             }
-            Err(detail) => {
-                record(self.context, self.project.candidate, &spec, &Ok(built), Some(&detail));
-                self.next_rung(spec, ValidateDropReason::EnvironmentUnusable, detail, &Setback::Unusable)
+            Err(unusable) => {
+                record(self.context, self.project.candidate, &spec, &Ok(built), Some(&unusable.detail));
+                let setback = Setback::Unusable { log: &unusable.output };
+                self.next_rung(spec, ValidateDropReason::EnvironmentUnusable, unusable.detail.clone(), &setback)
             }
         }
     }

@@ -38,10 +38,11 @@
 
 pub mod image;
 pub mod infer;
+pub mod missing;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
+use super::{Ecosystem, LadderContext, Move, ParsedRun, Parts, RungFailure, Setback};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
@@ -108,6 +109,35 @@ impl Ecosystem for CargoTest {
 
     fn harness_log_parser(&self) -> &'static str {
         "parse_log_cargo"
+    }
+
+    /// A tool or library that the build says it lacks ([`missing`]): the same
+    /// environment with its Debian packages (three times at most: one may come to
+    /// light only once another is there); everything else as usual.
+    fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
+        let log = match setback {
+            Setback::BuildFailed { log } | Setback::Unusable { log } => Some(*log),
+            _ => None,
+        };
+        if let (Some(log), Some(last)) = (log, tried.last()) {
+            let added_before = tried.iter().filter(|spec| spec.rung == Rung::SystemTools).count();
+            let packages: Vec<String> = missing::packages_for(&missing::lacking(log))
+                .into_iter()
+                .filter(|package| !last.system_packages.contains(package))
+                .collect();
+            if !packages.is_empty() && added_before < 3 {
+                let mut system_packages = last.system_packages.clone();
+                system_packages.extend(packages);
+                system_packages.sort();
+                system_packages.dedup();
+                return Move::Climb(EnvironmentSpec { system_packages, rung: Rung::SystemTools, ..last.clone() });
+            }
+        }
+        super::usual_next_move(self, tried, setback, context)
+    }
+
+    fn missing_modules(&self, log: &str) -> Vec<String> {
+        missing::lacking(log)
     }
 
     /// One rung: the neighbouring toolchain (the nearest newer image, else the

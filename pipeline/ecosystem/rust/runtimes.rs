@@ -1,5 +1,7 @@
 //! Rust's runtimes: Debian's `rustc` and `cargo` of bookworm (1.63, cargo 1.65) and
-//! trixie (1.85), with gcc as the linker. Never an upstream image.
+//! trixie (1.85), with gcc as the linker and the build tools that crates building C
+//! code run (`make`, `cmake`, `pkg-config`; others are added by the ladder when a
+//! build names them, see `missing.rs`). Never an upstream image.
 
 use crate::ecosystem::runtimes::{BaseImage, Check, DebianSuite, Runtimes, VersionForm};
 
@@ -9,7 +11,20 @@ pub static RUNTIMES: Runtimes = Runtimes {
     key_prefix: "rust",
     version_form: VersionForm::MajorMinor,
     tag_prefix: "",
-    packages: &["rustc", "cargo", "git", "ca-certificates", "patch", "gcc", "libc6-dev"],
+    // The build tools that crates building C code run (as the C image has them).
+    packages: &[
+        "rustc",
+        "cargo",
+        "git",
+        "ca-certificates",
+        "patch",
+        "gcc",
+        "g++",
+        "libc6-dev",
+        "make",
+        "cmake",
+        "pkg-config",
+    ],
     command: "bash",
     check: Check { command: "rustc --version && cargo --version", expect: "rustc {version}." },
     images: &[
