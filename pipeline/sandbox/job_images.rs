@@ -520,17 +520,22 @@ fn removed_references(lines: &[String]) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// A `pruned <json>` line: the references untagged.
-fn pruned_images(lines: &[String]) -> Result<Vec<String>, String> {
+/// The engine's answer on the `<word> <json>` line of a node's clean-up.
+fn answer(lines: &[String], word: &str) -> Result<serde_json::Value, String> {
     if let Some(problem) = node_problem(lines) {
         return Err(problem);
     }
+    let prefix = format!("{word} ");
     let json = lines
         .iter()
-        .find_map(|line| line.strip_prefix("pruned "))
+        .find_map(|line| line.strip_prefix(&prefix))
         .ok_or_else(|| "the clean-up printed no result".to_string())?;
-    let pruned: serde_json::Value = serde_json::from_str(json)
-        .map_err(|error| format!("the engine's prune answer is not JSON ({error}): {json}"))?;
+    serde_json::from_str(json).map_err(|error| format!("the engine's answer is not JSON ({error}): {json}"))
+}
+
+/// A `pruned <json>` line: the references untagged.
+fn pruned_images(lines: &[String]) -> Result<Vec<String>, String> {
+    let pruned = answer(lines, "pruned")?;
     if let Some(message) = pruned["message"].as_str() {
         return Err(format!("the engine refused the prune: {message}"));
     }
@@ -547,16 +552,7 @@ fn pruned_images(lines: &[String]) -> Result<Vec<String>, String> {
 
 /// A `listed <json>` line: each job image's first name and when it was made.
 fn listed_images(lines: &[String]) -> Result<Vec<(String, i64)>, String> {
-    if let Some(problem) = node_problem(lines) {
-        return Err(problem);
-    }
-    let json = lines
-        .iter()
-        .find_map(|line| line.strip_prefix("listed "))
-        .ok_or_else(|| "the clean-up printed no result".to_string())?;
-    let listed: serde_json::Value =
-        serde_json::from_str(json).map_err(|error| format!("the engine's image list is not JSON ({error}): {json}"))?;
-    Ok(listed
+    Ok(answer(lines, "listed")?
         .as_array()
         .into_iter()
         .flatten()
