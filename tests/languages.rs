@@ -211,6 +211,43 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     assert!(workspace.containers().is_empty());
 }
 
+/// A project whose task is dated before the versions its `package.json` asks for (as
+/// when the registry's version times are missing or not the publish times): the
+/// date-bounded install finds no Mocha 10 "with a date before" 2015, and the ladder
+/// installs without the date bound (`relaxed-packages`), where the task is labelled.
+#[test]
+fn an_npm_install_refused_by_its_date_bound_is_tried_again_without_it() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let project = Project::dated_of_files(
+        "2015-01-01T12:00:00+00:00",
+        &[
+            ("package.json", PACKAGE_JSON),
+            (".nvmrc", "18\n"),
+            ("lib/calc.js", BUGGY_ADD_JS),
+            ("test/calc.test.js", BASE_TESTS_JS),
+        ],
+    );
+    let behaviour = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("lib/calc.js", FIXED_ADD_JS)
+            .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
+    );
+    workspace.seeded(&project, &[behaviour]);
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
+    let store = Store::open_in(workspace.data_dir()).unwrap();
+    let spec =
+        swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
+            .unwrap()
+            .unwrap();
+    assert_eq!(spec.rung.as_str(), "relaxed-packages", "{spec:?}");
+    assert!(spec.install.iter().all(|step| !step.contains("--before")), "{:?}", spec.install);
+    assert!(workspace.containers().is_empty());
+}
+
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Mocha task unchanged:
 /// its eval script runs the helper, which prints `[PASSED] id` / `[FAILED] id` from
 /// the report for `parse_log_jest_json`; gold resolves it, an empty prediction not.

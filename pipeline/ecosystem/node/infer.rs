@@ -350,6 +350,25 @@ pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<Strin
     }
 }
 
+/// Whether a date-bounded install's output says npm found no version before the
+/// install's `--before` date: none in the range (`npm ERR! notarget No matching
+/// version found for after@0.8.2 with a date before 3/20/2024`), or none at all
+/// (`npm ERR! code ENOVERSIONS`, "No versions available for mocha": every version
+/// the registry lists is dated later).
+pub fn refused_by_date(log: &str) -> bool {
+    log.contains("--before=")
+        && log.lines().any(|line| {
+            (line.contains("No matching version found for") && line.contains("with a date before"))
+                || line.contains("No versions available for")
+        })
+}
+
+/// An install step without its `--before=<date>` bound.
+pub fn without_date_bound(step: &str) -> String {
+    let pattern = regex::Regex::new(r" --before=\S+").expect("valid regex");
+    pattern.replace_all(step, "").into_owned()
+}
+
 /// The names of the scripts that other scripts' commands run (`npm run X`,
 /// `npm test`, `yarn X`, `yarn run X`, `pnpm X`, `pnpm run X`).
 fn script_reference(words: &[&str]) -> Option<String> {
@@ -603,6 +622,17 @@ mod tests {
         assert!(npm.starts_with("npm ci --no-audit --no-fund ||"), "{npm}");
         let bare = install(package_manager(&plain, &files(&[]), &[]));
         assert!(bare.starts_with("npm install --no-audit --no-fund --before=2022-06-01T00:00:00Z"), "{bare}");
+        let unbounded = without_date_bound(&bare);
+        assert_eq!(unbounded, "npm install --no-audit --no-fund || npm install --no-audit --no-fund --ignore-scripts");
+        let step = "RUN npm install --no-audit --no-fund --before=2024-03-20T00:00:00Z\n";
+        assert!(refused_by_date(&format!(
+            "{step}npm ERR! code ETARGET\nnpm ERR! notarget No matching version found for after@0.8.2 with a date before 3/20/2024.\n"
+        )));
+        assert!(refused_by_date(&format!(
+            "{step}npm ERR! code ENOVERSIONS\nnpm ERR! No versions available for mocha\n"
+        )));
+        assert!(!refused_by_date(&format!("{step}npm ERR! notarget No matching version found for after@9.9.9.\n")));
+        assert!(!refused_by_date("npm ERR! No versions available for mocha\n"), "no date bound, no date refusal");
         let berry = package(r#"{"packageManager": "yarn@3.6.1+sha224.abc"}"#);
         let yarn = install(package_manager(&berry, &files(&["yarn.lock"]), &[]));
         assert!(yarn.contains("@yarnpkg/cli-dist@3.6.1") && yarn.contains("yarn install --immutable"), "{yarn}");

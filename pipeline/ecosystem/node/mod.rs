@@ -28,8 +28,9 @@ pub mod infer;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, ParsedRun, Parts};
+use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
+use crate::model::{EnvironmentSpec, Rung};
 
 /// The ecosystem's name in environment specs.
 pub const NAME: &str = "node";
@@ -126,6 +127,26 @@ impl Ecosystem for NodeTest {
     /// Multi-SWE-bench's forms of `file > describe > title`: `title` (its Mocha
     /// parsers), `file:title` and `file` (its Jest parsers, which also count a file
     /// that passes as a test).
+    /// One rung: when the date-bounded install found no version of a package "with a
+    /// date before" the task's (the registry's version times are missing or not the
+    /// publish times, or the package is younger than the task), the same install
+    /// without the date bound (`relaxed-packages`): the newest versions that
+    /// `package.json`'s ranges (or the lockfile) allow.
+    fn next_rung(
+        &self,
+        tried: &[EnvironmentSpec],
+        failure: &RungFailure<'_>,
+        _context: &LadderContext<'_>,
+    ) -> Option<EnvironmentSpec> {
+        let last = tried.last()?;
+        let RungFailure::BuildFailed { log } = failure else { return None };
+        if tried.iter().any(|spec| spec.rung == Rung::RelaxedPackages) || !infer::refused_by_date(log) {
+            return None;
+        }
+        let install = last.install.iter().map(|step| infer::without_date_bound(step)).collect();
+        Some(EnvironmentSpec { install, rung: Rung::RelaxedPackages, ..last.clone() })
+    }
+
     fn published_forms(&self, id: &str) -> Vec<String> {
         let parts: Vec<&str> = id.split(results::SEPARATOR).collect();
         match parts.as_slice() {
