@@ -158,6 +158,34 @@ const TEST_MUL_C: &str = "#include \"../src/calc.h\"\nint main(void) { return mu
 const TEST_MUL_MORE_C: &str =
     "#include \"../src/calc.h\"\nint main(void) { return mul(2, 0) == 0 && mul(0, 5) == 0 ? 0 : 1; }\n";
 
+/// A CMake project that registers its tests only when its own option is on (as
+/// nlohmann/json's `JSON_BuildTests`, fmt's `FMT_TEST`, Catch2's developer build): the
+/// configure step turns it on, so CTest has tests to run.
+#[test]
+fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\n\
+                 option(CALC_BUILD_TESTS \"Build the tests\" OFF)\nadd_library(calc src/calc.c)\n\
+                 if(CALC_BUILD_TESTS)\n  enable_testing()\n  add_executable(test_add tests/test_add.c)\n\
+                 \x20 target_link_libraries(test_add calc)\n  add_test(NAME add COMMAND test_add)\nendif()\n";
+    let project = Project::of_files(&[
+        ("CMakeLists.txt", lists),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/test_add.c", TEST_ADD_C),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative").gold("src/calc.c", FIXED_CALC).test("tests/test_add.c", TEST_ADD_NEGATIVE_C),
+    );
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A CMake project: CTest's tests whose programs' sources the test patch touches run
 /// (one fails before the fix, one passes throughout), the untouched one does not.
 #[test]

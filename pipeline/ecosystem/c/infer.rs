@@ -61,6 +61,33 @@ fn cmake_has_tests(text: &str) -> bool {
     ["enable_testing(", "add_test(", "include(ctest)"].iter().any(|call| text.replace(' ', "").contains(call))
 }
 
+/// The project's own CMake options that turn its tests on, beside `BUILD_TESTING`
+/// (decision: an `option()` whose name says tests or a developer build, such as
+/// `JSON_BuildTests`, `FMT_TEST`, `CATCH_DEVELOPMENT_BUILD`, `<PROJECT>_BUILD_TESTS`;
+/// never one that turns something off or adds fuzzing, benchmarks, sanitizers,
+/// coverage or valgrind to the run). Many projects register their tests only then,
+/// and CTest says "No tests were found" without them.
+pub fn test_options(cmake_lists: &str) -> Vec<String> {
+    let option = regex::Regex::new(r#"(?i)\boption\s*\(\s*([A-Za-z0-9_]+)"#).expect("valid regex");
+    let mut options: Vec<String> = option
+        .captures_iter(cmake_lists)
+        .map(|capture| capture[1].to_string())
+        .filter(|name| {
+            let upper = name.to_ascii_uppercase();
+            let turns_on =
+                upper.contains("TEST") || upper.contains("DEVELOPMENT_BUILD") || upper.contains("DEVELOPER_MODE");
+            let unwanted =
+                ["DISABLE", "SKIP", "NO_", "WITHOUT", "FUZZ", "BENCH", "SANITIZ", "COVERAGE", "VALGRIND", "INSTALL"]
+                    .iter()
+                    .any(|word| upper.contains(word));
+            turns_on && !unwanted && upper != "BUILD_TESTING"
+        })
+        .collect();
+    options.sort();
+    options.dedup();
+    options
+}
+
 /// The test target of a plain Makefile: `check`, else `test`.
 pub fn make_test_target(text: &str) -> Option<&'static str> {
     let has = |target: &str| {
@@ -234,7 +261,15 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     })?;
     let runtime = choose_runtime(date, runtimes)
         .ok_or_else(|| InferError::no_runtime("C", "a GCC base image".to_string(), runtimes))?;
-    let (install, test_command) = steps(system, target);
+    let (mut install, test_command) = steps(system, target);
+    if system == BuildSystem::CMake {
+        let options = files.get("CMakeLists.txt").map(|text| test_options(text)).unwrap_or_default();
+        for step in install.iter_mut().filter(|step| step.starts_with("cmake -S ")) {
+            for option in &options {
+                step.push_str(&format!(" -D{option}=ON"));
+            }
+        }
+    }
     Ok(EnvironmentSpec {
         system_packages: library_packages(files),
         ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command)
@@ -253,6 +288,29 @@ mod tests {
 
     fn date(year: i32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(year, 8, 1, 0, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn a_cmake_projects_own_test_options_are_turned_on_and_others_left_alone() {
+        let lists = "project(json)\noption(JSON_BuildTests \"Build the unit tests\" ${INIT})\n\
+                     option(JSON_Install \"Install CMake targets\" ON)\n\
+                     OPTION (CATCH_DEVELOPMENT_BUILD \"Build tests, enable warnings\" OFF)\n\
+                     option(FMT_TEST \"Generate the test target.\" OFF)\noption(FMT_FUZZ \"fuzzing\" OFF)\n\
+                     option(CALC_DISABLE_TESTS \"no tests\" OFF)\noption(BUILD_TESTING \"\" ON)\n\
+                     option(CALC_TESTS_WITH_VALGRIND \"\" OFF)\n";
+        assert_eq!(test_options(lists), ["CATCH_DEVELOPMENT_BUILD", "FMT_TEST", "JSON_BuildTests"]);
+        let project = files(&[(
+            "CMakeLists.txt",
+            "project(x)\noption(X_BUILD_TESTS \"tests\" OFF)\nif(X_BUILD_TESTS)\nenable_testing()\nendif()\n",
+        )]);
+        let spec = infer(&project, Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(), &["gcc12".to_string()]).unwrap();
+        assert!(
+            spec.install
+                .iter()
+                .any(|step| step.starts_with("cmake -S ") && step.ends_with("-DBUILD_TESTING=ON -DX_BUILD_TESTS=ON")),
+            "{:?}",
+            spec.install
+        );
     }
 
     #[test]
