@@ -101,8 +101,13 @@ impl Drop for BuiltHere {
 async fn rendered(images: &Images, settings: &ValidateSettings, project: &Project, dir: &Path) -> (ImageBuild, String) {
     let mirror = project.mirror_into(dir);
     let (ecosystem, files, date) = read_environment(&mirror, &project.base_commit, None).unwrap();
-    let runtimes: Vec<String> =
-        settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)).cloned().collect();
+    // The runtimes whose base image is here, as validate chooses among them.
+    let mut runtimes = Vec::new();
+    for runtime in settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)) {
+        if images.base_image(runtime, &ecosystem.local_base_image(runtime)).await.is_ok() {
+            runtimes.push(runtime.clone());
+        }
+    }
     let spec = ecosystem.infer(&files, date, &runtimes).unwrap();
     let request = EnvironmentRequest {
         repo: python_project::REPO.parse().unwrap(),
