@@ -11,8 +11,11 @@
 //! limits (the open build has no way to get the same ones from the product). Prints
 //! per language the seconds of each build, the medians and their difference, and the
 //! destinations the proxy let through (its log, in the build log) with the config key
-//! that allows each. The images built here are removed, also when it fails.
+//! that allows each; and first, the fixed part of the cost: a build's network and
+//! proxy made and removed with no build. The images built here are removed, also
+//! when it fails.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,9 +26,9 @@ use futures::StreamExt;
 
 use swe_harvest::config::LoadedConfig;
 use swe_harvest::sandbox::docker::DockerBackend;
-use swe_harvest::sandbox::egress::Allowlist;
+use swe_harvest::sandbox::egress::{self, Allowlist, BuildEgress};
 use swe_harvest::sandbox::images::{EnvironmentRequest, Images, Recipe};
-use swe_harvest::sandbox::{Backend, BuildLimits, BuildNetwork, ImageBuild};
+use swe_harvest::sandbox::{Backend, BuildLimits, BuildNetwork, ImageBuild, RUN_LABEL};
 use swe_harvest::validate::{ValidateFlags, ValidateSettings, read_environment};
 
 use crate::support::base_images_missing;
@@ -217,6 +220,19 @@ fn bench_build_network_through_the_proxy_and_open() {
         let backend = Arc::new(DockerBackend::connect().await.unwrap());
         let docker = Docker::connect_with_local_defaults().unwrap();
         let images = Images::new(backend.clone(), settings.images.clone());
+        // The fixed part of the cost: the build's network and proxy made and removed.
+        let proxy_image = egress::proxy_image(&docker).await.unwrap();
+        let allowlist = Allowlist::of(&settings.images.registries).unwrap();
+        let labels: HashMap<String, String> =
+            [(RUN_LABEL.to_string(), swe_harvest::process::RunId::current().to_string())].into();
+        let mut fixed = Vec::new();
+        for _ in 0..rounds.max(3) {
+            let started = Instant::now();
+            let opened = BuildEgress::open(&docker, &proxy_image, &allowlist, labels.clone()).await.unwrap();
+            opened.close(&docker).await;
+            fixed.push(started.elapsed().as_secs_f64());
+        }
+        println!("BENCH build network: a build's network and proxy made and removed in {:.2} s (median of {})", median(&fixed), fixed.len());
         for language in LANGUAGES {
             if !chosen.is_empty() && !chosen.split_whitespace().any(|name| name == language.setup_name) {
                 continue;
