@@ -42,7 +42,7 @@ const CLI_TEST: &str = "add 1 2 3\n";
 const CLI_TEST_NEGATIVE: &str = "add 1 2 3\nadd 1 -1 0\n";
 const MULTEST: &str = "#!/bin/sh\n[ \"$(./calc mul 2 3)\" = 6 ]\n";
 
-fn autotools_project() -> Project {
+pub(crate) fn autotools_project() -> Project {
     Project::of_files(&[
         ("configure.ac", CONFIGURE_AC),
         ("Makefile.am", MAKEFILE_AM),

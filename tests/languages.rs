@@ -32,6 +32,25 @@ fn go_project() -> Project {
     Project::of_files(&[("go.mod", GO_MOD), ("calc/calc.go", BUGGY_ADD), ("calc/calc_test.go", BASE_TESTS)])
 }
 
+/// go-cmp, the one third-party module of the Go tests (from the Go module proxy).
+const GO_CMP_SUM: &str = "github.com/google/go-cmp v0.6.0 h1:ofyhxvXcZhMsU5ulbFiLKl/XBFqE1GSq7atu8tAmTRI=\n\
+                          github.com/google/go-cmp v0.6.0/go.mod h1:17dUlkBOakJ0+DkrSSNjCkIjxS6bF9zb3elmeNGIjoY=\n";
+
+fn go_mod_requiring_go_cmp() -> String {
+    format!("{GO_MOD}\nrequire github.com/google/go-cmp v0.6.0\n")
+}
+
+/// The Go module with go-cmp required at its base commit: its environment downloads
+/// the module (the build network benchmark's Go project).
+pub(crate) fn go_project_with_a_module() -> Project {
+    Project::of_files(&[
+        ("go.mod", &go_mod_requiring_go_cmp()),
+        ("go.sum", GO_CMP_SUM),
+        ("calc/calc.go", BUGGY_ADD),
+        ("calc/calc_test.go", BASE_TESTS),
+    ])
+}
+
 /// The Go module and its candidate 1, whose gold patch fixes `Add` and whose test
 /// patch adds a failing test with a subtest.
 fn go_behaviour_candidate() -> (Project, Candidate) {
@@ -83,15 +102,12 @@ fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
     // without it in the module cache nothing compiles after the fix (go-zero-964).
     let fixed = "package calc\n\nimport \"github.com/google/go-cmp/cmp\"\n\n// Add adds.\nfunc Add(a, b int) int {\n\
                  \tif cmp.Equal(b, 0) {\n\t\treturn a\n\t}\n\treturn a + b\n}\n";
-    let go_mod = format!("{GO_MOD}\nrequire github.com/google/go-cmp v0.6.0\n");
-    let go_sum = "github.com/google/go-cmp v0.6.0 h1:ofyhxvXcZhMsU5ulbFiLKl/XBFqE1GSq7atu8tAmTRI=\n\
-                  github.com/google/go-cmp v0.6.0/go.mod h1:17dUlkBOakJ0+DkrSSNjCkIjxS6bF9zb3elmeNGIjoY=\n";
     let candidate = project.candidate(
         3,
         &Scenario::new("new-module")
             .gold("calc/calc.go", fixed)
-            .gold("go.mod", &go_mod)
-            .gold("go.sum", go_sum)
+            .gold("go.mod", &go_mod_requiring_go_cmp())
+            .gold("go.sum", GO_CMP_SUM)
             .test("calc/calc_test.go", TESTS_WITH_REGRESSION),
     );
     workspace.seeded(&project, &[candidate]);
@@ -148,13 +164,23 @@ const FIXED_ADD_JS: &str = "exports.add = (a, b) => a + b;\n";
 /// A test of a server on `localhost`: the name resolves in the sandbox (no network, but
 /// a loopback and an /etc/hosts).
 const LOCALHOST_TEST_JS: &str = "\ndescribe('server', () => {\n  it('answers on localhost', (done) => {\n    const server = require('http').createServer((_, response) => response.end('ok'));\n    server.listen(0, () => {\n      require('http').get(`http://localhost:${server.address().port}/`, (response) => {\n        response.resume();\n        response.on('end', () => server.close(done));\n      }).on('error', done);\n    });\n  });\n});\n";
-const BASE_TESTS_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n});\n";
+pub(crate) const BASE_TESTS_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n});\n";
 /// The base test plus one that fails before the fix.
 const TESTS_WITH_REGRESSION_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n  describe('negative', () => {\n    it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n  });\n});\n";
 const MUL_JS: &str = "exports.mul = (a, b) => a * b;\n";
 /// A new test file of a module that only the gold patch adds: before it, the file
 /// does not load.
 const MUL_TEST_JS: &str = "const assert = require('assert');\nconst { mul } = require('../lib/mul');\n\ndescribe('mul', () => {\n  it('multiplies', () => assert.strictEqual(mul(2, 3), 6));\n});\n";
+
+/// The Mocha project with these base tests.
+pub(crate) fn npm_project(base_tests: &str) -> Project {
+    Project::of_files(&[
+        ("package.json", PACKAGE_JSON),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", base_tests),
+    ])
+}
 
 /// A Mocha project without a lockfile (`npm install --before=<date>` installs Mocha
 /// from the npm registry while the image is built), `.nvmrc` asking for Node 18.
@@ -163,12 +189,7 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
     let base_tests = format!("{BASE_TESTS_JS}{LOCALHOST_TEST_JS}");
     let tests_with_regression = format!("{TESTS_WITH_REGRESSION_JS}{LOCALHOST_TEST_JS}");
-    let project = Project::of_files(&[
-        ("package.json", PACKAGE_JSON),
-        (".nvmrc", "18\n"),
-        ("lib/calc.js", BUGGY_ADD_JS),
-        ("test/calc.test.js", &base_tests),
-    ]);
+    let project = npm_project(&base_tests);
     let behaviour = project.candidate(
         1,
         &Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests_with_regression),
@@ -377,7 +398,7 @@ fn java_mul_candidate(project: &Project) -> Candidate {
     )
 }
 
-fn maven_project() -> Project {
+pub(crate) fn maven_project() -> Project {
     Project::of_files(&[
         ("pom.xml", POM),
         ("src/main/java/com/acme/calc/Calc.java", JAVA_BUGGY_ADD),
@@ -582,7 +603,7 @@ fn add_tests_with(extra: &str) -> String {
 /// candidates: 1 fixes `add` (a new unit test in `src/tests.rs` and a new integration
 /// test), 2 adds `mul` (a new test target that does not compile before it, and a new
 /// passing test in the existing target).
-fn rust_project() -> (Project, Vec<Candidate>) {
+pub(crate) fn rust_project() -> (Project, Vec<Candidate>) {
     let project = Project::dated_of_files(
         "2021-06-01T12:00:00+00:00",
         &[

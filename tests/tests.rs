@@ -23,6 +23,7 @@ mod dataset;
 mod demo;
 mod discover;
 mod egress;
+mod egress_bench;
 mod extract;
 mod git_diff;
 mod images;

@@ -402,12 +402,12 @@ impl Backend for DockerBackend {
         let Some(egress) = egress else { return outcome };
         self.live.forget(egress.container());
         self.egress_networks.forget(egress.network());
-        let refused = egress.close(&self.docker).await;
-        if !refused.is_empty() {
-            log.push_str(&format!("\n--- refused by the build proxy ---\n{}\n", refused.join("\n")));
-        }
+        let traffic = egress.close(&self.docker).await;
+        log.push_str(&traffic.log_sections());
         outcome.map_err(|failure| match failure {
-            BuildFailure::Failed { message, step_output, .. } => BuildFailure::Failed { message, step_output, refused },
+            BuildFailure::Failed { message, step_output, .. } => {
+                BuildFailure::Failed { message, step_output, refused: traffic.refused }
+            }
             timed_out => timed_out,
         })
     }

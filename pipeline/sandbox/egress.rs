@@ -20,9 +20,10 @@
 //!   predefined build arguments: in no layer, no history, no content key), which
 //!   uv, pip, npm, Yarn, pnpm, cargo, go and apt read; Maven reads it from a proxy
 //!   entry that the Java images write for their install step only.
-//! - The proxy logs every refusal; its log is read when the build ends, the refused
-//!   destinations go into the build log, and a failed build's diagnosis names them
-//!   with the config key that would allow them ([`diagnosis`]).
+//! - The proxy logs every request and every refusal; its log is read when the build
+//!   ends, the destinations it let through and those it refused go into the build log
+//!   (what a build needed, for audit), and a failed build's diagnosis names the
+//!   refused ones with the config key that would allow them ([`diagnosis`]).
 //! - The proxy's container and the network are removed when the build ends; a build
 //!   cut short (Ctrl-C) leaves them to the backend's `remove_running`, and a killed
 //!   run to the next run's sweep (by the run's label).
@@ -133,13 +134,14 @@ fn destination(url: &str, setting: &str) -> Result<Destination, String> {
 }
 
 /// tinyproxy's configuration: the filter above, denying what it does not match; no
-/// `Via` header; every `CONNECT` port (the filter names the port).
+/// `Via` header; every `CONNECT` port (the filter names the port). `Connect` logs
+/// each request line as well as the refusals (`Notice` only the refusals).
 fn proxy_config() -> String {
     [
         format!("Port {PROXY_PORT}"),
         "Timeout 600".into(),
         "MaxClients 128".into(),
-        "LogLevel Notice".into(),
+        "LogLevel Connect".into(),
         "Filter \"/tmp/swe-harvest-egress.filter\"".into(),
         "FilterURLs On".into(),
         "FilterType ere".into(),
@@ -164,6 +166,58 @@ pub fn refused(proxy_log: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The destinations that the proxy let through, in its log's order, each once: a
+/// tunnel's `host:port`, or a plain request's `http://host[:port]` (one line per
+/// file would be apt's whole download list).
+pub fn let_through(proxy_log: &str) -> Vec<String> {
+    const REQUEST: &str = "]: Request (file descriptor ";
+    let refused = refused(proxy_log);
+    let mut found: Vec<String> = Vec::new();
+    for line in proxy_log.lines() {
+        let Some((_, rest)) = line.split_once(REQUEST) else { continue };
+        let Some((_, request)) = rest.split_once("): ") else { continue };
+        let mut words = request.split_whitespace();
+        let (Some(method), Some(target)) = (words.next(), words.next()) else { continue };
+        if refused.iter().any(|refused| refused == target) {
+            continue;
+        }
+        let destination = if method.eq_ignore_ascii_case("CONNECT") {
+            target.to_string()
+        } else {
+            match url::Url::parse(target) {
+                Ok(url) => format!("{}://{}", url.scheme(), &url[url::Position::BeforeHost..url::Position::AfterPort]),
+                Err(_) => continue,
+            }
+        };
+        if !found.contains(&destination) {
+            found.push(destination);
+        }
+    }
+    found
+}
+
+/// What the proxy's log says of one build.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// [`let_through`]
+    pub let_through: Vec<String>,
+    /// [`refused`]
+    pub refused: Vec<String>,
+}
+
+impl Traffic {
+    /// The build log's account of it: a section per kind that is not empty.
+    pub fn log_sections(&self) -> String {
+        let mut text = String::new();
+        for (title, destinations) in [("let through", &self.let_through), ("refused", &self.refused)] {
+            if !destinations.is_empty() {
+                text.push_str(&format!("\n--- {title} by the build proxy ---\n{}\n", destinations.join("\n")));
+            }
+        }
+        text
+    }
 }
 
 /// What a user reads when a build was refused destinations: each one, and the entry
@@ -304,9 +358,9 @@ impl BuildEgress {
             .collect()
     }
 
-    /// Stops the proxy and removes it and the network; returns the destinations it
-    /// refused.
-    pub async fn close(self, docker: &Docker) -> Vec<String> {
+    /// Stops the proxy and removes it and the network; returns what its log says of
+    /// the build.
+    pub async fn close(self, docker: &Docker) -> Traffic {
         let mut log = String::new();
         if !self.container.is_empty() {
             let options = LogsOptionsBuilder::default().stdout(true).stderr(true).build();
@@ -322,7 +376,7 @@ impl BuildEgress {
             super::docker::remove(docker, &self.container).await;
         }
         remove_network(docker, &self.network).await;
-        refused(&log)
+        Traffic { let_through: let_through(&log), refused: refused(&log) }
     }
 }
 
@@ -433,6 +487,23 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\"http://pypi.org\" in validate.registries.allow"), "{text}");
+    }
+
+    #[test]
+    fn what_the_proxy_let_through_is_read_from_its_request_lines_once_per_destination_without_the_refused() {
+        let log = "CONNECT   Nov 26 21:44:50.235 [1]: Request (file descriptor 5): CONNECT pypi.org:443 HTTP/1.1\n\
+                   CONNECT   Nov 26 21:44:50.238 [1]: Request (file descriptor 6): CONNECT github.com:443 HTTP/1.1\n\
+                   NOTICE    Nov 26 21:44:50.238 [1]: Proxying refused on filtered url \"github.com:443\"\n\
+                   CONNECT   Nov 26 21:44:51.000 [1]: Request (file descriptor 5): GET http://deb.debian.org/debian/dists/bookworm/InRelease HTTP/1.1\n\
+                   CONNECT   Nov 26 21:44:51.100 [1]: Request (file descriptor 5): GET http://deb.debian.org/debian/pool/main/m/make.deb HTTP/1.1\n\
+                   CONNECT   Nov 26 21:44:51.200 [1]: Request (file descriptor 7): CONNECT pypi.org:443 HTTP/1.1\n\
+                   CONNECT   Nov 26 21:44:51.300 [1]: Request (file descriptor 8): CONNECT files.pythonhosted.org:443 HTTP/1.1\n";
+        assert_eq!(let_through(log), ["pypi.org:443", "http://deb.debian.org", "files.pythonhosted.org:443"]);
+        let traffic = Traffic { let_through: let_through(log), refused: refused(log) };
+        let sections = traffic.log_sections();
+        assert!(sections.contains("--- let through by the build proxy ---\npypi.org:443\n"), "{sections}");
+        assert!(sections.ends_with("--- refused by the build proxy ---\ngithub.com:443\n"), "{sections}");
+        assert_eq!(Traffic::default().log_sections(), "");
     }
 
     #[test]

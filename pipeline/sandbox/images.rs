@@ -238,14 +238,73 @@ impl Images {
     /// however many workers ask at the same time.
     pub async fn ensure(&self, recipe: &Recipe<'_>) -> Result<BuiltImage, ImageError> {
         let request = recipe.request;
-        let (base, base_id) = self.base_image(&request.spec.runtime, &recipe.fallback_base).await?;
-        let dockerfile = (recipe.dockerfile)(&base);
-        let key = with_files(content_key(&dockerfile, &base_id, self.settings.extra_ca.as_deref()), &recipe.files);
+        let (dockerfile, key) = self.dockerfile_and_key(recipe).await?;
         let flight = {
             let mut flights = self.flights.lock().expect("the flights lock is never poisoned");
             flights.entry(key.clone()).or_default().clone()
         };
         flight.get_or_init(|| self.build(request, dockerfile, &recipe.files, key.clone())).await.clone()
+    }
+
+    /// What building `recipe`'s image asks of the backend (its tag, its context with
+    /// the Dockerfile, its build network), whether or not the image exists: for a
+    /// benchmark that builds it itself.
+    pub async fn image_build_of(&self, recipe: &Recipe<'_>) -> Result<ImageBuild, ImageError> {
+        let (dockerfile, key) = self.dockerfile_and_key(recipe).await?;
+        let tag = tag_for(&recipe.request.repo, &key);
+        self.image_build(recipe.request, &dockerfile, &recipe.files, &tag, &key).await
+    }
+
+    /// The Dockerfile of `recipe` on its base image, and the image's content key.
+    async fn dockerfile_and_key(&self, recipe: &Recipe<'_>) -> Result<(String, String), ImageError> {
+        let (base, base_id) = self.base_image(&recipe.request.spec.runtime, &recipe.fallback_base).await?;
+        let dockerfile = (recipe.dockerfile)(&base);
+        let key = with_files(content_key(&dockerfile, &base_id, self.settings.extra_ca.as_deref()), &recipe.files);
+        Ok((dockerfile, key))
+    }
+
+    /// The build of an environment image: the context (the repository at the
+    /// environment commit, the CA bundle, the recipe's files) and the registries'
+    /// network.
+    async fn image_build(
+        &self,
+        request: &EnvironmentRequest,
+        dockerfile: &str,
+        files: &[(String, Vec<u8>)],
+        tag: &str,
+        key: &str,
+    ) -> Result<ImageBuild, ImageError> {
+        let context = {
+            let request = request.clone();
+            let extra_ca = self.settings.extra_ca.clone();
+            let dockerfile = dockerfile.to_string();
+            let files = files.to_vec();
+            tokio::task::spawn_blocking(move || {
+                let ca = extra_ca.as_deref().map(|ca| ("ca.crt", ca, 0o644));
+                let mut extra: Vec<(&str, &[u8], u32)> = ca.into_iter().collect();
+                extra.extend(files.iter().map(|(name, content)| (name.as_str(), content.as_slice(), 0o644)));
+                archive::build_context(
+                    &dockerfile,
+                    &extra,
+                    &request.mirror,
+                    &request.environment_setup_commit,
+                    Owner::UNPRIVILEGED,
+                )
+            })
+            .await
+            .map_err(|error| ImageError::Context { tag: tag.to_string(), message: error.to_string() })?
+            .map_err(|message| ImageError::Context { tag: tag.to_string(), message })?
+        };
+        let allowlist = super::egress::Allowlist::of(&self.settings.registries)
+            .map_err(|message| ImageError::Context { tag: tag.to_string(), message })?;
+        Ok(ImageBuild {
+            tag: tag.to_string(),
+            context,
+            labels: [("swe-harvest.key".to_string(), key.to_string())].into(),
+            network: super::BuildNetwork::Registries(Arc::new(allowlist)),
+            timeout: self.settings.build_timeout,
+            limits: self.settings.build_limits,
+        })
     }
 
     async fn build(
@@ -263,42 +322,10 @@ impl Images {
         let started = Instant::now();
         let log_path = self.settings.logs_dir.join("build").join(format!("{}.log", tag.replace(['/', ':'], "_")));
         tracing::info!(image = %tag, repo = %request.repo, commit = %request.environment_setup_commit, "building an environment image");
-        let context = {
-            let request = request.clone();
-            let extra_ca = self.settings.extra_ca.clone();
-            let dockerfile = dockerfile.clone();
-            let tag = tag.clone();
-            let files = files.to_vec();
-            tokio::task::spawn_blocking(move || {
-                let ca = extra_ca.as_deref().map(|ca| ("ca.crt", ca, 0o644));
-                let mut extra: Vec<(&str, &[u8], u32)> = ca.into_iter().collect();
-                extra.extend(files.iter().map(|(name, content)| (name.as_str(), content.as_slice(), 0o644)));
-                archive::build_context(
-                    &dockerfile,
-                    &extra,
-                    &request.mirror,
-                    &request.environment_setup_commit,
-                    Owner::UNPRIVILEGED,
-                )
-            })
-            .await
-            .map_err(|error| ImageError::Context { tag: tag.clone(), message: error.to_string() })?
-            .map_err(|message| ImageError::Context { tag, message })?
-        };
-        let allowlist = super::egress::Allowlist::of(&self.settings.registries)
-            .map_err(|message| ImageError::Context { tag: tag.clone(), message })?;
-        let allowlist = Arc::new(allowlist);
+        let build = self.image_build(request, &dockerfile, files, &tag, &key).await?;
         let mut log = String::new();
         log.push_str(&dockerfile);
         log.push_str("\n--- build output ---\n");
-        let build = ImageBuild {
-            tag: tag.clone(),
-            context,
-            labels: [("swe-harvest.key".to_string(), key.clone())].into(),
-            network: super::BuildNetwork::Registries(allowlist),
-            timeout: self.settings.build_timeout,
-            limits: self.settings.build_limits,
-        };
         let outcome = self.backend.build(&build, &mut log).await;
         // Plain text: the ladder reads uv's hints in it, and users read it.
         write_log(&log_path, &script::strip_ansi(&log));

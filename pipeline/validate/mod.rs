@@ -45,6 +45,10 @@ mod project;
 pub mod rows;
 pub mod spec;
 
+/// A project's ecosystem, the files its inference reads and the date, at a commit of
+/// its mirror (for a benchmark that renders an environment without validating).
+pub use project::read_environment;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

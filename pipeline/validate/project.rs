@@ -99,7 +99,7 @@ impl<'a> Project<'a> {
 /// The project's ecosystem at the environment commit (its test framework included:
 /// `framework` from its config, else detected from its files), the files its
 /// inference reads there, and the commit's date.
-fn read_environment(
+pub fn read_environment(
     mirror: &std::path::Path,
     commit: &str,
     framework: Option<ecosystem::TestFramework>,
