@@ -49,8 +49,12 @@ pub const PROXY_PORT: u16 = 8888;
 /// The label of the proxy's containers and of the build networks (value: the build's tag).
 pub const EGRESS_LABEL: &str = "swe-harvest.egress";
 /// What the proxy may use: it relays bytes and holds no state.
-const PROXY_MEMORY_BYTES: i64 = 256 << 20;
-const PROXY_PIDS: i64 = 128;
+/// tinyproxy serves each client connection on a thread of its own, and the process
+/// limit counts threads: at 128 of each, `npm ci` of a large lockfile (npm keeps its
+/// tunnels open for reuse) stalled on "Could not allocate memory for child".
+const PROXY_MEMORY_BYTES: i64 = 512 << 20;
+const PROXY_MAX_CLIENTS: i64 = 1024;
+const PROXY_PIDS: i64 = PROXY_MAX_CLIENTS + 64;
 /// The time limit of the proxy's set-up calls.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -163,8 +167,9 @@ fn destination(url: &str, setting: &str) -> Result<Destination, String> {
 fn proxy_config() -> String {
     [
         format!("Port {PROXY_PORT}"),
-        "Timeout 600".into(),
-        "MaxClients 128".into(),
+        // Idle tunnels (a client's kept-alive sockets) go after two minutes.
+        "Timeout 120".into(),
+        format!("MaxClients {PROXY_MAX_CLIENTS}"),
         "LogLevel Connect".into(),
         "Filter \"/tmp/swe-harvest-egress.filter\"".into(),
         "FilterURLs On".into(),
