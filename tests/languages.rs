@@ -232,6 +232,24 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     assert!(workspace.containers().is_empty());
 }
 
+/// The Mocha project's files at its base commit: no lockfile, `.nvmrc` asking for Node 18.
+const MOCHA_FILES: [(&str, &str); 4] = [
+    ("package.json", PACKAGE_JSON),
+    (".nvmrc", "18\n"),
+    ("lib/calc.js", BUGGY_ADD_JS),
+    ("test/calc.test.js", BASE_TESTS_JS),
+];
+
+/// The Mocha project's task: `add` fixed for negative numbers, with a test of it.
+fn negative_mocha_candidate(project: &Project) -> Candidate {
+    project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("lib/calc.js", FIXED_ADD_JS)
+            .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
+    )
+}
+
 /// A project whose task is dated before the versions its `package.json` asks for (as
 /// when the registry's version times are missing or not the publish times): the
 /// date-bounded install finds no Mocha 10 "with a date before" 2015, and the ladder
@@ -239,21 +257,8 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
 #[test]
 fn an_npm_install_refused_by_its_date_bound_is_tried_again_without_it() {
     let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
-    let project = Project::dated_of_files(
-        "2015-01-01T12:00:00+00:00",
-        &[
-            ("package.json", PACKAGE_JSON),
-            (".nvmrc", "18\n"),
-            ("lib/calc.js", BUGGY_ADD_JS),
-            ("test/calc.test.js", BASE_TESTS_JS),
-        ],
-    );
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("lib/calc.js", FIXED_ADD_JS)
-            .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
-    );
+    let project = Project::dated_of_files("2015-01-01T12:00:00+00:00", &MOCHA_FILES);
+    let behaviour = negative_mocha_candidate(&project);
     workspace.seeded(&project, &[behaviour]);
     let output = workspace.validate(&["--runs", "1"]);
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
@@ -277,18 +282,8 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_mocha_task() {
     if base_images_missing("node", &["node18"]) {
         return;
     }
-    let project = Project::of_files(&[
-        ("package.json", PACKAGE_JSON),
-        (".nvmrc", "18\n"),
-        ("lib/calc.js", BUGGY_ADD_JS),
-        ("test/calc.test.js", BASE_TESTS_JS),
-    ]);
-    let behaviour = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("lib/calc.js", FIXED_ADD_JS)
-            .test("test/calc.test.js", TESTS_WITH_REGRESSION_JS),
-    );
+    let project = Project::of_files(&MOCHA_FILES);
+    let behaviour = negative_mocha_candidate(&project);
     let script = graded_alone(&project, behaviour, "parse_log_jest_json", "javascript");
     assert!(
         script.contains(
