@@ -12,6 +12,9 @@
 //! them is named in the diagnosis and not guessed at.
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 /// Tools, by the name a build runs them by, and their Debian packages.
 const TOOLS: &[(&str, &str)] = &[
@@ -79,10 +82,10 @@ const LIBRARIES: &[(&str, &str)] = &[
     ("wayland-client", "libwayland-dev"),
 ];
 
-/// What the build output `log` says it could not find: tools by name (`make`), and
-/// pkg-config libraries as `pkg-config library zlib`.
-pub fn lacking(log: &str) -> Vec<String> {
-    let patterns = [
+/// The crates' own words for a missing tool (`false`) or pkg-config library (`true`),
+/// each capturing the name; compiled once (every run's output is read with them).
+static LACKING: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
+    [
         // cmake crate: "is `cmake` not installed?"
         (r"is `([A-Za-z0-9_.+-]+)` not installed", false),
         // cc crate: `failed to find tool "c++": No such file or directory`
@@ -99,7 +102,19 @@ pub fn lacking(log: &str) -> Vec<String> {
         ),
         // openssl-sys without pkg-config
         (r"Could not find directory of (OpenSSL) installation", true),
-    ];
+    ]
+    .into_iter()
+    .map(|(pattern, library)| (Regex::new(pattern).expect("valid regex"), library))
+    .collect()
+});
+
+/// A build script's `running: "make" "-j2"` line (the command it ran).
+static RUNNING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"running: (?:cd "[^"]*" && )?"?([^"\s]+)"?"#).expect("valid regex"));
+
+/// What the build output `log` says it could not find: tools by name (`make`), and
+/// pkg-config libraries as `pkg-config library zlib`.
+pub fn lacking(log: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut push = |name: String| {
         if !found.contains(&name) {
@@ -109,19 +124,17 @@ pub fn lacking(log: &str) -> Vec<String> {
     if log.contains("The pkg-config command could not be found") {
         push("pkg-config".into());
     }
-    for (pattern, library) in patterns {
-        let pattern = regex::Regex::new(pattern).expect("valid regex");
+    for (pattern, library) in LACKING.iter() {
         for capture in pattern.captures_iter(log) {
             let name = capture[1].to_lowercase();
-            push(if library { format!("pkg-config library {name}") } else { name });
+            push(if *library { format!("pkg-config library {name}") } else { name });
         }
     }
     // A build script that ran a command which is not there (jemalloc-sys runs `make`):
     // `running: "make" "-j2"` then "failed to execute command: No such file or directory".
-    let running = regex::Regex::new(r#"running: (?:cd "[^"]*" && )?"?([^"\s]+)"?"#).expect("valid regex");
     let mut last_command: Option<String> = None;
     for line in log.lines() {
-        if let Some(capture) = running.captures(line) {
+        if let Some(capture) = RUNNING.captures(line) {
             last_command = Some(capture[1].rsplit('/').next().unwrap_or_default().to_string());
         }
         if line.contains("failed to execute command: No such file or directory") {
