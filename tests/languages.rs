@@ -232,6 +232,12 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     assert!(workspace.containers().is_empty());
 }
 
+/// The environment spec the store holds for the environment image `image`.
+fn environment_of(workspace: &Workspace, image: &str) -> swe_harvest::model::EnvironmentSpec {
+    let store = Store::open_in(workspace.data_dir()).unwrap();
+    swe_harvest::store::validation::environment_spec_for_image(store.connection(), image).unwrap().unwrap()
+}
+
 /// The Mocha project's files at its base commit: no lockfile, `.nvmrc` asking for Node 18.
 const MOCHA_FILES: [(&str, &str); 4] = [
     ("package.json", PACKAGE_JSON),
@@ -264,11 +270,7 @@ fn an_npm_install_refused_by_its_date_bound_is_tried_again_without_it() {
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
-    let store = Store::open_in(workspace.data_dir()).unwrap();
-    let spec =
-        swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
-            .unwrap()
-            .unwrap();
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
     assert_eq!(spec.rung.as_str(), "relaxed-packages", "{spec:?}");
     assert!(spec.install.iter().all(|step| !step.contains("--before")), "{:?}", spec.install);
     assert!(workspace.containers().is_empty());
@@ -641,11 +643,7 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     assert_eq!(task.fail_to_pass, names(&["add_negative", "tests::adds_negative_numbers"]));
     assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small", "tests::platform_is_unix"]));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
-    let store = Store::open_in(workspace.data_dir()).unwrap();
-    let spec =
-        swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
-            .unwrap()
-            .unwrap();
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
     assert_eq!((spec.ecosystem.as_str(), spec.runtime.as_str()), ("rust", "rust1.63"), "the toolchain of 2021");
 
     // `tests/mul.rs` does not compile before the gold patch: its test fails (is
@@ -686,11 +684,7 @@ fn a_crate_whose_build_lacks_a_system_library_gets_its_debian_package_from_the_l
     assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add_negative"]));
-    let store = Store::open_in(workspace.data_dir()).unwrap();
-    let spec =
-        swe_harvest::store::validation::environment_spec_for_image(store.connection(), task.image.as_deref().unwrap())
-            .unwrap()
-            .unwrap();
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
     assert_eq!(spec.rung.as_str(), "system-tools", "{spec:?}");
     assert!(spec.system_packages.contains(&"zlib1g-dev".to_string()), "{spec:?}");
     assert!(workspace.containers().is_empty());
