@@ -408,6 +408,10 @@ pub struct ValidationRun {
     /// [`crate::ecosystem::ParsedRun::network_failures`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub network_failures: std::collections::BTreeSet<String>,
+    /// What the run's output said of why some of its tests may have no result (see
+    /// [`crate::ecosystem::Interruption`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// A validated task: a candidate plus its labels.
@@ -421,6 +425,10 @@ pub struct Task {
     /// Tests that failed because the network is off in validation: never labelled.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs_network: Vec<String>,
+    /// The FAIL_TO_PASS tests that gave no result before the gold patch
+    /// ([`crate::model::labels::Labels::no_result_before`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_to_pass_no_result_before: Vec<String>,
     pub validation_runs: u32,
     pub image: Option<String>,
     /// The environment ladder's rung that built the task's environment; `None` for
@@ -458,6 +466,7 @@ impl Task {
             pass_to_pass: Vec::new(),
             flaky_tests: Vec::new(),
             needs_network: Vec::new(),
+            fail_to_pass_no_result_before: Vec::new(),
             validation_runs: 3,
             image: None,
             environment_rung: None,

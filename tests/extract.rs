@@ -503,6 +503,7 @@ fn store_validation(store: &mut Store, candidate: &Candidate) {
         test_durations: Default::default(),
         results_source: "junit".into(),
         network_failures: Default::default(),
+        interrupted: None,
     };
     let task = Task {
         candidate: candidate.clone(),
@@ -510,6 +511,7 @@ fn store_validation(store: &mut Store, candidate: &Candidate) {
         pass_to_pass: Vec::new(),
         flaky_tests: Vec::new(),
         needs_network: Vec::new(),
+        fail_to_pass_no_result_before: Vec::new(),
         validation_runs: 1,
         image: None,
         environment_rung: None,

@@ -361,6 +361,7 @@ fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32
         test_durations: Default::default(),
         results_source: "junit".into(),
         network_failures: Default::default(),
+        interrupted: None,
     };
     store
         .transaction(|tx| -> Result<(), StoreError> {

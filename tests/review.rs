@@ -105,6 +105,7 @@ fn task_of(seed: &Seed) -> Task {
         pass_to_pass,
         flaky_tests,
         needs_network: Vec::new(),
+        fail_to_pass_no_result_before: Vec::new(),
         validation_runs: 2,
         image: Some(if go { "swe-harvest/env:octo-gadgets-1.0" } else { "swe-harvest/env:acme-widgets-1.0" }.into()),
         environment_rung: Some(if go { Rung::Dated } else { Rung::RelaxedPackages }),
@@ -168,6 +169,7 @@ fn seed_store(data_dir: &Path, tasks: &[Task]) {
                             test_durations: Default::default(),
                             results_source: "junit".into(),
                             network_failures: Default::default(),
+                            interrupted: None,
                         });
                     }
                     let log = data_dir.join(format!("logs/validate/{}/run-{attempt}.log", candidate.instance_id));

@@ -497,6 +497,32 @@ fn a_project_that_finds_its_modules_on_sys_path_gets_labels() {
     assert!(workspace.containers().is_empty());
 }
 
+/// The bug crashes pytest itself before the fix: the project's own reporting hook
+/// raises on a failed test, so the session stops with an `INTERNALERROR` and never
+/// prints its summary (pytest-dev__pytest-7168's shape). SWE-bench's harness sees no
+/// result of that run, so every test that passes after the fix is FAIL_TO_PASS, and
+/// the row says which of them had no result before.
+#[test]
+fn tests_of_a_session_that_crashed_before_the_fix_are_fail_to_pass_and_said_to_have_no_result() {
+    let workspace = Workspace::with_docker();
+    let conftest = "def pytest_runtest_logreport(report):\n    if report.when == 'call' and report.failed:\n        raise RuntimeError('the reporter broke on a failure')\n";
+    let project = Project::with_files(&[("conftest.py", conftest)]);
+    let tests = format!("{}\n\ndef test_add_later():\n    assert add(2, 2) == 4\n", project::tests_with_regression());
+    let candidate = project.candidate(29, &Scenario::fixing_add("crashing").test("tests/test_calc.py", &tests));
+    let task = workspace.labelled_alone(&project, &candidate);
+    let all = [
+        "tests/test_calc.py::test_add",
+        "tests/test_calc.py::test_add_later",
+        ADD_NEGATIVE,
+        "tests/test_calc.py::test_sub",
+    ];
+    assert_eq!(task.fail_to_pass, names(&all), "a crashed session's passes say nothing");
+    for test in ["tests/test_calc.py::test_add", "tests/test_calc.py::test_sub", "tests/test_calc.py::test_add_later"] {
+        assert!(task.fail_to_pass_no_result_before.contains(&test.to_string()), "{test}: {task:?}");
+    }
+    assert!(workspace.containers().is_empty());
+}
+
 #[test]
 fn an_optional_test_dependency_named_only_in_tox_deps_is_installed() {
     let workspace = Workspace::with_docker();

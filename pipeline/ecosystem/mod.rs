@@ -102,6 +102,39 @@ pub struct ParsedRun {
     pub tests: BTreeMap<String, TestStatus>,
     pub durations: BTreeMap<String, f64>,
     pub network_failures: BTreeSet<String>,
+    /// The run's own words for why some of its tests may have no result
+    /// ([`Interruption::evidence`]), when it says so.
+    pub interrupted: Option<String>,
+}
+
+/// What a run's output says of why some of its tests gave no result: the runner or a
+/// part of it stopped (a crash, a panic, a timeout), or tests did not build or
+/// collect. A FAIL_TO_PASS test with no result before the gold patch is shown with it,
+/// apart from those that failed there (the row's `fail_to_pass_no_result_before`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interruption {
+    /// One line of the run's own output that says what happened.
+    pub evidence: String,
+    /// Whether the passes the run did report are void: a pytest session that stops
+    /// with an `INTERNALERROR` never prints the summary SWE-bench's log parser reads,
+    /// so the harness sees none of its tests, and a row graded by it must agree.
+    pub voids_passes: bool,
+}
+
+impl Interruption {
+    /// An interruption whose reported results stand (a runner that prints each
+    /// result as it comes: `go test -v`, cargo's libtest).
+    pub fn keeping_results(evidence: impl Into<String>) -> Self {
+        Interruption { evidence: evidence.into(), voids_passes: false }
+    }
+
+    /// The first line of `log` that contains one of `markers`, trimmed, as the
+    /// evidence of an interruption that keeps the reported results.
+    pub fn first_line_with(log: &str, markers: &[&str]) -> Option<Self> {
+        log.lines()
+            .find(|line| markers.iter().any(|marker| line.contains(marker)))
+            .map(|line| Interruption::keeping_results(line.trim()))
+    }
 }
 
 impl ParsedRun {
@@ -368,10 +401,23 @@ pub trait Ecosystem: Send + Sync {
     fn parse_results(&self, report: Option<&str>, log: &str, test_files: &[String]) -> (ParsedRun, ResultsSource) {
         let from_report =
             report.map(|report| self.parse_report(report, test_files)).filter(|run| !run.tests.is_empty());
-        match from_report {
+        let (mut run, source) = match from_report {
             Some(run) => (run, ResultsSource::Report),
             None => (self.parse_log(log, test_files), ResultsSource::Log),
+        };
+        if let Some(interruption) = self.interruption(log) {
+            if interruption.voids_passes {
+                run.tests.retain(|_, status| matches!(status, TestStatus::Failed | TestStatus::Error));
+            }
+            run.interrupted = Some(interruption.evidence);
         }
+        (run, source)
+    }
+
+    /// Why some tests of a run may have no result, in the run's own output (see
+    /// [`Interruption`]). The default reads nothing.
+    fn interruption(&self, _log: &str) -> Option<Interruption> {
+        None
     }
 
     /// The tests of a structured report that [`Ecosystem::test_invocation`] had the

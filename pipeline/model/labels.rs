@@ -44,6 +44,16 @@ pub struct Labels {
     /// Tests skipped in every run of a phase: never labelled.
     #[serde(default)]
     pub skipped: Vec<String>,
+    /// The FAIL_TO_PASS tests that gave no result in any run before the gold patch
+    /// (Multi-SWE-bench's `n2p`), as against those that failed there: they did not
+    /// build or collect, or the run stopped before them. Shown in the row.
+    #[serde(default)]
+    pub no_result_before: Vec<String>,
+    /// What the runs before the gold patch said of why tests gave no result there, in
+    /// their own words, each once (`panic: test timed out after 10m0s`); empty when
+    /// they said nothing.
+    #[serde(default)]
+    pub interrupted_before: Vec<String>,
 }
 
 impl Labels {
@@ -59,6 +69,7 @@ impl Labels {
             &mut self.pass_to_fail,
             &mut self.fail_to_fail,
             &mut self.skipped,
+            &mut self.no_result_before,
         ] {
             list.retain(|test| !network.contains(test));
         }
@@ -110,7 +121,12 @@ pub fn compute(pre: &[RunResults], post: &[RunResults]) -> Labels {
             continue;
         };
         match (before, after) {
-            (Outcome::Fail, Outcome::Pass) => labels.fail_to_pass.push(test.clone()),
+            (Outcome::Fail, Outcome::Pass) => {
+                if pre.iter().all(|run| !run.contains_key(test)) {
+                    labels.no_result_before.push(test.clone());
+                }
+                labels.fail_to_pass.push(test.clone())
+            }
             (Outcome::Pass, Outcome::Pass) => labels.pass_to_pass.push(test.clone()),
             (Outcome::Pass, Outcome::Fail) => labels.pass_to_fail.push(test.clone()),
             (Outcome::Fail, Outcome::Fail) => labels.fail_to_fail.push(test.clone()),
@@ -149,6 +165,7 @@ mod tests {
         let post = vec![run(&[("t::err", Passed), ("t::new", Passed)]); 2];
         let labels = compute(&pre, &post);
         assert_eq!(labels.fail_to_pass, names(&["t::err", "t::new"]));
+        assert_eq!(labels.no_result_before, names(&["t::new"]), "the errored one had a result");
     }
 
     #[test]

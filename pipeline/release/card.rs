@@ -195,7 +195,9 @@ pub(super) fn render(
          (`validation_runs`). When the environment of the task's date does not build or does not \
          run the touched tests, a less faithful one is tried (`environment_rung`: `dated`, then \
          `relaxed-packages`, `neighbour-runtime`, `runner-pins`). `FAIL_TO_PASS` failed in every run before and passed in every run \
-         after; `PASS_TO_PASS` passed in every run. Tests whose results differed between runs \
+         after (a test with no result counts as failing: \
+         `fail_to_pass_no_result_before` lists those, which did not build or collect, or whose run \
+         stopped before them); `PASS_TO_PASS` passed in every run. Tests whose results differed between runs \
          are listed in `flaky_tests` and never labelled.\n"
     );
     let _ = writeln!(card, "## How the tests run\n");
@@ -217,9 +219,10 @@ pub(super) fn render(
     let _ = writeln!(
         card,
         "Every column is a string. The first twelve are SWE-bench's, in its order; \
-         `FAIL_TO_PASS`, `PASS_TO_PASS`, `flaky_tests` and `issue_numbers` are JSON-encoded \
-         lists. Extra columns: `pull_number`, `issue_numbers`, `merged_at`, `flaky_tests`, \
-         `validation_runs`, `environment_rung`, `language`.\n"
+         `FAIL_TO_PASS`, `PASS_TO_PASS`, `flaky_tests`, `issue_numbers` and \
+         `fail_to_pass_no_result_before` are JSON-encoded lists. Extra columns: `pull_number`, \
+         `issue_numbers`, `merged_at`, `flaky_tests`, `validation_runs`, `environment_rung`, `language`, \
+         `fail_to_pass_no_result_before`.\n"
     );
     if dataset.columns.iter().any(|column| column == "eval_script") {
         let _ = writeln!(

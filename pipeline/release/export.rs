@@ -62,6 +62,7 @@ pub fn candidate_as_task(candidate: &Candidate) -> Task {
         pass_to_pass: Vec::new(),
         flaky_tests: Vec::new(),
         needs_network: Vec::new(),
+        fail_to_pass_no_result_before: Vec::new(),
         validation_runs: 0,
         image: None,
         environment_rung: None,

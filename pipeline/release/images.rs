@@ -238,6 +238,7 @@ mod tests {
             pass_to_pass: vec![],
             flaky_tests: vec![],
             needs_network: vec![],
+            fail_to_pass_no_result_before: Vec::new(),
             validation_runs: 3,
             image: Some("swe-harvest/env.acme__widgets:abc".into()),
             environment_rung: None,

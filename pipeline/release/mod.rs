@@ -44,8 +44,19 @@ pub use settings::ReleaseFlags;
 /// `runner-pins`; empty for tasks validated before the ladder).
 /// `language` is the ecosystem whose tests the test patch runs
 /// ([`crate::ecosystem::language_of_test_patch`]: `python`, `go`).
-pub const EXTRA_COLUMNS: [&str; 7] =
-    ["pull_number", "issue_numbers", "merged_at", "flaky_tests", "validation_runs", "environment_rung", "language"];
+/// `fail_to_pass_no_result_before` lists the FAIL_TO_PASS tests that gave no result
+/// before the gold patch (they did not build or collect, or the run stopped before
+/// them: Multi-SWE-bench's `n2p`), as against those that failed there.
+pub const EXTRA_COLUMNS: [&str; 8] = [
+    "pull_number",
+    "issue_numbers",
+    "merged_at",
+    "flaky_tests",
+    "validation_runs",
+    "environment_rung",
+    "language",
+    "fail_to_pass_no_result_before",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReleaseError {
@@ -485,6 +496,7 @@ pub fn task_row(task: &Task) -> (TaskRow, Vec<String>) {
         task.validation_runs.to_string(),
         task.environment_rung.map(|rung| rung.as_str().to_string()).unwrap_or_default(),
         crate::ecosystem::language_of_test_patch(&candidate.test_patch).to_string(),
+        encode_test_list(&task.fail_to_pass_no_result_before),
     ];
     (row, extra)
 }

@@ -251,6 +251,7 @@ pub(super) async fn run_all(
                     test_durations: parsed.durations,
                     results_source: source.to_string(),
                     network_failures: parsed.network_failures,
+                    interrupted: parsed.interrupted,
                 }
             })
             .collect();

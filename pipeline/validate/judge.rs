@@ -39,7 +39,12 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
     let pre_results: Vec<labels::RunResults> = pre.iter().map(|run| run.tests.clone()).collect();
     let post_results: Vec<labels::RunResults> = post.iter().map(|run| run.tests.clone()).collect();
     let network: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
-    let labels = labels::compute(&pre_results, &post_results).set_aside_network(&network);
+    let mut labels = labels::compute(&pre_results, &post_results).set_aside_network(&network);
+    for evidence in pre.iter().filter_map(|run| run.interrupted.as_ref()) {
+        if !labels.interrupted_before.contains(evidence) {
+            labels.interrupted_before.push(evidence.clone());
+        }
+    }
     let verdict = if labels.fail_to_pass.is_empty() {
         Err(dropped(
             ValidateDropReason::NoFailToPass,

@@ -476,6 +476,7 @@ fn record_outcome(
                     pass_to_pass: labels.pass_to_pass.clone(),
                     flaky_tests: labels.flaky.clone(),
                     needs_network: labels.needs_network.clone(),
+                    fail_to_pass_no_result_before: labels.no_result_before.clone(),
                     validation_runs: outcome.runs,
                     image: outcome.image.clone(),
                     environment_rung: outcome.spec.as_ref().map(|spec| spec.rung),

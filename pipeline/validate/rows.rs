@@ -29,7 +29,11 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
             labels.fail_to_pass.clone(),
             labels.pass_to_pass.clone(),
             labels.flaky.clone(),
-            serde_json::json!({"status": "labelled", "pass_to_fail": labels.pass_to_fail}),
+            serde_json::json!({
+                "status": "labelled",
+                "pass_to_fail": labels.pass_to_fail,
+                "interrupted_before": labels.interrupted_before,
+            }),
         ),
         Some(Err(dropped)) => (
             Vec::new(),
@@ -47,6 +51,11 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
     object.insert("FAIL_TO_PASS".into(), encode_test_list(&fail_to_pass).into());
     object.insert("PASS_TO_PASS".into(), encode_test_list(&pass_to_pass).into());
     object.insert("flaky_tests".into(), encode_test_list(&flaky).into());
+    let no_result_before = match outcome.map(|outcome| &outcome.result) {
+        Some(Ok(labels)) => labels.no_result_before.clone(),
+        _ => Vec::new(),
+    };
+    object.insert("fail_to_pass_no_result_before".into(), encode_test_list(&no_result_before).into());
     object.insert("validation_runs".into(), outcome.map_or(0, |outcome| outcome.runs).into());
     if let Some(coverage) = outcome.and_then(|outcome| outcome.coverage.as_ref()) {
         let values = crate::swt::coverage_columns(Some(coverage));

@@ -110,6 +110,7 @@ pub fn labelled_task(repo: &str, number: u64, created_at: chrono::DateTime<chron
         pass_to_pass: vec![],
         flaky_tests: vec![],
         needs_network: vec![],
+        fail_to_pass_no_result_before: Vec::new(),
         validation_runs: 3,
         image: None,
         environment_rung: None,

@@ -24,7 +24,7 @@ pub mod infer;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, ParsedRun, Parts};
+use super::{Ecosystem, Interruption, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
 
 /// Go with `go test`.
@@ -73,6 +73,17 @@ impl Ecosystem for GoTest {
 
     fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
         results::parse_go_test_log(log)
+    }
+
+    /// A package that panics (a test's own panic, or Go's `-timeout`) stops there: the
+    /// tests it had not reached have no result. A package whose tests do not build
+    /// reports none. Results printed before either stand (`go test -v` streams them).
+    fn interruption(&self, log: &str) -> Option<Interruption> {
+        log.lines()
+            .find(|line| {
+                line.starts_with("panic: ") || line.contains("[build failed]") || line.contains("[setup failed]")
+            })
+            .map(|line| Interruption::keeping_results(line.trim()))
     }
 
     /// `go test -v` prints the `--- PASS: name (0.00s)` lines that SWE-bench's
@@ -159,6 +170,21 @@ pub fn modules_added_to_go_mod(diff: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_or_a_build_failure_is_named_and_the_results_before_it_stand() {
+        let log = "--- PASS: TestFast (0.00s)\npanic: test timed out after 2m0s\nFAIL\texample.com/m\t120.01s\n";
+        let (run, _) = GoTest.parse_results(None, log, &[]);
+        assert_eq!(run.interrupted.as_deref(), Some("panic: test timed out after 2m0s"));
+        assert_eq!(run.tests.get("TestFast"), Some(&crate::model::TestStatus::Passed));
+        let (run, _) =
+            GoTest.parse_results(None, "x_test.go:9:2: undefined: New\nFAIL\texample.com/m/a [build failed]\n", &[]);
+        assert_eq!(run.interrupted.as_deref(), Some("FAIL\texample.com/m/a [build failed]"));
+        assert_eq!(
+            GoTest.parse_results(None, "--- PASS: TestFast (0.00s)\nok\texample.com/m\n", &[]).0.interrupted,
+            None
+        );
+    }
 
     #[test]
     fn go_projects_are_recognised_by_go_mod_or_go_work_at_the_root() {

@@ -30,7 +30,7 @@ pub mod runtimes;
 
 use std::collections::BTreeSet;
 
-use super::{Ecosystem, ParsedRun, Parts};
+use super::{Ecosystem, Interruption, ParsedRun, Parts};
 use crate::git::diff::files_changed_by;
 
 /// The ecosystem's name in environment specs, and the language.
@@ -38,6 +38,11 @@ pub const NAME: &str = "java";
 
 /// Java with Maven and Surefire.
 pub struct MavenTest;
+
+/// Maven's and Gradle's words for tests left without a result: the forked test JVM
+/// died, or the tests did not compile.
+pub(crate) const JAVA_INTERRUPTIONS: &[&str] =
+    &["The forked VM terminated without properly saying goodbye", "COMPILATION ERROR", "Compilation failed"];
 
 /// The test class a file names: `gson/src/test/java/com/g/FooTest.java` ->
 /// `com.g.FooTest`; `None` for anything but a `.java` file under `src/test/java/`.
@@ -82,6 +87,12 @@ impl Ecosystem for MavenTest {
         results::parse_maven_log(log, &test_classes(test_files))
     }
 
+    /// A forked test JVM that died (a crash, `System.exit`) or tests that do not
+    /// compile leave tests without a result.
+    fn interruption(&self, log: &str) -> Option<Interruption> {
+        Interruption::first_line_with(log, JAVA_INTERRUPTIONS)
+    }
+
     /// One Maven run per class (see [`image::HARNESS_FUNCTION`]), printing the
     /// `BUILD SUCCESS` lines that SWE-bench's `parse_log_maven` reads.
     fn harness_test_command(&self, test_command: &str) -> String {
@@ -96,6 +107,14 @@ impl Ecosystem for MavenTest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dead_test_jvm_or_a_compile_error_is_named() {
+        let log = "[ERROR] ExecutionException The forked VM terminated without properly saying goodbye. VM crash or System.exit called?\n";
+        assert!(MavenTest.interruption(log).is_some_and(|found| found.evidence.contains("forked VM")));
+        assert!(MavenTest.interruption("[ERROR] COMPILATION ERROR :\n").is_some());
+        assert_eq!(MavenTest.interruption("[ERROR] Tests run: 2, Failures: 1\n"), None);
+    }
     use crate::ecosystem::ResultsSource;
 
     #[test]

@@ -28,7 +28,7 @@ pub mod infer;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, LadderContext, ParsedRun, Parts, RungFailure};
+use super::{Ecosystem, Interruption, LadderContext, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 
@@ -108,6 +108,12 @@ impl Ecosystem for NodeTest {
         if tap.tests.len() >= verbose.tests.len() { tap } else { verbose }
     }
 
+    /// Jest reports a test file that does not load (a syntax error, a missing
+    /// export) as a suite that failed to run: none of its tests has a result.
+    fn interruption(&self, log: &str) -> Option<Interruption> {
+        Interruption::first_line_with(log, &["Test suite failed to run"])
+    }
+
     /// The helper with `--print`: the runner's own output, then one `[PASSED] id` /
     /// `[FAILED] id` line per test from its report.
     fn harness_test_command(&self, test_command: &str) -> String {
@@ -161,6 +167,16 @@ impl Ecosystem for NodeTest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jest_suite_that_failed_to_run_is_named() {
+        let log = " FAIL  test/a.test.js\n  ● Test suite failed to run\n\n    SyntaxError: Unexpected token\n";
+        assert_eq!(
+            NodeTest.interruption(log).map(|found| found.evidence),
+            Some("● Test suite failed to run".to_string())
+        );
+        assert_eq!(NodeTest.interruption(" PASS  test/a.test.js\n"), None);
+    }
 
     #[test]
     fn node_projects_are_recognised_by_package_json_at_the_root() {

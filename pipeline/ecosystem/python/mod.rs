@@ -180,6 +180,22 @@ impl Ecosystem for Pytest {
         results::parse_pytest_log(log)
     }
 
+    /// A session that stops with an `INTERNALERROR` (the bug under test can crash
+    /// pytest itself while it reports) never prints its `-rA` summary: SWE-bench's
+    /// harness sees no result of that run, so the passes its report holds are void.
+    fn interruption(&self, log: &str) -> Option<super::Interruption> {
+        let last = log
+            .lines()
+            .filter_map(|line| line.strip_prefix("INTERNALERROR>"))
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .last()?;
+        Some(super::Interruption {
+            evidence: format!("pytest stopped with an INTERNALERROR ({last})"),
+            voids_passes: true,
+        })
+    }
+
     /// `-rA` at least: SWE-bench's `parse_log_pytest` reads the `-rA` summary.
     fn harness_test_command(&self, test_command: &str) -> String {
         if test_command.split_whitespace().any(|word| word == "-rA") {
@@ -226,6 +242,19 @@ impl Ecosystem for Pytest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_stopped_by_an_internalerror_keeps_only_its_failures() {
+        let report = r#"<testsuites><testsuite name="pytest"><testcase classname="t.test_a" file="t/test_a.py" name="test_ok"/><testcase classname="t.test_a" file="t/test_a.py" name="test_bad"><error message="boom"/></testcase></testsuite></testsuites>"#;
+        let files = ["t/test_a.py".to_string()];
+        let crashed = "t/test_a.py .E\nINTERNALERROR> Traceback (most recent call last):\nINTERNALERROR>   File \"x.py\", line 1\nINTERNALERROR> RuntimeError\nINTERNALERROR> \n";
+        let (run, _) = Pytest.parse_results(Some(report), crashed, &files);
+        assert_eq!(run.tests.keys().collect::<Vec<_>>(), ["t/test_a.py::test_bad"], "the pass is void: {run:?}");
+        assert_eq!(run.interrupted.as_deref(), Some("pytest stopped with an INTERNALERROR (RuntimeError)"));
+        let (run, _) = Pytest.parse_results(Some(report), "t/test_a.py .E\n", &files);
+        assert_eq!(run.tests.len(), 2, "a session that ended normally keeps its passes");
+        assert_eq!(run.interrupted, None);
+    }
 
     #[test]
     fn pretend_versions_have_three_parts() {

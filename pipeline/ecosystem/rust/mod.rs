@@ -42,7 +42,7 @@ pub mod missing;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, LadderContext, Move, ParsedRun, Parts, RungFailure, Setback};
+use super::{Ecosystem, Interruption, LadderContext, Move, ParsedRun, Parts, RungFailure, Setback};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
@@ -99,6 +99,12 @@ impl Ecosystem for CargoTest {
 
     fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
         results::parse_cargo_test_log(log)
+    }
+
+    /// A test binary killed by a signal (a crash, an abort) reports none of the tests
+    /// it had not finished; tests that do not compile report none at all.
+    fn interruption(&self, log: &str) -> Option<Interruption> {
+        Interruption::first_line_with(log, &["(signal: ", "error: could not compile"])
     }
 
     /// The same helper as the validation runs (written by [`Self::harness_setup`]):
@@ -174,6 +180,15 @@ mod tests {
     use chrono::{TimeZone, Utc};
 
     use super::*;
+
+    #[test]
+    fn a_test_binary_killed_by_a_signal_or_a_compile_error_is_named() {
+        let crashed = "test a ... ok\nerror: test failed, to rerun pass `--lib`\n\nCaused by:\n  process didn't exit successfully: `/t/deps/x-1` (signal: 11, SIGSEGV: invalid memory reference)\n";
+        let interruption = CargoTest.interruption(crashed).expect("a crash");
+        assert!(interruption.evidence.contains("SIGSEGV") && !interruption.voids_passes, "{interruption:?}");
+        assert!(CargoTest.interruption("error: could not compile `x` (lib test) due to 1 previous error\n").is_some());
+        assert_eq!(CargoTest.interruption("test a ... FAILED\nerror: test failed, to rerun pass `--lib`\n"), None);
+    }
     use crate::ecosystem::RepoFiles;
     use crate::ecosystem::fixtures::diff_of;
 

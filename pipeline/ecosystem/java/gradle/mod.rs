@@ -24,7 +24,7 @@ pub mod infer;
 /// Java's runtimes: Gradle runs on the JDK images.
 use super::runtimes;
 use super::{java_test_files, results, test_classes};
-use crate::ecosystem::{Ecosystem, ParsedRun, Parts};
+use crate::ecosystem::{Ecosystem, Interruption, ParsedRun, Parts};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
 /// The ecosystem's name in environment specs.
@@ -83,6 +83,10 @@ impl Ecosystem for GradleTest {
         } else {
             from_harness
         }
+    }
+
+    fn interruption(&self, log: &str) -> Option<Interruption> {
+        Interruption::first_line_with(log, crate::ecosystem::java::JAVA_INTERRUPTIONS)
     }
 
     /// One Gradle run per class (see [`image::HARNESS_FUNCTION`]).
