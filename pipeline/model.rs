@@ -412,6 +412,10 @@ pub struct ValidationRun {
     /// [`crate::ecosystem::Interruption`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// The tests the run asked for by name before the rest (see
+    /// [`crate::ecosystem::ParsedRun::asked_for`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_for: Option<std::collections::BTreeSet<String>>,
 }
 
 /// A validated task: a candidate plus its labels.

@@ -504,6 +504,7 @@ fn store_validation(store: &mut Store, candidate: &Candidate) {
         results_source: "junit".into(),
         network_failures: Default::default(),
         interrupted: None,
+        asked_for: None,
     };
     let task = Task {
         candidate: candidate.clone(),

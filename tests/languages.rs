@@ -94,6 +94,40 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     assert!(workspace.containers().is_empty());
 }
 
+/// A package with a slow test beside the fast ones (grpc-go's `./test`): its whole
+/// run hits the timeout (here the command's own, 10 s, to keep the suite fast) before
+/// and after the fix, before it reaches the test the test patch adds. The touched
+/// tests run first by name, so the task still gets its labels; the test the whole
+/// pass never reached says nothing, and the slow one fails both times.
+#[test]
+fn a_go_package_with_a_slow_test_still_labels_the_tests_the_test_patch_touches() {
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
+    let slow = "package calc\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n\
+                func TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"1+2\")\n\t}\n}\n\n\
+                func TestSlow(t *testing.T) {\n\ttime.Sleep(time.Hour)\n}\n\n\
+                func TestLater(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n";
+    let with_regression = format!(
+        "{slow}\nfunc TestAddNegative(t *testing.T) {{\n\tif Add(1, -1) != 0 {{\n\t\tt.Fatal(\"1+-1\")\n\t}}\n}}\n"
+    );
+    let project = Project::of_files(&[("go.mod", GO_MOD), ("calc/calc.go", BUGGY_ADD), ("calc/calc_test.go", slow)]);
+    let candidate = project.candidate(
+        3,
+        &Scenario::new("slow").gold("calc/calc.go", FIXED_ADD).test("calc/calc_test.go", &with_regression),
+    );
+    let config = workspace.with_repo_config(
+        "[[environment]]\nversions = [\"*\"]\ntest_command = \"go test -json -count=1 -timeout=10s\"\n",
+    );
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let output = workspace.validate_with_env(&[("SWE_HARVEST_CONFIG", config.to_str().unwrap())], &["--runs", "1"]);
+    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-3"));
+    let task = workspace.task("acme__calc-3");
+    assert_eq!(task.fail_to_pass, names(&["TestAddNegative"]), "{}", workspace.run_log("acme__calc-3"));
+    assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
+    let log = workspace.run_log("acme__calc-3");
+    assert!(log.contains("panic: test timed out after 10s"), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 #[test]
 fn a_module_that_the_gold_patch_requires_is_in_the_tasks_module_cache() {
     let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };

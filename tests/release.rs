@@ -362,6 +362,7 @@ fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32
         results_source: "junit".into(),
         network_failures: Default::default(),
         interrupted: None,
+        asked_for: None,
     };
     store
         .transaction(|tx| -> Result<(), StoreError> {

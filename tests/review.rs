@@ -170,6 +170,7 @@ fn seed_store(data_dir: &Path, tasks: &[Task]) {
                             results_source: "junit".into(),
                             network_failures: Default::default(),
                             interrupted: None,
+                            asked_for: None,
                         });
                     }
                     let log = data_dir.join(format!("logs/validate/{}/run-{attempt}.log", candidate.instance_id));

@@ -105,6 +105,11 @@ pub struct ParsedRun {
     /// The run's own words for why some of its tests may have no result
     /// ([`Interruption::evidence`]), when it says so.
     pub interrupted: Option<String>,
+    /// The tests the run asked for by name before it ran the rest (Go: the tests the
+    /// test patch touches, then whole packages), with the tests they hold
+    /// (`name/...`): a test outside them with no result in the run was not reached,
+    /// which says nothing of it. `None`: every test with no result counts as failing.
+    pub asked_for: Option<BTreeSet<String>>,
 }
 
 /// What a run's output says of why some of its tests gave no result: the runner or a

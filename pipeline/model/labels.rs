@@ -41,7 +41,8 @@ pub struct Labels {
     /// patch: never labelled; they explain a published FAIL_TO_PASS test missed here.
     #[serde(default)]
     pub fail_to_fail: Vec<String>,
-    /// Tests skipped in every run of a phase: never labelled.
+    /// Tests skipped (or not reached: [`unreached_as_skipped`]) in every run of a
+    /// phase: never labelled.
     #[serde(default)]
     pub skipped: Vec<String>,
     /// The FAIL_TO_PASS tests that gave no result in any run before the gold patch
@@ -107,6 +108,31 @@ fn consistent(test: &str, runs: &[RunResults]) -> Option<Outcome> {
     outcomes.all(|other| other == first).then_some(first)
 }
 
+/// The statuses of a run that asked for some tests by name before it ran the rest
+/// (`asked_for`, see [`crate::ecosystem::ParsedRun::asked_for`]): each test of `all`
+/// (the tests of every run of the task) that is neither asked for (by its name or a
+/// parent's, `parent/case`) nor in the run was not reached there, which says nothing
+/// of it, so it counts as skipped there instead of failing. With no `asked_for`, the
+/// run's statuses as they are.
+pub fn unreached_as_skipped(
+    tests: &RunResults,
+    asked_for: Option<&BTreeSet<String>>,
+    all: &BTreeSet<String>,
+) -> RunResults {
+    let mut tests = tests.clone();
+    let Some(asked) = asked_for else { return tests };
+    let is_asked = |test: &str| {
+        asked.contains(test)
+            || asked.iter().any(|name| test.strip_prefix(name.as_str()).is_some_and(|rest| rest.starts_with('/')))
+    };
+    for test in all {
+        if !tests.contains_key(test) && !is_asked(test) {
+            tests.insert(test.clone(), TestStatus::Skipped);
+        }
+    }
+    tests
+}
+
 /// Labels from the pre runs (base + test patch) and post runs (+ gold patch).
 /// With no run of a phase, nothing is labelled.
 pub fn compute(pre: &[RunResults], post: &[RunResults]) -> Labels {
@@ -166,6 +192,25 @@ mod tests {
         let labels = compute(&pre, &post);
         assert_eq!(labels.fail_to_pass, names(&["t::err", "t::new"]));
         assert_eq!(labels.no_result_before, names(&["t::new"]), "the errored one had a result");
+    }
+
+    #[test]
+    fn a_test_a_run_did_not_reach_and_did_not_ask_for_is_not_fail_to_pass() {
+        let asked: BTreeSet<String> = ["TestTouched".to_string()].into();
+        let all: BTreeSet<String> =
+            ["TestTouched", "TestTouched/case", "TestLater", "TestEarly"].iter().map(|name| name.to_string()).collect();
+        // The whole-package pass stopped before TestLater; the touched test and its
+        // subtest have no result either (they panicked the package).
+        let pre = run(&[("TestEarly", Passed)]);
+        let pre = unreached_as_skipped(&pre, Some(&asked), &all);
+        let post =
+            run(&[("TestEarly", Passed), ("TestTouched", Passed), ("TestTouched/case", Passed), ("TestLater", Passed)]);
+        let labels = compute(&[pre], std::slice::from_ref(&post));
+        assert_eq!(labels.fail_to_pass, names(&["TestTouched", "TestTouched/case"]));
+        assert_eq!(labels.skipped, names(&["TestLater"]));
+        assert_eq!(labels.pass_to_pass, names(&["TestEarly"]));
+        let as_is = unreached_as_skipped(&run(&[("TestEarly", Passed)]), None, &all);
+        assert_eq!(compute(&[as_is], &[post]).fail_to_pass.len(), 3, "without asked_for, no result is a failure");
     }
 
     #[test]

@@ -252,6 +252,7 @@ pub(super) async fn run_all(
                     results_source: source.to_string(),
                     network_failures: parsed.network_failures,
                     interrupted: parsed.interrupted,
+                    asked_for: parsed.asked_for,
                 }
             })
             .collect();

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::attempt::Attempts;
 use super::{Dropped, dropped};
+use crate::model::ValidationRun;
 use crate::model::drop_reason::ValidateDropReason;
 use crate::model::labels::{self, Labels};
 
@@ -36,8 +37,11 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
         );
         return Judged { labels: None, verdict: Err(dropped(ValidateDropReason::NoTestsCollected, detail)) };
     }
-    let pre_results: Vec<labels::RunResults> = pre.iter().map(|run| run.tests.clone()).collect();
-    let post_results: Vec<labels::RunResults> = post.iter().map(|run| run.tests.clone()).collect();
+    let all: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.tests.keys().cloned()).collect();
+    let results = |runs: &[ValidationRun]| -> Vec<labels::RunResults> {
+        runs.iter().map(|run| labels::unreached_as_skipped(&run.tests, run.asked_for.as_ref(), &all)).collect()
+    };
+    let (pre_results, post_results) = (results(pre), results(post));
     let network: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
     let mut labels = labels::compute(&pre_results, &post_results).set_aside_network(&network);
     for evidence in pre.iter().filter_map(|run| run.interrupted.as_ref()) {

@@ -63,7 +63,17 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
 /// files. It writes the JSON events to the report and the `-v` lines (results and
 /// build errors) to its output. The packages are those that exist (a test patch may
 /// delete a package's last file).
-pub const GO_TEST_HELPER_SCRIPT: &str = r#"#!/bin/bash
+///
+/// Two passes (decision, 2026-11-27): first the tests the test patch adds or changes
+/// (read from the job's `/swe-harvest/test.patch` when there: a `func Test...` line it
+/// adds or removes, or a changed line inside one), by name, with `-timeout 5m`; then
+/// the whole packages with `-timeout 2m`, for PASS_TO_PASS. A package with one slow
+/// test (grpc-go's `./test` runs for tens of minutes) then still gives the labels
+/// that matter, and a task costs minutes. The report names the tests of the first
+/// pass ([`ASKED_FOR`]) and where the second begins ([`WHOLE_PACKAGES`]): the
+/// second pass's results of those tests are not read, and a test it did not reach
+/// says nothing of it. A command that sets its own `-timeout` keeps it in both.
+pub const GO_TEST_HELPER_SCRIPT: &str = r##"#!/bin/bash
 report="$1"; shift
 command=()
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do command+=("$1"); shift; done
@@ -80,20 +90,62 @@ for file in "$@"; do
     package="./$dir"; [ "$dir" = . ] && package=.
     case " ${packages[*]} " in *" $package "*) ;; *) packages+=("$package") ;; esac
 done
+: > "$report"
 if [ "${#packages[@]}" -eq 0 ]; then
     echo "swe-harvest: none of the packages of the touched test files exists"
-    : > "$report"
     exit 0
 fi
+# The top-level tests the test patch adds or changes.
+touched_tests() {
+    local patch="${SWE_HARVEST_TEST_PATCH:-/swe-harvest/test.patch}"
+    [ -f "$patch" ] || return 0
+    awk '
+        function test_name(text) { sub(/^[ +-]?func /, "", text); sub(/\(.*/, "", text); return text }
+        /^diff --git / { go = ($NF ~ /_test\.go$/); context = ""; next }
+        !go || /^(\+\+\+|---) / { next }
+        /^@@/ {
+            context = ""
+            if (match($0, /@@ func Test[A-Za-z0-9_]*\(/)) context = substr($0, RSTART + 8, RLENGTH - 9)
+            next
+        }
+        /^[ +-]func / {
+            name = test_name($0)
+            context = (name ~ /^Test[A-Za-z0-9_]*$/) ? name : ""
+        }
+        # A blank line changes no test; a closing brace at the margin ends the function.
+        /^[+-]/ && context != "" && $0 !~ /^[+-][[:space:]]*$/ { print context }
+        /^[ +-]}/ { context = "" }
+    ' "$patch" | sort -u | paste -sd ' ' -
+}
+has_timeout=0
+for word in "${command[@]}"; do case "$word" in -timeout|-timeout=*|-test.timeout*) has_timeout=1 ;; esac; done
+timeout_of() { [ "$has_timeout" = 1 ] || echo "-timeout=$1"; }
+output_lines() {
+    # The lines of `go test -v` that say what happened, from the JSON events' output.
+    sed -n 's/.*"Action":"output".*"Output":"\(.*\)"}$/\1/p' "$1" \
+        | sed 's/\\n$//; s/\\t/\t/g; s/\\"/"/g' \
+        | grep -E '^ *--- (PASS|FAIL|SKIP)|^(ok|FAIL|PASS)\b|^panic:|\.go:[0-9]+:' || true
+}
+code=0
+names="$(touched_tests)"
+if [ -n "$names" ]; then
+    echo "# swe-harvest asked for: $names" >> "$report"
+    pattern="^($(echo $names | tr ' ' '|'))\$"
+    echo "swe-harvest: go test of the touched tests ($names) in ${packages[*]}"
+    "${command[@]}" $(timeout_of 5m) -run "$pattern" "${packages[@]}" > "$report.touched"
+    code=$?
+    output_lines "$report.touched"
+    cat "$report.touched" >> "$report"; rm -f "$report.touched"
+fi
+echo "# swe-harvest whole packages" >> "$report"
 echo "swe-harvest: go test of ${packages[*]}"
-"${command[@]}" "${packages[@]}" > "$report"
-code=$?
-# The lines of `go test -v` that say what happened, from the JSON events' output.
-sed -n 's/.*"Action":"output".*"Output":"\(.*\)"}$/\1/p' "$report" \
-    | sed 's/\\n$//; s/\\t/\t/g; s/\\"/"/g' \
-    | grep -E '^ *--- (PASS|FAIL|SKIP)|^(ok|FAIL|PASS)\b|^panic:|\.go:[0-9]+:' || true
+"${command[@]}" $(timeout_of 2m) "${packages[@]}" > "$report.whole"
+whole=$?
+output_lines "$report.whole"
+cat "$report.whole" >> "$report"; rm -f "$report.whole"
+[ "$code" -ne 0 ] || code=$whole
 exit $code
-"#;
+"##;
 
 /// Every container script's setup: the offline environment and the test helper.
 pub fn script_setup(_version: &str) -> String {
@@ -134,24 +186,56 @@ mod tests {
         assert!(!text.contains("pypi.example.com"), "{text}");
     }
 
-    /// The helper run with a fake `go` that prints its arguments.
-    fn helper_packages(dirs: &[&str], files: &[&str]) -> String {
+    /// The helper's report, run with a fake `go` that prints its arguments, on `patch`.
+    fn helper_report(dirs: &[&str], files: &[&str], patch: &str) -> String {
         let dir = tempfile::tempdir().unwrap();
         for sub in dirs {
             fs_err::create_dir_all(dir.path().join(sub)).unwrap();
         }
         let helper = dir.path().join("helper.sh");
         fs_err::write(&helper, GO_TEST_HELPER_SCRIPT).unwrap();
+        fs_err::write(dir.path().join("test.patch"), patch).unwrap();
         let output = std::process::Command::new("bash")
             .arg(&helper)
             .arg(dir.path().join("report.json"))
             .args(["echo", "go", "test", "--"])
             .args(files)
             .current_dir(dir.path())
+            .env("SWE_HARVEST_TEST_PATCH", dir.path().join("test.patch"))
             .output()
             .unwrap();
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         fs_err::read_to_string(dir.path().join("report.json")).unwrap().trim().to_string()
+    }
+
+    /// The packages the helper's whole-package pass runs, with no test patch.
+    fn helper_packages(dirs: &[&str], files: &[&str]) -> String {
+        let report = helper_report(dirs, files, "");
+        report.lines().last().unwrap_or_default().replace("go test -timeout=2m", "go test").trim().to_string()
+    }
+
+    #[test]
+    fn the_touched_tests_run_first_by_name_then_the_whole_packages() {
+        let patch = "diff --git a/calc/calc_test.go b/calc/calc_test.go\n--- a/calc/calc_test.go\n+++ b/calc/calc_test.go\n\
+                     @@ -5,6 +5,6 @@ func TestAdd(t *testing.T) {\n-\tif Add(1, 2) != 4 {\n+\tif Add(1, 2) != 3 {\n\
+                     @@ -20,3 +20,12 @@ func TestSub(t *testing.T) {\n }\n func helper() int {\n-\treturn 1\n+\treturn 2\n }\n\
+                     +\n+func TestNew(t *testing.T) {\n+\tt.Run(\"case\", func(t *testing.T) {})\n+}\n\
+                     @@ -40,3 +49,8 @@ func TestLater(t *testing.T) {\n \t}\n }\n+\n+func TestLast(t *testing.T) {\n+}\n\
+                     diff --git a/calc/calc.go b/calc/calc.go\n@@ -1,3 +1,3 @@ func TestNotATest() {\n-x\n+y\n";
+        let report = helper_report(&["calc"], &["calc/calc_test.go"], patch);
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "# swe-harvest asked for: TestAdd TestLast TestNew",
+                "go test -timeout=5m -run ^(TestAdd|TestLast|TestNew)$ ./calc",
+                "# swe-harvest whole packages",
+                "go test -timeout=2m ./calc",
+            ],
+            "{report}"
+        );
+        assert!(lines[0].starts_with(super::super::results::ASKED_FOR.trim_end()));
+        assert_eq!(lines[2], super::super::results::WHOLE_PACKAGES);
     }
 
     #[test]
@@ -163,6 +247,6 @@ mod tests {
             ),
             "go test ./core/a . ./core"
         );
-        assert_eq!(helper_packages(&[], &["gone/z_test.go"]), "", "no package left: nothing runs");
+        assert_eq!(helper_report(&[], &["gone/z_test.go"], ""), "", "no package left: nothing runs");
     }
 }

@@ -3,7 +3,7 @@
 //! `parse_log_gotest` reads). Ids are the test names Go prints (`TestName`,
 //! `TestName/subtest`); see the module doc of [`super`] for why they carry no package.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
@@ -28,14 +28,44 @@ struct Event {
 const NETWORK_ERRORS: &[&str] =
     &["no such host", "network is unreachable", "Temporary failure in name resolution", "server misbehaving"];
 
+/// The line of the helper's report that names the tests of its first pass
+/// ([`super::image::GO_TEST_HELPER_SCRIPT`]), space-separated after it.
+pub const ASKED_FOR: &str = "# swe-harvest asked for: ";
+/// The line of the helper's report where its pass over the whole packages begins.
+pub const WHOLE_PACKAGES: &str = "# swe-harvest whole packages";
+
+/// Whether `test` is one of `asked` or a subtest of one (`TestX/case`).
+fn is_asked(asked: &BTreeSet<String>, test: &str) -> bool {
+    asked.contains(test) || test.split_once('/').is_some_and(|(parent, _)| asked.contains(parent))
+}
+
 /// The results in the JSON events of `go test -json`; lines that are not events (a
-/// build error printed before them) are skipped.
+/// build error printed before them) are skipped. In the helper's report, the tests of
+/// its first pass keep the results of that pass, and the run says which they were
+/// ([`ParsedRun::asked_for`]) unless a package did not build: then every test of it
+/// is missing for that reason, which counts as failing.
 pub fn parse_go_test_json(report: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let mut outputs: BTreeMap<String, String> = BTreeMap::new();
-    for line in report.lines().filter(|line| line.starts_with('{')) {
+    let mut asked: Option<BTreeSet<String>> = None;
+    let mut whole_packages = false;
+    for line in report.lines() {
+        if let Some(names) = line.strip_prefix(ASKED_FOR) {
+            asked = Some(names.split_whitespace().map(String::from).collect());
+            continue;
+        }
+        if line == WHOLE_PACKAGES {
+            whole_packages = true;
+            continue;
+        }
+        if !line.starts_with('{') {
+            continue;
+        }
         let Ok(event) = serde_json::from_str::<Event>(line) else { continue };
         let Some(test) = event.test else { continue };
+        if whole_packages && asked.as_ref().is_some_and(|asked| is_asked(asked, &test)) {
+            continue;
+        }
         let status = match event.action.as_str() {
             "pass" => TestStatus::Passed,
             "fail" => TestStatus::Failed,
@@ -49,6 +79,8 @@ pub fn parse_go_test_json(report: &str) -> ParsedRun {
         let failure = outputs.get(&test).filter(|_| status == TestStatus::Failed);
         run.record_test(&test, status, event.elapsed, failure.map(String::as_str), NETWORK_ERRORS);
     }
+    let build_failed = report.contains("[build failed]") || report.contains("[setup failed]");
+    run.asked_for = asked.filter(|_| !build_failed);
     run
 }
 
@@ -74,6 +106,30 @@ pub fn parse_go_test_log(log: &str) -> ParsedRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_pass_decides_the_asked_for_tests_and_the_second_the_rest() {
+        let report = "# swe-harvest asked for: TestTouched\n\
+            {\"Action\":\"pass\",\"Package\":\"m\",\"Test\":\"TestTouched/case\",\"Elapsed\":0}\n\
+            {\"Action\":\"pass\",\"Package\":\"m\",\"Test\":\"TestTouched\",\"Elapsed\":0}\n\
+            # swe-harvest whole packages\n\
+            {\"Action\":\"pass\",\"Package\":\"m\",\"Test\":\"TestEarly\",\"Elapsed\":0}\n\
+            {\"Action\":\"output\",\"Package\":\"m\",\"Test\":\"TestSlow\",\"Output\":\"panic: test timed out after 2m0s\\n\"}\n\
+            {\"Action\":\"fail\",\"Package\":\"m\",\"Test\":\"TestSlow\",\"Elapsed\":120}\n\
+            {\"Action\":\"fail\",\"Package\":\"m\",\"Test\":\"TestTouched\",\"Elapsed\":0}\n";
+        let run = parse_go_test_json(report);
+        assert_eq!(run.tests.get("TestTouched"), Some(&TestStatus::Passed), "the first pass's result stands");
+        assert_eq!(run.tests.get("TestTouched/case"), Some(&TestStatus::Passed));
+        assert_eq!(run.tests.get("TestSlow"), Some(&TestStatus::Failed));
+        assert_eq!(run.asked_for, Some(["TestTouched".to_string()].into()));
+        let unbuilt = format!("{report}FAIL\tm/other [build failed]\n");
+        assert_eq!(
+            parse_go_test_json(&unbuilt).asked_for,
+            None,
+            "a package that did not build: no result is a failure"
+        );
+        assert_eq!(parse_go_test_json("{\"Action\":\"pass\",\"Test\":\"TestA\"}\n").asked_for, None);
+    }
 
     /// Two packages, as `go test -json` of Go 1.19 writes them: one with a subtest and a
     /// failure that the network explains, one whose name repeats with another result.
