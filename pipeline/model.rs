@@ -416,6 +416,10 @@ pub struct ValidationRun {
     /// [`crate::ecosystem::ParsedRun::asked_for`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked_for: Option<std::collections::BTreeSet<String>>,
+    /// `TZ` in the run's container; `None` for runs stored before it was set (the
+    /// image's own, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }
 
 /// A validated task: a candidate plus its labels.

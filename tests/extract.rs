@@ -505,6 +505,7 @@ fn store_validation(store: &mut Store, candidate: &Candidate) {
         network_failures: Default::default(),
         interrupted: None,
         asked_for: None,
+        time_zone: None,
     };
     let task = Task {
         candidate: candidate.clone(),

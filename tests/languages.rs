@@ -14,8 +14,8 @@ use crate::conformance::find_mirror;
 use crate::runners::graded_alone;
 use crate::support::published::{PublishedRow, published_rows};
 use crate::support::python_project::{Project, Scenario};
-use crate::support::workspace::Workspace;
-use crate::support::{base_images_missing, names, shared_groundtruth, stderr};
+use crate::support::workspace::{Workspace, row_of};
+use crate::support::{base_images_missing, names, shared_groundtruth, stderr, stdout};
 
 const GO_MOD: &str = "module example.com/calc\n\ngo 1.19\n";
 const BUGGY_ADD: &str = "package calc\n\n// Add adds, but subtracts a negative b.\nfunc Add(a, b int) int {\n\tif b < 0 {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n";
@@ -263,6 +263,41 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("Cannot find module '../lib/mul'"), "{pre}");
+    assert!(workspace.containers().is_empty());
+}
+
+/// Tests of dates (dayjs's shape): one depends on the machine's time zone (local
+/// midnight is UTC midnight only in UTC), one on the full time zone data of Node's
+/// ICU (Seoul's offset). Of three runs the last is in another time zone: the first
+/// test disagrees there, so it is reported as depending on the time zone (also as
+/// the cause of a published FAIL_TO_PASS test missed), never labelled; the second
+/// passes in every run.
+#[test]
+fn a_node_test_that_depends_on_the_time_zone_is_reported_as_such() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let dates = "\ndescribe('dates', () => {\n\
+                 \x20 it('starts the year at midnight UTC', () => assert.strictEqual(new Date(2020, 0, 1).toISOString(), '2020-01-01T00:00:00.000Z'));\n\
+                 \x20 it('shows Seoul time', () => assert.strictEqual(new Date(Date.UTC(2020, 0, 1)).toLocaleString('en-US', { timeZone: 'Asia/Seoul', hour12: false }), '1/1/2020, 09:00:00'));\n\
+                 });\n";
+    let project = npm_project(&format!("{BASE_TESTS_JS}{dates}"));
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("lib/calc.js", FIXED_ADD_JS)
+            .test("test/calc.test.js", &format!("{TESTS_WITH_REGRESSION_JS}{dates}")),
+    );
+    project.mirror_into(workspace.data_dir());
+    let midnight = "test/calc.test.js > dates > starts the year at midnight UTC";
+    let negative = "test/calc.test.js > add > negative > adds a negative number";
+    let row = row_of(&candidate, &[negative, midnight], &[]);
+    let run = workspace.validate_rows("rows", &[row], &[], &["--compare", "--runs", "3"]).succeeded();
+    let written = run.written();
+    assert_eq!(written[0]["FAIL_TO_PASS"], serde_json::to_string(&[negative]).unwrap(), "{}", written[0]["diagnosis"]);
+    let pass_to_pass: Vec<String> = serde_json::from_str(written[0]["PASS_TO_PASS"].as_str().unwrap()).unwrap();
+    assert!(pass_to_pass.contains(&"test/calc.test.js > dates > shows Seoul time".to_string()), "{pass_to_pass:?}");
+    assert_eq!(written[0]["diagnosis"]["time_zone_dependent"], serde_json::json!([midnight]));
+    let compare = stdout(&run.output);
+    assert!(compare.contains("(depends on the time zone here"), "{compare}");
     assert!(workspace.containers().is_empty());
 }
 

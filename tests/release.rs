@@ -363,6 +363,7 @@ fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32
         network_failures: Default::default(),
         interrupted: None,
         asked_for: None,
+        time_zone: None,
     };
     store
         .transaction(|tx| -> Result<(), StoreError> {

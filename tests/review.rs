@@ -171,6 +171,7 @@ fn seed_store(data_dir: &Path, tasks: &[Task]) {
                             network_failures: Default::default(),
                             interrupted: None,
                             asked_for: None,
+                            time_zone: None,
                         });
                     }
                     let log = data_dir.join(format!("logs/validate/{}/run-{attempt}.log", candidate.instance_id));

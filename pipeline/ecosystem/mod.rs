@@ -819,6 +819,7 @@ mod tests {
         let request = RunRequest {
             instance_id: "a__b-1".into(),
             attempt: 1,
+            time_zone: crate::validate::attempt::TIME_ZONE,
             image: "img".into(),
             mirror: Default::default(),
             base_commit: String::new(),

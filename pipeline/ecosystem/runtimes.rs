@@ -52,6 +52,16 @@ impl DebianSuite {
             DebianSuite::Forky => "forky",
         }
     }
+    /// Time zone data that minbase leaves out: from trixie on, the old zone names
+    /// (`US/Eastern`, `Asia/Calcutta`, `EST5EDT`), which tests and libraries still use,
+    /// are in `tzdata-legacy`; before it `tzdata` holds them. Installed in each image's
+    /// layer, so that the suites' root file systems stay as they are.
+    pub fn time_zone_packages(self) -> &'static [&'static str] {
+        match self {
+            DebianSuite::Bullseye | DebianSuite::Bookworm => &[],
+            DebianSuite::Trixie | DebianSuite::Forky => &["tzdata-legacy"],
+        }
+    }
 }
 
 /// How the version in a runtime key is written.
@@ -325,7 +335,12 @@ fn planned(runtimes: &Runtimes, version: &str, suite: Option<DebianSuite>) -> Pl
         runtime: key,
         language: runtimes.language,
         suite,
-        packages: runtimes.packages.iter().map(|package| fill(package)).collect(),
+        packages: runtimes
+            .packages
+            .iter()
+            .map(|package| fill(package))
+            .chain(suite.iter().flat_map(|suite| suite.time_zone_packages()).map(|package| package.to_string()))
+            .collect(),
         command: runtimes.command,
         check: PlannedCheck { command: fill(runtimes.check.command), expect: fill(runtimes.check.expect) },
         upstream: runtimes.upstream.map(|upstream| PlannedUpstream {

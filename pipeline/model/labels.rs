@@ -32,6 +32,11 @@ pub struct Labels {
     pub pass_to_pass: Vec<String>,
     /// Tests whose outcome differed between runs of one phase.
     pub flaky: Vec<String>,
+    /// The flaky tests whose runs disagreed only with the run under another time
+    /// zone (`validate::attempt::CONTRASTING_TIME_ZONE`): their result depends on the
+    /// machine's time zone.
+    #[serde(default)]
+    pub time_zone_dependent: Vec<String>,
     /// Tests that passed before the gold patch and fail after it.
     pub pass_to_fail: Vec<String>,
     /// Tests that failed in some run because the network is off: never labelled.
@@ -67,6 +72,7 @@ impl Labels {
             &mut self.fail_to_pass,
             &mut self.pass_to_pass,
             &mut self.flaky,
+            &mut self.time_zone_dependent,
             &mut self.pass_to_fail,
             &mut self.fail_to_fail,
             &mut self.skipped,

@@ -20,11 +20,29 @@ use crate::sandbox::script::{self, StepOutput};
 use crate::sandbox::{self, Backend, Job, Limits, Owner, RunError};
 use crate::store::validation;
 
+/// The time zone of the task's runs (`TZ`): UTC, what SWE-bench's harness and most
+/// projects' CI run in, and what the base images' `/etc/localtime` names.
+pub const TIME_ZONE: &str = "UTC";
+
+/// The time zone of the last run when there are three or more (decision,
+/// 2026-11-27): an offset of +12:45 (+13:45 in its summer), far from UTC and not a
+/// whole hour, so that a test whose result depends on the machine's time zone
+/// shows it by disagreeing with the other runs, and is reported as depending on the
+/// time zone instead of labelled.
+pub const CONTRASTING_TIME_ZONE: &str = "Pacific/Chatham";
+
+/// The time zone of attempt `attempt` of `runs`.
+pub fn time_zone_of(attempt: u32, runs: u32) -> &'static str {
+    if runs >= 3 && attempt == runs { CONTRASTING_TIME_ZONE } else { TIME_ZONE }
+}
+
 /// One run to do.
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub instance_id: String,
     pub attempt: u32,
+    /// `TZ` in the container ([`time_zone_of`]).
+    pub time_zone: &'static str,
     pub image: String,
     pub mirror: PathBuf,
     pub base_commit: String,
@@ -118,7 +136,7 @@ pub async fn run(
         ],
         script: script(ecosystem, request, limits.run_timeout),
         token: token.clone(),
-        env: vec![format!("SWE_HARVEST_ATTEMPT={}", request.attempt)],
+        env: vec![format!("SWE_HARVEST_ATTEMPT={}", request.attempt), format!("TZ={}", request.time_zone)],
         phases: 2,
         log_path: request.log_dir.join(format!("run-{}.log", request.attempt)),
         data_dir_label: request.data_dir_label.clone(),
@@ -214,6 +232,7 @@ pub(super) async fn run_all(
         let request = RunRequest {
             instance_id: candidate.instance_id.clone(),
             attempt,
+            time_zone: time_zone_of(attempt, settings.runs),
             image: built.tag.clone(),
             mirror: environment.mirror.to_path_buf(),
             base_commit: candidate.base_commit.clone(),
@@ -253,6 +272,7 @@ pub(super) async fn run_all(
                     network_failures: parsed.network_failures,
                     interrupted: parsed.interrupted,
                     asked_for: parsed.asked_for,
+                    time_zone: Some(request.time_zone.to_string()),
                 }
             })
             .collect();
@@ -333,6 +353,7 @@ mod tests {
         let request = RunRequest {
             instance_id: "a__b-1".into(),
             attempt: 1,
+            time_zone: TIME_ZONE,
             image: "img".into(),
             mirror: PathBuf::new(),
             base_commit: String::new(),

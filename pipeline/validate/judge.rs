@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::attempt::Attempts;
+use super::attempt::{Attempts, CONTRASTING_TIME_ZONE};
 use super::{Dropped, dropped};
 use crate::model::ValidationRun;
 use crate::model::drop_reason::ValidateDropReason;
@@ -44,6 +44,16 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
     let (pre_results, post_results) = (results(pre), results(post));
     let network: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
     let mut labels = labels::compute(&pre_results, &post_results).set_aside_network(&network);
+    // The runs in the usual time zone alone: a test flaky only with the run under
+    // another one depends on the time zone.
+    let usual = |runs: &[ValidationRun]| -> Vec<ValidationRun> {
+        runs.iter().filter(|run| run.time_zone.as_deref() != Some(CONTRASTING_TIME_ZONE)).cloned().collect()
+    };
+    let (usual_pre, usual_post) = (usual(pre), usual(post));
+    if usual_pre.len() < pre.len() || usual_post.len() < post.len() {
+        let steady = labels::compute(&results(&usual_pre), &results(&usual_post));
+        labels.time_zone_dependent = labels.flaky.iter().filter(|test| !steady.flaky.contains(test)).cloned().collect();
+    }
     for evidence in pre.iter().filter_map(|run| run.interrupted.as_ref()) {
         if !labels.interrupted_before.contains(evidence) {
             labels.interrupted_before.push(evidence.clone());
@@ -82,6 +92,52 @@ fn not_importable(modules: &BTreeSet<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::model::{RunPhase, TestStatus};
+
+    fn run(phase: RunPhase, attempt: u32, time_zone: &str, tests: &[(&str, TestStatus)]) -> ValidationRun {
+        ValidationRun {
+            instance_id: "a__b-1".into(),
+            phase,
+            attempt,
+            image: "img".into(),
+            exit_code: Some(0),
+            timed_out: false,
+            duration_secs: 1.0,
+            tests: tests.iter().map(|(name, status)| (name.to_string(), *status)).collect(),
+            test_durations: Default::default(),
+            results_source: "junit".into(),
+            network_failures: Default::default(),
+            interrupted: None,
+            asked_for: None,
+            time_zone: Some(time_zone.into()),
+        }
+    }
+
+    #[test]
+    fn a_test_that_disagrees_only_in_the_other_time_zone_depends_on_it() {
+        use TestStatus::{Failed, Passed};
+        let phase = |phase: RunPhase, fixed: TestStatus| -> Vec<ValidationRun> {
+            (1..=3)
+                .map(|attempt| {
+                    let (zone, local) = if attempt == 3 { (CONTRASTING_TIME_ZONE, Failed) } else { ("UTC", Passed) };
+                    let noisy = if attempt == 1 { Failed } else { Passed };
+                    run(phase, attempt, zone, &[("t::fix", fixed), ("t::local", local), ("t::noisy", noisy)])
+                })
+                .collect()
+        };
+        let attempts = Attempts {
+            pre: phase(RunPhase::Pre, Failed),
+            post: phase(RunPhase::Post, Passed),
+            missing_pre: BTreeSet::new(),
+            missing_post: BTreeSet::new(),
+        };
+        let judged = judge(&attempts, &["t.py".to_string()], Path::new("logs"));
+        let labels = judged.labels.expect("results");
+        assert_eq!(labels.fail_to_pass, ["t::fix"]);
+        assert_eq!(labels.flaky, ["t::local", "t::noisy"]);
+        assert_eq!(labels.time_zone_dependent, ["t::local"], "t::noisy disagrees among the UTC runs too");
+    }
 
     #[test]
     fn a_drop_names_the_modules_its_runs_could_not_import() {

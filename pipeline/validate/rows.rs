@@ -33,6 +33,7 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
                 "status": "labelled",
                 "pass_to_fail": labels.pass_to_fail,
                 "interrupted_before": labels.interrupted_before,
+                "time_zone_dependent": labels.time_zone_dependent,
             }),
         ),
         Some(Err(dropped)) => (
@@ -131,6 +132,8 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
         "fails after the gold patch here too"
     } else if has(&observed.pass_to_fail) {
         "passes before and fails after the gold patch here"
+    } else if has(&observed.time_zone_dependent) {
+        "depends on the time zone here (its result changed in the run under another time zone)"
     } else if has(&observed.flaky) {
         "flaky here"
     } else if has(&observed.skipped) {
