@@ -143,7 +143,8 @@ fn dev_package(name: &str) -> Option<String> {
 }
 
 /// The candidate `-dev` packages of the libraries a build file looks for (see the
-/// module doc), in the order found, without repeats.
+/// module doc), and the packages of the interpreters it looks for, in the order
+/// found, without repeats.
 pub fn library_packages(files: &RepoFiles) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let unquote = |text: &str| text.trim().trim_matches(['[', ']', '"', ' ']).to_string();
@@ -181,14 +182,15 @@ pub fn library_packages(files: &RepoFiles) -> Vec<String> {
     }
     let mut packages: Vec<String> = Vec::new();
     for name in names {
-        // CMake's own modules of tools, not libraries.
-        if matches!(
-            name.to_ascii_lowercase().as_str(),
-            "pkgconfig" | "threads" | "python" | "python3" | "git" | "doxygen" | "perl"
-        ) {
-            continue;
-        }
-        if let Some(package) = dev_package(&name).filter(|package| !packages.contains(package)) {
+        let package = match name.to_ascii_lowercase().as_str() {
+            // CMake's modules of tools: the interpreters a build runs (Catch2 finds
+            // `PythonInterp 3` to generate and check its tests), else nothing to add.
+            "pythoninterp" | "python" | "python3" => Some("python3".to_string()),
+            "perl" => Some("perl".to_string()),
+            "pkgconfig" | "threads" | "git" | "doxygen" => None,
+            _ => dev_package(&name),
+        };
+        if let Some(package) = package.filter(|package| !packages.contains(package)) {
             packages.push(package);
         }
     }
@@ -337,9 +339,10 @@ mod tests {
         assert_eq!(library_packages(&jq), vec!["libonig-dev", "libposix4-dev", "libxml2-dev", "libz-dev"]);
         let cmake = files(&[(
             "CMakeLists.txt",
-            "find_package(Threads REQUIRED)\nfind_package(ZLIB)\npkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)\n",
+            "find_package(Threads REQUIRED)\nfind_package(ZLIB)\npkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)\n\
+             find_package(PythonInterp 3 REQUIRED)\n",
         )]);
-        assert_eq!(library_packages(&cmake), vec!["libz-dev", "libcurl-dev"]);
+        assert_eq!(library_packages(&cmake), vec!["libz-dev", "python3", "libcurl-dev"]);
     }
 
     #[test]

@@ -43,17 +43,19 @@ const OTHER_LANGUAGES: &[&str] = &[
     ".py", ".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".go", ".rs", ".java", ".kt", ".rb", ".php", ".cs", ".swift",
 ];
 
-/// Whether a path is a test file of a C project: under a folder named `test`, `tests`,
-/// `t`, `testing` or `testsuite`, or a file whose name starts or ends with `test`
-/// (`test_x.c`, `x_test.cc`, `jq.test`).
+/// Whether a path is a test file of a C project: under a folder named `t` or whose
+/// name holds `test` (`tests`, `testsuite`, Catch2's `SelfTest/UsageTests`), or a file
+/// whose name starts or ends with `test` or has a `.test`/`.tests` part (`test_x.c`,
+/// `x_test.cc`, `jq.test`, `Approx.tests.cpp`).
 pub fn is_c_test_path(path: &str) -> bool {
     let components: Vec<&str> = path.split('/').collect();
     let (name, folders) = components.split_last().expect("split yields one part");
     let stem = name.split('.').next().unwrap_or_default().to_ascii_lowercase();
-    folders.iter().any(|folder| matches!(*folder, "test" | "tests" | "t" | "testing" | "testsuite"))
+    let parts: Vec<String> = name.to_ascii_lowercase().split('.').map(str::to_string).collect();
+    folders.iter().any(|folder| *folder == "t" || folder.to_ascii_lowercase().contains("test"))
         || stem.starts_with("test")
         || stem.ends_with("test")
-        || name.ends_with(".test")
+        || parts[1..].iter().any(|part| part == "test" || part == "tests")
 }
 
 /// The test files of a diff: none when it touches another language's sources.
@@ -139,9 +141,16 @@ mod tests {
                 "tests/shtest",
                 "src/builtin.c",
                 "docs/manual.yml",
-                "src/test_x.c"
+                "src/test_x.c",
+                "projects/SelfTest/UsageTests/Approx.tests.cpp",
+                "src/Approx.cpp"
             ])),
-            vec!["tests/jq.test".to_string(), "tests/shtest".to_string(), "src/test_x.c".to_string()]
+            vec![
+                "tests/jq.test".to_string(),
+                "tests/shtest".to_string(),
+                "src/test_x.c".to_string(),
+                "projects/SelfTest/UsageTests/Approx.tests.cpp".to_string()
+            ]
         );
         assert!(c_test_files(&diff_of(&["tests/test_x.py", "tests/data/input"])).is_empty(), "a Python row");
         // The released `language` of jq's rows, and of no other language's.
