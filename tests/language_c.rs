@@ -214,3 +214,46 @@ fn a_cmake_project_gets_fail_to_pass_by_ctest_name_for_the_tests_of_the_touched_
     assert_eq!(task.pass_to_pass, names(&["mul"]), "{log}");
     assert!(workspace.containers().is_empty());
 }
+
+/// A CMake project whose CTest names are not its files' names (fmt's `ostream-test`,
+/// Catch2's `RunTests` of `SelfTest`): the touched source is mapped to the executable
+/// that compiles it by CMake's file API, so only that executable's test runs. Before
+/// the fix that executable does not build (the test calls what the gold patch adds):
+/// its old build is removed instead of run, so its test has no result there and is
+/// FAIL_TO_PASS, listed as such.
+#[test]
+fn a_cmake_test_is_found_by_the_target_that_compiles_the_touched_source_and_never_runs_stale() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\nenable_testing()\n\
+                 add_library(calc src/calc.c)\nadd_executable(unit_tests tests/check_add.c)\n\
+                 target_link_libraries(unit_tests calc)\nadd_executable(other_tests tests/check_other.c)\n\
+                 target_link_libraries(other_tests calc)\nadd_test(NAME calc-suite COMMAND unit_tests)\n\
+                 add_test(NAME other COMMAND other_tests)\n";
+    let project = Project::of_files(&[
+        ("CMakeLists.txt", lists),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/check_add.c", TEST_ADD_C),
+        ("tests/check_other.c", TEST_MUL_C),
+    ]);
+    // The test uses a constant that only the gold patch's header defines: before it
+    // the test does not compile, so the linker never runs to replace the old build.
+    let with_version = format!("{CALC_H}#define CALC_VERSION 2\n");
+    let uses_version =
+        "#include \"../src/calc.h\"\nint main(void) { return add(1, 2) == 3 && CALC_VERSION == 2 ? 0 : 1; }\n";
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("version").gold("src/calc.h", &with_version).test("tests/check_add.c", uses_version),
+    );
+    workspace.seeded(&project, &[candidate]);
+    let output = workspace.validate(&["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["calc-suite"]), "{log}");
+    assert!(task.pass_to_pass.is_empty(), "the other executable's test does not run: {log}");
+    assert_eq!(task.fail_to_pass_no_result_before, names(&["calc-suite"]));
+    assert!(log.contains("unit_tests did not build with the touched tests/check_add.c"), "{log}");
+    assert!(log.contains("targets that compile the touched files (unit_tests)"), "{log}");
+    assert!(workspace.containers().is_empty());
+}

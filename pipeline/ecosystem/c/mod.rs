@@ -116,11 +116,24 @@ impl Ecosystem for MakeCheck {
     fn harness_log_parser(&self) -> &'static str {
         "parse_log_jq"
     }
+
+    /// Multi-SWE-bench's parsers of CTest output publish the names in lower case
+    /// (Catch2's `RunTests` as `runtests`).
+    fn published_forms(&self, id: &str) -> Vec<String> {
+        let lower = id.to_lowercase();
+        if lower == id { Vec::new() } else { vec![lower] }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn published_forms_are_the_lower_case_name() {
+        assert_eq!(MakeCheck.published_forms("RunTests"), vec!["runtests".to_string()]);
+        assert!(MakeCheck.published_forms("tests/jqtest").is_empty());
+    }
     use crate::ecosystem::ResultsSource;
     use crate::ecosystem::fixtures::diff_of;
 

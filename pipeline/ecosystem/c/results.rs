@@ -110,7 +110,17 @@ pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
                             run.tests.insert(name.clone(), TestStatus::Failed);
                         }
                         b"skipped" => {
-                            run.tests.insert(name.clone(), TestStatus::Skipped);
+                            // An executable that is not there (its target did not build):
+                            // no result, not a skip.
+                            let missing = element.attributes().flatten().any(|attribute| {
+                                attribute.key.as_ref() == b"message"
+                                    && attribute.value.as_ref().starts_with(b"Unable to find executable")
+                            });
+                            if missing {
+                                run.tests.remove(name);
+                            } else {
+                                run.tests.insert(name.clone(), TestStatus::Skipped);
+                            }
                         }
                         _ => {}
                     }
@@ -181,6 +191,16 @@ mod tests {
         assert_eq!(run.tests.get("adds"), Some(&TestStatus::Passed), "{run:?}");
         assert_eq!(run.tests.get("subtracts"), Some(&TestStatus::Failed), "{run:?}");
         assert_eq!(run.tests.get("later"), Some(&TestStatus::Skipped), "{run:?}");
+    }
+
+    #[test]
+    fn a_ctest_test_whose_executable_is_not_there_has_no_result_and_a_skip_is_a_skip() {
+        // CTest 3.25's report of a test whose executable was removed (its target did
+        // not build) beside one that skipped by its return code.
+        let run = parse_ctest_junit(include_str!("fixtures/ctest-3.25-junit-unbuilt.xml"));
+        assert_eq!(run.tests.get("runs"), Some(&TestStatus::Passed), "{run:?}");
+        assert_eq!(run.tests.get("skips"), Some(&TestStatus::Skipped), "{run:?}");
+        assert_eq!(run.tests.get("unbuilt"), None, "{run:?}");
     }
 
     #[test]

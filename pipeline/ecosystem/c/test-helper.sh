@@ -9,9 +9,12 @@
 #       `:swe-harvest-test: ID` (ID: the test's path relative to its Makefile's folder,
 #       as automake prints it). A Makefile without automake's harness: the target,
 #       whose exit code is the one result.
-#   ctest ARGS   the build tree is rebuilt (`cmake --build`), then the tests whose
-#       command names a touched file (its path, name or stem), else all; the report
-#       is CTest's JUnit XML.
+#   ctest ARGS   the build tree is rebuilt (`cmake --build`), then the tests that run
+#       an executable compiled from a touched file (CMake's file API: the targets whose
+#       sources hold it), else the tests whose command names a touched file (its path,
+#       name or stem), else all; the report is CTest's JUnit XML. When the rebuild
+#       failed, an executable of those targets older than its touched sources is
+#       removed: its tests then have no result, instead of passing on the old code.
 # Results are also printed as `PASS: ID` lines (automake's form, which SWE-bench's
 # `parse_log_jq` reads), after the line `swe-harvest results:`.
 report="$1"; shift
@@ -114,39 +117,127 @@ run_make() {
     return "$code"
 }
 
+# The executables compiled from the touched files, from CMake's file API reply in
+# build dir $1: one line each, `ARTIFACT<TAB>TARGET<TAB>TOUCHED SOURCES` (paths relative to
+# the build dir and the source dir).
+touched_targets() {
+    local script=/tmp/swe-harvest-touched-targets.cmake
+    cat >"$script" <<'CMAKE'
+cmake_minimum_required(VERSION 3.19)
+file(GLOB indexes "${BUILD}/.cmake/api/v1/reply/index-*.json")
+if(NOT indexes)
+  return()
+endif()
+list(SORT indexes)
+list(GET indexes -1 index)
+file(READ "${index}" text)
+string(JSON codemodel_file ERROR_VARIABLE error GET "${text}" reply codemodel-v2 jsonFile)
+if(error)
+  return()
+endif()
+file(READ "${BUILD}/.cmake/api/v1/reply/${codemodel_file}" codemodel)
+string(JSON count LENGTH "${codemodel}" configurations 0 targets)
+if(count EQUAL 0)
+  return()
+endif()
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  string(JSON target_file GET "${codemodel}" configurations 0 targets ${i} jsonFile)
+  file(READ "${BUILD}/.cmake/api/v1/reply/${target_file}" target)
+  string(JSON type GET "${target}" type)
+  string(JSON sources ERROR_VARIABLE error LENGTH "${target}" sources)
+  if(NOT type STREQUAL "EXECUTABLE" OR error OR sources EQUAL 0)
+    continue()
+  endif()
+  set(hits "")
+  math(EXPR last_source "${sources} - 1")
+  foreach(j RANGE ${last_source})
+    string(JSON path GET "${target}" sources ${j} path)
+    if(path IN_LIST TOUCHED)
+      list(APPEND hits "${path}")
+    endif()
+  endforeach()
+  if(hits)
+    string(JSON name GET "${target}" name)
+    string(JSON artifact GET "${target}" artifacts 0 path)
+    list(JOIN hits " " hits)
+    message(NOTICE "${artifact}\t${name}\t${hits}")
+  endif()
+endforeach()
+CMAKE
+    local IFS=';'
+    cmake -DBUILD="$1" -DTOUCHED="${files[*]}" -P "$script" 2>&1 | grep -P '^[^\t]+\t[^\t]+\t'
+}
+
 run_ctest() {
-    local dir="" args=("${command[@]:1}") i names=() regex="" code
+    local dir="" args=("${command[@]:1}") i names=() regex="" code build=0 artifacts=() targets=()
     for ((i = 0; i < ${#args[@]}; i++)); do
         [ "${args[$i]}" = --test-dir ] && dir="${args[$((i + 1))]}"
     done
-    [ -n "$dir" ] && cmake --build "$dir" -j"$jobs"
-    # `ctest -N -V` prints each test's command before its name.
-    while IFS=$'\t' read -r name line; do
-        for file in "${files[@]}"; do
-            stem="${file##*/}"; stem="${stem%.*}"
-            case " $line " in
-                *"$file"* | *"/${file##*/} "* | *"/$stem "*) names+=("$name"); break ;;
-            esac
-        done
-    done < <(ctest "${args[@]}" -N -V 2>/dev/null | awk '
-        /Test command: / { line = substr($0, index($0, "Test command: ") + 14) }
+    if [ -n "$dir" ]; then
+        # Ask CMake's file API for the build graph: the query takes effect at a configure.
+        if [ ! -d "$dir/.cmake/api/v1/reply" ]; then
+            mkdir -p "$dir/.cmake/api/v1/query" && : >"$dir/.cmake/api/v1/query/codemodel-v2"
+            cmake "$dir" >/dev/null 2>&1
+        fi
+        cmake --build "$dir" -j"$jobs"
+        build=$?
+        while IFS=$'\t' read -r artifact target sources; do
+            artifacts+=("$PWD/$dir/$artifact"); targets+=("$target")
+            if [ "$build" -ne 0 ] && [ -e "$dir/$artifact" ]; then
+                for source in $sources; do
+                    if [ "$source" -nt "$dir/$artifact" ]; then
+                        echo "swe-harvest: $target did not build with the touched $source; its old $artifact is removed, so its tests have no result"
+                        rm -f "$dir/$artifact"
+                        break
+                    fi
+                done
+            fi
+        done < <(touched_targets "$dir")
+    fi
+    # Each test and its command: `ctest -N -V` prints the command before the test's
+    # name, and an empty command after `Could not find executable PATH` (a removed one).
+    local tests=() how
+    mapfile -t tests < <(ctest "${args[@]}" -N -V 2>&1 | awk '
+        /^Could not find executable / { missing = substr($0, 27) }
+        /Test command: / { line = substr($0, index($0, "Test command: ") + 14); if (line == "") line = missing; missing = "" }
         /^ *Test +#[0-9]+: / { sub(/^ *Test +#[0-9]+: /, ""); sub(/ \(Disabled\)$/, ""); print $0 "\t" line; line = "" }')
+    for test in "${tests[@]}"; do
+        for artifact in "${artifacts[@]}"; do
+            case " ${test#*$'\t'} " in *"$artifact "*) names+=("${test%%$'\t'*}"); continue 2 ;; esac
+        done
+    done
+    how="run the executables of the targets that compile the touched files (${targets[*]})"
+    if [ "${#names[@]}" -eq 0 ]; then
+        how="name a touched file"
+        for test in "${tests[@]}"; do
+            line="${test#*$'\t'}"
+            for file in "${files[@]}"; do
+                stem="${file##*/}"; stem="${stem%.*}"
+                case " $line " in
+                    *"$file"* | *"/${file##*/} "* | *"/$stem "*) names+=("${test%%$'\t'*}"); break ;;
+                esac
+            done
+        done
+    fi
     if [ "${#names[@]}" -gt 0 ]; then
         for name in "${names[@]}"; do
             regex="$regex|$(printf '%s' "$name" | sed 's/[][\.*^$+?(){}|/]/\\&/g')"
         done
-        echo "swe-harvest: CTest tests selected by the touched files: ${names[*]}"
+        echo "swe-harvest: CTest tests that $how: ${names[*]}"
         ctest "${args[@]}" --output-junit "$report" -R "^(${regex#|})\$" | tee /tmp/swe-harvest-ctest.log
         code=${PIPESTATUS[0]}
     else
-        echo "swe-harvest: no CTest test names a touched file; running all of them"
+        echo "swe-harvest: no CTest test runs an executable of the touched files or names one; running all of them"
         ctest "${args[@]}" --output-junit "$report" | tee /tmp/swe-harvest-ctest.log
         code=${PIPESTATUS[0]}
     fi
     echo "swe-harvest results:"
     awk '/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
             sub(/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /, ""); name = $1
-            r = /\*\*\*Not Run|\*\*\*Skipped| Not Run /? "SKIP" : / Passed /? "PASS" : "FAIL"
+            # `***Not Run` alone: the executable is not there (no result).
+            if (/\*\*\*Not Run/ && !/Disabled/) next
+            r = /\*\*\*Skipped| Not Run /? "SKIP" : / Passed /? "PASS" : "FAIL"
             print r ": " name }' /tmp/swe-harvest-ctest.log
     return "$code"
 }
