@@ -170,7 +170,7 @@ CMAKE
 }
 
 run_ctest() {
-    local dir="" args=("${command[@]:1}") i names=() regex="" code build=0 artifacts=() targets=()
+    local dir="" args=("${command[@]:1}") i names=() regex="" code build=0 artifacts=() targets=() built=()
     for ((i = 0; i < ${#args[@]}; i++)); do
         [ "${args[$i]}" = --test-dir ] && dir="${args[$((i + 1))]}"
     done
@@ -182,29 +182,35 @@ run_ctest() {
         fi
         cmake --build "$dir" -j"$jobs"
         build=$?
-        while IFS=$'\t' read -r artifact target sources; do
-            artifacts+=("$PWD/$dir/$artifact"); targets+=("$target")
-            if [ "$build" -ne 0 ] && [ -e "$dir/$artifact" ]; then
-                for source in $sources; do
-                    if [ "$source" -nt "$dir/$artifact" ]; then
-                        echo "swe-harvest: $target did not build with the touched $source; its old $artifact is removed, so its tests have no result"
-                        rm -f "$dir/$artifact"
-                        break
-                    fi
-                done
-            fi
-        done < <(touched_targets "$dir")
+        mapfile -t built < <(touched_targets "$dir")
     fi
-    # Each test and its command: `ctest -N -V` prints the command before the test's
-    # name, and an empty command after `Could not find executable PATH` (a removed one).
+    # Each test and its command, listed before an old executable is removed below:
+    # `ctest -N -V` prints a command only for an executable that is there. (A linker
+    # that failed has removed its output already: `Could not find executable PATH`,
+    # on stderr, then an empty command.)
     local tests=() how
-    mapfile -t tests < <(ctest "${args[@]}" -N -V 2>&1 | awk '
+    mapfile -t tests < <(stdbuf -oL -eL ctest "${args[@]}" -N -V 2>&1 | awk '
         /^Could not find executable / { missing = substr($0, 27) }
         /Test command: / { line = substr($0, index($0, "Test command: ") + 14); if (line == "") line = missing; missing = "" }
         /^ *Test +#[0-9]+: / { sub(/^ *Test +#[0-9]+: /, ""); sub(/ \(Disabled\)$/, ""); print $0 "\t" line; line = "" }')
+    for entry in "${built[@]}"; do
+        IFS=$'\t' read -r artifact target sources <<<"$entry"
+        artifacts+=("$PWD/$dir/$artifact"); targets+=("$target")
+        if [ "$build" -ne 0 ] && [ -e "$dir/$artifact" ]; then
+            for source in $sources; do
+                if [ "$source" -nt "$dir/$artifact" ]; then
+                    echo "swe-harvest: $target did not build with the touched $source; its old $artifact is removed, so its tests have no result"
+                    rm -f "$dir/$artifact"
+                    break
+                fi
+            done
+        fi
+    done
     for test in "${tests[@]}"; do
         for artifact in "${artifacts[@]}"; do
-            case " ${test#*$'\t'} " in *"$artifact "*) names+=("${test%%$'\t'*}"); continue 2 ;; esac
+            # The executable as a word of the command (quoted or not: Catch2's
+            # ApprovalTests runs a script with it as an argument).
+            case " ${test#*$'\t'} " in *"$artifact"[\"\'\ ]*) names+=("${test%%$'\t'*}"); continue 2 ;; esac
         done
     done
     how="run the executables of the targets that compile the touched files (${targets[*]})"
