@@ -171,9 +171,19 @@ CMAKE
 
 run_ctest() {
     local dir="" args=("${command[@]:1}") i names=() regex="" code build=0 artifacts=() targets=() built=()
+    local ctest_args=() junit=()
     for ((i = 0; i < ${#args[@]}; i++)); do
-        [ "${args[$i]}" = --test-dir ] && dir="${args[$((i + 1))]}"
+        if [ "${args[$i]}" = --test-dir ]; then
+            dir="${args[$((i + 1))]}"; i=$((i + 1))
+        else
+            ctest_args+=("${args[$i]}")
+        fi
     done
+    # CTest runs in the build dir, and writes a report where it can: `--test-dir`
+    # (CMake 3.20) and `--output-junit` (3.21) are newer than bullseye's 3.18, whose
+    # results then come from the log.
+    ctest --help 2>/dev/null | grep -q -- --output-junit && junit=(--output-junit "$report")
+    ctest_in() { (cd "${dir:-.}" && stdbuf -oL -eL ctest "${ctest_args[@]}" "$@"); }
     if [ -n "$dir" ]; then
         # Ask CMake's file API for the build graph: the query takes effect at a configure.
         if [ ! -d "$dir/.cmake/api/v1/reply" ]; then
@@ -189,7 +199,7 @@ run_ctest() {
     # that failed has removed its output already: `Could not find executable PATH`,
     # on stderr, then an empty command.)
     local tests=() how
-    mapfile -t tests < <(stdbuf -oL -eL ctest "${args[@]}" -N -V 2>&1 | awk '
+    mapfile -t tests < <(ctest_in -N -V 2>&1 | awk '
         /^Could not find executable / { missing = substr($0, 27) }
         /Test command: / { line = substr($0, index($0, "Test command: ") + 14); if (line == "") line = missing; missing = "" }
         /^ *Test +#[0-9]+: / { sub(/^ *Test +#[0-9]+: /, ""); sub(/ \(Disabled\)$/, ""); print $0 "\t" line; line = "" }')
@@ -231,11 +241,11 @@ run_ctest() {
             regex="$regex|$(printf '%s' "$name" | sed 's/[][\.*^$+?(){}|/]/\\&/g')"
         done
         echo "swe-harvest: CTest tests that $how: ${names[*]}"
-        ctest "${args[@]}" --output-junit "$report" -R "^(${regex#|})\$" | tee /tmp/swe-harvest-ctest.log
+        ctest_in "${junit[@]}" -R "^(${regex#|})\$" | tee /tmp/swe-harvest-ctest.log
         code=${PIPESTATUS[0]}
     else
         echo "swe-harvest: no CTest test runs an executable of the touched files or names one; running all of them"
-        ctest "${args[@]}" --output-junit "$report" | tee /tmp/swe-harvest-ctest.log
+        ctest_in "${junit[@]}" | tee /tmp/swe-harvest-ctest.log
         code=${PIPESTATUS[0]}
     fi
     echo "swe-harvest results:"
