@@ -188,8 +188,7 @@ impl Ecosystem for Pytest {
             .lines()
             .filter_map(|line| line.strip_prefix("INTERNALERROR>"))
             .map(str::trim)
-            .filter(|line| !line.is_empty())
-            .last()?;
+            .rfind(|line| !line.is_empty())?;
         Some(super::Interruption {
             evidence: format!("pytest stopped with an INTERNALERROR ({last})"),
             voids_passes: true,
