@@ -7,6 +7,7 @@
 //! project's real dependencies still install from the registry (the task is
 //! labelled).
 
+use crate::languages::{BASE_TESTS_JS, BUGGY_ADD_JS, FIXED_ADD_JS};
 use crate::support::probes::{self, Probes};
 use crate::support::python_project::{self, Project, Scenario};
 use crate::support::workspace::{ADD_NEGATIVE, Workspace};
@@ -50,9 +51,6 @@ const PACKAGE_JSON: &str = r#"{
   "devDependencies": {"mocha": "^10.2.0"}
 }
 "#;
-const ADD_JS: &str = "exports.add = (a, b) => (b < 0 ? a - b : a + b);\n";
-const FIXED_ADD_JS: &str = "exports.add = (a, b) => a + b;\n";
-const TESTS_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n});\n";
 const TESTS_WITH_NEGATIVE_JS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\ndescribe('add', () => {\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n});\n";
 
 #[test]
@@ -63,8 +61,8 @@ fn an_npm_postinstall_reaches_no_address_of_the_host_or_the_namespace_and_mocha_
         ("package.json", PACKAGE_JSON),
         (".nvmrc", "18\n"),
         ("probe.js", &probes::node_probe(&probes.targets_literal())),
-        ("lib/calc.js", ADD_JS),
-        ("test/calc.test.js", TESTS_JS),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", BASE_TESTS_JS),
     ]);
     let candidate = project.candidate(
         1,

@@ -10,7 +10,7 @@ use swe_harvest::model::{Candidate, RawComment, RawIssue, RawPullRequest, RepoSl
 use swe_harvest::store::{self, Store};
 
 use crate::support::synthetic_repo::{Change, SyntheticRepo, python_module};
-use crate::support::{SweHarvest, failure, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout, validation_run};
 
 const REPO: &str = "octo/widgets";
 
@@ -490,23 +490,8 @@ fn unknown_base_commit_and_unrelated_histories_are_dropped_with_their_reasons() 
 /// Stores what `validate` would have derived from a candidate: two runs, the task, its
 /// coverage and validate's funnel row.
 fn store_validation(store: &mut Store, candidate: &Candidate) {
-    use swe_harvest::model::{GoldenCoverage, RunPhase, Task, ValidationRun};
-    let run = |phase| ValidationRun {
-        instance_id: candidate.instance_id.clone(),
-        phase,
-        attempt: 1,
-        image: "env:1".into(),
-        exit_code: Some(0),
-        timed_out: false,
-        duration_secs: 1.0,
-        tests: Default::default(),
-        test_durations: Default::default(),
-        results_source: "junit".into(),
-        network_failures: Default::default(),
-        interrupted: None,
-        asked_for: None,
-        time_zone: None,
-    };
+    use swe_harvest::model::{GoldenCoverage, RunPhase, Task};
+    let run = |phase| validation_run(&candidate.instance_id, phase, 1);
     let task = Task {
         candidate: candidate.clone(),
         fail_to_pass: vec!["tests/test_core.py::test_a".into()],

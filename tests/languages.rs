@@ -193,8 +193,8 @@ const PACKAGE_JSON: &str = r#"{
   "devDependencies": {"mocha": "^10.2.0"}
 }
 "#;
-const BUGGY_ADD_JS: &str = "exports.add = (a, b) => (b < 0 ? a - b : a + b);\n";
-const FIXED_ADD_JS: &str = "exports.add = (a, b) => a + b;\n";
+pub(crate) const BUGGY_ADD_JS: &str = "exports.add = (a, b) => (b < 0 ? a - b : a + b);\n";
+pub(crate) const FIXED_ADD_JS: &str = "exports.add = (a, b) => a + b;\n";
 /// A test of a server on `localhost`: the name resolves in the sandbox (no network, but
 /// a loopback and an /etc/hosts).
 const LOCALHOST_TEST_JS: &str = "\ndescribe('server', () => {\n  it('answers on localhost', (done) => {\n    const server = require('http').createServer((_, response) => response.end('ok'));\n    server.listen(0, () => {\n      require('http').get(`http://localhost:${server.address().port}/`, (response) => {\n        response.resume();\n        response.on('end', () => server.close(done));\n      }).on('error', done);\n    });\n  });\n});\n";

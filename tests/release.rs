@@ -7,7 +7,7 @@ use swe_harvest::dataset::{read_records, read_task_rows};
 use swe_harvest::model::{SWEBENCH_COLUMNS, Task};
 use swe_harvest::store::{self, Store, StoreError};
 
-use crate::support::{SweHarvest, failure, labelled_task, stderr, stdout};
+use crate::support::{SweHarvest, failure, labelled_task, stderr, stdout, validation_run};
 
 fn task(repo: &str, number: u64, created: (i32, u32, u32), patch: &str) -> Task {
     let created_at = Utc.with_ymd_and_hms(created.0, created.1, created.2, 12, 30, 0).unwrap();
@@ -350,20 +350,9 @@ fn store_runs(harvest: &SweHarvest, instance_id: &str, test: &str, attempts: u32
     use swe_harvest::model::{RunPhase, TestStatus, ValidationRun};
     let mut store = Store::open_in(&harvest.data_dir).unwrap();
     let run = |phase: RunPhase, attempt: u32, status: TestStatus| ValidationRun {
-        instance_id: instance_id.to_string(),
-        phase,
-        attempt,
-        image: "img".into(),
         exit_code: Some(1),
-        timed_out: false,
-        duration_secs: 1.0,
         tests: [(test.to_string(), status)].into(),
-        test_durations: Default::default(),
-        results_source: "junit".into(),
-        network_failures: Default::default(),
-        interrupted: None,
-        asked_for: None,
-        time_zone: None,
+        ..validation_run(instance_id, phase, attempt)
     };
     store
         .transaction(|tx| -> Result<(), StoreError> {

@@ -27,7 +27,7 @@ use swe_harvest::model::{
 use swe_harvest::store::{self, Store, StoreError};
 
 use crate::support::browser::Browser;
-use crate::support::{SweHarvest, failure, stderr, stdout};
+use crate::support::{SweHarvest, failure, stderr, stdout, validation_run};
 
 // ---------------------------------------------------------------- the store ---
 
@@ -158,20 +158,11 @@ fn seed_store(data_dir: &Path, tasks: &[Task]) {
                             );
                         }
                         runs.push(ValidationRun {
-                            instance_id: candidate.instance_id.clone(),
-                            phase,
-                            attempt,
                             image: image.to_string(),
                             exit_code: Some(if phase == RunPhase::Pre { 1 } else { 0 }),
-                            timed_out: false,
                             duration_secs: 1.5 + f64::from(attempt),
                             tests,
-                            test_durations: Default::default(),
-                            results_source: "junit".into(),
-                            network_failures: Default::default(),
-                            interrupted: None,
-                            asked_for: None,
-                            time_zone: None,
+                            ..validation_run(&candidate.instance_id, phase, attempt)
                         });
                     }
                     let log = data_dir.join(format!("logs/validate/{}/run-{attempt}.log", candidate.instance_id));

@@ -13,7 +13,7 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use swe_harvest::model::{Candidate, RepoSlug, Task};
+use swe_harvest::model::{Candidate, RepoSlug, RunPhase, Task, ValidationRun};
 
 /// The `swe-harvest` binary with a clean environment: no `SWE_HARVEST_*` or token
 /// variables leak in from the developer's shell, and the working directory is a
@@ -114,6 +114,28 @@ pub fn labelled_task(repo: &str, number: u64, created_at: chrono::DateTime<chron
         validation_runs: 3,
         image: None,
         environment_rung: None,
+    }
+}
+
+/// One validation run of `instance_id` as validate stores it: a run in image `env:1`
+/// that exited 0 after a second with no tests, results read from JUnit XML. Tests set
+/// the fields they look at with struct update syntax.
+pub fn validation_run(instance_id: &str, phase: RunPhase, attempt: u32) -> ValidationRun {
+    ValidationRun {
+        instance_id: instance_id.to_string(),
+        phase,
+        attempt,
+        image: "env:1".into(),
+        exit_code: Some(0),
+        timed_out: false,
+        duration_secs: 1.0,
+        tests: Default::default(),
+        test_durations: Default::default(),
+        results_source: "junit".into(),
+        network_failures: Default::default(),
+        interrupted: None,
+        asked_for: None,
+        time_zone: None,
     }
 }
 
