@@ -8,10 +8,10 @@
 //! labelled).
 
 use crate::languages::{BASE_TESTS_JS, BUGGY_ADD_JS, FIXED_ADD_JS};
+use crate::support::names;
 use crate::support::probes::{self, Probes};
 use crate::support::python_project::{self, Project, Scenario};
 use crate::support::workspace::{ADD_NEGATIVE, Workspace};
-use crate::support::{names, stderr};
 
 /// Asserts that nothing reached the probes' servers and that the build proxy refused
 /// every target (so the probe did run).
@@ -35,11 +35,8 @@ fn a_setup_py_reaches_no_address_of_the_host_or_the_namespace_and_its_dependenci
         format!("{}\nfrom setuptools import setup\n\nsetup()\n", probes::python_probe(&probes.targets_literal()));
     let project = Project::dated_with_files("2024-05-02T12:00:00+00:00", &[("setup.py", &setup_py)]);
     let candidate = project.candidate(1, &Scenario::fixing_add("negative"));
-    workspace.seeded(&project, &[candidate]);
-    let output = workspace.validate(&["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
     // setuptools and pytest came from the registry through the proxy.
-    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert_eq!(workspace.labelled_alone(&project, &candidate).fail_to_pass, names(&[ADD_NEGATIVE]));
     assert_contained(&workspace, &probes);
 }
 
@@ -68,11 +65,8 @@ fn an_npm_postinstall_reaches_no_address_of_the_host_or_the_namespace_and_mocha_
         1,
         &Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", TESTS_WITH_NEGATIVE_JS),
     );
-    workspace.seeded(&project, &[candidate]);
-    let output = workspace.validate(&["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
     assert_eq!(
-        workspace.task("acme__calc-1").fail_to_pass,
+        workspace.labelled_alone(&project, &candidate).fail_to_pass,
         names(&["test/calc.test.js > add > adds a negative number"])
     );
     assert_contained(&workspace, &probes);
@@ -101,11 +95,8 @@ fn a_cargo_build_script_reaches_no_address_of_the_host_or_the_namespace_and_its_
         1,
         &Scenario::new("negative").gold("src/lib.rs", FIXED_LIB_RS).test("tests/add.rs", ADD_WITH_NEGATIVE_RS),
     );
-    workspace.seeded(&project, &[candidate]);
-    let output = workspace.validate(&["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
     // cfg-if came from the crates registry through the proxy.
-    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add_negative"]));
+    assert_eq!(workspace.labelled_alone(&project, &candidate).fail_to_pass, names(&["add_negative"]));
     assert_contained(&workspace, &probes);
 }
 

@@ -8,7 +8,7 @@ use swe_harvest::model::Candidate;
 use crate::support::published::{PublishedRow, published_rows};
 use crate::support::python_project::{Project, Scenario};
 use crate::support::workspace::Workspace;
-use crate::support::{base_images_missing, names, stderr};
+use crate::support::{base_images_missing, names};
 
 /// Looks for a library (Oniguruma, as jq does), which the image gets from Debian.
 const CONFIGURE_AC: &str = "AC_INIT([calc], [1.0])\nAM_INIT_AUTOMAKE([foreign subdir-objects])\n\
@@ -81,8 +81,7 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
             .test("tests/multest.sh", MULTEST),
     );
     workspace.seeded(&project, &[behaviour, new_test]);
-    let output = workspace.validate(&["--runs", "2"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "2"]);
 
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["tests/clitest.sh"]), "{}", workspace.run_log("acme__calc-1"));
@@ -179,9 +178,8 @@ fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
         &Scenario::new("negative").gold("src/calc.c", FIXED_CALC).test("tests/test_add.c", TEST_ADD_NEGATIVE_C),
     );
     workspace.seeded(&project, &[candidate]);
-    let output = workspace.validate(&["--runs", "1"]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
-    assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
     assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
     assert!(workspace.containers().is_empty());
 }
@@ -206,9 +204,8 @@ fn a_cmake_project_gets_fail_to_pass_by_ctest_name_for_the_tests_of_the_touched_
             .test("tests/test_mul.c", TEST_MUL_MORE_C),
     );
     workspace.seeded(&project, &[candidate]);
-    let output = workspace.validate(&["--runs", "1"]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
-    assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["mul"]), "{log}");
@@ -246,9 +243,8 @@ fn a_cmake_test_is_found_by_the_target_that_compiles_the_touched_source_and_neve
         &Scenario::new("version").gold("src/calc.h", &with_version).test("tests/check_add.c", uses_version),
     );
     workspace.seeded(&project, &[candidate]);
-    let output = workspace.validate(&["--runs", "1"]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
-    assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["calc-suite"]), "{log}");
     assert!(task.pass_to_pass.is_empty(), "the other executable's test does not run: {log}");

@@ -70,8 +70,7 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
         .candidate(2, &Scenario::new("mul").gold("calc/calc.go", FIXED_ADD_AND_MUL).test("calc/mul_test.go", MUL_TEST));
     workspace.seeded(&project, &[behaviour, compile]);
     // With --coverage, which Go cannot measure: said in the summary, never "0 of 0".
-    let output = workspace.validate(&["--runs", "2", "--coverage"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    let output = workspace.validated_showing_log("acme__calc-1", &["--runs", "2", "--coverage"]);
     let summary = stderr(&output);
     assert!(
         summary.contains("coverage: not measured for 2 go task(s): go cannot measure change coverage"),
@@ -231,8 +230,7 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     let load =
         project.candidate(2, &Scenario::new("mul").gold("lib/mul.js", MUL_JS).test("test/mul.test.js", MUL_TEST_JS));
     workspace.seeded(&project, &[behaviour, load]);
-    let output = workspace.validate(&["--runs", "2"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "2"]);
 
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
@@ -335,8 +333,7 @@ fn an_npm_install_refused_by_its_date_bound_is_tried_again_without_it() {
     let project = Project::dated_of_files("2015-01-01T12:00:00+00:00", &MOCHA_FILES);
     let behaviour = negative_mocha_candidate(&project);
     workspace.seeded(&project, &[behaviour]);
-    let output = workspace.validate(&["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
     let spec = environment_of(&workspace, task.image.as_deref().unwrap());
@@ -479,8 +476,7 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
     let behaviour = java_negative_candidate(&project);
     let compile = java_mul_candidate(&project);
     workspace.seeded(&project, &[behaviour, compile]);
-    let output = workspace.validate(&["--runs", "2"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "2"]);
 
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
@@ -522,9 +518,8 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
     ]);
     let behaviour = java_negative_candidate(&project);
     workspace.seeded(&project, &[behaviour]);
-    let output = workspace.validate(&["--runs", "1"]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
-    assert!(output.status.success(), "validate failed:\n{}\n{log}", stderr(&output));
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]), "{log}");
@@ -571,8 +566,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
     let behaviour = java_negative_candidate(&project);
     let compile = java_mul_candidate(&project);
     workspace.seeded(&project, &[behaviour, compile]);
-    let output = workspace.validate(&["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    let output = workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     // The figures of docs/languages/java.md (image build time, each task's time in containers):
     // shown with `--no-capture`.
     eprintln!("{}", stderr(&output));
@@ -705,8 +699,7 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
     let (project, candidates) = rust_project();
     workspace.seeded(&project, &candidates);
-    let output = workspace.validate(&["--runs", "2"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "2"]);
 
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add_negative", "tests::adds_negative_numbers"]));
@@ -749,8 +742,7 @@ fn a_crate_whose_build_lacks_a_system_library_gets_its_debian_package_from_the_l
         ),
     );
     workspace.seeded(&project, &[fix]);
-    let output = workspace.validate(&["--runs", "1"]);
-    assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["add_negative"]));
     let spec = environment_of(&workspace, task.image.as_deref().unwrap());

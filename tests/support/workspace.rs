@@ -98,6 +98,13 @@ impl Workspace {
         output
     }
 
+    /// [`Self::validate`] that must succeed; a failure shows `id`'s first run log too.
+    pub fn validated_showing_log(&self, id: &str, args: &[&str]) -> Output {
+        let output = self.validate(args);
+        assert!(output.status.success(), "validate failed:\n{}\n{}", stderr(&output), self.run_log(id));
+        output
+    }
+
     /// The labelled task `id`; fails the test with the drop reasons when it is not one.
     pub fn task(&self, id: &str) -> Task {
         tasks(&self.harvest).remove(id).unwrap_or_else(|| panic!("{id} not labelled: {:?}", self.drops()))
