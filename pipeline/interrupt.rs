@@ -5,29 +5,14 @@
 //! containers, keeps what it stored and exits non-zero. It does not decide what a
 //! stage keeps; the stage does.
 
-use std::fmt;
-
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-/// Which signal stopped the work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupt {
-    CtrlC,
-    Terminate,
-}
-
-impl Interrupt {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Interrupt::CtrlC => "Ctrl-C",
-            Interrupt::Terminate => "SIGTERM",
-        }
-    }
-}
-
-impl fmt::Display for Interrupt {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+crate::spelled::spelled_enum! {
+    /// Which signal stopped the work.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Interrupt {
+        CtrlC => "Ctrl-C",
+        Terminate => "SIGTERM",
     }
 }
 

@@ -28,6 +28,7 @@ pub mod review;
 pub mod sandbox;
 pub mod screen;
 pub mod secret;
+mod spelled;
 pub mod store;
 pub mod swt;
 pub mod task_rows;

@@ -95,39 +95,18 @@ impl fmt::Display for RepoSlug {
     }
 }
 
-/// The pipeline's stages, in order. `status` prints the funnel in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    Discover,
-    Crawl,
-    Mirror,
-    Extract,
-    Validate,
-    Screen,
-    Release,
-}
-
-impl Stage {
-    pub const ALL: [Stage; 7] =
-        [Stage::Discover, Stage::Crawl, Stage::Mirror, Stage::Extract, Stage::Validate, Stage::Screen, Stage::Release];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stage::Discover => "discover",
-            Stage::Crawl => "crawl",
-            Stage::Mirror => "mirror",
-            Stage::Extract => "extract",
-            Stage::Validate => "validate",
-            Stage::Screen => "screen",
-            Stage::Release => "release",
-        }
-    }
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+crate::spelled::spelled_enum! {
+    /// The pipeline's stages, in order. `status` prints the funnel in this order.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Stage {
+        Discover => "discover",
+        Crawl => "crawl",
+        Mirror => "mirror",
+        Extract => "extract",
+        Validate => "validate",
+        Screen => "screen",
+        Release => "release",
     }
 }
 
@@ -299,50 +278,33 @@ impl EnvironmentSpec {
     }
 }
 
-/// The rungs of the environment ladder, in order of faithfulness to the task's date:
-/// each is tried only when the one before fails to build or to run the touched test
-/// files' existing tests (see `validate::ladder`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Rung {
-    /// Everything as of the task's date.
-    #[default]
-    Dated,
-    /// The packages that the resolver cannot have as of the date are taken at the
-    /// oldest release it can have; everything else as of the date.
-    RelaxedPackages,
-    /// Another runtime than inference's first choice (the nearest older one, else
-    /// the nearest newer one that the project allows).
-    NeighbourRuntime,
-    /// The test runner pinned to releases that fit the runtime, not to the date.
-    RunnerPins,
-    /// The same environment with the system packages of tools (or libraries) that
-    /// its build said it lacked (`make`, `protoc`, a pkg-config library).
-    SystemTools,
+crate::spelled::spelled_enum! {
+    /// The rungs of the environment ladder, in order of faithfulness to the task's date:
+    /// each is tried only when the one before fails to build or to run the touched test
+    /// files' existing tests (see `validate::ladder`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Rung {
+        /// Everything as of the task's date.
+        #[default]
+        Dated => "dated",
+        /// The packages that the resolver cannot have as of the date are taken at the
+        /// oldest release it can have; everything else as of the date.
+        RelaxedPackages => "relaxed-packages",
+        /// Another runtime than inference's first choice (the nearest older one, else
+        /// the nearest newer one that the project allows).
+        NeighbourRuntime => "neighbour-runtime",
+        /// The test runner pinned to releases that fit the runtime, not to the date.
+        RunnerPins => "runner-pins",
+        /// The same environment with the system packages of tools (or libraries) that
+        /// its build said it lacked (`make`, `protoc`, a pkg-config library).
+        SystemTools => "system-tools",
+    }
 }
 
 impl Rung {
-    pub const ALL: [Rung; 5] =
-        [Rung::Dated, Rung::RelaxedPackages, Rung::NeighbourRuntime, Rung::RunnerPins, Rung::SystemTools];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Rung::Dated => "dated",
-            Rung::RelaxedPackages => "relaxed-packages",
-            Rung::NeighbourRuntime => "neighbour-runtime",
-            Rung::RunnerPins => "runner-pins",
-            Rung::SystemTools => "system-tools",
-        }
-    }
-
     pub fn is_dated(&self) -> bool {
         *self == Rung::Dated
-    }
-}
-
-impl std::fmt::Display for Rung {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(self.as_str())
     }
 }
 

@@ -7,39 +7,21 @@
 //! decisions stay as history but no longer count: the task needs review again.
 //! Plain data; the store keeps it, release and export read it.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// What the reviewer decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// The task is fair: publish it.
-    Keep,
-    /// The task should not be published (with a reason).
-    Reject,
-    /// The task could be kept after a fix (of its issue text, its tests, ...).
-    NeedsWork,
-}
-
-impl Decision {
-    pub const ALL: [Decision; 3] = [Decision::Keep, Decision::Reject, Decision::NeedsWork];
-
-    /// The stored code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Keep => "keep",
-            Decision::Reject => "reject",
-            Decision::NeedsWork => "needs_work",
-        }
-    }
-}
-
-impl fmt::Display for Decision {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
+crate::spelled::spelled_enum! {
+    /// What the reviewer decided; its spelling is the stored code.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Decision {
+        /// The task is fair: publish it.
+        Keep => "keep",
+        /// The task should not be published (with a reason).
+        Reject => "reject",
+        /// The task could be kept after a fix (of its issue text, its tests, ...).
+        NeedsWork => "needs_work",
     }
 }
 

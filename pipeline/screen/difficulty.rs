@@ -8,45 +8,27 @@
 //! then the smallest bounds; the third is set by reasoning, as the development set has
 //! two tasks above an hour (docs/screen.md).
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::signals::patch::PatchSize;
 
-/// SWE-bench Verified's difficulty buckets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Difficulty {
-    UnderFifteenMinutes,
-    UpToAnHour,
-    UpToFourHours,
-    OverFourHours,
+crate::spelled::spelled_enum! {
+    /// SWE-bench Verified's difficulty buckets, in its own spelling.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Difficulty {
+        UnderFifteenMinutes => "<15 min fix",
+        UpToAnHour => "15 min - 1 hour",
+        UpToFourHours => "1-4 hours",
+        OverFourHours => ">4 hours",
+    }
 }
 
 impl Difficulty {
-    pub const ALL: [Difficulty; 4] =
-        [Difficulty::UnderFifteenMinutes, Difficulty::UpToAnHour, Difficulty::UpToFourHours, Difficulty::OverFourHours];
-
-    /// SWE-bench Verified's own spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Difficulty::UnderFifteenMinutes => "<15 min fix",
-            Difficulty::UpToAnHour => "15 min - 1 hour",
-            Difficulty::UpToFourHours => "1-4 hours",
-            Difficulty::OverFourHours => ">4 hours",
-        }
-    }
-
     /// The bucket's position, from 0.
     pub fn rank(self) -> usize {
         self as usize
-    }
-}
-
-impl fmt::Display for Difficulty {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
     }
 }
 

@@ -8,8 +8,6 @@
 //! (model version, settings, whether the mirror was read), so that a changed screen
 //! screens again too.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -19,26 +17,13 @@ use super::model::{self, Contribution, FITTED, MODEL_VERSION, SIGNALS, SignalVal
 use super::settings::ScreenConfig;
 use super::signals::{self, Reading, TaskText, log_count};
 
-/// Keep or flag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Keep,
-    Flag,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Keep => "keep",
-            Verdict::Flag => "flag",
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
+crate::spelled::spelled_enum! {
+    /// Keep or flag.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Verdict {
+        Keep => "keep",
+        Flag => "flag",
     }
 }
 

@@ -1,0 +1,41 @@
+//! Enums whose variants each have one fixed spelling (a stored code, a name shown to
+//! people): [`spelled_enum!`] declares the enum with its spellings side by side and
+//! gives it `ALL`, `as_str` and a `Display` that writes `as_str`, so the spelling of
+//! a variant is written once. Parsing stays with each enum, whose error says what
+//! its input is.
+
+/// Declares `enum NAME { Variant => "spelling", ... }` with `ALL` (every variant, in
+/// declaration order), `as_str` and `Display`.
+macro_rules! spelled_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident => $spelling:literal,)+
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $($(#[$variant_meta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: [$name; [$($spelling),+].len()] = [$($name::$variant),+];
+
+            /// The variant's one spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $spelling,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+pub(crate) use spelled_enum;
