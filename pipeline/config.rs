@@ -115,24 +115,16 @@ impl Default for GithubConfig {
     }
 }
 
-/// Which GitHub API the crawl uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CrawlApi {
-    /// GraphQL when a token is set (GitHub refuses anonymous GraphQL), else REST.
-    #[default]
-    Auto,
-    Graphql,
-    Rest,
-}
-
-impl CrawlApi {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CrawlApi::Auto => "auto",
-            CrawlApi::Graphql => "graphql",
-            CrawlApi::Rest => "rest",
-        }
+crate::spelled::spelled_enum! {
+    /// Which GitHub API the crawl uses.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+    #[serde(rename_all = "lowercase")]
+    pub enum CrawlApi {
+        /// GraphQL when a token is set (GitHub refuses anonymous GraphQL), else REST.
+        #[default]
+        Auto => "auto",
+        Graphql => "graphql",
+        Rest => "rest",
     }
 }
 

@@ -20,6 +20,7 @@ macro_rules! spelled_enum {
 
         impl $name {
             /// Every variant, in declaration order.
+            #[allow(dead_code)] // not every enum's users list its variants
             pub const ALL: [$name; [$($spelling),+].len()] = [$($name::$variant),+];
 
             /// The variant's one spelling.

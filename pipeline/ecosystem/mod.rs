@@ -171,22 +171,16 @@ impl ParsedRun {
     }
 }
 
-/// Where a run's results were read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResultsSource {
-    /// A structured report the runner wrote (JUnit XML, JSON).
-    Report,
-    /// The runner's printed output.
-    Log,
-}
-
-impl ResultsSource {
-    /// As stored with each validation run (`results_source`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResultsSource::Report => "junit",
-            ResultsSource::Log => "log",
-        }
+crate::spelled::spelled_enum! {
+    /// Where a run's results were read from.
+    ///
+    /// Its spelling is the one stored with each validation run (`results_source`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ResultsSource {
+        /// A structured report the runner wrote (JUnit XML, JSON).
+        Report => "junit",
+        /// The runner's printed output.
+        Log => "log",
     }
 }
 

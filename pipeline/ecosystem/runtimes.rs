@@ -28,30 +28,25 @@ pub const BASE_REPO: &str = "swe-harvest/base";
 pub const SUITE_PACKAGES: &[&str] =
     &["ca-certificates", "git", "patch", "gcc", "g++", "make", "libc6-dev", "pkg-config"];
 
-/// A Debian suite that base images are made from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DebianSuite {
-    /// Debian 11.
-    Bullseye,
-    /// Debian 12.
-    Bookworm,
-    /// Debian 13.
-    Trixie,
-    /// Debian testing: its packages move with it.
-    Forky,
+crate::spelled::spelled_enum! {
+    /// A Debian suite that base images are made from.
+    ///
+    /// Its spelling is the suite's name on a Debian mirror (`dists/<name>`) and in `/etc/os-release`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum DebianSuite {
+        /// Debian 11.
+        Bullseye => "bullseye",
+        /// Debian 12.
+        Bookworm => "bookworm",
+        /// Debian 13.
+        Trixie => "trixie",
+        /// Debian testing: its packages move with it.
+        Forky => "forky",
+    }
 }
 
 impl DebianSuite {
-    /// The suite's name on a Debian mirror (`dists/<name>`) and in `/etc/os-release`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DebianSuite::Bullseye => "bullseye",
-            DebianSuite::Bookworm => "bookworm",
-            DebianSuite::Trixie => "trixie",
-            DebianSuite::Forky => "forky",
-        }
-    }
     /// Time zone data that minbase leaves out: from trixie on, the old zone names
     /// (`US/Eastern`, `Asia/Calcutta`, `EST5EDT`), which tests and libraries still use,
     /// are in `tzdata-legacy`; before it `tzdata` holds them. Installed in each image's

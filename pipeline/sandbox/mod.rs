@@ -272,27 +272,22 @@ pub fn left_behind(labels: &std::collections::HashMap<String, String>) -> bool {
     }
 }
 
-/// The backends swe-harvest can run jobs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BackendKind {
-    /// The local Docker engine (`DOCKER_HOST` or the default socket).
-    #[default]
-    Local,
-    /// A Docker Swarm whose manager is the local engine, images through a registry.
-    Swarm,
+crate::spelled::spelled_enum! {
+    /// The backends swe-harvest can run jobs on.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum BackendKind {
+        /// The local Docker engine (`DOCKER_HOST` or the default socket).
+        #[default]
+        Local => "local",
+        /// A Docker Swarm whose manager is the local engine, images through a registry.
+        Swarm => "swarm",
+    }
 }
 
 impl BackendKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Local => "local",
-            BackendKind::Swarm => "swarm",
-        }
-    }
-
     /// The kind that `--backend` / `validate.backend` names.
     pub fn parse(name: &str) -> Option<BackendKind> {
-        [BackendKind::Local, BackendKind::Swarm].into_iter().find(|kind| kind.as_str() == name)
+        BackendKind::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
 }
 

@@ -96,27 +96,16 @@ pub fn identifiers(line: &str) -> Vec<String> {
     super::text::IDENTIFIER.find_iter(&lexed.code).map(|word| word.as_str().to_string()).collect()
 }
 
-/// What kind of name a definition introduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum NameKind {
-    Function,
-    Class,
-    Parameter,
-    Attribute,
-    Constant,
-    ConfigKey,
-}
-
-impl NameKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NameKind::Function => "function",
-            NameKind::Class => "class",
-            NameKind::Parameter => "parameter",
-            NameKind::Attribute => "attribute",
-            NameKind::Constant => "constant",
-            NameKind::ConfigKey => "config key",
-        }
+crate::spelled::spelled_enum! {
+    /// What kind of name a definition introduces.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    pub enum NameKind {
+        Function => "function",
+        Class => "class",
+        Parameter => "parameter",
+        Attribute => "attribute",
+        Constant => "constant",
+        ConfigKey => "config key",
     }
 }
 

@@ -114,21 +114,14 @@ pub fn comments(connection: &Connection, repo: &RepoSlug, issue_number: u64) -> 
     .collect()
 }
 
-/// Where a pull request's stored references come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReferenceSource {
-    /// GitHub's `closingIssuesReferences`: the issues merging the PR closes.
-    Closing,
-    /// Issue numbers that the PR's commit messages mention (`#N`, URLs).
-    CommitMessage,
-}
-
-impl ReferenceSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReferenceSource::Closing => "closing",
-            ReferenceSource::CommitMessage => "commit_message",
-        }
+crate::spelled::spelled_enum! {
+    /// Where a pull request's stored references come from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ReferenceSource {
+        /// GitHub's `closingIssuesReferences`: the issues merging the PR closes.
+        Closing => "closing",
+        /// Issue numbers that the PR's commit messages mention (`#N`, URLs).
+        CommitMessage => "commit_message",
     }
 }
 

@@ -30,30 +30,21 @@ use serde_json::Value;
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
-/// The test runners this ecosystem knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runner {
-    Jest,
-    Mocha,
-    Vitest,
-    Ava,
-    Tap,
-    /// Node's own `node --test`.
-    NodeTest,
+crate::spelled::spelled_enum! {
+    /// The test runners this ecosystem knows.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Runner {
+        Jest => "jest",
+        Mocha => "mocha",
+        Vitest => "vitest",
+        Ava => "ava",
+        Tap => "tap",
+        /// Node's own `node --test`.
+        NodeTest => "node-test",
+    }
 }
 
 impl Runner {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Runner::Jest => "jest",
-            Runner::Mocha => "mocha",
-            Runner::Vitest => "vitest",
-            Runner::Ava => "ava",
-            Runner::Tap => "tap",
-            Runner::NodeTest => "node-test",
-        }
-    }
-
     /// The runner a program word names (`jest`, `./node_modules/.bin/mocha`,
     /// `node_modules/jest/bin/jest.js`).
     fn of_program(word: &str) -> Option<Runner> {

@@ -20,26 +20,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::ecosystem::Ecosystem;
 
-/// A Python test framework (`test_framework` in per-repository configs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestFramework {
-    Pytest,
-    Unittest,
-    Django,
-    Sympy,
+crate::spelled::spelled_enum! {
+    /// A Python test framework (`test_framework` in per-repository configs).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum TestFramework {
+        Pytest => "pytest",
+        Unittest => "unittest",
+        Django => "django",
+        Sympy => "sympy",
+    }
 }
 
 impl TestFramework {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestFramework::Pytest => "pytest",
-            TestFramework::Unittest => "unittest",
-            TestFramework::Django => "django",
-            TestFramework::Sympy => "sympy",
-        }
-    }
-
     /// The ecosystem that runs this framework's tests.
     pub fn ecosystem(self) -> &'static dyn Ecosystem {
         match self {
@@ -48,12 +41,6 @@ impl TestFramework {
             TestFramework::Django => &super::django::DjangoRunner,
             TestFramework::Sympy => &super::sympy::SympyRunner,
         }
-    }
-}
-
-impl std::fmt::Display for TestFramework {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(self.as_str())
     }
 }
 
