@@ -1,8 +1,8 @@
 //! Enums whose variants each have one fixed spelling (a stored code, a name shown to
 //! people): [`spelled_enum!`] declares the enum with its spellings side by side and
 //! gives it `ALL`, `as_str` and a `Display` that writes `as_str`, so the spelling of
-//! a variant is written once. Parsing stays with each enum, whose error says what
-//! its input is.
+//! a variant is written once; [`serde_by_spelling!`] stores such an enum as its
+//! spelling. Parsing stays with each enum, whose error says what its input is.
 
 /// Declares `enum NAME { Variant => "spelling", ... }` with `ALL` (every variant, in
 /// declaration order), `as_str` and `Display`.
@@ -39,4 +39,22 @@ macro_rules! spelled_enum {
     };
 }
 
-pub(crate) use spelled_enum;
+/// Serde for enums stored as their spelling: written with `as_str`, read with their
+/// `FromStr`, whose error is the message a bad value gets.
+macro_rules! serde_by_spelling {
+    ($name:ident) => {
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                <String as serde::Deserialize>::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+pub(crate) use {serde_by_spelling, spelled_enum};

@@ -13,8 +13,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use super::Stage;
 
 /// A string that names no reason of the stage.
@@ -81,18 +79,7 @@ macro_rules! drop_reasons {
             }
         }
 
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let code = String::deserialize(deserializer)?;
-                code.parse().map_err(serde::de::Error::custom)
-            }
-        }
+        crate::spelled::serde_by_spelling!($name);
     };
 }
 
@@ -320,6 +307,8 @@ pub fn format_counts<Reason: AsRef<str>, Count: Ord + Copy + fmt::Display>(
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Serialize};
 
     use super::*;
 

@@ -10,8 +10,6 @@
 
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use super::signals::patch::PatchSize;
 
 crate::spelled::spelled_enum! {
@@ -44,17 +42,7 @@ impl FromStr for Difficulty {
     }
 }
 
-impl Serialize for Difficulty {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Difficulty {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
-    }
-}
+crate::spelled::serde_by_spelling!(Difficulty);
 
 pub const POINTS_PER_EXTRA_FILE: usize = 10;
 pub const POINTS_PER_EXTRA_HUNK: usize = 3;
