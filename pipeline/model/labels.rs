@@ -6,7 +6,9 @@
 //! - a test *passes* a run when its status is PASSED, XFAIL or XPASS (SWE-bench counts
 //!   an expected failure as a pass); it *fails* when FAILED or ERROR, or when it is
 //!   missing from the run (a test that the gold patch adds cannot be collected
-//!   before); SKIPPED is neither;
+//!   before; such FAIL_TO_PASS tests are listed apart, [`Labels::no_result_before`]),
+//!   unless the run asked for other tests by name and did not reach it
+//!   ([`unreached_as_skipped`]); SKIPPED is neither;
 //! - a test whose outcome (pass / fail-or-missing / skipped) differs between two runs
 //!   of the same phase is flaky: recorded, never labelled;
 //! - FAIL_TO_PASS: fails in every pre run and passes in every post run;
