@@ -52,10 +52,10 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
     object.insert("FAIL_TO_PASS".into(), encode_test_list(&fail_to_pass).into());
     object.insert("PASS_TO_PASS".into(), encode_test_list(&pass_to_pass).into());
     object.insert("flaky_tests".into(), encode_test_list(&flaky).into());
-    let no_result_before = match outcome.map(|outcome| &outcome.result) {
-        Some(Ok(labels)) => labels.no_result_before.clone(),
-        _ => Vec::new(),
-    };
+    let no_result_before = outcome
+        .and_then(|outcome| outcome.result.as_ref().ok())
+        .map(|labels| labels.no_result_before.clone())
+        .unwrap_or_default();
     object.insert("fail_to_pass_no_result_before".into(), encode_test_list(&no_result_before).into());
     object.insert("validation_runs".into(), outcome.map_or(0, |outcome| outcome.runs).into());
     if let Some(coverage) = outcome.and_then(|outcome| outcome.coverage.as_ref()) {

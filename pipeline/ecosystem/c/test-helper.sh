@@ -205,7 +205,8 @@ run_ctest() {
         /^ *Test +#[0-9]+: / { sub(/^ *Test +#[0-9]+: /, ""); sub(/ \(Disabled\)$/, ""); print $0 "\t" line; line = "" }')
     for entry in "${built[@]}"; do
         IFS=$'\t' read -r artifact target sources <<<"$entry"
-        artifacts+=("$PWD/$dir/$artifact"); targets+=("$target")
+        case "$dir" in /*) artifacts+=("$dir/$artifact") ;; *) artifacts+=("$PWD/$dir/$artifact") ;; esac
+        targets+=("$target")
         if [ "$build" -ne 0 ] && [ -e "$dir/$artifact" ]; then
             for source in $sources; do
                 if [ "$source" -nt "$dir/$artifact" ]; then

@@ -80,9 +80,7 @@ impl Ecosystem for GoTest {
     /// reports none. Results printed before either stand (`go test -v` streams them).
     fn interruption(&self, log: &str) -> Option<Interruption> {
         log.lines()
-            .find(|line| {
-                line.starts_with("panic: ") || line.contains("[build failed]") || line.contains("[setup failed]")
-            })
+            .find(|line| line.starts_with("panic: ") || results::NOT_BUILT.iter().any(|marker| line.contains(marker)))
             .map(|line| Interruption::keeping_results(line.trim()))
     }
 

@@ -34,6 +34,9 @@ pub const ASKED_FOR: &str = "# swe-harvest asked for: ";
 /// The line of the helper's report where its pass over the whole packages begins.
 pub const WHOLE_PACKAGES: &str = "# swe-harvest whole packages";
 
+/// How `go test` marks a package whose tests did not build (`FAIL\tpkg [build failed]`).
+pub const NOT_BUILT: &[&str] = &["[build failed]", "[setup failed]"];
+
 /// Whether `test` is one of `asked` or a subtest of one (`TestX/case`).
 fn is_asked(asked: &BTreeSet<String>, test: &str) -> bool {
     asked.contains(test) || test.split_once('/').is_some_and(|(parent, _)| asked.contains(parent))
@@ -79,7 +82,7 @@ pub fn parse_go_test_json(report: &str) -> ParsedRun {
         let failure = outputs.get(&test).filter(|_| status == TestStatus::Failed);
         run.record_test(&test, status, event.elapsed, failure.map(String::as_str), NETWORK_ERRORS);
     }
-    let build_failed = report.contains("[build failed]") || report.contains("[setup failed]");
+    let build_failed = NOT_BUILT.iter().any(|marker| report.contains(marker));
     run.asked_for = asked.filter(|_| !build_failed);
     run
 }
