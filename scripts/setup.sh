@@ -474,24 +474,31 @@ remove_previous() { # image old-id
 # Make one suite's image. Runs in a subshell with output to its log; the last line
 # of the log is the one-line summary.
 make_suite() { # suite
-    local suite=$1 image="$IMAGE_REPO:${SUITE_TAG[$1]}" t0=$SECONDS mirror old version
+    local suite=$1 image="$IMAGE_REPO:${SUITE_TAG[$1]}" t0=$SECONDS mirror old
     old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
     mirror=$(find_mirror "$suite") || { echo "no Debian mirror serves $suite (tried: $(mirror_candidates | tr '\n' ' '))"; return 1; }
     echo "mirror for $suite: $mirror"
     (build_suite "$suite" "$mirror") || { echo "debootstrap/import of $suite failed"; return 1; }
-    version=$(check_image "$image" "${SUITE_CHECK[$suite]}" "${SUITE_EXPECT[$suite]}") || {
+    finish_image "$image" "$old" "${SUITE_CHECK[$suite]}" "${SUITE_EXPECT[$suite]}" "bootstrapped from $mirror" "$t0"
+}
+
+# The end of making an image: check it (a failed one is removed, so that a rerun
+# retries), remove the one it replaced, and print the summary line.
+finish_image() { # image old-id check expect how start-seconds
+    local image=$1 old=$2 version
+    version=$(check_image "$image" "$3" "$4") || {
         echo "check failed: $version"
-        docker rmi "$image" >/dev/null 2>&1 || true # so that a rerun retries
+        docker rmi "$image" >/dev/null 2>&1 || true
         return 1
     }
     remove_previous "$image" "$old"
-    echo "SUMMARY: $image: bootstrapped from $mirror in $((SECONDS - t0)) s ($version), $(size_of "$image")"
+    echo "SUMMARY: $image: $5 in $((SECONDS - $6)) s, $version, $(size_of "$image")"
 }
 
 # Make one image: pulled, or a layer on its suite. Runs in a subshell with output to
 # its log; the last line of the log is the one-line summary.
 make_image() { # tag
-    local tag=$1 image="$IMAGE_REPO:$1" t0=$SECONDS how version old
+    local tag=$1 image="$IMAGE_REPO:$1" t0=$SECONDS how old
     old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
     if pulls "$tag"; then
         pull_image "$tag" || return 1
@@ -500,13 +507,7 @@ make_image() { # tag
         build_layer "$tag" || { echo "the layer of $tag on ${SUITE_TAG[${SUITE[$tag]}]} failed"; return 1; }
         how="layered on ${SUITE_TAG[${SUITE[$tag]}]}"
     fi
-    version=$(check_image "$image" "${CHECK[$tag]}" "${EXPECT[$tag]}") || {
-        echo "check failed: $version"
-        docker rmi "$image" >/dev/null 2>&1 || true # so that a rerun retries
-        return 1
-    }
-    remove_previous "$image" "$old"
-    echo "SUMMARY: $image: $how in $((SECONDS - t0)) s, $version, $(size_of "$image")"
+    finish_image "$image" "$old" "${CHECK[$tag]}" "${EXPECT[$tag]}" "$how" "$t0"
 }
 
 # The recipe an existing image was made by: its label, "none" for an image without

@@ -92,21 +92,22 @@ pub fn script(ecosystem: &dyn Ecosystem, request: &RunRequest, phase_timeout: Du
     mark "$phase" "end $code"
     echo "@@swe-harvest $token $phase-seconds $start $end"
 }}
-mark install begin
-install_repository 2>&1; code=$?
-mark install "end $code"
-[ "$code" -eq 0 ] || exit 0
-mark test_patch begin
-apply_patch /swe-harvest/test.patch 2>&1; code=$?
-mark test_patch "end $code"
-[ "$code" -eq 0 ] || exit 0
+# A step that must succeed before the next one: marked, and the attempt ends when it fails.
+step() {{
+    phase="$1"
+    shift
+    mark "$phase" begin
+    "$@" 2>&1
+    code=$?
+    mark "$phase" "end $code"
+    [ "$code" -eq 0 ] || exit 0
+}}
+step install install_repository
+step test_patch apply_patch /swe-harvest/test.patch
 run_tests pre
 # A phase that hit its time limit is not followed by another (the task is dropped as a timeout).
 [ "$code" -ne 124 ] || exit 0
-mark gold_patch begin
-apply_patch /swe-harvest/gold.patch 2>&1; code=$?
-mark gold_patch "end $code"
-[ "$code" -eq 0 ] || exit 0
+step gold_patch apply_patch /swe-harvest/gold.patch
 run_tests post
 mark done begin
 mark done "end 0"
