@@ -210,18 +210,14 @@ impl Fixture {
                     store::raw::upsert_issue(transaction, &repo, &issue(number, title, body.as_deref()))?;
                 }
                 // The first commit of PR 10 is authored at 2024-03-01T10:00:00Z.
-                store::raw::upsert_comment(
-                    transaction,
-                    &repo,
-                    &comment(102, 1, "second hint", "2024-02-20T00:00:00Z"),
-                )?;
-                store::raw::upsert_comment(transaction, &repo, &comment(101, 1, "first hint", "2024-02-10T00:00:00Z"))?;
-                store::raw::upsert_comment(
-                    transaction,
-                    &repo,
-                    &comment(103, 1, "at the same second", "2024-03-01T10:00:00Z"),
-                )?;
-                store::raw::upsert_comment(transaction, &repo, &comment(104, 1, "after", "2024-03-02T00:00:00Z"))?;
+                for (id, body, created_at) in [
+                    (102, "second hint", "2024-02-20T00:00:00Z"),
+                    (101, "first hint", "2024-02-10T00:00:00Z"),
+                    (103, "at the same second", "2024-03-01T10:00:00Z"),
+                    (104, "after", "2024-03-02T00:00:00Z"),
+                ] {
+                    store::raw::upsert_comment(transaction, &repo, &comment(id, 1, body, created_at))?;
+                }
                 Ok(())
             })
             .unwrap();

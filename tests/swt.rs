@@ -314,13 +314,13 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
     let run = |release: &str, predictions: &str| {
         harvest.run(&["evaluate", "--release", release, "--predictions", predictions, "--mode", "swt"])
     };
-    let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("has no instance image") && stderr(&output).contains("--images"),
-        "{}",
+    let refusal = || {
+        let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         stderr(&output)
-    );
+    };
+    let error = refusal();
+    assert!(error.contains("has no instance image") && error.contains("--images"), "{error}");
 
     // A task run by an ecosystem this build does not know is refused, naming it.
     fs_err::write(
@@ -330,17 +330,11 @@ fn evaluate_needs_a_release_with_images_and_readable_predictions() {
             + "\n",
     )
     .unwrap();
-    let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("`python-nose`") && stderr(&output).contains("python-django"),
-        "{}",
-        stderr(&output)
-    );
+    let error = refusal();
+    assert!(error.contains("`python-nose`") && error.contains("python-django"), "{error}");
 
     fs_err::write(&predictions, "not json\n").unwrap();
-    let output = run(release.to_str().unwrap(), predictions.to_str().unwrap());
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    refusal();
 
     let output = run(harvest.data_dir.join("nowhere").to_str().unwrap(), predictions.to_str().unwrap());
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));

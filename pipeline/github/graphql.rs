@@ -146,11 +146,15 @@ mod tests {
 
     #[test]
     fn the_endpoint_follows_the_rest_root() {
-        assert_eq!(endpoint("https://api.github.com"), "https://api.github.com/graphql");
-        assert_eq!(endpoint("https://api.github.com/"), "https://api.github.com/graphql");
-        assert_eq!(endpoint("https://ghe.example.com/api/v3"), "https://ghe.example.com/api/graphql");
-        assert_eq!(endpoint("https://ghe.example.com/api/v3/"), "https://ghe.example.com/api/graphql");
-        assert_eq!(endpoint("http://127.0.0.1:4000"), "http://127.0.0.1:4000/graphql");
+        for (rest_root, graphql) in [
+            ("https://api.github.com", "https://api.github.com/graphql"),
+            ("https://api.github.com/", "https://api.github.com/graphql"),
+            ("https://ghe.example.com/api/v3", "https://ghe.example.com/api/graphql"),
+            ("https://ghe.example.com/api/v3/", "https://ghe.example.com/api/graphql"),
+            ("http://127.0.0.1:4000", "http://127.0.0.1:4000/graphql"),
+        ] {
+            assert_eq!(endpoint(rest_root), graphql);
+        }
     }
 
     fn error(kind: Option<&str>, message: &str) -> GraphqlError {

@@ -229,11 +229,11 @@ mod tests {
     #[test]
     fn mentions_are_whole_words_ignoring_case_and_dotted_names_count_by_their_last_part() {
         let issue = IssueText::new("Calling `Widget.render()` fails; the ID_FOR_LABEL is odd.");
-        assert!(issue.mentions("render"));
-        assert!(issue.mentions("id_for_label"));
-        assert!(issue.mentions("forms.Widget"));
-        assert!(!issue.mentions("rend"));
-        assert!(!issue.mentions("label_tag"));
+        for (name, mentioned) in
+            [("render", true), ("id_for_label", true), ("forms.Widget", true), ("rend", false), ("label_tag", false)]
+        {
+            assert_eq!(issue.mentions(name), mentioned, "{name}");
+        }
         assert_eq!(issue.line_naming("widget").unwrap().number, 1);
     }
 

@@ -165,13 +165,15 @@ mod tests {
     use super::*;
     use crate::sandbox::images::fixtures::{self, settings};
 
-    fn request() -> EnvironmentRequest {
-        fixtures::request_for("go", "go1.24", &["go mod download"], "go test -json -count=1")
+    /// The Dockerfile of the tests' one request, built with `settings`.
+    fn dockerfile(settings: &ImageSettings) -> String {
+        let request = fixtures::request_for("go", "go1.24", &["go mod download"], "go test -json -count=1");
+        environment_dockerfile(&request, "swe-harvest/base:go1.24", settings)
     }
 
     #[test]
     fn modules_are_downloaded_through_the_proxy_with_the_ca_and_the_cache_is_warmed_offline() {
-        let text = environment_dockerfile(&request(), "swe-harvest/base:go1.24", &settings(Some(b"CA")));
+        let text = dockerfile(&settings(Some(b"CA")));
         let download = fixtures::step_line(&text, "go mod download", &["SSL_CERT_FILE", "GOPROXY"]);
         assert!(download.contains("GOPROXY=https://proxy.golang.org "), "{download}");
         assert!(download.contains("SSL_CERT_FILE=/etc/swe-harvest/ca.crt"), "{download}");
@@ -181,7 +183,7 @@ mod tests {
             registries.go_proxy = "https://goproxy.example.com".into();
             registries.pypi_index = "https://pypi.example.com/simple".into();
         });
-        let text = environment_dockerfile(&request(), "swe-harvest/base:go1.24", &mirrored);
+        let text = dockerfile(&mirrored);
         assert!(text.contains("GOPROXY=https://goproxy.example.com "), "{text}");
         assert!(!text.contains("pypi.example.com"), "{text}");
     }

@@ -203,10 +203,14 @@ mod tests {
 
     #[test]
     fn packages_are_the_folders_of_test_files_and_the_owners_of_testdata() {
-        assert_eq!(package_of("core/stringx/strings_test.go"), "core/stringx");
-        assert_eq!(package_of("main_test.go"), ".");
-        assert_eq!(package_of("core/testdata/a/b.json"), "core");
-        assert_eq!(package_of("testdata/x.txt"), ".");
+        for (path, package) in [
+            ("core/stringx/strings_test.go", "core/stringx"),
+            ("main_test.go", "."),
+            ("core/testdata/a/b.json", "core"),
+            ("testdata/x.txt", "."),
+        ] {
+            assert_eq!(package_of(path), package);
+        }
     }
 
     #[test]

@@ -251,17 +251,19 @@ mod tests {
     use super::*;
     use crate::sandbox::images::fixtures::{self, settings};
 
-    fn request() -> EnvironmentRequest {
-        fixtures::request_for("java", "jdk17", &["mvn -B test-compile"], "mvn -B -o")
+    /// The Dockerfile of the tests' one request, built with `settings`.
+    fn dockerfile(settings: &ImageSettings) -> String {
+        let request = fixtures::request_for("java", "jdk17", &["mvn -B test-compile"], "mvn -B -o");
+        environment_dockerfile(&request, "swe-harvest/base:jdk17", settings)
     }
 
     #[test]
     fn the_ca_goes_into_a_truststore_that_only_the_install_step_names() {
-        let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(Some(b"CA")));
+        let text = dockerfile(&settings(Some(b"CA")));
         let install = fixtures::step_line(&text, "mvn -B test-compile", &["trustStore"]);
         assert!(install.contains("-Djavax.net.ssl.trustStore=/etc/swe-harvest/cacerts"), "{install}");
         assert!(text.contains("java /tmp/ImportCa.java /etc/ssl/certs/java/cacerts /etc/swe-harvest/ca.crt"), "{text}");
-        let without = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(None));
+        let without = dockerfile(&settings(None));
         assert!(!without.contains("trustStore") && !without.contains("ca.crt"), "{without}");
     }
 
@@ -272,11 +274,11 @@ mod tests {
 
     #[test]
     fn another_maven_repository_is_the_mirror_of_central() {
-        let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &settings(None));
+        let text = dockerfile(&settings(None));
         assert!(!text.contains("<mirrors>"), "Maven Central needs no mirror: {text}");
         let mirrored =
             fixtures::mirrored(|registries| registries.maven_repository = "https://maven.example.com/central".into());
-        let text = environment_dockerfile(&request(), "swe-harvest/base:jdk17", &mirrored);
+        let text = dockerfile(&mirrored);
         assert!(
             text.contains("<mirrorOf>central</mirrorOf><url>https://maven.example.com/central</url>")
                 && text.contains("> /home/harvest/.m2/settings.xml"),

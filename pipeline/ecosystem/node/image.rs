@@ -230,19 +230,21 @@ mod tests {
     use super::*;
     use crate::sandbox::images::fixtures::{self, settings};
 
-    fn request() -> EnvironmentRequest {
-        fixtures::request_for("node", "node18", &["npm ci"], "jest")
+    /// The Dockerfile of the tests' one request, built with `settings`.
+    fn dockerfile(settings: &ImageSettings) -> String {
+        let request = fixtures::request_for("node", "node18", &["npm ci"], "jest");
+        environment_dockerfile(&request, "swe-harvest/base:node18", settings)
     }
 
     #[test]
     fn dependencies_are_installed_with_the_ca_in_that_step_only_and_node_modules_stays() {
-        let text = environment_dockerfile(&request(), "swe-harvest/base:node18", &settings(Some(b"CA")));
+        let text = dockerfile(&settings(Some(b"CA")));
         let install = fixtures::step_line(&text, "npm ci", &["NODE_EXTRA_CA_CERTS"]);
         assert!(install.contains("NODE_EXTRA_CA_CERTS=/etc/swe-harvest/ca.crt"), "{install}");
         assert!(install.contains("npm_config_cafile=/etc/swe-harvest/ca.crt"), "{install}");
         let keep = text.lines().position(|line| line.contains("-name node_modules -prune")).unwrap();
         assert!(keep > text.lines().position(|line| line.contains("npm ci")).unwrap(), "{text}");
-        let without = environment_dockerfile(&request(), "swe-harvest/base:node18", &settings(None));
+        let without = dockerfile(&settings(None));
         assert!(!without.contains("ca.crt"), "{without}");
     }
 
@@ -271,10 +273,10 @@ mod tests {
 
     #[test]
     fn another_npm_registry_is_named_to_the_install_step_only() {
-        let text = environment_dockerfile(&request(), "swe-harvest/base:node18", &settings(None));
+        let text = dockerfile(&settings(None));
         assert!(!text.contains("registry"), "npm's own registry is not named: {text}");
         let mirrored = fixtures::mirrored(|registries| registries.npm_registry = "https://npm.example.com/".into());
-        let text = environment_dockerfile(&request(), "swe-harvest/base:node18", &mirrored);
+        let text = dockerfile(&mirrored);
         let install = fixtures::step_line(&text, "npm ci", &["registry", "REGISTRY"]);
         for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
             assert!(install.contains(&format!("{name}=https://npm.example.com/")), "{install}");

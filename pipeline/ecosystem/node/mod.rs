@@ -130,9 +130,6 @@ impl Ecosystem for NodeTest {
         "parse_log_jest_json"
     }
 
-    /// Multi-SWE-bench's forms of `file > describe > title`: `title` (its Mocha
-    /// parsers), `file:title` and `file` (its Jest parsers, which also count a file
-    /// that passes as a test).
     /// One rung: when the date-bounded install found no version of a package "with a
     /// date before" the task's (the registry's version times are missing or not the
     /// publish times, or the package is younger than the task), the same install
@@ -153,6 +150,9 @@ impl Ecosystem for NodeTest {
         Some(EnvironmentSpec { install, rung: Rung::RelaxedPackages, ..last.clone() })
     }
 
+    /// Multi-SWE-bench's forms of `file > describe > title`: `title` (its Mocha
+    /// parsers), `file:title` and `file` (its Jest parsers, which also count a file
+    /// that passes as a test).
     fn published_forms(&self, id: &str) -> Vec<String> {
         let parts: Vec<&str> = id.split(results::SEPARATOR).collect();
         match parts.as_slice() {

@@ -257,11 +257,11 @@ mod tests {
 
     #[test]
     fn pretend_versions_have_three_parts() {
-        assert_eq!(pretend_version("2.1"), "2.1.0");
-        assert_eq!(pretend_version("0.13"), "0.13.0");
-        assert_eq!(pretend_version("3"), "3.0.0");
-        assert_eq!(pretend_version(""), "0.0.0");
-        assert_eq!(pretend_version("1.2.3rc1"), "1.2.3");
+        for (version, pretended) in
+            [("2.1", "2.1.0"), ("0.13", "0.13.0"), ("3", "3.0.0"), ("", "0.0.0"), ("1.2.3rc1", "1.2.3")]
+        {
+            assert_eq!(pretend_version(version), pretended);
+        }
     }
 
     #[test]

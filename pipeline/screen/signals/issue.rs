@@ -219,15 +219,7 @@ mod tests {
     use super::*;
     use crate::screen::signals::TaskText;
 
-    const PATCH: &str = "\
-diff --git a/calc.py b/calc.py
---- a/calc.py
-+++ b/calc.py
-@@ -1,2 +1,2 @@
- def add(a, b):
--    return a - b
-+    return a + b  # fixed
-";
+    use super::super::CALC_FIX as PATCH;
 
     fn reading<'a>(issue: &'a str, issue_numbers: &'a [u64]) -> Reading<'a> {
         Reading::new(TaskText { issue_numbers, ..TaskText::of_texts("acme/calc", issue, PATCH, "", &[]) }, vec![])

@@ -117,3 +117,15 @@ impl<'a> Reading<'a> {
 pub fn log_count(count: usize) -> f64 {
     (count as f64).ln_1p()
 }
+
+/// A one-line fix of `calc.add`: the gold patch of the signals' tests.
+#[cfg(test)]
+const CALC_FIX: &str = "\
+diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,2 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+";

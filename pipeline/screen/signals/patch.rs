@@ -180,15 +180,7 @@ mod tests {
         Reading::new(TaskText::of_texts("acme/calc", "", patch, "", &[]), vec![])
     }
 
-    const FIX: &str = "\
-diff --git a/calc.py b/calc.py
---- a/calc.py
-+++ b/calc.py
-@@ -1,2 +1,2 @@
- def add(a, b):
--    return a - b
-+    return a + b
-";
+    use super::super::CALC_FIX as FIX;
 
     #[test]
     fn hunks_that_only_reformat_or_rename_are_told_apart_from_fixes() {

@@ -403,11 +403,15 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
 
     #[test]
     fn test_ids_name_their_test_and_their_file() {
-        assert_eq!(test_name("tests/test_x.py::TestA::test_b[1-2]"), "test_b");
-        assert_eq!(test_name("test_b (app.tests.TestA)"), "test_b");
-        assert_eq!(test_name("TestClamp/high"), "TestClamp");
-        assert_eq!(test_name("test_sympify"), "test_sympify");
-        assert_eq!(test_name("Widget doesn't contain a label"), "Widget doesn't contain a label");
+        for (id, name) in [
+            ("tests/test_x.py::TestA::test_b[1-2]", "test_b"),
+            ("test_b (app.tests.TestA)", "test_b"),
+            ("TestClamp/high", "TestClamp"),
+            ("test_sympify", "test_sympify"),
+            ("Widget doesn't contain a label", "Widget doesn't contain a label"),
+        ] {
+            assert_eq!(test_name(id), name);
+        }
         let files = crate::git::patch_text::parse(TESTS);
         assert!(test_is_in_file("tests/test_forms.py::test_label", &files[0]));
         assert!(test_is_in_file("test_label (tests.test_forms.FormTests)", &files[0]));
