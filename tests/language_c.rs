@@ -184,6 +184,37 @@ fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A CMake project whose tests require a fixture that downloads their data (as
+/// nlohmann/json's `download_test_data`, a `git clone` of its test data): offline its
+/// setup fails, and CTest runs none of the tests that require it. They run once more
+/// without the fixture's setup, so a test that does not read the data gets its result.
+#[test]
+fn a_ctest_fixture_that_downloads_offline_does_not_keep_its_tests_from_running() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\nenable_testing()\n\
+                 add_library(calc src/calc.c)\nadd_executable(test_add tests/test_add.c)\n\
+                 target_link_libraries(test_add calc)\nadd_test(NAME add COMMAND test_add)\n\
+                 add_test(NAME download_test_data COMMAND git clone https://example.invalid/calc-data.git data)\n\
+                 set_tests_properties(download_test_data PROPERTIES FIXTURES_SETUP TEST_DATA)\n\
+                 set_tests_properties(add PROPERTIES FIXTURES_REQUIRED TEST_DATA)\n";
+    let project = Project::of_files(&[
+        ("CMakeLists.txt", lists),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/test_add.c", TEST_ADD_C),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative").gold("src/calc.c", FIXED_CALC).test("tests/test_add.c", TEST_ADD_NEGATIVE_C),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    assert!(log.contains("the fixture setup test(s) download_test_data failed"), "{log}");
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A CMake project: CTest's tests whose programs' sources the test patch touches run
 /// (one fails before the fix, one passes throughout), the untouched one does not.
 #[test]
