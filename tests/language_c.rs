@@ -262,7 +262,7 @@ fn a_cmake_test_is_found_by_the_target_that_compiles_the_touched_source_and_neve
         ("src/calc.h", CALC_H),
         ("src/calc.c", BUGGY_CALC),
         ("tests/check_add.c", TEST_ADD_C),
-        ("tests/check_other.c", TEST_MUL_C),
+        ("tests/check_other.c", &format!("#ifdef CALC_VERSION\n#error {NOT_REBUILT}\n#endif\n{TEST_MUL_C}")),
     ]);
     // The test uses a constant that only the gold patch's header defines: before it
     // the test does not compile, so the linker never runs to replace the old build.
@@ -282,5 +282,13 @@ fn a_cmake_test_is_found_by_the_target_that_compiles_the_touched_source_and_neve
     assert_eq!(task.fail_to_pass_no_result_before, names(&["calc-suite"]));
     assert!(log.contains("unit_tests did not build with the touched tests/check_add.c"), "{log}");
     assert!(log.contains("targets that compile the touched files (unit_tests)"), "{log}");
+    // Only that target is rebuilt: the other one, which no longer compiles with the
+    // gold patch's header, is never built for the task.
+    assert!(log.contains("building the targets that compile the touched files: unit_tests"), "{log}");
+    assert!(!log.contains(NOT_REBUILT), "{log}");
     assert!(workspace.containers().is_empty());
 }
+
+/// What the untouched target of the test above says when it is compiled with the gold
+/// patch's header.
+const NOT_REBUILT: &str = "other_tests is rebuilt although no touched file is its";

@@ -9,10 +9,11 @@
 #       `:swe-harvest-test: ID` (ID: the test's path relative to its Makefile's folder,
 #       as automake prints it). A Makefile without automake's harness: the target,
 #       whose exit code is the one result.
-#   ctest ARGS   the build tree is rebuilt (`cmake --build`), then the tests that run
-#       an executable compiled from a touched file (CMake's file API: the targets whose
-#       sources hold it), else the tests whose command names a touched file (its path,
-#       name or stem), else all; the report is CTest's JUnit XML. When the rebuild
+#   ctest ARGS   the build tree is rebuilt (`cmake --build`: only the targets whose
+#       sources hold a touched file, by CMake's file API, when there are any), then the
+#       tests that run an executable compiled from a touched file, else the tests whose
+#       command names a touched file (its path, name or stem), else all (after the
+#       whole tree is built); the report is CTest's JUnit XML. When the rebuild
 #       failed, an executable of those targets older than its touched sources is
 #       removed: its tests then have no result, instead of passing on the old code.
 #       A fixture whose setup test failed (a download, offline) is left out on a
@@ -186,15 +187,26 @@ run_ctest() {
     # results then come from the log.
     ctest --help 2>/dev/null | grep -q -- --output-junit && junit=(--output-junit "$report")
     ctest_in() { (cd "${dir:-.}" && stdbuf -oL -eL ctest "${ctest_args[@]}" "$@"); }
+    local wanted=() whole=1
     if [ -n "$dir" ]; then
-        # Ask CMake's file API for the build graph: the query takes effect at a configure.
-        if [ ! -d "$dir/.cmake/api/v1/reply" ]; then
-            mkdir -p "$dir/.cmake/api/v1/query" && : >"$dir/.cmake/api/v1/query/codemodel-v2"
-            cmake "$dir" >/dev/null 2>&1
-        fi
-        cmake --build "$dir" -j"$jobs"
-        build=$?
+        # Ask CMake's file API for the build graph (the query takes effect at a
+        # configure, which also brings the reply up to the patched tree).
+        mkdir -p "$dir/.cmake/api/v1/query" && : >"$dir/.cmake/api/v1/query/codemodel-v2"
+        cmake "$dir" >/dev/null 2>&1
         mapfile -t built < <(touched_targets "$dir")
+        for entry in "${built[@]}"; do wanted+=("$(cut -f2 <<<"$entry")"); done
+        # Only the targets that compile the touched files (and what they link) when the
+        # graph names any: where every test includes a header that the patches change
+        # (nlohmann/json: about 90 test executables), one is rebuilt instead of all.
+        if [ "${#wanted[@]}" -gt 0 ]; then
+            echo "swe-harvest: building the targets that compile the touched files: ${wanted[*]}"
+            cmake --build "$dir" -j"$jobs" --target "${wanted[@]}"
+            build=$?
+            whole=0
+        else
+            cmake --build "$dir" -j"$jobs"
+            build=$?
+        fi
     fi
     # Each test and its command, listed before an old executable is removed below:
     # `ctest -N -V` prints a command only for an executable that is there. (A linker
@@ -229,6 +241,12 @@ run_ctest() {
     how="run the executables of the targets that compile the touched files (${targets[*]})"
     if [ "${#names[@]}" -eq 0 ]; then
         how="name a touched file"
+        # Tests chosen otherwise than by the rebuilt executables: the whole tree is built
+        # first, so that none runs an executable of the environment commit.
+        if [ "$whole" = 0 ]; then
+            cmake --build "$dir" -j"$jobs"
+            whole=1
+        fi
         for test in "${tests[@]}"; do
             line="${test#*$'\t'}"
             for file in "${files[@]}"; do
