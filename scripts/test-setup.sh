@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 # The suite's build first: setup.sh reads the image plan from the swe-harvest binary,
 # and the one the tests build (with the test build's features) serves it, instead of a
 # second build of the package with other features (about 8 minutes on 2 cores).
-cargo test --locked --no-run --quiet
+# (SWE_HARVEST_TEST_BUILD_DONE=1: the caller has just built it; .ci/run does, then lints
+# beside this script, and clippy holds the target dir's lock.)
+[ "${SWE_HARVEST_TEST_BUILD_DONE:-0}" = 1 ] || cargo test --locked --no-run --quiet
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$PWD/$target"
 

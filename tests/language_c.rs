@@ -167,6 +167,14 @@ fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
                  option(CALC_BUILD_TESTS \"Build the tests\" OFF)\nadd_library(calc src/calc.c)\n\
                  if(CALC_BUILD_TESTS)\n  enable_testing()\n  add_executable(test_add tests/test_add.c)\n\
                  \x20 target_link_libraries(test_add calc)\n  add_test(NAME add COMMAND test_add)\nendif()\n";
+    let log = validated_add_fix(&workspace, lists);
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
+/// A CMake project of `lists` with its `add` test, whose task fixes `add` for negative
+/// numbers, validated once: the task's run log.
+fn validated_add_fix(workspace: &Workspace, lists: &str) -> String {
     let project = Project::of_files(&[
         ("CMakeLists.txt", lists),
         ("src/calc.h", CALC_H),
@@ -179,9 +187,7 @@ fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
     );
     workspace.seeded(&project, &[candidate]);
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
-    let log = workspace.run_log("acme__calc-1");
-    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
-    assert!(workspace.containers().is_empty());
+    workspace.run_log("acme__calc-1")
 }
 
 /// A CMake project whose tests require a fixture that downloads their data (as
@@ -197,19 +203,7 @@ fn a_ctest_fixture_that_downloads_offline_does_not_keep_its_tests_from_running()
                  add_test(NAME download_test_data COMMAND git clone https://example.invalid/calc-data.git data)\n\
                  set_tests_properties(download_test_data PROPERTIES FIXTURES_SETUP TEST_DATA)\n\
                  set_tests_properties(add PROPERTIES FIXTURES_REQUIRED TEST_DATA)\n";
-    let project = Project::of_files(&[
-        ("CMakeLists.txt", lists),
-        ("src/calc.h", CALC_H),
-        ("src/calc.c", BUGGY_CALC),
-        ("tests/test_add.c", TEST_ADD_C),
-    ]);
-    let candidate = project.candidate(
-        1,
-        &Scenario::new("negative").gold("src/calc.c", FIXED_CALC).test("tests/test_add.c", TEST_ADD_NEGATIVE_C),
-    );
-    workspace.seeded(&project, &[candidate]);
-    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
-    let log = workspace.run_log("acme__calc-1");
+    let log = validated_add_fix(&workspace, lists);
     assert!(log.contains("the fixture setup test(s) download_test_data failed"), "{log}");
     assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
     assert!(workspace.containers().is_empty());
