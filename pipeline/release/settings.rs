@@ -105,7 +105,7 @@ mod tests {
     use super::*;
 
     fn config_with_releases_dir(dir: &std::path::Path) -> LoadedConfig {
-        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        let mut config = LoadedConfig::for_tests();
         config.releases_dir = dir.to_path_buf();
         config
     }
