@@ -567,6 +567,13 @@ impl LoadedConfig {
         })
     }
 
+    /// What the unit tests start from: the shipped `configs/pipeline.toml` (they run
+    /// in the crate's folder) with no environment overrides.
+    #[cfg(test)]
+    pub fn for_tests() -> LoadedConfig {
+        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
+    }
+
     /// The overrides of one repository; defaults when it has no file.
     pub fn repo(&self, repo: &RepoSlug) -> Result<RepoConfig, ConfigError> {
         let path = self.repos_dir.join(format!("{}.toml", repo.double_underscore()));
@@ -862,6 +869,21 @@ mod tests {
         LoadedConfig::load_with_env(Some(&path), env.iter().map(|(name, value)| (name.to_string(), value.to_string())))
     }
 
+    /// An empty `pipeline.toml` beside a `repos/` folder holding `repo_files` (name,
+    /// text), loaded; the folder lives as long as the returned guard, since the
+    /// repository files are read when asked for.
+    fn load_with_repo_files(repo_files: &[(&str, &str)]) -> (tempfile::TempDir, LoadedConfig) {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir(dir.path().join("repos")).unwrap();
+        let path = dir.path().join("pipeline.toml");
+        fs_err::write(&path, "").unwrap();
+        for (name, text) in repo_files {
+            fs_err::write(dir.path().join("repos").join(name), text).unwrap();
+        }
+        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
+        (dir, loaded)
+    }
+
     #[test]
     fn shipped_pipeline_toml_equals_the_defaults() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
@@ -973,16 +995,8 @@ mod tests {
             assert!(load_text(&text, &[]).is_ok(), "{key} is a runtime key without an image of setup.sh's");
         }
 
-        let dir = tempfile::tempdir().unwrap();
-        fs_err::create_dir(dir.path().join("repos")).unwrap();
-        let path = dir.path().join("pipeline.toml");
-        fs_err::write(&path, "").unwrap();
-        fs_err::write(
-            dir.path().join("repos/a__b.toml"),
-            "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n",
-        )
-        .unwrap();
-        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
+        let (_dir, loaded) =
+            load_with_repo_files(&[("a__b.toml", "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n")]);
         let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
         assert!(error.contains("environment[0].runtime") && error.contains("`jdk21` (java)"), "{error}");
     }
@@ -1023,17 +1037,13 @@ mod tests {
 
     #[test]
     fn repo_overrides_are_read_and_checked() {
-        let dir = tempfile::tempdir().unwrap();
-        fs_err::create_dir(dir.path().join("repos")).unwrap();
-        let path = dir.path().join("pipeline.toml");
-        fs_err::write(&path, "").unwrap();
-        fs_err::write(
-            dir.path().join("repos/psf__requests.toml"),
-            "[extract]\ncompat = \"swebench\"\n\n[[environment]]\nversions = [\"2.0\"]\nruntime = \"3.9\"\n",
-        )
-        .unwrap();
-        fs_err::write(dir.path().join("repos/a__b.toml"), "[[environment]]\nversions = [\"two\"]\n").unwrap();
-        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
+        let (_dir, loaded) = load_with_repo_files(&[
+            (
+                "psf__requests.toml",
+                "[extract]\ncompat = \"swebench\"\n\n[[environment]]\nversions = [\"2.0\"]\nruntime = \"3.9\"\n",
+            ),
+            ("a__b.toml", "[[environment]]\nversions = [\"two\"]\n"),
+        ]);
         let requests = loaded.repo(&"psf/requests".parse().unwrap()).unwrap();
         assert_eq!(requests.extract.compat, Some(Compat::Swebench));
         assert_eq!(requests.environment[0].runtime.as_deref(), Some("3.9"));

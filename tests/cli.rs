@@ -75,11 +75,16 @@ fn unknown_command_and_missing_options_exit_2() {
     assert_eq!(harvest.run(&["validate", "--input", "rows.jsonl"]).status.code(), Some(2), "--input needs --out");
 }
 
+/// What `status` says with `text` as its config file `bad.toml`, which it must refuse
+/// as bad usage (exit 2).
+fn bad_config_error(text: &str) -> String {
+    let output = SweHarvest::new().run_with_config("bad.toml", text, &["status"]);
+    failure(&output, 2)
+}
+
 #[test]
 fn config_with_unknown_key_exits_2_naming_file_and_key() {
-    let harvest = SweHarvest::new();
-    let output = harvest.run_with_config("bad.toml", "[extract]\ncompatibility = \"swebench\"\n", &["status"]);
-    let error = failure(&output, 2);
+    let error = bad_config_error("[extract]\ncompatibility = \"swebench\"\n");
     assert!(error.contains("bad.toml"), "{error}");
     assert!(error.contains("compatibility"), "{error}");
     assert!(error.contains("`compat`"), "names what is allowed: {error}");
@@ -88,9 +93,7 @@ fn config_with_unknown_key_exits_2_naming_file_and_key() {
 
 #[test]
 fn config_with_wrong_type_exits_2() {
-    let harvest = SweHarvest::new();
-    let output = harvest.run_with_config("bad.toml", "[validate]\nmemory_bytes = \"4G\"\n", &["status"]);
-    let error = failure(&output, 2);
+    let error = bad_config_error("[validate]\nmemory_bytes = \"4G\"\n");
     assert!(error.contains("validate.memory_bytes"), "{error}");
 }
 

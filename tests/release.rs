@@ -61,6 +61,15 @@ fn release_dir(harvest: &SweHarvest, name: &str, version: &str) -> PathBuf {
     harvest.data_dir.join("releases").join(name).join(version)
 }
 
+/// [`seeded`], then released whole as `name`/`version`; with the release's folder.
+fn seeded_and_released(name: &str, version: &str) -> (SweHarvest, PathBuf) {
+    let harvest = seeded();
+    let output = harvest.run(&["release", "--name", name, "--version", version]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = release_dir(&harvest, name, version);
+    (harvest, dir)
+}
+
 fn ids(path: &Path) -> Vec<String> {
     read_records(path).unwrap().iter().map(|record| record["instance_id"].as_str().unwrap().to_string()).collect()
 }
@@ -164,9 +173,7 @@ fn release_writes_sorted_rows_in_both_formats_with_a_manifest_and_card() {
 
 #[test]
 fn an_existing_release_is_never_modified_unless_forced() {
-    let harvest = seeded();
-    assert!(harvest.run(&["release", "--name", "bench", "--version", "1"]).status.success());
-    let dir = release_dir(&harvest, "bench", "1");
+    let (harvest, dir) = seeded_and_released("bench", "1");
     let before = fs_err::read(dir.join("manifest.json")).unwrap();
     let output = harvest.run(&["release", "--name", "bench", "--version", "1", "--repo", "octo/gadgets"]);
     let error = failure(&output, 2);
@@ -294,9 +301,7 @@ fn empty_selection_and_bad_names_are_clear_errors() {
 
 #[test]
 fn release_parquet_is_read_by_pyarrow_with_the_swebench_schema() {
-    let harvest = seeded();
-    assert!(harvest.run(&["release", "--name", "compat", "--version", "1"]).status.success());
-    let dir = release_dir(&harvest, "compat", "1");
+    let (_harvest, dir) = seeded_and_released("compat", "1");
     let python = crate::support::python_venv("pyarrow", &["pyarrow"]);
     let script = r#"
 import json, re, sys
@@ -471,9 +476,7 @@ fn a_release_the_store_cannot_record_is_not_published_and_can_be_made_again() {
 /// another request, is never adopted.
 #[test]
 fn a_published_release_whose_record_was_lost_is_adopted_by_the_same_request_only() {
-    let harvest = seeded();
-    assert!(harvest.run(&["release", "--name", "bench", "--version", "1"]).status.success());
-    let dir = release_dir(&harvest, "bench", "1");
+    let (harvest, dir) = seeded_and_released("bench", "1");
     let manifest_before = fs_err::read(dir.join("manifest.json")).unwrap();
     let forget =
         || Store::open_in(&harvest.data_dir).unwrap().connection().execute_batch("DELETE FROM releases").unwrap();

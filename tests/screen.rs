@@ -413,16 +413,17 @@ fn figures_of(rows: &[InputRow], annotations: &BTreeMap<String, Annotation>, mir
 
 fn print_figures(set: &str, figures: &Figures) {
     let auc = |value: Option<f64>| value.map(|value| format!("{value:.3}")).unwrap_or_else(|| "-".into());
-    eprintln!("SCREEN {set}: {} tasks, {} filtered out by the annotators", figures.tasks, figures.filtered_out);
-    eprintln!("SCREEN {set}: ROC AUC vs filter_out          {}", auc(figures.auc_filter_out));
-    eprintln!("SCREEN {set}: ROC AUC vs underspecified >= 2 {}", auc(figures.auc_underspecified));
-    eprintln!("SCREEN {set}: ROC AUC vs false_negative >= 2 {}", auc(figures.auc_false_negative));
-    eprintln!("SCREEN {set}: ROC AUC of patch size alone    {}", auc(figures.auc_patch_size_baseline));
+    let ranking = &figures.ranking;
+    eprintln!("SCREEN {set}: {} tasks, {} filtered out by the annotators", ranking.tasks, ranking.filtered_out);
+    eprintln!("SCREEN {set}: ROC AUC vs filter_out          {}", auc(ranking.auc_filter_out));
+    eprintln!("SCREEN {set}: ROC AUC vs underspecified >= 2 {}", auc(ranking.auc_underspecified));
+    eprintln!("SCREEN {set}: ROC AUC vs false_negative >= 2 {}", auc(ranking.auc_false_negative));
+    eprintln!("SCREEN {set}: ROC AUC of patch size alone    {}", auc(ranking.auc_patch_size_baseline));
     eprintln!(
         "SCREEN {set}: flag verdicts {}: precision {} recall {}",
-        figures.flagged,
-        auc(figures.flag_precision),
-        auc(figures.flag_recall)
+        ranking.flagged,
+        auc(ranking.flag_precision),
+        auc(ranking.flag_recall)
     );
     eprintln!(
         "SCREEN {set}: difficulty exact {:.3}, within one bucket {:.3}, kappa {}; annotated -> estimated {:?}",
@@ -537,7 +538,7 @@ fn development_set_figures() {
     }
     // A guard against a screen that lost its signal (the model is fitted on all 231
     // tasks, so these 68 are not its best case); the figures are in docs/screen.md.
-    let (auc, baseline) = (figures.auc_filter_out.unwrap(), figures.auc_patch_size_baseline.unwrap());
+    let (auc, baseline) = (figures.ranking.auc_filter_out.unwrap(), figures.ranking.auc_patch_size_baseline.unwrap());
     assert!(auc > 0.55 && auc > baseline, "{figures:?}");
 }
 
@@ -565,23 +566,24 @@ fn development_set_grouped_cross_validation_figures() {
         for precision in [1.0, 4.0, 10.0, 25.0, 100.0] {
             let scores = measure::out_of_fold_scores(&samples, &fold_of, &PRIOR, precision);
             let figures = measure::score_figures(&scores, &annotated, &groups, &sizes, flag_above);
+            let ranking = &figures.ranking;
             let in_use = if precision == PRIOR_PRECISION { " (the model in use)" } else { "" };
             eprintln!(
                 "SCREEN grouped CV, {name}, prior sd {:.2}{in_use}: {} tasks ({} filtered out); ROC AUC vs filter_out {} \
                  (within repositories {}), vs underspecified >= 2 {}, vs false_negative >= 2 {}; patch size alone {} \
                  (within {}); flag {}: precision {} recall {}",
                 precision.powf(-0.5),
-                figures.tasks,
-                figures.filtered_out,
-                auc(figures.auc_filter_out),
+                ranking.tasks,
+                ranking.filtered_out,
+                auc(ranking.auc_filter_out),
                 auc(figures.auc_filter_out_within_repository),
-                auc(figures.auc_underspecified),
-                auc(figures.auc_false_negative),
-                auc(figures.auc_patch_size_baseline),
+                auc(ranking.auc_underspecified),
+                auc(ranking.auc_false_negative),
+                auc(ranking.auc_patch_size_baseline),
                 auc(figures.auc_patch_size_baseline_within_repository),
-                figures.flagged,
-                auc(figures.flag_precision),
-                auc(figures.flag_recall),
+                ranking.flagged,
+                auc(ranking.flag_precision),
+                auc(ranking.flag_recall),
             );
         }
     }

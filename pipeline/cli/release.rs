@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::release::{self, ReleaseFlags, ReleaseRequest, SplitPeriod};
+use swe_harvest::release::{self, ReleaseFile, ReleaseFlags, ReleaseRequest, SplitPeriod};
 
 use super::args::{ReleaseArgs, SplitBy};
 use super::logging::CliReporter;
@@ -16,20 +16,22 @@ fn flags(args: &ReleaseArgs) -> ReleaseFlags {
     ReleaseFlags {
         name: args.name.clone(),
         version: args.version.clone(),
-        created_after: args.created_after,
-        created_before: args.created_before,
-        repos: args.repos.clone(),
-        exclude_datasets: args.exclude_dataset.clone(),
-        split_by: args.split_by.map(|SplitBy::Month| SplitPeriod::Month),
+        settings: ReleaseFile {
+            created_after: args.created_after,
+            created_before: args.created_before,
+            repos: args.repos.clone(),
+            exclude_datasets: args.exclude_dataset.clone(),
+            split_by: args.split_by.map(|SplitBy::Month| SplitPeriod::Month),
+            swt: args.swt,
+            max_quality_score: args.max_quality_score,
+            exclude_flags: args.exclude_flag.clone(),
+            only_kept: args.only_kept,
+            reviewed_only: args.reviewed_only,
+            exclude_rejected: args.exclude_rejected,
+        },
         images: args.images,
         push: args.push,
-        swt: args.swt,
         force: args.force,
-        max_quality_score: args.max_quality_score,
-        exclude_flags: args.exclude_flag.clone(),
-        only_kept: args.only_kept,
-        reviewed_only: args.reviewed_only,
-        exclude_rejected: args.exclude_rejected,
     }
 }
 

@@ -930,10 +930,6 @@ mod settings_tests {
     use super::*;
     use crate::config::LoadedConfig;
 
-    fn config() -> LoadedConfig {
-        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
-    }
-
     #[test]
     fn flags_override_the_api_url_and_the_window_comes_from_the_flags() {
         let flags = CrawlFlags {
@@ -942,20 +938,23 @@ mod settings_tests {
             api_url: Some("http://127.0.0.1:9/api".into()),
             api: Some(CrawlApi::Rest),
         };
-        let settings = CrawlSettings::resolve(&config(), &flags).unwrap();
+        let settings = CrawlSettings::resolve(&LoadedConfig::for_tests(), &flags).unwrap();
         assert_eq!(settings.github.api_url, "http://127.0.0.1:9/api");
         assert_eq!(settings.options.api, CrawlApi::Rest, "--api beats crawl.api");
         assert_eq!((settings.options.since, settings.options.until), (flags.since, flags.until));
         assert_eq!(settings.options.per_page, settings.github.per_page);
-        let defaults = CrawlSettings::resolve(&config(), &CrawlFlags::default()).unwrap();
-        assert_eq!(defaults.github.api_url, config().config.github.api_url);
+        let defaults = CrawlSettings::resolve(&LoadedConfig::for_tests(), &CrawlFlags::default()).unwrap();
+        assert_eq!(defaults.github.api_url, LoadedConfig::for_tests().config.github.api_url);
     }
 
     #[test]
     fn an_empty_window_is_bad_usage_with_a_hint() {
         let day = NaiveDate::from_ymd_opt(2025, 1, 1);
-        let error = CrawlSettings::resolve(&config(), &CrawlFlags { since: day, until: day, ..CrawlFlags::default() })
-            .unwrap_err();
+        let error = CrawlSettings::resolve(
+            &LoadedConfig::for_tests(),
+            &CrawlFlags { since: day, until: day, ..CrawlFlags::default() },
+        )
+        .unwrap_err();
         assert_eq!(error.message, "--since 2025-01-01 is not before --until 2025-01-01");
         assert!(error.hint.unwrap().contains("--until exclusive"));
     }

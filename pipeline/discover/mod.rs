@@ -277,7 +277,7 @@ fn convert(repository: octocrab::models::Repository) -> Option<DiscoveredReposit
 /// [`crate::dataset::read_records`].
 pub fn dataset_repositories(path: &Path) -> Result<BTreeSet<String>, DiscoverError> {
     let error = |message: String| DiscoverError::Dataset { path: path.to_path_buf(), message };
-    let records = crate::dataset::read_records(path).map_err(|e| error(error_chain(&e)))?;
+    let records = crate::dataset::read_records(path).map_err(|e| error(crate::error_chain(&e)))?;
     let mut repos = BTreeSet::new();
     for (index, record) in records.iter().enumerate() {
         let repo = record
@@ -287,16 +287,6 @@ pub fn dataset_repositories(path: &Path) -> Result<BTreeSet<String>, DiscoverErr
         repos.insert(repo.to_lowercase());
     }
     Ok(repos)
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 /// The repositories as a TOML list for configs and `--repo`.

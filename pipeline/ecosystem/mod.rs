@@ -444,15 +444,10 @@ pub trait Ecosystem: Send + Sync {
     }
     fn harness_log_parser(&self) -> &'static str;
 
-    /// The environment ladder: the spec of the next rung after the last of `tried`
-    /// (every rung tried for this environment, first to last) failed as `failure`
-    /// says, or `None` when no rung is left. The default has no ladder.
-    fn next_rung(
-        &self,
-        _tried: &[EnvironmentSpec],
-        _failure: &RungFailure<'_>,
-        _context: &LadderContext<'_>,
-    ) -> Option<EnvironmentSpec> {
+    /// The environment ladder: the spec of the next rung after the last rung tried
+    /// failed (see [`FailedRung`]), or `None` when no rung is left. The default has no
+    /// ladder.
+    fn next_rung(&self, _failed: &FailedRung<'_>) -> Option<EnvironmentSpec> {
         None
     }
 
@@ -537,7 +532,16 @@ pub fn usual_next_move<E: Ecosystem + ?Sized>(
             RungFailure::NothingRan
         }
     };
-    ecosystem.next_rung(tried, &failure, context).map_or(Move::Stop, Move::Climb)
+    ecosystem.next_rung(&FailedRung { tried, failure, context }).map_or(Move::Stop, Move::Climb)
+}
+
+/// What [`Ecosystem::next_rung`] decides from: the rungs tried for this environment
+/// (first to last), how the last of them failed, and what inference read.
+#[derive(Debug, Clone, Copy)]
+pub struct FailedRung<'a> {
+    pub tried: &'a [EnvironmentSpec],
+    pub failure: RungFailure<'a>,
+    pub context: &'a LadderContext<'a>,
 }
 
 /// How the last rung of the environment ladder failed.

@@ -92,10 +92,6 @@ fn release_label(dir: &Path) -> String {
 mod tests {
     use super::*;
 
-    fn config() -> LoadedConfig {
-        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
-    }
-
     #[test]
     fn the_report_is_named_after_the_release_mode_and_predictions() {
         let root = tempfile::tempdir().unwrap();
@@ -105,7 +101,7 @@ mod tests {
         fs_err::write(&predictions, "").unwrap();
         let data_dir = root.path().join("data");
         let flags = EvaluateFlags { release, predictions, mode: Mode::Swt, workers: Some(2), out: None };
-        let settings = EvaluateSettings::resolve(&data_dir, &config(), &flags).unwrap();
+        let settings = EvaluateSettings::resolve(&data_dir, &LoadedConfig::for_tests(), &flags).unwrap();
         assert_eq!(settings.out, data_dir.join("evaluations").join("bench-2026.11.swt.preds.json"));
         assert_eq!(settings.logs_dir, data_dir.join("logs").join("evaluate").join("bench-2026.11.swt.preds"));
         assert_eq!(settings.workers, 2);
@@ -122,7 +118,7 @@ mod tests {
             workers: None,
             out: None,
         };
-        let error = EvaluateSettings::resolve(root.path(), &config(), &flags).unwrap_err();
+        let error = EvaluateSettings::resolve(root.path(), &LoadedConfig::for_tests(), &flags).unwrap_err();
         assert!(matches!(error, EvaluateSettingsError::Usage(_)), "{error}");
     }
 }

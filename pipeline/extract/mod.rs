@@ -587,7 +587,7 @@ mod settings_tests {
             "[extract]\ncompat = \"swebench\"\ntest_patterns = [\"checks/**\"]\n",
         )
         .unwrap();
-        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        let mut config = LoadedConfig::for_tests();
         config.repos_dir = repos_dir.path().to_path_buf();
         config.config.extract.compat = Compat::Native;
         let acme: RepoSlug = "acme/calc".parse().unwrap();

@@ -64,19 +64,9 @@ impl FileDiff {
         self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or_default()
     }
 
-    /// Both paths (one for most files, two for renames).
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        both_paths(self.old_path.as_deref(), self.new_path.as_deref())
-    }
-
     pub fn lines_changed(&self) -> usize {
         self.lines_added + self.lines_removed
     }
-}
-
-/// The old path, then the new one when it differs (a rename).
-fn both_paths<'a>(old: Option<&'a str>, new: Option<&'a str>) -> impl Iterator<Item = &'a str> {
-    old.into_iter().chain(new.filter(|new| Some(*new) != old))
 }
 
 /// The diff between two trees, file by file, in git's order.
@@ -110,11 +100,6 @@ impl ChangedFile {
     /// The new path, or the old one for deletions.
     pub fn path(&self) -> &str {
         self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or_default()
-    }
-
-    /// Both paths (one for most files, two for renames).
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        both_paths(self.old_path.as_deref(), self.new_path.as_deref())
     }
 }
 

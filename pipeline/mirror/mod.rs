@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn the_clone_url_flag_beats_the_config() {
-        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        let mut config = LoadedConfig::for_tests();
         config.config.mirror.clone_url = "file:///mirrors/{owner}/{name}".into();
         let data_dir = PathBuf::from("data");
         let from_config = MirrorSettings::resolve(data_dir.clone(), &config, None);

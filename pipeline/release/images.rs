@@ -259,8 +259,7 @@ mod tests {
         let script =
             eval_script(&crate::ecosystem::for_tests::Pytest, &task(), &spec, &["tests/test_a.py".to_string()]);
         let dir = tempfile::tempdir().unwrap();
-        let output =
-            std::process::Command::new("bash").arg("-c").arg(&script).current_dir(dir.path()).output().unwrap();
+        let output = crate::sandbox::script::run_bash_in(dir.path(), &script);
         let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
         assert_eq!(stderr, "+ exec\n", "only the redirection's own trace goes to stderr");
         let start = stdout.find(">>>>> Start Test Output").expect("the start marker is on stdout");

@@ -162,7 +162,8 @@ pub struct ImageRequest {
     pub mirrors_dir: Option<PathBuf>,
 }
 
-/// The settings file `configs/releases/<name>.toml`.
+/// The settings file `configs/releases/<name>.toml`; also the command line's values of
+/// the same settings ([`ReleaseFlags::settings`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReleaseFile {

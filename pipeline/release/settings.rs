@@ -2,43 +2,24 @@
 //! settings file `configs/releases/<name>.toml` over the config (image prefix,
 //! registry, `swt_min_runs`). Writing the release is the rest of `release`.
 
-use std::path::PathBuf;
-
-use chrono::NaiveDate;
-
-use super::{Filters, ImageRequest, ReleaseError, ReleaseFile, ReleaseRequest, SplitPeriod};
+use super::{Filters, ImageRequest, ReleaseError, ReleaseFile, ReleaseRequest};
 use crate::config::LoadedConfig;
-use crate::model::RepoSlug;
 
-/// Release's command-line values, plain (no clap types). Empty lists and `None`
-/// leave the value to the release file.
+/// Release's command-line values, plain (no clap types).
 #[derive(Debug, Clone, Default)]
 pub struct ReleaseFlags {
     pub name: String,
     pub version: String,
-    pub created_after: Option<NaiveDate>,
-    pub created_before: Option<NaiveDate>,
-    pub repos: Vec<RepoSlug>,
-    pub exclude_datasets: Vec<PathBuf>,
-    pub split_by: Option<SplitPeriod>,
+    /// The settings a release file holds, as the command line gives them
+    /// (`--created-after`, `--repo`, `--split-by`, `--swt`, `--max-quality-score`, ...).
+    /// Empty lists, `None` and `false` leave the value to the release file.
+    pub settings: ReleaseFile,
     /// `--images`.
     pub images: bool,
     /// `--push` (with `--images`): push to `release.registry`.
     pub push: bool,
-    /// `--swt`.
-    pub swt: bool,
     /// `--force`.
     pub force: bool,
-    /// `--max-quality-score`.
-    pub max_quality_score: Option<f64>,
-    /// `--exclude-flag`.
-    pub exclude_flags: Vec<crate::screen::FlagCode>,
-    /// `--only-kept`.
-    pub only_kept: bool,
-    /// `--reviewed-only`.
-    pub reviewed_only: bool,
-    /// `--exclude-rejected`.
-    pub exclude_rejected: bool,
 }
 
 impl ReleaseRequest {
@@ -46,10 +27,11 @@ impl ReleaseRequest {
     /// `--push` without a configured registry is bad usage.
     pub fn resolve(config: &LoadedConfig, flags: &ReleaseFlags) -> Result<ReleaseRequest, ReleaseError> {
         let settings = &config.config;
+        let given = &flags.settings;
         if flags.push && settings.release.registry.is_none() {
             return Err(ReleaseError::NoRegistry);
         }
-        if let Some(max) = flags.max_quality_score.filter(|max| !(0.0..=1.0).contains(max)) {
+        if let Some(max) = given.max_quality_score.filter(|max| !(0.0..=1.0).contains(max)) {
             return Err(ReleaseError::BadMaxQualityScore(max));
         }
         let file: ReleaseFile = match config.release_file(&flags.name)? {
@@ -63,29 +45,29 @@ impl ReleaseRequest {
             name: flags.name.clone(),
             version: flags.version.clone(),
             filters: Filters {
-                created_after: flags.created_after.or(file.created_after),
-                created_before: flags.created_before.or(file.created_before),
-                repos: if flags.repos.is_empty() { file.repos } else { flags.repos.clone() },
-                exclude_datasets: if flags.exclude_datasets.is_empty() {
+                created_after: given.created_after.or(file.created_after),
+                created_before: given.created_before.or(file.created_before),
+                repos: if given.repos.is_empty() { file.repos } else { given.repos.clone() },
+                exclude_datasets: if given.exclude_datasets.is_empty() {
                     file.exclude_datasets
                 } else {
-                    flags.exclude_datasets.clone()
+                    given.exclude_datasets.clone()
                 },
                 screen: super::screen::ScreenFilters {
-                    max_quality_score: flags.max_quality_score.or(file.max_quality_score),
-                    exclude_flags: if flags.exclude_flags.is_empty() {
+                    max_quality_score: given.max_quality_score.or(file.max_quality_score),
+                    exclude_flags: if given.exclude_flags.is_empty() {
                         file.exclude_flags
                     } else {
-                        flags.exclude_flags.clone()
+                        given.exclude_flags.clone()
                     },
-                    only_kept: flags.only_kept || file.only_kept,
+                    only_kept: given.only_kept || file.only_kept,
                 },
-                reviewed_only: flags.reviewed_only || file.reviewed_only,
-                exclude_rejected: flags.exclude_rejected || file.exclude_rejected,
+                reviewed_only: given.reviewed_only || file.reviewed_only,
+                exclude_rejected: given.exclude_rejected || file.exclude_rejected,
             },
-            split_by: flags.split_by.or(file.split_by),
+            split_by: given.split_by.or(file.split_by),
             force: flags.force,
-            swt_min_runs: (flags.swt || file.swt).then_some(settings.release.swt_min_runs),
+            swt_min_runs: (given.swt || file.swt).then_some(settings.release.swt_min_runs),
             images: flags.images.then(|| ImageRequest {
                 prefix: settings.release.image_prefix.clone(),
                 push_to: if flags.push { settings.release.registry.clone() } else { None },
@@ -102,10 +84,14 @@ impl ReleaseRequest {
 
 #[cfg(test)]
 mod tests {
+    use chrono::NaiveDate;
+
     use super::*;
+    use crate::model::RepoSlug;
+    use crate::release::SplitPeriod;
 
     fn config_with_releases_dir(dir: &std::path::Path) -> LoadedConfig {
-        let mut config = LoadedConfig::load_with_env(None, Vec::new()).unwrap();
+        let mut config = LoadedConfig::for_tests();
         config.releases_dir = dir.to_path_buf();
         config
     }
@@ -133,8 +119,11 @@ mod tests {
         let flags = ReleaseFlags {
             name: "bench".into(),
             version: "1".into(),
-            created_after: NaiveDate::from_ymd_opt(2026, 6, 1),
-            repos: vec!["pallets/flask".parse().unwrap()],
+            settings: ReleaseFile {
+                created_after: NaiveDate::from_ymd_opt(2026, 6, 1),
+                repos: vec!["pallets/flask".parse().unwrap()],
+                ..ReleaseFile::default()
+            },
             images: true,
             ..ReleaseFlags::default()
         };

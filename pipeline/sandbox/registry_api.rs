@@ -280,7 +280,8 @@ impl RegistryApi {
         }
         let request = request.body(Empty::new()).map_err(|error| format!("{}: {error}", redacted(url)))?;
         let exchange = async {
-            let response = self.client.request(request).await.map_err(|error| error_chain(&error))?;
+            // With its causes: a connection error says little on its own.
+            let response = self.client.request(request).await.map_err(|error| crate::error_chain(&error))?;
             let (parts, body) = response.into_parts();
             let body = body.collect().await.map_err(|error| error.to_string())?.to_bytes();
             Ok::<_, String>(Response::from_parts(parts, body))
@@ -294,18 +295,6 @@ impl RegistryApi {
 
 fn redacted(url: &str) -> String {
     crate::secret::redact_url(url)
-}
-
-/// An error with its causes (a connection error says little on its own).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The status and the registry's own error text.

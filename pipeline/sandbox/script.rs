@@ -158,6 +158,13 @@ pub fn last_lines(text: &str, count: usize, separator: &str) -> String {
     lines[lines.len().saturating_sub(count)..].join(separator)
 }
 
+/// `bash -c script` in `dir`, as the tests run the container scripts' shell text on
+/// this machine.
+#[cfg(test)]
+pub(crate) fn run_bash_in(dir: &std::path::Path, script: &str) -> std::process::Output {
+    std::process::Command::new("bash").arg("-c").arg(script).current_dir(dir).output().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,12 +200,7 @@ mod tests {
         let diff = "diff --git a/b.bin b/b.bin\nindex 350ed01..0099104 100644\nBinary files a/b.bin and b/b.bin differ\n\
                     diff --git a/t.txt b/t.txt\nindex 7898192..6178079 100644\n--- a/t.txt\n+++ b/t.txt\n@@ -1 +1 @@\n-a\n+b\n";
         fs_err::write(dir.path().join("x.patch"), diff).unwrap();
-        let output = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(format!("{PATCH_FUNCTIONS}\napply_patch x.patch"))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
+        let output = run_bash_in(dir.path(), &format!("{PATCH_FUNCTIONS}\napply_patch x.patch"));
         assert!(!output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
         assert_eq!(fs_err::read_to_string(dir.path().join("t.txt")).unwrap(), "a\n", "nothing applied in part");
     }

@@ -134,9 +134,10 @@ pub fn cohen_kappa(first: &[usize], second: &[usize]) -> Option<f64> {
     (chance < 1.0).then(|| (observed - chance) / (1.0 - chance))
 }
 
-/// The figures of one set.
+/// How scores rank the tasks the annotators judged bad, and how the `flag` verdict
+/// agrees with them: what the figures of a set and of out-of-fold scores share.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Figures {
+pub struct RankingFigures {
     pub tasks: usize,
     pub filtered_out: usize,
     pub auc_filter_out: Option<f64>,
@@ -147,6 +148,38 @@ pub struct Figures {
     pub flagged: usize,
     pub flag_precision: Option<f64>,
     pub flag_recall: Option<f64>,
+}
+
+/// The [`RankingFigures`] of `scores`, one per task, with each task's annotation, gold
+/// patch size (`sizes`, in changed lines) and `flag` verdict.
+fn ranking_figures(scores: &[f64], annotations: &[&Annotation], sizes: &[f64], flagged: &[bool]) -> RankingFigures {
+    let filtered = filtered_out(annotations);
+    let under: Vec<bool> = annotations.iter().map(|annotation| annotation.underspecified >= 2.0).collect();
+    let negative: Vec<bool> = annotations.iter().map(|annotation| annotation.false_negative >= 2.0).collect();
+    let (precision, recall) = precision_recall(flagged, &filtered);
+    RankingFigures {
+        tasks: scores.len(),
+        filtered_out: filtered.iter().filter(|label| **label).count(),
+        auc_filter_out: roc_auc(scores, &filtered),
+        auc_underspecified: roc_auc(scores, &under),
+        auc_false_negative: roc_auc(scores, &negative),
+        auc_patch_size_baseline: roc_auc(sizes, &filtered),
+        flagged: flagged.iter().filter(|flag| **flag).count(),
+        flag_precision: precision,
+        flag_recall: recall,
+    }
+}
+
+/// Whether the annotators filtered each task out.
+fn filtered_out(annotations: &[&Annotation]) -> Vec<bool> {
+    annotations.iter().map(|annotation| annotation.filter_out).collect()
+}
+
+/// The figures of one set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    #[serde(flatten)]
+    pub ranking: RankingFigures,
     pub difficulty_exact: f64,
     pub difficulty_within_one: f64,
     pub difficulty_kappa: Option<f64>,
@@ -160,12 +193,9 @@ pub struct Figures {
 /// patch size for the baseline.
 pub fn figures(pairs: &[(&QualityRecord, &Annotation, usize)]) -> Figures {
     let scores: Vec<f64> = pairs.iter().map(|(record, _, _)| record.quality_score).collect();
-    let filtered: Vec<bool> = pairs.iter().map(|(_, annotation, _)| annotation.filter_out).collect();
-    let under: Vec<bool> = pairs.iter().map(|(_, annotation, _)| annotation.underspecified >= 2.0).collect();
-    let negative: Vec<bool> = pairs.iter().map(|(_, annotation, _)| annotation.false_negative >= 2.0).collect();
+    let annotations: Vec<&Annotation> = pairs.iter().map(|(_, annotation, _)| *annotation).collect();
     let sizes: Vec<f64> = pairs.iter().map(|(_, _, lines)| *lines as f64).collect();
     let flagged: Vec<bool> = pairs.iter().map(|(record, _, _)| record.quality_verdict == Verdict::Flag).collect();
-    let (precision, recall) = precision_recall(&flagged, &filtered);
     let mut confusion: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let (mut exact, mut within_one) = (0, 0);
     let mut flags: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -186,15 +216,7 @@ pub fn figures(pairs: &[(&QualityRecord, &Annotation, usize)]) -> Figures {
     }
     let share = |count: usize| if pairs.is_empty() { 0.0 } else { count as f64 / pairs.len() as f64 };
     Figures {
-        tasks: pairs.len(),
-        filtered_out: filtered.iter().filter(|label| **label).count(),
-        auc_filter_out: roc_auc(&scores, &filtered),
-        auc_underspecified: roc_auc(&scores, &under),
-        auc_false_negative: roc_auc(&scores, &negative),
-        auc_patch_size_baseline: roc_auc(&sizes, &filtered),
-        flagged: flagged.iter().filter(|flag| **flag).count(),
-        flag_precision: precision,
-        flag_recall: recall,
+        ranking: ranking_figures(&scores, &annotations, &sizes, &flagged),
         difficulty_exact: share(exact),
         difficulty_within_one: share(within_one),
         difficulty_kappa: cohen_kappa(
@@ -284,19 +306,12 @@ pub fn roc_auc_within(scores: &[f64], labels: &[bool], groups: &[&str]) -> Optio
 /// The figures of scores (for example out-of-fold scores) against annotations.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScoreFigures {
-    pub tasks: usize,
-    pub filtered_out: usize,
-    pub auc_filter_out: Option<f64>,
-    /// Pairs within one repository only.
+    #[serde(flatten)]
+    pub ranking: RankingFigures,
+    /// `auc_filter_out` counting pairs within one repository only.
     pub auc_filter_out_within_repository: Option<f64>,
-    pub auc_underspecified: Option<f64>,
-    pub auc_false_negative: Option<f64>,
-    /// The gold patch's changed lines alone, pooled and within repositories.
-    pub auc_patch_size_baseline: Option<f64>,
+    /// `auc_patch_size_baseline` within repositories.
     pub auc_patch_size_baseline_within_repository: Option<f64>,
-    pub flagged: usize,
-    pub flag_precision: Option<f64>,
-    pub flag_recall: Option<f64>,
 }
 
 /// The figures of `scores`, one per task, with each task's annotation, repository and
@@ -308,24 +323,13 @@ pub fn score_figures(
     patch_lines: &[usize],
     flag_above: f64,
 ) -> ScoreFigures {
-    let filtered: Vec<bool> = annotations.iter().map(|annotation| annotation.filter_out).collect();
-    let under: Vec<bool> = annotations.iter().map(|annotation| annotation.underspecified >= 2.0).collect();
-    let negative: Vec<bool> = annotations.iter().map(|annotation| annotation.false_negative >= 2.0).collect();
+    let filtered = filtered_out(annotations);
     let sizes: Vec<f64> = patch_lines.iter().map(|lines| *lines as f64).collect();
     let flagged: Vec<bool> = scores.iter().map(|score| *score > flag_above).collect();
-    let (precision, recall) = precision_recall(&flagged, &filtered);
     ScoreFigures {
-        tasks: scores.len(),
-        filtered_out: filtered.iter().filter(|label| **label).count(),
-        auc_filter_out: roc_auc(scores, &filtered),
+        ranking: ranking_figures(scores, annotations, &sizes, &flagged),
         auc_filter_out_within_repository: roc_auc_within(scores, &filtered, groups),
-        auc_underspecified: roc_auc(scores, &under),
-        auc_false_negative: roc_auc(scores, &negative),
-        auc_patch_size_baseline: roc_auc(&sizes, &filtered),
         auc_patch_size_baseline_within_repository: roc_auc_within(&sizes, &filtered, groups),
-        flagged: flagged.iter().filter(|flag| **flag).count(),
-        flag_precision: precision,
-        flag_recall: recall,
     }
 }
 

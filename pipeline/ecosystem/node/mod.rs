@@ -28,7 +28,7 @@ pub mod infer;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, Interruption, LadderContext, ParsedRun, Parts, RungFailure};
+use super::{Ecosystem, FailedRung, Interruption, ParsedRun, Parts, RungFailure};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 
@@ -135,15 +135,10 @@ impl Ecosystem for NodeTest {
     /// publish times, or the package is younger than the task), the same install
     /// without the date bound (`relaxed-packages`): the newest versions that
     /// `package.json`'s ranges (or the lockfile) allow.
-    fn next_rung(
-        &self,
-        tried: &[EnvironmentSpec],
-        failure: &RungFailure<'_>,
-        _context: &LadderContext<'_>,
-    ) -> Option<EnvironmentSpec> {
-        let last = tried.last()?;
-        let RungFailure::BuildFailed { log } = failure else { return None };
-        if tried.iter().any(|spec| spec.rung == Rung::RelaxedPackages) || !infer::refused_by_date(log) {
+    fn next_rung(&self, failed: &FailedRung<'_>) -> Option<EnvironmentSpec> {
+        let last = failed.tried.last()?;
+        let RungFailure::BuildFailed { log } = failed.failure else { return None };
+        if failed.tried.iter().any(|spec| spec.rung == Rung::RelaxedPackages) || !infer::refused_by_date(log) {
             return None;
         }
         let install = last.install.iter().map(|step| infer::without_date_bound(step)).collect();

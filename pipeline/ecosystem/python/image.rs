@@ -217,12 +217,8 @@ mod tests {
             fs_err::write(dir.path().join(path), text).unwrap();
         }
         // uv itself is not run: a function of the same name says what it was given.
-        let output = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(format!("uv() {{ echo \"uv $*\"; }}\n{INSTALL_REPOSITORY_FUNCTION}\ninstall_repository"))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
+        let script = format!("uv() {{ echo \"uv $*\"; }}\n{INSTALL_REPOSITORY_FUNCTION}\ninstall_repository");
+        let output = crate::sandbox::script::run_bash_in(dir.path(), &script);
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     }

@@ -61,11 +61,9 @@ macro_rules! shares_pytest_environment {
 
         fn next_rung(
             &self,
-            tried: &[$crate::model::EnvironmentSpec],
-            failure: &$crate::ecosystem::RungFailure<'_>,
-            context: &$crate::ecosystem::LadderContext<'_>,
+            failed: &$crate::ecosystem::FailedRung<'_>,
         ) -> Option<$crate::model::EnvironmentSpec> {
-            $crate::ecosystem::python::Pytest.next_rung(tried, failure, context)
+            $crate::ecosystem::python::Pytest.next_rung(failed)
         }
 
         fn packages_to_add(&self, runs: &$crate::ecosystem::RunsSeen<'_>) -> Vec<String> {
@@ -100,7 +98,7 @@ pub mod unittest;
 
 use chrono::{DateTime, Utc};
 
-use super::{Ecosystem, LadderContext, ParsedRun, Parts, RepoFiles, RungFailure, RunsSeen, RuntimeNeed};
+use super::{Ecosystem, FailedRung, ParsedRun, Parts, RepoFiles, RunsSeen, RuntimeNeed};
 use crate::git::diff::files_changed_by;
 use crate::model::EnvironmentSpec;
 
@@ -208,13 +206,8 @@ impl Ecosystem for Pytest {
         "parse_log_pytest"
     }
 
-    fn next_rung(
-        &self,
-        tried: &[EnvironmentSpec],
-        failure: &RungFailure<'_>,
-        context: &LadderContext<'_>,
-    ) -> Option<EnvironmentSpec> {
-        ladder::next_rung(tried, failure, context)
+    fn next_rung(&self, failed: &FailedRung<'_>) -> Option<EnvironmentSpec> {
+        ladder::next_rung(failed.tried, &failed.failure, failed.context)
     }
 
     fn packages_to_add(&self, runs: &RunsSeen<'_>) -> Vec<String> {

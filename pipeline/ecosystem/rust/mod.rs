@@ -42,7 +42,7 @@ pub mod missing;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, Interruption, LadderContext, Move, ParsedRun, Parts, RungFailure, Setback};
+use super::{Ecosystem, FailedRung, Interruption, LadderContext, Move, ParsedRun, Parts, Setback};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
@@ -149,18 +149,14 @@ impl Ecosystem for CargoTest {
     /// One rung: the neighbouring toolchain (the nearest newer image, else the
     /// nearest older), when the first did not build (dependencies that need a newer
     /// compiler) or ran no test.
-    fn next_rung(
-        &self,
-        tried: &[EnvironmentSpec],
-        _failure: &RungFailure<'_>,
-        context: &LadderContext<'_>,
-    ) -> Option<EnvironmentSpec> {
-        let last = tried.last()?;
-        if tried.iter().any(|spec| spec.rung == Rung::NeighbourRuntime) {
+    fn next_rung(&self, failed: &FailedRung<'_>) -> Option<EnvironmentSpec> {
+        let last = failed.tried.last()?;
+        if failed.tried.iter().any(|spec| spec.rung == Rung::NeighbourRuntime) {
             return None;
         }
         let own = infer::minor_of(&last.runtime)?;
-        let mut others: Vec<(u32, &String)> = context
+        let mut others: Vec<(u32, &String)> = failed
+            .context
             .runtimes
             .iter()
             .filter(|runtime| self.owns_runtime(runtime))
@@ -190,6 +186,7 @@ mod tests {
         assert_eq!(CargoTest.interruption("test a ... FAILED\nerror: test failed, to rerun pass `--lib`\n"), None);
     }
     use crate::ecosystem::RepoFiles;
+    use crate::ecosystem::RungFailure;
     use crate::ecosystem::fixtures::diff_of;
 
     #[test]
@@ -245,12 +242,13 @@ mod tests {
             runtimes: &runtimes,
         };
         let first = EnvironmentSpec { ecosystem: "rust".into(), runtime: "rust1.63".into(), ..Default::default() };
-        let failure = RungFailure::BuildFailed { log: "" };
-        let next = CargoTest.next_rung(std::slice::from_ref(&first), &failure, &context).unwrap();
+        let next_rung =
+            |tried: &[EnvironmentSpec], failure| CargoTest.next_rung(&FailedRung { tried, failure, context: &context });
+        let next = next_rung(std::slice::from_ref(&first), RungFailure::BuildFailed { log: "" }).unwrap();
         assert_eq!((next.runtime.as_str(), next.rung), ("rust1.85", Rung::NeighbourRuntime));
-        assert!(CargoTest.next_rung(&[first.clone(), next], &RungFailure::Unusable, &context).is_none());
+        assert!(next_rung(&[first.clone(), next], RungFailure::Unusable).is_none());
         let newest = EnvironmentSpec { runtime: "rust1.85".into(), ..first };
-        let older = CargoTest.next_rung(&[newest], &RungFailure::Unusable, &context).unwrap();
+        let older = next_rung(&[newest], RungFailure::Unusable).unwrap();
         assert_eq!(older.runtime, "rust1.63", "no newer image: the nearest older");
     }
 }

@@ -401,6 +401,16 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
         vec!["tests/test_forms.py::test_label".to_string()]
     }
 
+    /// An issue that names neither the gold patch's new methods nor its message.
+    const VAGUE_ISSUE: &str = "The label of PasswordWidget points nowhere.";
+
+    /// The flag `signal` raises on the vague issue's task, with the count it gives.
+    fn raised_on_the_vague_issue(signal: fn(&Reading<'_>) -> (Option<Flag>, usize)) -> (Flag, usize) {
+        let f2p = f2p();
+        let (flag, count) = signal(&Reading::new(task(VAGUE_ISSUE, GOLD, TESTS, &f2p), vec![]));
+        (flag.expect("raised"), count)
+    }
+
     #[test]
     fn test_ids_name_their_test_and_their_file() {
         for (id, name) in [
@@ -421,10 +431,7 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
 
     #[test]
     fn new_names_are_raised_for_a_method_the_issue_never_names() {
-        let f2p = f2p();
-        let reading = Reading::new(task("The label of PasswordWidget points nowhere.", GOLD, TESTS, &f2p), vec![]);
-        let (flag, count) = new_names(&reading);
-        let flag = flag.expect("raised");
+        let (flag, count) = raised_on_the_vague_issue(new_names);
         assert_eq!(count, 2, "{flag:?}");
         assert!(flag.reason.contains("`id_for_label` and `check`"), "{}", flag.reason);
         let places: Vec<(Source, Option<&str>, Option<u32>)> =
@@ -448,17 +455,13 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
         // The mirror shows the method was there before the fix.
         let before =
             vec!["class PasswordWidget:\n    def id_for_label(self, id_): ...\n    def check(self): ...\n".to_string()];
-        let (flag, _) =
-            new_names(&Reading::new(task("The label of PasswordWidget points nowhere.", GOLD, TESTS, &f2p), before));
+        let (flag, _) = new_names(&Reading::new(task(VAGUE_ISSUE, GOLD, TESTS, &f2p), before));
         assert!(flag.is_none());
     }
 
     #[test]
     fn unseen_strings_are_raised_for_the_gold_patchs_own_message() {
-        let f2p = f2p();
-        let reading = Reading::new(task("The label of PasswordWidget points nowhere.", GOLD, TESTS, &f2p), vec![]);
-        let (flag, count) = unseen_strings(&reading);
-        let flag = flag.expect("raised");
+        let (flag, count) = raised_on_the_vague_issue(unseen_strings);
         assert_eq!(count, 2, "{flag:?}");
         assert!(flag.reason.contains("`the password widget has no`"), "{}", flag.reason);
         assert!(flag.reason.contains("gold patch's own wording"), "{}", flag.reason);
