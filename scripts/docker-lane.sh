@@ -7,10 +7,13 @@
 #
 # Two Docker tests run at once (.config/nextest.toml), which keeps both cores busy:
 # most of a Docker test's time is waiting for containers, not computing. A test runs
-# alone when another test's containers and images would disturb it: SWE-bench's harness
-# lists every container and image on the engine and inspects each, and crashes when one
-# goes away in between; the cluster tests turn the engine into a swarm manager; the
-# signal tests time a window that a busy machine can miss.
+# alone when another test's containers and images would disturb it: the cluster tests
+# turn the engine into a swarm manager; the signal tests time a window that a busy
+# machine can miss. SWE-bench's harness lists every container and image on the engine
+# and inspects each, and crashes when one goes away in between: a shared test takes the
+# engine alone for the harness's run only (tests/support/docker_lane.rs), through the
+# lane's descriptor and the turnstile that this script names in
+# SWE_HARVEST_DOCKER_LANE_FD and SWE_HARVEST_DOCKER_TURNSTILE.
 #
 # A reader-writer lock on a file of this machine (the engine is the machine's, so two
 # suites at once share the lanes too). A turnstile lock in front keeps a waiting `alone`
@@ -27,9 +30,13 @@ case "$lane" in
     *) echo "docker-lane.sh: unknown lane '$lane' (shared or alone)" >&2; exit 2 ;;
 esac
 locks=${SWE_HARVEST_DOCKER_LANE_DIR:-${XDG_RUNTIME_DIR:-/tmp}}
-exec 8>>"$locks/swe-harvest-docker-turnstile.lock"
+turnstile="$locks/swe-harvest-docker-turnstile.lock"
+exec 8>>"$turnstile"
 flock -x 8
 exec 9>>"$locks/swe-harvest-docker-lane.lock"
 flock "$mode" 9
 exec 8>&-
+if [ "$lane" = shared ]; then
+    export SWE_HARVEST_DOCKER_LANE_FD=9 SWE_HARVEST_DOCKER_TURNSTILE="$turnstile"
+fi
 exec "$@"

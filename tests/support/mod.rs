@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod docker_lane;
 pub mod github_sim;
 pub mod probes;
 pub mod published;
@@ -227,13 +228,15 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
 /// `dataset` with `predictions` (`gold`, or a JSONL file whose model is `probe`) and
 /// returns its report.
 pub fn run_harness(python: &Path, work: &Path, dataset: &Path, predictions: &str, run_id: &str) -> serde_json::Value {
-    let output = Command::new(python)
-        .current_dir(work)
-        .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
-        .arg(dataset)
-        .args(["--predictions_path", predictions, "--run_id", run_id, "--max_workers", "2", "--timeout", "300"])
-        .output()
-        .unwrap();
+    let output = docker_lane::alone(|| {
+        Command::new(python)
+            .current_dir(work)
+            .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
+            .arg(dataset)
+            .args(["--predictions_path", predictions, "--run_id", run_id, "--max_workers", "2", "--timeout", "300"])
+            .output()
+            .unwrap()
+    });
     assert!(output.status.success(), "run_evaluation failed:\n{}\n{}", stdout(&output), stderr(&output));
     let model = if predictions == "gold" { "gold".to_string() } else { "probe".to_string() };
     let report = work.join(format!("{model}.{run_id}.json"));

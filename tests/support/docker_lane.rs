@@ -1,0 +1,144 @@
+//! The Docker test's lane (scripts/docker-lane.sh, nextest's wrapper around each
+//! Docker test): two Docker tests share the engine, and a shared test can have it to
+//! itself for a moment.
+
+use std::os::fd::{BorrowedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+
+/// Runs `work` with the Docker engine to this test alone, then shares it again. For
+/// SWE-bench's harness, which inspects every container and image on the engine and
+/// crashes when another test removes one in between. Outside a shared lane (plain
+/// `cargo test`, one test at a time; or a test that runs alone anyway) it just runs
+/// `work`.
+pub fn alone<T>(work: impl FnOnce() -> T) -> T {
+    let Some((fd, turnstile)) = shared_lane() else { return work() };
+    // SAFETY: docker-lane.sh opened this descriptor for the test and never closes it;
+    // the test process holds it from start to end.
+    let lane = unsafe { BorrowedFd::borrow_raw(fd) };
+    alone_in(lane, &turnstile, work)
+}
+
+/// [`alone`] on the lane's lock `lane` (held shared) behind `turnstile`.
+fn alone_in<T>(lane: BorrowedFd<'_>, turnstile: &Path, work: impl FnOnce() -> T) -> T {
+    // The shared lock goes first: two shared tests that asked for the engine at once
+    // while keeping theirs would each wait for the other's forever.
+    flock(lane, FlockOperation::Unlock).expect("the lane's lock is released");
+    let gate = fs_err::OpenOptions::new().append(true).create(true).open(turnstile).expect("the turnstile opens");
+    flock(&gate, FlockOperation::LockExclusive).expect("the turnstile is taken");
+    flock(lane, FlockOperation::LockExclusive).expect("the engine is taken alone");
+    drop(gate);
+    let result = work();
+    flock(lane, FlockOperation::LockShared).expect("the engine is shared again");
+    result
+}
+
+/// The lane's descriptor and turnstile, when docker-lane.sh runs this test shared.
+fn shared_lane() -> Option<(RawFd, PathBuf)> {
+    let fd = std::env::var("SWE_HARVEST_DOCKER_LANE_FD").ok()?.parse().ok()?;
+    let turnstile = std::env::var_os("SWE_HARVEST_DOCKER_TURNSTILE")?;
+    Some((fd, PathBuf::from(turnstile)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
+    use std::process::{Child, Command};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::support::project_root;
+
+    /// `scripts/docker-lane.sh LANE bash -c SCRIPT` with its locks in `dir`.
+    fn in_lane(dir: &Path, lane: &str, script: &str) -> Child {
+        Command::new(project_root().join("scripts/docker-lane.sh"))
+            .args([lane, "bash", "-c", script])
+            .current_dir(dir)
+            .env("SWE_HARVEST_DOCKER_LANE_DIR", dir)
+            .spawn()
+            .expect("docker-lane.sh runs")
+    }
+
+    /// Waits (at most a minute) for the file `name` in `dir`.
+    fn wait_for(dir: &Path, name: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !dir.join(name).exists() {
+            assert!(Instant::now() < deadline, "{name} never appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (at most a minute) until some process holds the lock file `name` in `dir`.
+    fn wait_until_held(dir: &Path, name: &str) {
+        let file = fs_err::OpenOptions::new().append(true).create(true).open(dir.join(name)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok() {
+            flock(&file, FlockOperation::Unlock).unwrap();
+            assert!(Instant::now() < deadline, "nobody took {name}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn shared_tests_run_together_and_an_alone_one_waits_for_them_and_goes_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        // Two shared tests at once: the first ends only once the second has run.
+        let mut first = in_lane(dir, "shared", "while [ ! -e second ]; do sleep 0.02; done");
+        assert!(in_lane(dir, "shared", "touch second").wait().unwrap().success());
+        assert!(first.wait().unwrap().success());
+
+        // An alone test waits for the shared one that holds the engine ...
+        let mut shared =
+            in_lane(dir, "shared", "touch shared; while [ ! -e go ]; do sleep 0.02; done; touch shared-done");
+        wait_for(dir, "shared");
+        let mut alone =
+            in_lane(dir, "alone", "if [ -e shared-done ]; then touch alone-after-shared; fi; touch alone-done");
+        // ... and, holding the turnstile while it waits, goes before a shared test that
+        // comes after it.
+        wait_until_held(dir, "swe-harvest-docker-turnstile.lock");
+        let mut later = in_lane(dir, "shared", "if [ -e alone-done ]; then touch later-after-alone; fi");
+        fs_err::write(dir.join("go"), "").unwrap();
+        for child in [&mut shared, &mut alone, &mut later] {
+            assert!(child.wait().unwrap().success());
+        }
+        assert!(dir.join("alone-after-shared").exists(), "the alone test ran while a shared one held the engine");
+        assert!(dir.join("later-after-alone").exists(), "a later shared test went before the waiting alone one");
+    }
+
+    #[test]
+    fn a_shared_test_has_the_engine_alone_once_the_other_lane_is_empty_and_shares_it_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        // This test plays a shared test as docker-lane.sh would start it.
+        let lane = fs_err::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(dir.join("swe-harvest-docker-lane.lock"))
+            .unwrap();
+        flock(&lane, FlockOperation::LockShared).unwrap();
+        let turnstile = dir.join("swe-harvest-docker-turnstile.lock");
+        let mut other =
+            in_lane(dir, "shared", "touch other; while [ ! -e release ]; do sleep 0.02; done; touch other-done");
+        wait_for(dir, "other");
+        let releaser = {
+            let dir = dir.to_path_buf();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                fs_err::write(dir.join("release"), "").unwrap();
+            })
+        };
+        let other_was_done = alone_in(lane.as_fd(), &turnstile, || dir.join("other-done").exists());
+        assert!(other_was_done, "the engine was taken alone while the other lane's test still ran");
+        releaser.join().unwrap();
+        assert!(other.wait().unwrap().success());
+        // Shared again: another shared test runs beside this one, an alone one cannot.
+        assert!(in_lane(dir, "shared", "true").wait().unwrap().success());
+        let mut alone = in_lane(dir, "alone", "touch alone-ran");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!dir.join("alone-ran").exists(), "an alone test ran beside a shared one");
+        drop(lane);
+        assert!(alone.wait().unwrap().success());
+    }
+}
