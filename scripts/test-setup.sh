@@ -24,7 +24,7 @@ SWE_HARVEST_BIN="$target/debug/swe-harvest" \
 # The review page's tests drive a real headless browser (Debian's chromium and its driver).
 scripts/setup-browser.sh || echo "test-setup.sh: no browser could be installed; the review page's browser tests will skip" >&2
 
-# The suite runs under cargo-nextest, which runs the Docker tests one at a time
+# The suite runs under cargo-nextest, which runs the Docker tests two at a time in lanes
 # (.config/nextest.toml) and the rest in parallel; it is installed from crates.io when
 # missing (once, about 4 minutes on 2 cores).
 if ! cargo nextest --version >/dev/null 2>&1; then

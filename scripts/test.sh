@@ -3,7 +3,7 @@
 # Docker engine, the base images, a browser, cargo-nextest), then runs the whole
 # suite. Extra arguments go to the test runner.
 #
-# The suite runs under cargo-nextest, which runs the Docker tests one at a time
+# The suite runs under cargo-nextest, which runs the Docker tests two at a time in lanes
 # (.config/nextest.toml) and the rest in parallel. Where it could not be installed,
 # the suite runs under plain `cargo test` with one test at a time, which is slower but
 # just as correct.
