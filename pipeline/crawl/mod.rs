@@ -943,8 +943,9 @@ mod settings_tests {
         assert_eq!(settings.options.api, CrawlApi::Rest, "--api beats crawl.api");
         assert_eq!((settings.options.since, settings.options.until), (flags.since, flags.until));
         assert_eq!(settings.options.per_page, settings.github.per_page);
-        let defaults = CrawlSettings::resolve(&LoadedConfig::for_tests(), &CrawlFlags::default()).unwrap();
-        assert_eq!(defaults.github.api_url, LoadedConfig::for_tests().config.github.api_url);
+        let config = LoadedConfig::for_tests();
+        let defaults = CrawlSettings::resolve(&config, &CrawlFlags::default()).unwrap();
+        assert_eq!(defaults.github.api_url, config.config.github.api_url);
     }
 
     #[test]
