@@ -20,7 +20,8 @@
 # from being starved by a stream of `shared` tests: a test takes the turnstile, then its
 # lane, then lets the turnstile go; an `alone` test holds the turnstile while it waits,
 # so no new test gets in before it. The test inherits the lane's descriptor, so the
-# lock lasts exactly as long as the test's process.
+# lock lasts exactly as long as the test's process (and not the processes it starts:
+# the test makes the descriptor close-on-exec).
 set -euo pipefail
 lane=${1:?usage: docker-lane.sh shared|alone TEST...}
 shift
@@ -36,7 +37,10 @@ flock -x 8
 exec 9>>"$locks/swe-harvest-docker-lane.lock"
 flock "$mode" 9
 exec 8>&-
+# The test marks the lane's descriptor close-on-exec as it starts (docker_lane.rs):
+# a process it leaves running must not keep the lane.
+export SWE_HARVEST_DOCKER_LANE_FD=9
 if [ "$lane" = shared ]; then
-    export SWE_HARVEST_DOCKER_LANE_FD=9 SWE_HARVEST_DOCKER_TURNSTILE="$turnstile"
+    export SWE_HARVEST_DOCKER_TURNSTILE="$turnstile"
 fi
 exec "$@"

@@ -6,6 +6,29 @@ use std::os::fd::{BorrowedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{FlockOperation, flock};
+use rustix::io::{FdFlags, fcntl_getfd, fcntl_setfd};
+
+/// Keeps the lane to this test's own process: docker-lane.sh hands the lane's lock
+/// down as an inherited descriptor, and every process the test starts would inherit
+/// it too and hold the lock for as long as it lives. A daemon that a test starts and
+/// leaves running (the registry, a cluster's forwarders) held the engine alone for
+/// ever and hung the suite (CI, 2026-11-27). Marked close-on-exec before the first
+/// test runs, the lock stays with this process only.
+#[ctor::ctor(unsafe)]
+fn keep_the_lane_to_this_process() {
+    let Some(fd) = lane_fd() else { return };
+    // SAFETY: docker-lane.sh opened this descriptor for the test process; it stays
+    // open for the process's whole life.
+    let lane = unsafe { BorrowedFd::borrow_raw(fd) };
+    if let Ok(flags) = fcntl_getfd(lane) {
+        let _ = fcntl_setfd(lane, flags | FdFlags::CLOEXEC);
+    }
+}
+
+/// The lane's descriptor, when docker-lane.sh runs this test (shared or alone).
+fn lane_fd() -> Option<RawFd> {
+    std::env::var("SWE_HARVEST_DOCKER_LANE_FD").ok()?.parse().ok()
+}
 
 /// Runs `work` with the Docker engine to this test alone, then shares it again. For
 /// SWE-bench's harness, which inspects every container and image on the engine and
@@ -36,7 +59,7 @@ fn alone_in<T>(lane: BorrowedFd<'_>, turnstile: &Path, work: impl FnOnce() -> T)
 
 /// The lane's descriptor and turnstile, when docker-lane.sh runs this test shared.
 fn shared_lane() -> Option<(RawFd, PathBuf)> {
-    let fd = std::env::var("SWE_HARVEST_DOCKER_LANE_FD").ok()?.parse().ok()?;
+    let fd = lane_fd()?;
     let turnstile = std::env::var_os("SWE_HARVEST_DOCKER_TURNSTILE")?;
     Some((fd, PathBuf::from(turnstile)))
 }
@@ -105,6 +128,51 @@ mod tests {
         }
         assert!(dir.join("alone-after-shared").exists(), "the alone test ran while a shared one held the engine");
         assert!(dir.join("later-after-alone").exists(), "a later shared test went before the waiting alone one");
+    }
+
+    /// Played by the test binary itself inside docker-lane.sh (the test below): leaves a
+    /// process running, as a test that starts a daemon does, and writes its pid.
+    #[test]
+    #[ignore = "run by a_process_a_test_leaves_running_does_not_keep_the_lane"]
+    fn leave_a_process_running() {
+        let Some(pid_file) = std::env::var_os("SWE_HARVEST_LANE_TEST_PID_FILE") else { return };
+        let child = Command::new("sleep")
+            .arg("60")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sleep starts");
+        fs_err::write(pid_file, child.id().to_string()).unwrap();
+    }
+
+    #[test]
+    fn a_process_a_test_leaves_running_does_not_keep_the_lane() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let pid_file = dir.join("left-running.pid");
+        let this_binary = std::env::current_exe().unwrap();
+        for lane in ["alone", "shared"] {
+            let status = Command::new(project_root().join("scripts/docker-lane.sh"))
+                .arg(lane)
+                .arg(&this_binary)
+                .args(["--ignored", "--exact", "support::docker_lane::tests::leave_a_process_running"])
+                .env("SWE_HARVEST_DOCKER_LANE_DIR", dir)
+                .env("SWE_HARVEST_LANE_TEST_PID_FILE", &pid_file)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("docker-lane.sh runs the test binary");
+            assert!(status.success(), "the test in the {lane} lane failed");
+            let pid = fs_err::read_to_string(&pid_file).expect("the test left a process running");
+            let lingering = Path::new("/proc").join(pid.trim());
+            assert!(lingering.exists(), "the process the test left is still running");
+            let lock = fs_err::OpenOptions::new().append(true).open(dir.join("swe-harvest-docker-lane.lock")).unwrap();
+            let free = flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok();
+            let _ = Command::new("kill").arg(pid.trim()).status();
+            assert!(free, "the process a test in the {lane} lane left running holds the lane");
+            flock(&lock, FlockOperation::Unlock).unwrap();
+            fs_err::remove_file(&pid_file).unwrap();
+        }
     }
 
     #[test]
