@@ -136,14 +136,11 @@ mod tests {
     #[ignore = "run by a_process_a_test_leaves_running_does_not_keep_the_lane"]
     fn leave_a_process_running() {
         let Some(pid_file) = std::env::var_os("SWE_HARVEST_LANE_TEST_PID_FILE") else { return };
-        let child = Command::new("sleep")
-            .arg("60")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("sleep starts");
-        fs_err::write(pid_file, child.id().to_string()).unwrap();
+        let started = Command::new("bash")
+            .args(["-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!"])
+            .output()
+            .expect("bash starts sleep");
+        fs_err::write(pid_file, String::from_utf8_lossy(&started.stdout).trim()).unwrap();
     }
 
     #[test]
