@@ -382,6 +382,9 @@ pub struct ValidationRun {
     /// image's own, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+    /// How the run chose its tests (see [`crate::ecosystem::ParsedRun::selection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_selection: Option<String>,
 }
 
 /// A validated task: a candidate plus its labels.

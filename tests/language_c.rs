@@ -89,6 +89,16 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
     let pre = workspace.run_log("acme__calc-1");
     assert!(pre.contains("add 1 -1: 2, not 0"), "the failure's own words are in the pre run: {pre}");
+    let runs = workspace.runs("acme__calc-1");
+    assert!(!runs.is_empty());
+    for run in runs {
+        let selection = run.test_selection.unwrap_or_default();
+        assert!(
+            selection.starts_with("automake tests selected by the touched files: "),
+            "{:?} run: {selection}",
+            run.phase
+        );
+    }
     // The library the build looks for is installed in the image (asked of the image,
     // which an earlier run may have built: its build log is then not in this data dir).
     let image = task.image.clone().unwrap();
@@ -279,6 +289,17 @@ fn a_cmake_test_is_found_by_the_target_that_compiles_the_touched_source_and_neve
     // Only that target is rebuilt: the other one, which no longer compiles with the
     // gold patch's header, is never built for the task.
     assert!(log.contains("building the targets that compile the touched files: unit_tests"), "{log}");
+    // Which tests ran, and why, is kept with each run (and a row's diagnosis).
+    for run in workspace.runs("acme__calc-1") {
+        assert_eq!(
+            run.test_selection.as_deref(),
+            Some(
+                "CTest tests that run the executables of the targets that compile the touched files (unit_tests): calc-suite"
+            ),
+            "{:?} run: {log}",
+            run.phase
+        );
+    }
     assert!(!log.contains(NOT_REBUILT), "{log}");
     assert!(workspace.containers().is_empty());
 }

@@ -110,6 +110,10 @@ pub struct ParsedRun {
     /// (`name/...`): a test outside them with no result in the run was not reached,
     /// which says nothing of it. `None`: every test with no result counts as failing.
     pub asked_for: Option<BTreeSet<String>>,
+    /// How the run chose its tests, in its own words, when the runner chose them at
+    /// run time (C: the CTest tests mapped from the touched files, or every test when
+    /// none mapped); `None` when the tests to run were given.
+    pub selection: Option<String>,
 }
 
 /// What a run's output says of why some of its tests gave no result: the runner or a
@@ -410,7 +414,14 @@ pub trait Ecosystem: Send + Sync {
             }
             run.interrupted = Some(interruption.evidence);
         }
+        run.selection = self.test_selection(log);
         (run, source)
+    }
+
+    /// How the run chose its tests, from its own output (see [`ParsedRun::selection`]).
+    /// The default reads nothing: the tests to run were given.
+    fn test_selection(&self, _log: &str) -> Option<String> {
+        None
     }
 
     /// Why some tests of a run may have no result, in the run's own output (see

@@ -62,6 +62,11 @@ pub struct Labels {
     /// they said nothing.
     #[serde(default)]
     pub interrupted_before: Vec<String>,
+    /// How the runs chose their tests when the runner chose them at run time (C's
+    /// helper), each statement once with the phases that made it (`after the gold
+    /// patch: CTest tests that ...`); empty when the tests to run were given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_selection: Vec<String>,
 }
 
 impl Labels {

@@ -274,6 +274,7 @@ pub(super) async fn run_all(
                     interrupted: parsed.interrupted,
                     asked_for: parsed.asked_for,
                     time_zone: Some(request.time_zone.to_string()),
+                    test_selection: parsed.selection,
                 }
             })
             .collect();

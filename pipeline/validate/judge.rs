@@ -59,6 +59,7 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
             labels.interrupted_before.push(evidence.clone());
         }
     }
+    labels.test_selection = selections(pre, post);
     let verdict = if labels.fail_to_pass.is_empty() {
         Err(dropped(
             ValidateDropReason::NoFailToPass,
@@ -75,6 +76,31 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
         Ok(())
     };
     Judged { labels: Some(labels), verdict }
+}
+
+/// Each statement of how the runs chose their tests once, with the phases whose runs
+/// made it: `before and after the gold patch: ...` when they agree.
+fn selections(pre: &[ValidationRun], post: &[ValidationRun]) -> Vec<String> {
+    let of = |runs: &[ValidationRun]| -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for selection in runs.iter().filter_map(|run| run.test_selection.clone()) {
+            if !seen.contains(&selection) {
+                seen.push(selection);
+            }
+        }
+        seen
+    };
+    let (before, after) = (of(pre), of(post));
+    let mut statements = Vec::new();
+    for selection in &before {
+        let phases =
+            if after.contains(selection) { "before and after the gold patch" } else { "before the gold patch" };
+        statements.push(format!("{phases}: {selection}"));
+    }
+    for selection in after.iter().filter(|selection| !before.contains(selection)) {
+        statements.push(format!("after the gold patch: {selection}"));
+    }
+    statements
 }
 
 /// `; the runs could not import py, appdirs (not in the environment)`, or nothing.
@@ -111,6 +137,7 @@ mod tests {
             interrupted: None,
             asked_for: None,
             time_zone: Some(time_zone.into()),
+            test_selection: None,
         }
     }
 
@@ -137,6 +164,34 @@ mod tests {
         assert_eq!(labels.fail_to_pass, ["t::fix"]);
         assert_eq!(labels.flaky, ["t::local", "t::noisy"]);
         assert_eq!(labels.time_zone_dependent, ["t::local"], "t::noisy disagrees among the UTC runs too");
+    }
+
+    #[test]
+    fn how_the_runs_chose_their_tests_is_said_once_with_the_phases_that_chose_so() {
+        use TestStatus::{Failed, Passed};
+        let chose = |phase: RunPhase, attempt: u32, selection: &str, status: TestStatus| ValidationRun {
+            test_selection: Some(selection.into()),
+            ..run(phase, attempt, "UTC", &[("t", status)])
+        };
+        let attempts = Attempts {
+            pre: vec![chose(RunPhase::Pre, 1, "all of them", Failed), chose(RunPhase::Pre, 2, "all of them", Failed)],
+            post: vec![chose(RunPhase::Post, 1, "all of them", Passed), chose(RunPhase::Post, 2, "t and u", Passed)],
+            missing_pre: BTreeSet::new(),
+            missing_post: BTreeSet::new(),
+        };
+        let labels = judge(&attempts, &["t.c".to_string()], Path::new("logs")).labels.expect("results");
+        assert_eq!(
+            labels.test_selection,
+            ["before and after the gold patch: all of them", "after the gold patch: t and u"]
+        );
+        let given = Attempts {
+            pre: vec![run(RunPhase::Pre, 1, "UTC", &[("t", Failed)])],
+            post: vec![run(RunPhase::Post, 1, "UTC", &[("t", Passed)])],
+            missing_pre: BTreeSet::new(),
+            missing_post: BTreeSet::new(),
+        };
+        let labels = judge(&given, &["t.py".to_string()], Path::new("logs")).labels.expect("results");
+        assert!(labels.test_selection.is_empty(), "the tests to run were given");
     }
 
     #[test]

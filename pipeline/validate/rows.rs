@@ -69,6 +69,10 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
     }
     if let Some(outcome) = outcome {
         diagnosis["needs_network"] = outcome.needs_network().to_vec().into();
+        // Which tests ran, when the runner chose them (C): labels or a drop read with it.
+        if let Some(observed) = outcome.observed.as_ref().filter(|observed| !observed.test_selection.is_empty()) {
+            diagnosis["test_selection"] = observed.test_selection.clone().into();
+        }
         diagnosis["image"] = outcome.image.clone().into();
         diagnosis["environment"] = outcome.spec.as_ref().map(|spec| spec.source.clone()).into();
         diagnosis["runtime"] = outcome.spec.as_ref().map(|spec| spec.runtime.clone()).into();
@@ -472,7 +476,11 @@ mod tests {
             outcomes: vec![
                 outcome("acme__calc-1", Ok(labels(&["t::a"], &["t::b"]))),
                 TaskOutcome {
-                    observed: Some(Labels { needs_network: vec!["t::online".into()], ..Labels::default() }),
+                    observed: Some(Labels {
+                        needs_network: vec!["t::online".into()],
+                        test_selection: vec!["before and after the gold patch: all of them".into()],
+                        ..Labels::default()
+                    }),
                     ..outcome(
                         "acme__calc-2",
                         Err(Dropped { reason: ValidateDropReason::NoFailToPass, detail: "none".into() }),
@@ -494,6 +502,11 @@ mod tests {
         assert_eq!(written[0]["diagnosis"]["image"], "env:1");
         assert_eq!(written[1]["diagnosis"]["status"], "dropped");
         assert_eq!(written[1]["diagnosis"]["reason"], "no_fail_to_pass");
+        assert_eq!(
+            written[1]["diagnosis"]["test_selection"],
+            serde_json::json!(["before and after the gold patch: all of them"])
+        );
+        assert!(written[0]["diagnosis"].get("test_selection").is_none(), "the tests to run were given");
         assert_eq!(written[1]["FAIL_TO_PASS"], "[]");
         // A miss that the network explains says so.
         assert_eq!(written[1]["diagnosis"]["needs_network"], serde_json::json!(["t::online"]));

@@ -137,6 +137,7 @@ pub fn validation_run(instance_id: &str, phase: RunPhase, attempt: u32) -> Valid
         interrupted: None,
         asked_for: None,
         time_zone: None,
+        test_selection: None,
     }
 }
 

@@ -137,6 +137,12 @@ impl Workspace {
         drops.remove(id).unwrap_or_else(|| panic!("{id} was not dropped; drops: {drops:?}"))
     }
 
+    /// The stored validation runs of `id`, by phase then attempt.
+    pub fn runs(&self, id: &str) -> Vec<swe_harvest::model::ValidationRun> {
+        let store = Store::open_in(self.data_dir()).unwrap();
+        swe_harvest::store::validation::runs(store.connection(), id).unwrap()
+    }
+
     /// The log of `id`'s first validation run ("" when there is none).
     pub fn run_log(&self, id: &str) -> String {
         fs_err::read_to_string(self.data_dir().join(format!("logs/validate/{id}/run-1.log"))).unwrap_or_default()

@@ -102,6 +102,11 @@ impl Ecosystem for MakeCheck {
         results::parse_automake_log(log)
     }
 
+    /// The helper's own words on which tests it chose (the module's "Which tests run").
+    fn test_selection(&self, log: &str) -> Option<String> {
+        results::test_selection(log)
+    }
+
     /// The same helper as the validation runs, its output cut to the result lines
     /// (`PASS: ID`), which is what `parse_log_jq` reads: it stops at any other line of
     /// the shape `WORD: WORD` (make's and the compiler's output has some).

@@ -15,6 +15,30 @@ use quick_xml::events::Event;
 use crate::ecosystem::ParsedRun;
 use crate::model::TestStatus;
 
+/// How the helper's statements of which tests it chose begin (test-helper.sh): the
+/// touched files mapped to automake tests or CTest tests, or nothing mapped and every
+/// test run.
+const SELECTION_STATEMENTS: &[&str] = &[
+    "automake tests selected by the touched files: ",
+    "no automake test named by the touched files;",
+    "CTest tests that ",
+    "no CTest test runs an executable of the touched files or names one;",
+];
+
+/// The helper's statements of which tests it chose in this run (`CTest tests that run
+/// the executables of the targets that compile the touched files (unit): test-unit`),
+/// joined; `None` when it made none (a plain make target, or an older helper).
+pub fn test_selection(log: &str) -> Option<String> {
+    let mut statements: Vec<&str> = Vec::new();
+    for line in log.lines() {
+        let Some(statement) = line.trim().strip_prefix("swe-harvest: ") else { continue };
+        if SELECTION_STATEMENTS.iter().any(|start| statement.starts_with(start)) && !statements.contains(&statement) {
+            statements.push(statement);
+        }
+    }
+    (!statements.is_empty()).then(|| statements.join("; "))
+}
+
 /// An automake result word as a status.
 fn automake_status(word: &str) -> Option<TestStatus> {
     Some(match word {
@@ -201,6 +225,30 @@ mod tests {
         assert_eq!(run.tests.get("runs"), Some(&TestStatus::Passed), "{run:?}");
         assert_eq!(run.tests.get("skips"), Some(&TestStatus::Skipped), "{run:?}");
         assert_eq!(run.tests.get("unbuilt"), None, "{run:?}");
+    }
+
+    #[test]
+    fn the_helpers_statements_of_which_tests_it_chose_are_read_from_the_log_and_nothing_else() {
+        assert_eq!(
+            test_selection(AUTOMAKE_LOG).as_deref(),
+            Some("automake tests selected by the touched files: tests/jqtest")
+        );
+        let ctest = "swe-harvest: building the targets that compile the touched files: unit\n\
+                     swe-harvest: CTest tests that run the executables of the targets that compile the touched files (unit): a b\n\
+                     swe-harvest: the fixture setup test(s) data failed, so ...\n\
+                     1/2 Test #1: a ....   Passed\n";
+        assert_eq!(
+            test_selection(ctest).as_deref(),
+            Some("CTest tests that run the executables of the targets that compile the touched files (unit): a b")
+        );
+        let whole =
+            "swe-harvest: no CTest test runs an executable of the touched files or names one; running all of them\n";
+        assert_eq!(test_selection(whole).as_deref(), Some(whole.trim().trim_start_matches("swe-harvest: ")));
+        assert_eq!(
+            test_selection("PASS: make-check\nswe-harvest results:\n"),
+            None,
+            "a plain make target chooses nothing"
+        );
     }
 
     #[test]
