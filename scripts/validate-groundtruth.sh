@@ -10,6 +10,7 @@
 # usage: scripts/validate-groundtruth.sh [ROWS.jsonl] [extra validate args, e.g. --coverage]
 #   CONFIG=configs/pipeline.toml   the config (its folder's repos/ holds per-repo overrides;
 #                                  default: configs/pipeline.toml with configs/repos/)
+#   SWE_HARVEST_BIN=PATH           a built swe-harvest to run (default: `cargo build` here)
 #   INFERENCE_ONLY=1               set configs/repos/ aside: the config is copied into the
 #                                  data dir, where no repos/ folder exists, so every
 #                                  environment is inferred (as a new user meets it)
@@ -38,7 +39,13 @@ with open(sys.argv[1]) as rows, open(sys.argv[2], "w") as out:
             kept += 1
 print(f"{kept} rows with a mirror", file=sys.stderr)
 PY
-cargo build --quiet
+# A built binary when given (the test build's serves: `cargo test --no-run` builds it
+# with the tests' features, and a plain `cargo build` would build the package again).
+bin="${SWE_HARVEST_BIN:-}"
+if [ -z "$bin" ]; then
+    cargo build --quiet
+    bin="${CARGO_TARGET_DIR:-target}/debug/swe-harvest"
+fi
 config_args=()
 if [ -n "${CONFIG:-}" ]; then config_args=(--config "$CONFIG"); fi
 if [ "${INFERENCE_ONLY:-0}" = 1 ]; then
@@ -49,7 +56,7 @@ fi
 : "${SWE_HARVEST_VALIDATE__EXTRA_CA_FILE:=/etc/ssl/certs/ca-certificates.crt}"
 export SWE_HARVEST_VALIDATE__EXTRA_CA_FILE
 start=$(date +%s)
-"${CARGO_TARGET_DIR:-target}/debug/swe-harvest" --data-dir "$data_dir" "${config_args[@]}" validate \
+"$bin" --data-dir "$data_dir" "${config_args[@]}" validate \
     --input "$selected" --out "$data_dir/validated.jsonl" --compare "$@" || true
 echo "wall time: $(( $(date +%s) - start ))s; rows with diagnoses: $data_dir/validated.jsonl; logs: $data_dir/logs" >&2
 # With --coverage: the golden tests' change coverage per row, and its distribution.
