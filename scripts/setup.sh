@@ -8,6 +8,11 @@
 # it: the Debian suites to bootstrap, then per image its tag, suite, packages and
 # check. So this script needs the binary: SWE_HARVEST_BIN, else it builds it with
 # cargo (`cargo build --bin swe-harvest`, the debug profile that the tests use too).
+# Or a plan printed before: SWE_HARVEST_IMAGE_PLAN names a file of `images plan
+# --tsv`'s output, which then says exactly what to build (SWE_HARVEST_LANGUAGES and
+# SWE_HARVEST_BASE_IMAGES are not read); the test set-up starts with the suite's plan
+# (scripts/test-image-plan.tsv, which a test keeps equal to the catalogue's), beside
+# the build instead of after it.
 #
 # How it builds (scripts/README.md has the decisions and the figures):
 #   1. one root file system per Debian suite (bullseye, bookworm, trixie, forky):
@@ -148,14 +153,21 @@ dash_empty() { [ "$1" = - ] && echo "" || echo "$1"; }
 
 read_plan() {
     local bin args=() word plan kind a b c d e f g h i j suite_recipe
-    bin=$(swe_harvest_bin)
-    if [ -n "$SELECTED_IMAGES" ]; then
-        for word in ${SELECTED_IMAGES//,/ }; do args+=(--image "$word"); done
+    if [ -n "${SWE_HARVEST_IMAGE_PLAN:-}" ]; then
+        plan=$(cat "$SWE_HARVEST_IMAGE_PLAN") ||
+            die "SWE_HARVEST_IMAGE_PLAN=$SWE_HARVEST_IMAGE_PLAN cannot be read (a file of \`swe-harvest images plan --tsv\`'s output)"
+        grep -q $'^image\t' <<<"$plan" ||
+            die "SWE_HARVEST_IMAGE_PLAN=$SWE_HARVEST_IMAGE_PLAN names no image (a file of \`swe-harvest images plan --tsv\`'s output)"
     else
-        for word in ${LANGUAGES//,/ }; do args+=(--language "$word"); done
+        bin=$(swe_harvest_bin)
+        if [ -n "$SELECTED_IMAGES" ]; then
+            for word in ${SELECTED_IMAGES//,/ }; do args+=(--image "$word"); done
+        else
+            for word in ${LANGUAGES//,/ }; do args+=(--language "$word"); done
+        fi
+        plan=$("$bin" images plan --tsv "${args[@]}") ||
+            die "no plan for SWE_HARVEST_LANGUAGES='$LANGUAGES' SWE_HARVEST_BASE_IMAGES='$SELECTED_IMAGES' (see above)"
     fi
-    plan=$("$bin" images plan --tsv "${args[@]}") ||
-        die "no plan for SWE_HARVEST_LANGUAGES='$LANGUAGES' SWE_HARVEST_BASE_IMAGES='$SELECTED_IMAGES' (see above)"
     while IFS=$'\t' read -r kind a b c d e f g h i j; do
         case "$kind" in
             suite)

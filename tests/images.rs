@@ -46,6 +46,29 @@ fn the_tsv_plan_has_one_record_per_suite_and_image_with_every_field_filled() {
     assert_eq!((go119[9].as_str(), go119[10].as_str()), ("-", "-"), "no upstream image for Go");
 }
 
+/// The test set-up builds the suite's base images from scripts/test-image-plan.tsv,
+/// printed beforehand so that no build has to come first: it must be what the
+/// catalogue prints now for the languages its first line names.
+#[test]
+fn the_suites_checked_in_image_plan_is_the_catalogues() {
+    let file = project_root().join("scripts/test-image-plan.tsv");
+    let checked_in = fs_err::read_to_string(&file).unwrap();
+    let (header, plan) = checked_in.split_once('\n').expect("a header line, then the plan");
+    let command = header.split('`').nth(1).expect("the header quotes the command that prints the plan");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(words[..4], ["swe-harvest", "images", "plan", "--tsv"], "{header}");
+    let languages: Vec<&str> = words[4..].chunks(2).map(|pair| pair[1]).collect();
+    assert_eq!(languages, ["python", "go", "node", "java", "rust", "c"], "every language the suite validates");
+    let output = SweHarvest::new().run(&words[1..]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output) == plan,
+        "{} is not the catalogue's plan any more; print it again: `cargo run --quiet -- {}` (after its header line)",
+        file.display(),
+        words[1..].join(" ")
+    );
+}
+
 #[test]
 fn an_unknown_language_or_image_exits_2_naming_it_and_the_known_ones() {
     let harvest = SweHarvest::new();
