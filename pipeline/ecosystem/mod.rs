@@ -328,6 +328,13 @@ pub trait Ecosystem: Send + Sync {
         (self.parts().infer)(files, date, runtimes)
     }
 
+    /// Whether it recognises the project only by files that other languages' projects
+    /// carry too (a Go module's `mkdocs-requirements.txt` for its docs): an ecosystem
+    /// that recognises it by its own manifest goes first ([`detect`]).
+    fn recognises_only_by_shared_files(&self, _paths: &[String]) -> bool {
+        false
+    }
+
     /// The runtime the project needs when none of `runtimes` (those with a base image)
     /// is one it can have, as of `date` (inference then takes the nearest one there
     /// is). The default: inference finds a runtime or fails, so no need is recorded.
@@ -636,7 +643,14 @@ impl std::fmt::Debug for dyn Ecosystem {
 /// The ecosystem of a project, from its file paths at a commit: the first of [`ALL`]
 /// that recognises it, or the first of all (whose inference then says what is missing).
 pub fn detect(paths: &[String]) -> &'static dyn Ecosystem {
-    ALL.iter().copied().find(|ecosystem| ecosystem.recognises(paths)).unwrap_or(ALL[0])
+    let recognising: Vec<&'static dyn Ecosystem> =
+        ALL.iter().copied().filter(|ecosystem| ecosystem.recognises(paths)).collect();
+    recognising
+        .iter()
+        .copied()
+        .find(|ecosystem| !ecosystem.recognises_only_by_shared_files(paths))
+        .or_else(|| recognising.first().copied())
+        .unwrap_or(ALL[0])
 }
 
 /// The ecosystem of a project at a commit, test framework included: `chosen` (a

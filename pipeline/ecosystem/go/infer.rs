@@ -11,7 +11,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ecosystem::{InferError, RepoFiles};
+use crate::ecosystem::{InferError, RepoFiles, RuntimeNeed};
 use crate::model::EnvironmentSpec;
 
 /// The test command: JSON events (the helper adds the packages), no cached results.
@@ -48,6 +48,20 @@ pub fn choose_runtime(directive: Option<(u32, u32)>, runtimes: &[String]) -> Opt
     known.sort();
     let wanted = directive.unwrap_or((1, 0));
     known.iter().find(|(version, _)| *version >= wanted).or(known.last()).map(|(_, runtime)| (*runtime).clone())
+}
+
+/// The Go the module needs when its `go` directive is newer than every toolchain of
+/// `runtimes` (Go 1.21 and later refuse to build a newer directive's module, and
+/// `GOTOOLCHAIN=local` keeps them from fetching another toolchain): the task is then
+/// tried on the newest there is and, lost to its environment, dropped as
+/// `runtime_unavailable`, naming it. `None` when a toolchain there meets it.
+pub fn runtime_needed(files: &RepoFiles, runtimes: &[String]) -> Option<RuntimeNeed> {
+    let (major, minor) = go_directive(files.get("go.mod").or_else(|| files.get("go.work"))?)?;
+    let newest = runtimes.iter().filter_map(|runtime| major_minor(runtime.strip_prefix("go")?)).max()?;
+    (newest < (major, minor)).then(|| RuntimeNeed {
+        runtime: format!("go{major}.{minor}"),
+        why: format!("go.mod's `go {major}.{minor}` directive"),
+    })
 }
 
 /// The files inference reads: the module or workspace file.
@@ -94,6 +108,17 @@ mod tests {
         assert_eq!(choose_runtime(Some((1, 26)), &runtimes()).as_deref(), Some("go1.24"));
         assert_eq!(choose_runtime(None, &runtimes()).as_deref(), Some("go1.19"));
         assert_eq!(choose_runtime(Some((1, 20)), &["3.11".to_string()]), None);
+    }
+
+    #[test]
+    fn a_directive_newer_than_every_toolchain_there_is_a_runtime_needed() {
+        let files = |text: &str| RepoFiles::from([("go.mod".to_string(), text.to_string())]);
+        let need = runtime_needed(&files("module x\n\ngo 1.25.0\n"), &runtimes()).expect("no Go 1.25 image");
+        assert_eq!(need.runtime, "go1.25");
+        assert_eq!(need.why, "go.mod's `go 1.25` directive");
+        assert_eq!(runtime_needed(&files("module x\n\ngo 1.24\n"), &runtimes()), None, "go1.24 meets it");
+        assert_eq!(runtime_needed(&files("module x\n"), &runtimes()), None, "no directive, no need");
+        assert_eq!(runtime_needed(&RepoFiles::new(), &runtimes()), None);
     }
 
     #[test]

@@ -24,7 +24,9 @@ pub mod infer;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, Interruption, ParsedRun, Parts};
+use chrono::{DateTime, Utc};
+
+use super::{Ecosystem, Interruption, ParsedRun, Parts, RepoFiles, RuntimeNeed};
 use crate::git::diff::files_changed_by;
 
 /// Go with `go test`.
@@ -57,6 +59,10 @@ impl Ecosystem for GoTest {
 
     fn recognises(&self, paths: &[String]) -> bool {
         paths.iter().any(|path| path == "go.mod" || path == "go.work")
+    }
+
+    fn runtime_needed(&self, files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {
+        infer::runtime_needed(files, runtimes)
     }
 
     fn parts(&self) -> &'static Parts {
@@ -191,6 +197,15 @@ mod tests {
             &[&["README.md", "go.mod", "go.sum"], &["go.work", "a/go.mod"]],
             &[&["tools/go.mod", "setup.py"]],
         );
+    }
+
+    #[test]
+    fn a_go_module_with_a_requirements_file_for_its_docs_is_go_and_a_python_package_is_python() {
+        let detected = |files: &[&str]| crate::ecosystem::detect(&crate::ecosystem::fixtures::paths(files)).name();
+        // urfave/cli at a held-out row's base commit.
+        assert_eq!(detected(&["go.mod", "go.sum", "mkdocs-requirements.txt", "Makefile", "cli.go"]), "go");
+        assert_eq!(detected(&["requirements.txt", "app.py"]), "python", "a requirements file alone is Python's");
+        assert_eq!(detected(&["pyproject.toml", "go.mod"]), "python", "Python's own manifest, asked first");
     }
 
     #[test]

@@ -144,6 +144,12 @@ impl Ecosystem for Pytest {
         })
     }
 
+    /// A requirements file alone: projects of other languages keep one for their
+    /// docs or tools (urfave/cli's `mkdocs-requirements.txt` beside its `go.mod`).
+    fn recognises_only_by_shared_files(&self, paths: &[String]) -> bool {
+        !paths.iter().any(|path| matches!(path.as_str(), "pyproject.toml" | "setup.py" | "setup.cfg"))
+    }
+
     /// The project's test framework ([`framework::detect`]).
     fn by_test_framework(
         &self,
