@@ -47,12 +47,43 @@ pub enum BuildSystem {
     Make,
 }
 
-/// The files inference reads.
+/// The files inference reads: the build files at the root, and the `CMakeLists.txt`
+/// of a folder at the root (`test/CMakeLists.txt`, where a project fetches its test
+/// framework).
 pub fn reads(path: &str) -> bool {
     matches!(
         path,
         "configure.ac" | "configure.in" | "CMakeLists.txt" | "Makefile" | "GNUmakefile" | "makefile" | ".gitmodules"
-    )
+    ) || path.strip_suffix("/CMakeLists.txt").is_some_and(|folder| !folder.contains('/'))
+}
+
+/// Dependencies that a CMake build downloads with `FetchContent` and Debian ships as
+/// source: a word of the declaration's location, the package, and where the package
+/// puts the source tree.
+const FETCHED_FROM_DEBIAN: &[(&str, &str, &str)] = &[("googletest", "googletest", "/usr/src/googletest")];
+
+/// The `FetchContent_Declare`s of the read `CMakeLists.txt` files that Debian ships
+/// as source (decision, 2026-11-27: yhirose/cpp-httplib's tests fetch GoogleTest from
+/// GitHub, which no build reaches): for each, the package and the CMake setting that
+/// points FetchContent at its tree instead (`FETCHCONTENT_SOURCE_DIR_<NAME>`). A
+/// fetched dependency Debian has no source of still fails the build, which names the
+/// refused address.
+pub fn fetched_from_debian(files: &RepoFiles) -> Vec<(&'static str, String)> {
+    let declare = Regex::new(r"(?is)FetchContent_Declare\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)").expect("valid regex");
+    let mut found: Vec<(&'static str, String)> = Vec::new();
+    for text in files.iter().filter(|(path, _)| path.ends_with("CMakeLists.txt")).map(|(_, text)| text) {
+        for captures in declare.captures_iter(text) {
+            let (name, location) = (&captures[1], captures[2].to_ascii_lowercase());
+            if let Some((_, package, source)) = FETCHED_FROM_DEBIAN.iter().find(|(word, _, _)| location.contains(word))
+            {
+                let setting = format!("-DFETCHCONTENT_SOURCE_DIR_{}={source}", name.to_ascii_uppercase());
+                if !found.iter().any(|(_, known)| *known == setting) {
+                    found.push((*package, setting));
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Whether a CMake project registers tests with CTest.
@@ -264,18 +295,25 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     let runtime = choose_runtime(date, runtimes)
         .ok_or_else(|| InferError::no_runtime("C", "a GCC base image".to_string(), runtimes))?;
     let (mut install, test_command) = steps(system, target);
+    let mut system_packages = library_packages(files);
     if system == BuildSystem::CMake {
         let options = files.get("CMakeLists.txt").map(|text| test_options(text)).unwrap_or_default();
+        let fetched = fetched_from_debian(files);
         for step in install.iter_mut().filter(|step| step.starts_with("cmake -S ")) {
             for option in &options {
                 step.push_str(&format!(" -D{option}=ON"));
             }
+            for (_, setting) in &fetched {
+                step.push_str(&format!(" {setting}"));
+            }
+        }
+        for (package, _) in fetched {
+            if !system_packages.iter().any(|known| known == package) {
+                system_packages.push(package.to_string());
+            }
         }
     }
-    Ok(EnvironmentSpec {
-        system_packages: library_packages(files),
-        ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command)
-    })
+    Ok(EnvironmentSpec { system_packages, ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command) })
 }
 
 #[cfg(test)]
@@ -290,6 +328,34 @@ mod tests {
 
     fn date(year: i32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(year, 8, 1, 0, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn googletest_that_the_tests_fetch_comes_from_debians_source_package() {
+        // yhirose/cpp-httplib's test/CMakeLists.txt (shortened), at a held-out row's base.
+        let test_lists = "include(FetchContent)\nFetchContent_Declare(\n    gtest\n    URL https://github.com/google/googletest/archive/main.tar.gz\n)\n\
+                          FetchContent_MakeAvailable(gtest)\nadd_executable(httplib-test test.cc)\n";
+        let repo = files(&[
+            (
+                "CMakeLists.txt",
+                "project(httplib)\noption(HTTPLIB_TEST \"Enables testing\" OFF)\nenable_testing()\nadd_subdirectory(test)\n",
+            ),
+            ("test/CMakeLists.txt", test_lists),
+        ]);
+        assert!(reads("test/CMakeLists.txt") && !reads("test/fuzzing/CMakeLists.txt"));
+        let spec = infer(&repo, date(2024), &["gcc12".into()]).unwrap();
+        assert!(spec.system_packages.contains(&"googletest".to_string()), "{spec:?}");
+        let configure = spec.install.iter().find(|step| step.starts_with("cmake -S ")).unwrap();
+        assert!(
+            configure.ends_with(" -DHTTPLIB_TEST=ON -DFETCHCONTENT_SOURCE_DIR_GTEST=/usr/src/googletest"),
+            "{configure}"
+        );
+        // A dependency Debian has no source of is left to the build (which names it).
+        let other = files(&[(
+            "CMakeLists.txt",
+            "FetchContent_Declare(fmt GIT_REPOSITORY https://github.com/fmtlib/fmt)\nenable_testing()\n",
+        )]);
+        assert!(fetched_from_debian(&other).is_empty());
     }
 
     #[test]
