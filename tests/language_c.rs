@@ -307,3 +307,40 @@ fn a_cmake_test_is_found_by_the_target_that_compiles_the_touched_source_and_neve
 /// What the untouched target of the test above says when it is compiled with the gold
 /// patch's header.
 const NOT_REBUILT: &str = "other_tests is rebuilt although no touched file is its";
+
+/// A CMake project whose CTest runs one GoogleTest program (as c-ares's `arestest`):
+/// the task's ids are the GoogleTest cases that the program's output reports, not the
+/// one CTest test, as Multi-SWE-bench publishes them.
+#[test]
+fn a_googletest_program_that_ctest_runs_as_one_test_gives_its_cases() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C CXX)\nfind_package(GTest REQUIRED)\n\
+                 enable_testing()\nadd_library(calc src/calc.c)\nadd_executable(unit_tests tests/calc_test.cc)\n\
+                 target_link_libraries(unit_tests calc GTest::gtest GTest::gtest_main)\n\
+                 add_test(NAME unit COMMAND unit_tests)\n";
+    let cases = |more: &str| {
+        format!(
+            "extern \"C\" {{\n#include \"../src/calc.h\"\n}}\n#include <gtest/gtest.h>\n\
+             TEST(Add, Small) {{ EXPECT_EQ(add(1, 2), 3); }}\n{more}"
+        )
+    };
+    let project = Project::of_files(&[
+        ("CMakeLists.txt", lists),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/calc_test.cc", &cases("")),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/calc.c", FIXED_CALC)
+            .test("tests/calc_test.cc", &cases("TEST(Add, Negative) { EXPECT_EQ(add(1, -1), 0); }\n")),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["Add.Negative"]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&["Add.Small"]), "the CTest test `unit` gives way to its cases: {log}");
+    assert!(workspace.containers().is_empty());
+}

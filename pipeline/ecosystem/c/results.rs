@@ -11,6 +11,7 @@
 
 use quick_xml::Reader;
 use quick_xml::events::Event;
+use regex::Regex;
 
 use crate::ecosystem::ParsedRun;
 use crate::model::TestStatus;
@@ -92,12 +93,37 @@ pub fn parse_trs_report(report: &str) -> ParsedRun {
     run
 }
 
+/// The cases a GoogleTest program's output reports (`[       OK ] Suite.Case (3 ms)`,
+/// `[  FAILED  ] Suite.Case (0 ms)`, `[  SKIPPED ] ...`): the lines with a time, not
+/// the summary's list of failures.
+fn googletest_cases(output: &str) -> Vec<(String, TestStatus)> {
+    let line = Regex::new(r"^\[\s*(OK|FAILED|SKIPPED)\s*\] ([A-Za-z_][\w/.-]*\.[\w/.-]+)(?:, where .*)? \(\d+ ms\)$")
+        .expect("valid regex");
+    output
+        .lines()
+        .filter_map(|text| {
+            let captures = line.captures(text.trim_end())?;
+            let status = match &captures[1] {
+                "OK" => TestStatus::Passed,
+                "FAILED" => TestStatus::Failed,
+                _ => TestStatus::Skipped,
+            };
+            Some((captures[2].to_string(), status))
+        })
+        .collect()
+}
+
 /// The tests of CTest's JUnit XML: `<testcase name=... status="run|fail|notrun|disabled">`,
-/// with `<failure>` or `<skipped>` inside.
+/// with `<failure>` or `<skipped>` inside. A test whose output (`<system-out>`) reports
+/// GoogleTest cases is replaced by them (decision, 2026-11-27: c-ares's CTest runs one
+/// GoogleTest program, `arestest`, and the published ids are its cases,
+/// `LibraryTest.ParseMultipleOptRejected`); a case the program never reached (it
+/// crashed first) has no result.
 pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let mut reader = Reader::from_str(xml);
     let mut current: Option<(String, TestStatus)> = None;
+    let mut output = String::new();
     loop {
         match reader.read_event() {
             Ok(Event::Start(element)) | Ok(Event::Empty(element)) if element.name().as_ref() == b"testcase" => {
@@ -150,7 +176,20 @@ pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
                     }
                 }
             }
-            Ok(Event::End(element)) if element.name().as_ref() == b"testcase" => current = None,
+            // (Entity references come as events of their own; no case name holds one.)
+            Ok(Event::Text(text)) if current.is_some() => output.push_str(&text.decode().unwrap_or_default()),
+            Ok(Event::CData(text)) if current.is_some() => output.push_str(&String::from_utf8_lossy(&text)),
+            Ok(Event::End(element)) if element.name().as_ref() == b"testcase" => {
+                let cases = googletest_cases(&output);
+                if let Some((name, _)) = current.take().filter(|_| !cases.is_empty()) {
+                    run.tests.remove(&name);
+                    run.durations.remove(&name);
+                    for (case, status) in cases {
+                        run.record(&case, status);
+                    }
+                }
+                output.clear();
+            }
             Ok(Event::Eof) | Err(_) => break,
             _ => {}
         }
@@ -249,6 +288,33 @@ mod tests {
             None,
             "a plain make target chooses nothing"
         );
+    }
+
+    #[test]
+    fn a_googletest_program_that_ctest_runs_as_one_test_gives_its_cases_instead() {
+        // CTest 3.25's report of a GoogleTest 1.12 program run as the one test `unit`
+        // (bookworm's gcc12 image, `--test-output-size-passed`): one case passes, one fails.
+        let run = parse_ctest_junit(include_str!("fixtures/ctest-3.25-junit-googletest.xml"));
+        assert_eq!(
+            run.tests.iter().map(|(name, status)| (name.as_str(), *status)).collect::<Vec<_>>(),
+            [("Add.Negative", TestStatus::Failed), ("Add.Small", TestStatus::Passed)],
+            "the summary's list of failures is no second result, and `unit` gives way to its cases"
+        );
+        assert!(!run.durations.contains_key("unit"));
+        let parameterised = googletest_cases(
+            "[       OK ] Sizes/ParseTest.Reads/0 (1 ms)\n[  SKIPPED ] Net.Online (0 ms)\n\
+             [  FAILED  ] Sizes/ParseTest.Reads/1, where GetParam() = 8 (2 ms)\n[  FAILED  ] 1 test, listed below:\n",
+        );
+        assert_eq!(
+            parameterised,
+            [
+                ("Sizes/ParseTest.Reads/0".to_string(), TestStatus::Passed),
+                ("Net.Online".to_string(), TestStatus::Skipped),
+                ("Sizes/ParseTest.Reads/1".to_string(), TestStatus::Failed)
+            ]
+        );
+        // A CTest test without GoogleTest output keeps its own name.
+        assert_eq!(parse_ctest_junit(CTEST_JUNIT).tests.get("adds"), Some(&TestStatus::Passed));
     }
 
     #[test]

@@ -186,6 +186,11 @@ run_ctest() {
     # (CMake 3.20) and `--output-junit` (3.21) are newer than bullseye's 3.18, whose
     # results then come from the log.
     ctest --help 2>/dev/null | grep -q -- --output-junit && junit=(--output-junit "$report")
+    # Each test's whole output in the report (CMake 3.24; CTest keeps 1 KiB of a passing
+    # test's output otherwise): a GoogleTest program that CTest runs as one test
+    # reports its cases there, and they are the task's ids (results.rs).
+    ctest --help 2>/dev/null | grep -q -- --test-output-size-passed &&
+        junit+=(--test-output-size-passed 16777216 --test-output-size-failed 16777216)
     ctest_in() { (cd "${dir:-.}" && stdbuf -oL -eL ctest "${ctest_args[@]}" "$@"); }
     local wanted=() whole=1
     if [ -n "$dir" ]; then
