@@ -342,5 +342,8 @@ fn a_googletest_program_that_ctest_runs_as_one_test_gives_its_cases() {
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["Add.Negative"]), "{log}");
     assert_eq!(task.pass_to_pass, names(&["Add.Small"]), "the CTest test `unit` gives way to its cases: {log}");
+    // The helper prints them so too, which is what SWE-bench's harness reads.
+    let printed: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(2).collect();
+    assert_eq!(printed, ["PASS: Add.Small", "FAIL: Add.Negative"], "{log}");
     assert!(workspace.containers().is_empty());
 }

@@ -286,12 +286,28 @@ run_ctest() {
         code=${PIPESTATUS[0]}
     fi
     echo "swe-harvest results:"
-    awk '/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
-            sub(/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /, ""); name = $1
+    # A test whose output in the report holds GoogleTest cases gives way to them (as
+    # results.rs reads the report): `TEST<TAB>RESULT: Suite.Case` lines.
+    : >/tmp/swe-harvest-ctest-cases
+    if [ -s "$report" ]; then
+        awk '/<testcase name="/ { match($0, /name="[^"]*"/); test = substr($0, RSTART + 6, RLENGTH - 7); next }
+            /<\/testcase>/ { test = ""; next }
+            test != "" {
+                line = $0; sub(/^[ \t]*<system-out>/, "", line); sub(/<\/system-out>.*$/, "", line)
+                if (line !~ /^\[ *(OK|FAILED|SKIPPED) *\] [A-Za-z_][A-Za-z0-9_\/.-]*\.[A-Za-z0-9_\/.-]+.* \([0-9]+ ms\)$/) next
+                word = line; sub(/^\[ */, "", word); sub(/ .*$/, "", word)
+                name = line; sub(/^\[ *[A-Z]+ *\] /, "", name); sub(/ \([0-9]+ ms\)$/, "", name); sub(/, where .*$/, "", name)
+                print test "\t" (word == "OK" ? "PASS" : word == "FAILED" ? "FAIL" : "SKIP") ": " name
+            }' "$report" >/tmp/swe-harvest-ctest-cases
+    fi
+    awk -F '\t' 'FILENAME == ARGV[1] { cases[$1] = cases[$1] $2 "\n"; next }
+        /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
+            sub(/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /, ""); split($0, words, " "); name = words[1]
+            if (name in cases) { printf "%s", cases[name]; next }
             # `***Not Run` alone: the executable is not there (no result).
             if (/\*\*\*Not Run/ && !/Disabled/) next
             r = /\*\*\*Skipped| Not Run /? "SKIP" : / Passed /? "PASS" : "FAIL"
-            print r ": " name }' /tmp/swe-harvest-ctest.log
+            print r ": " name }' /tmp/swe-harvest-ctest-cases /tmp/swe-harvest-ctest.log
     return "$code"
 }
 
