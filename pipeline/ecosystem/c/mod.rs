@@ -10,7 +10,8 @@
 //! the `TESTS` entry, relative to the folder of the Makefile that runs it), which is
 //! how Multi-SWE-bench names jq's tests (`f2p_tests`: `tests/jqtest`, `tests/shtest`)
 //! and what SWE-bench 5.x's `parse_log_jq` reads; CTest's test names (`add_test`'s
-//! `NAME`); `make-<target>` for a Makefile without a harness (its exit code).
+//! `NAME`), or the GoogleTest cases a test's output reports ([`results`]);
+//! `make-<target>` for a Makefile without a harness (its exit code).
 //!
 //! Which tests run (decision): a test file of a C project is seldom the test that
 //! runs (jq's `tests/jq.test` is data that the script `tests/jqtest` reads), so the
