@@ -67,6 +67,19 @@ trs_id() {
     printf '%s\n' "$rest"
 }
 
+# An awk function: the result line (`PASS: Suite.Case`) of a GoogleTest case that a
+# line of a program's output reports (`[       OK ] Suite.Case (3 ms)`; also inside
+# CTest's JUnit `<system-out>`), else "". Only the lines with a time: the summary's
+# list of failures is no second result. A program's cases are the task's ids in place
+# of the program's own (results.rs reads them as this prints them).
+GOOGLETEST_CASE='function googletest_case(line,   word, name) {
+    sub(/^[ \t]*<system-out>/, "", line); sub(/<\/system-out>.*$/, "", line)
+    if (line !~ /^\[ *(OK|FAILED|SKIPPED) *\] [A-Za-z_][A-Za-z0-9_\/.-]*\.[A-Za-z0-9_\/.-]+.* \([0-9]+ ms\)$/) return ""
+    word = line; sub(/^\[ */, "", word); sub(/ .*$/, "", word)
+    name = line; sub(/^\[ *[A-Z]+ *\] /, "", name); sub(/ \([0-9]+ ms\)$/, "", name); sub(/, where .*$/, "", name)
+    return (word == "OK" ? "PASS" : word == "FAILED" ? "FAIL" : "SKIP") ": " name
+}'
+
 run_make() {
     local target="${command[1]:-check}" tests selected=() code
     if [ -f Makefile ] && grep -q '^check-am:' Makefile; then
@@ -96,8 +109,17 @@ run_make() {
             code=$?
         fi
         find . -name '*.trs' | sort | while IFS= read -r trs; do
-            printf ':swe-harvest-test: %s\n' "$(trs_id "$trs")"
-            cat "$trs"
+            # A GoogleTest program (c-ares's `arestest`) gives its cases instead.
+            cases=""
+            [ -f "${trs%.trs}.log" ] &&
+                cases=$(awk "$GOOGLETEST_CASE"' { r = googletest_case($0); if (r != "") print r }' "${trs%.trs}.log")
+            if [ -n "$cases" ]; then
+                awk '{ id = $0; sub(/^[A-Z]+: /, "", id); r = $1; sub(/:$/, "", r)
+                       print ":swe-harvest-test: " id; print ":test-result: " r }' <<<"$cases"
+            else
+                printf ':swe-harvest-test: %s\n' "$(trs_id "$trs")"
+                cat "$trs"
+            fi
         done >"$report"
         # What failing tests printed (automake keeps it in their .log files).
         find . -name '*.trs' | sort | while IFS= read -r trs; do
@@ -290,15 +312,10 @@ run_ctest() {
     # results.rs reads the report): `TEST<TAB>RESULT: Suite.Case` lines.
     : >/tmp/swe-harvest-ctest-cases
     if [ -s "$report" ]; then
-        awk '/<testcase name="/ { match($0, /name="[^"]*"/); test = substr($0, RSTART + 6, RLENGTH - 7); next }
+        awk "$GOOGLETEST_CASE"'
+            /<testcase name="/ { match($0, /name="[^"]*"/); test = substr($0, RSTART + 6, RLENGTH - 7); next }
             /<\/testcase>/ { test = ""; next }
-            test != "" {
-                line = $0; sub(/^[ \t]*<system-out>/, "", line); sub(/<\/system-out>.*$/, "", line)
-                if (line !~ /^\[ *(OK|FAILED|SKIPPED) *\] [A-Za-z_][A-Za-z0-9_\/.-]*\.[A-Za-z0-9_\/.-]+.* \([0-9]+ ms\)$/) next
-                word = line; sub(/^\[ */, "", word); sub(/ .*$/, "", word)
-                name = line; sub(/^\[ *[A-Z]+ *\] /, "", name); sub(/ \([0-9]+ ms\)$/, "", name); sub(/, where .*$/, "", name)
-                print test "\t" (word == "OK" ? "PASS" : word == "FAILED" ? "FAIL" : "SKIP") ": " name
-            }' "$report" >/tmp/swe-harvest-ctest-cases
+            test != "" { r = googletest_case($0); if (r != "") print test "\t" r }' "$report" >/tmp/swe-harvest-ctest-cases
     fi
     awk -F '\t' 'FILENAME == ARGV[1] { cases[$1] = cases[$1] $2 "\n"; next }
         /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
