@@ -313,63 +313,43 @@ const NOT_REBUILT: &str = "other_tests is rebuilt although no touched file is it
 /// one CTest test, as Multi-SWE-bench publishes them.
 #[test]
 fn a_googletest_program_that_ctest_runs_as_one_test_gives_its_cases() {
-    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
     let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C CXX)\nfind_package(GTest REQUIRED)\n\
                  enable_testing()\nadd_library(calc src/calc.c)\nadd_executable(unit_tests tests/calc_test.cc)\n\
                  target_link_libraries(unit_tests calc GTest::gtest GTest::gtest_main)\n\
                  add_test(NAME unit COMMAND unit_tests)\n";
-    let cases = |more: &str| {
-        format!(
-            "extern \"C\" {{\n#include \"../src/calc.h\"\n}}\n#include <gtest/gtest.h>\n\
-             TEST(Add, Small) {{ EXPECT_EQ(add(1, 2), 3); }}\n{more}"
-        )
-    };
-    let project = Project::of_files(&[
-        ("CMakeLists.txt", lists),
-        ("src/calc.h", CALC_H),
-        ("src/calc.c", BUGGY_CALC),
-        ("tests/calc_test.cc", &cases("")),
-    ]);
-    let candidate = project.candidate(
-        1,
-        &Scenario::new("negative")
-            .gold("src/calc.c", FIXED_CALC)
-            .test("tests/calc_test.cc", &cases("TEST(Add, Negative) { EXPECT_EQ(add(1, -1), 0); }\n")),
-    );
-    workspace.seeded(&project, &[candidate]);
-    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
-    let log = workspace.run_log("acme__calc-1");
-    let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["Add.Negative"]), "{log}");
-    assert_eq!(task.pass_to_pass, names(&["Add.Small"]), "the CTest test `unit` gives way to its cases: {log}");
-    // The helper prints them so too, which is what SWE-bench's harness reads.
-    let printed: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(2).collect();
-    assert_eq!(printed, ["PASS: Add.Small", "FAIL: Add.Negative"], "{log}");
-    assert!(workspace.containers().is_empty());
+    assert_googletest_cases_are_the_ids(&[("CMakeLists.txt", lists)], ["PASS: Add.Small", "FAIL: Add.Negative"]);
 }
 
 /// The same under automake (as c-ares's `test/arestest`, a GoogleTest program in
 /// `TESTS`): the program's cases, read from its `.log`, are the task's ids.
 #[test]
 fn a_googletest_program_in_automakes_tests_gives_its_cases() {
-    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
     let configure = "AC_INIT([calc], [1.0])\nAM_INIT_AUTOMAKE([foreign subdir-objects])\nAC_PROG_CC\nAC_PROG_CXX\n\
                      AC_CHECK_LIB([gtest], [main])\nAC_CONFIG_FILES([Makefile])\nAC_OUTPUT\n";
     let makefile = "check_PROGRAMS = tests/calc_test\ntests_calc_test_SOURCES = tests/calc_test.cc src/calc.c src/calc.h\n\
                     tests_calc_test_LDADD = -lgtest_main -lgtest -lpthread\nTESTS = tests/calc_test\n";
+    assert_googletest_cases_are_the_ids(
+        &[("configure.ac", configure), ("Makefile.am", makefile)],
+        ["FAIL: Add.Negative", "PASS: Add.Small"],
+    );
+}
+
+/// Validates, with the build files `build`, the fix of `add` for negative numbers
+/// whose test patch adds the GoogleTest case `Add.Negative` beside `Add.Small` in the
+/// one program `tests/calc_test.cc`: the cases are the labels, and the helper prints
+/// them (`printed`, in its order), which is what SWE-bench's harness reads.
+fn assert_googletest_cases_are_the_ids(build: &[(&str, &str)], printed: [&str; 2]) {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
     let cases = |more: &str| {
         format!(
             "extern \"C\" {{\n#include \"../src/calc.h\"\n}}\n#include <gtest/gtest.h>\n\
              TEST(Add, Small) {{ EXPECT_EQ(add(1, 2), 3); }}\n{more}"
         )
     };
-    let project = Project::of_files(&[
-        ("configure.ac", configure),
-        ("Makefile.am", makefile),
-        ("src/calc.h", CALC_H),
-        ("src/calc.c", BUGGY_CALC),
-        ("tests/calc_test.cc", &cases("")),
-    ]);
+    let base = cases("");
+    let mut files = build.to_vec();
+    files.extend([("src/calc.h", CALC_H), ("src/calc.c", BUGGY_CALC), ("tests/calc_test.cc", base.as_str())]);
+    let project = Project::of_files(&files);
     let candidate = project.candidate(
         1,
         &Scenario::new("negative")
@@ -381,8 +361,8 @@ fn a_googletest_program_in_automakes_tests_gives_its_cases() {
     let log = workspace.run_log("acme__calc-1");
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["Add.Negative"]), "{log}");
-    assert_eq!(task.pass_to_pass, names(&["Add.Small"]), "the program `tests/calc_test` gives way to its cases: {log}");
-    let printed: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(2).collect();
-    assert_eq!(printed, ["FAIL: Add.Negative", "PASS: Add.Small"], "{log}");
+    assert_eq!(task.pass_to_pass, names(&["Add.Small"]), "the program's test gives way to its cases: {log}");
+    let lines: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(2).collect();
+    assert_eq!(lines, printed, "{log}");
     assert!(workspace.containers().is_empty());
 }
