@@ -56,11 +56,12 @@ pub fn choose_runtime(directive: Option<(u32, u32)>, runtimes: &[String]) -> Opt
 /// tried on the newest there is and, lost to its environment, dropped as
 /// `runtime_unavailable`, naming it. `None` when a toolchain there meets it.
 pub fn runtime_needed(files: &RepoFiles, runtimes: &[String]) -> Option<RuntimeNeed> {
-    let (major, minor) = go_directive(files.get("go.mod").or_else(|| files.get("go.work"))?)?;
+    let (file, text) = ["go.mod", "go.work"].iter().find_map(|file| Some((*file, files.get(*file)?)))?;
+    let (major, minor) = go_directive(text)?;
     let newest = runtimes.iter().filter_map(|runtime| major_minor(runtime.strip_prefix("go")?)).max()?;
     (newest < (major, minor)).then(|| RuntimeNeed {
         runtime: format!("go{major}.{minor}"),
-        why: format!("go.mod's `go {major}.{minor}` directive"),
+        why: format!("{file}'s `go {major}.{minor}` directive"),
     })
 }
 
@@ -119,6 +120,8 @@ mod tests {
         assert_eq!(runtime_needed(&files("module x\n\ngo 1.24\n"), &runtimes()), None, "go1.24 meets it");
         assert_eq!(runtime_needed(&files("module x\n"), &runtimes()), None, "no directive, no need");
         assert_eq!(runtime_needed(&RepoFiles::new(), &runtimes()), None);
+        let workspace = RepoFiles::from([("go.work".to_string(), "go 1.26\n".to_string())]);
+        assert_eq!(runtime_needed(&workspace, &runtimes()).unwrap().why, "go.work's `go 1.26` directive");
     }
 
     #[test]
