@@ -11,6 +11,8 @@
 
 use quick_xml::Reader;
 use quick_xml::events::Event;
+use std::sync::LazyLock;
+
 use regex::Regex;
 
 use crate::ecosystem::ParsedRun;
@@ -97,8 +99,12 @@ pub fn parse_trs_report(report: &str) -> ParsedRun {
 /// `[  FAILED  ] Suite.Case (0 ms)`, `[  SKIPPED ] ...`): the lines with a time, not
 /// the summary's list of failures.
 fn googletest_cases(output: &str) -> Vec<(String, TestStatus)> {
-    let line = Regex::new(r"^\[\s*(OK|FAILED|SKIPPED)\s*\] ([A-Za-z_][\w/.-]*\.[\w/.-]+)(?:, where .*)? \(\d+ ms\)$")
-        .expect("valid regex");
+    // Compiled once: it is asked of every test case of every CTest report.
+    static LINE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\[\s*(OK|FAILED|SKIPPED)\s*\] ([A-Za-z_][\w/.-]*\.[\w/.-]+)(?:, where .*)? \(\d+ ms\)$")
+            .expect("valid regex")
+    });
+    let line = &*LINE;
     output
         .lines()
         .filter_map(|text| {
