@@ -9,10 +9,10 @@
 //! test could not run). A `.trs` of a TAP test holds one `:test-result:` per test
 //! case and a `:global-test-result:` for the script, which is its result.
 
-use quick_xml::Reader;
-use quick_xml::events::Event;
 use std::sync::LazyLock;
 
+use quick_xml::Reader;
+use quick_xml::events::Event;
 use regex::Regex;
 
 use crate::ecosystem::ParsedRun;
