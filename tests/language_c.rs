@@ -334,6 +334,70 @@ fn a_googletest_program_in_automakes_tests_gives_its_cases() {
     );
 }
 
+/// A plain Makefile whose `check` runs a test program's target and a target that runs
+/// the project's own harness (as zstd's `tests/cli-tests/run.py`: every script of its
+/// folders, one `PASS: basic/help.sh` line each), and a target that always fails.
+const PLAIN_MAKEFILE: &str = "CC ?= cc\n\
+    calc: src/main.c src/calc.c src/calc.h\n\t$(CC) -o calc src/main.c src/calc.c\n\
+    tests/test_add: tests/test_add.c src/calc.c src/calc.h\n\t$(CC) -o tests/test_add tests/test_add.c src/calc.c\n\
+    .PHONY: check test-unit test-cli test-slow clean\n\
+    check: test-unit test-cli test-slow\n\
+    test-unit: tests/test_add\n\t./tests/test_add\n\
+    test-cli: ZSTD = ./calc\n\
+    test-cli: calc\n\tsh tests/cli/run.sh\n\
+    test-slow:\n\t@echo 'a suite that fails whatever the patch'; false\n\
+    clean:\n\trm -f calc tests/test_add\n";
+/// The harness: runs every script of the folders beside it from the project's root.
+const CLI_HARNESS: &str = "#!/bin/sh\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\nfail=0\n\
+    for test in \"$here\"/*/*.sh; do\n  name=${test#\"$here\"/}\n  \
+    if sh \"$test\"; then echo \"PASS: $name\"; else echo \"FAIL: $name\"; fail=1; fi\ndone\nexit $fail\n";
+
+/// A plain Makefile project (no automake, no CMake): the test patch adds a script that
+/// the project's harness runs and changes a test program's source. The targets that
+/// run them are chosen (the harness above the script's folder, the program built from
+/// the source), not `make check` whole, whose third target fails whatever the patch;
+/// the harness's own ids are the task's, the program's target gives one result by its
+/// exit code.
+#[test]
+fn a_plain_makefile_project_runs_the_targets_of_its_touched_files_and_reads_its_harness_ids() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let project = Project::of_files(&[
+        ("Makefile", PLAIN_MAKEFILE),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("src/main.c", MAIN_C),
+        ("tests/test_add.c", TEST_ADD_C),
+        ("tests/cli/run.sh", CLI_HARNESS),
+        ("tests/cli/basic/add.sh", "[ \"$(./calc add 1 2)\" = 3 ]\n"),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/calc.c", FIXED_CALC)
+            .test("tests/cli/negative/add.sh", "[ \"$(./calc add 1 -1)\" = 0 ]\n")
+            .test("tests/test_add.c", TEST_ADD_NEGATIVE_C),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["make-test-unit", "negative/add.sh"]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&["basic/add.sh"]), "{log}");
+    let lines: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(3).collect();
+    assert_eq!(lines, ["PASS: basic/add.sh", "FAIL: make-test-unit", "FAIL: negative/add.sh"], "{log}");
+    let runs = workspace.runs("acme__calc-1");
+    assert!(!runs.is_empty());
+    for run in runs {
+        assert_eq!(
+            run.test_selection.as_deref(),
+            Some("make targets that run the touched files: test-unit, test-cli"),
+            "{:?} run",
+            run.phase
+        );
+    }
+    assert!(workspace.containers().is_empty());
+}
+
 /// Validates, with the build files `build`, the fix of `add` for negative numbers
 /// whose test patch adds the GoogleTest case `Add.Negative` beside `Add.Small` in the
 /// one program `tests/calc_test.cc`: the cases are the labels, and the helper prints

@@ -11,7 +11,8 @@
 //! how Multi-SWE-bench names jq's tests (`f2p_tests`: `tests/jqtest`, `tests/shtest`)
 //! and what SWE-bench 5.x's `parse_log_jq` reads; CTest's test names (`add_test`'s
 //! `NAME`), or the GoogleTest cases a test's output reports ([`results`]);
-//! `make-<target>` for a Makefile without a harness (its exit code).
+//! for a plain Makefile's target, the `RESULT: ID` lines its own harness prints (zstd's
+//! `cli-tests/run.py`), else `make-<target>` (its exit code).
 //!
 //! Which tests run (decision): a test file of a C project is seldom the test that
 //! runs (jq's `tests/jq.test` is data that the script `tests/jqtest` reads), so the
@@ -19,7 +20,9 @@
 //! Makefile of that phase declares them, after a patched `Makefile.am` is taken in)
 //! that a touched file selects: the entry is a touched file, or the program built
 //! from a touched source (`tests/foo` from `tests/foo.c`), or a script that names a
-//! touched file; CTest's tests whose command names a touched file. When none is
+//! touched file; CTest's tests whose command names a touched file; a plain Makefile's
+//! targets whose recipe runs a touched file, the program of a touched source, or a
+//! harness script in a folder above a touched file. When none is
 //! selected, every test runs (`make -k check`, `ctest`). A test that a patch adds
 //! runs only once the build knows it (jq's `tests/uritest`, which the gold patch adds
 //! to `TESTS`): absent before, passing after, it is FAIL_TO_PASS (Multi-SWE-bench's

@@ -19,18 +19,20 @@ use crate::ecosystem::ParsedRun;
 use crate::model::TestStatus;
 
 /// How the helper's statements of which tests it chose begin (test-helper.sh): the
-/// touched files mapped to automake tests or CTest tests, or nothing mapped and every
-/// test run.
+/// touched files mapped to automake tests, CTest tests or a plain Makefile's targets,
+/// or nothing mapped and every test run.
 const SELECTION_STATEMENTS: &[&str] = &[
     "automake tests selected by the touched files: ",
     "no automake test named by the touched files;",
     "CTest tests that ",
     "no CTest test runs an executable of the touched files or names one;",
+    "make targets that run the touched files: ",
+    "no make target runs the touched files;",
 ];
 
 /// The helper's statements of which tests it chose in this run (`CTest tests that run
 /// the executables of the targets that compile the touched files (unit): test-unit`),
-/// joined; `None` when it made none (a plain make target, or an older helper).
+/// joined; `None` when it made none (an older helper).
 pub fn test_selection(log: &str) -> Option<String> {
     let mut statements: Vec<&str> = Vec::new();
     for line in log.lines() {
@@ -289,10 +291,20 @@ mod tests {
         let whole =
             "swe-harvest: no CTest test runs an executable of the touched files or names one; running all of them\n";
         assert_eq!(test_selection(whole).as_deref(), Some(whole.trim().trim_start_matches("swe-harvest: ")));
+        let make = "swe-harvest: make targets that run the touched files: test-unit, test-cli-tests (in tests/)\n\
+                    swe-harvest: make -C tests test-cli-tests\n\
+                    PASS: basic/help.sh\nswe-harvest results:\nPASS: basic/help.sh\n";
+        assert_eq!(
+            test_selection(make).as_deref(),
+            Some("make targets that run the touched files: test-unit, test-cli-tests (in tests/)"),
+            "the targets run are no statement of their own"
+        );
+        let whole = "swe-harvest: no make target runs the touched files; running make check\n";
+        assert_eq!(test_selection(whole).as_deref(), Some(whole.trim().trim_start_matches("swe-harvest: ")));
         assert_eq!(
             test_selection("PASS: make-check\nswe-harvest results:\n"),
             None,
-            "a plain make target chooses nothing"
+            "an older helper's log states nothing"
         );
     }
 

@@ -7,8 +7,11 @@
 #       that names a touched file), else all of them (`make -k check`, recursive);
 #       the report is every `.trs` file the run wrote, each after a line
 #       `:swe-harvest-test: ID` (ID: the test's path relative to its Makefile's folder,
-#       as automake prints it). A Makefile without automake's harness: the target,
-#       whose exit code is the one result.
+#       as automake prints it). A Makefile without automake's harness: the targets of
+#       the tree's Makefiles that run a touched file, the program of a touched source
+#       or a harness in a folder above a touched file, else the target given; each
+#       gives the `RESULT: ID` lines its own harness prints, else its exit code as one
+#       result (`make-TARGET`).
 #   ctest ARGS   the build tree is rebuilt (`cmake --build`: only the targets whose
 #       sources hold a touched file, by CMake's file API, when there are any), then the
 #       tests that run an executable compiled from a touched file, else the tests whose
@@ -80,6 +83,104 @@ GOOGLETEST_CASE='function googletest_case(line,   word, name) {
     return (word == "OK" ? "PASS" : word == "FAILED" ? "FAIL" : "SKIP") ": " name
 }'
 
+# Each rule of the tree's plain Makefiles: `DIR<TAB>TARGET<TAB>RECIPE` (the rule's first
+# target that is no special target or pattern; its recipe lines joined). Variable
+# assignments, target-specific ones too (`test-zstd: ZSTD = ...`), are no rules.
+make_rules() {
+    local makefile dir
+    find . -path ./.git -prune -o -type f \( -name Makefile -o -name GNUmakefile -o -name makefile \) -print 2>/dev/null |
+        sort | while IFS= read -r makefile; do
+        dir=$(dirname "$makefile"); dir="${dir#./}"
+        awk -v dir="$dir" '
+            function flush() { if (target != "" && recipe != "") print dir "\t" target "\t" recipe; target = ""; recipe = "" }
+            /^\t/ { if (target != "") recipe = recipe " " substr($0, 2); next }
+            { flush() }
+            /^[A-Za-z0-9_.\/-][^:=#]*:([^=:]|$)/ {
+                rest = substr($0, index($0, ":") + 1)
+                if (rest ~ /=/) next
+                n = split(substr($0, 1, index($0, ":") - 1), names, /[ \t]+/)
+                for (i = 1; i <= n; i++) if (names[i] != "" && names[i] !~ /^\./ && names[i] !~ /[%$]/) { target = names[i]; break }
+                if (index(rest, ";") > 0) recipe = substr(rest, index(rest, ";") + 1)
+            }
+            END { flush() }' "$makefile"
+    done
+}
+
+# The targets of plain Makefiles that run a touched file: `DIR<TAB>TARGET`, for each rule
+# whose recipe runs (a word `./X`, or the script of `sh`, `bash`, `python3`, `perl`...)
+# the touched file itself (zstd's `./playTests.sh`), the program built from a touched
+# source (`./fuzzer` from `tests/fuzzer.c`), or a harness in a folder above a touched
+# file and below the Makefile's (`./cli-tests/run.py` for
+# `tests/cli-tests/decompression/pass-through.sh`; a script, not a program: a test
+# program of `tests/` is not the harness of every file under it). Never a target that
+# cleans, installs or makes a distribution.
+make_targets_of_touched_files() {
+    local dir target recipe words word previous path file script seen=" "
+    while IFS=$'\t' read -r dir target recipe; do
+        case "$target" in clean* | distclean* | mostlyclean* | install* | uninstall* | dist* | all) continue ;; esac
+        # Under a tool that no image has (zstd's `valgrindTest` runs `./fuzzer` too).
+        case "${target,,}" in *valgrind* | *memcheck*) continue ;; esac
+        read -ra words <<<"$recipe"
+        previous=""
+        for word in "${words[@]}"; do
+            word="${word//[\"\']/}"; word="${word%;}"
+            case "$word" in -*=*) word="${word#*=}" ;; esac
+            path="" script=0
+            case "$word" in
+                ./*) path="${word#./}" ;;
+                *=* | *'$'* | '') ;;
+                *) case "$previous" in sh | bash | python | python3 | perl | ruby) path="$word" script=1 ;; esac ;;
+            esac
+            previous="${word##*/}"
+            case "$path" in '' | *..* | *'$'*) continue ;; esac
+            [ "$dir" = . ] || path="$dir/$path"
+            for file in "${files[@]}"; do
+                if [ "$path" = "$file" ] || { [ "${file%.*}" != "$file" ] && [ "$path" = "${file%.*}" ]; } ||
+                    { [ "${path%/*}" != "$path" ] && [ "${path%/*}" != "$dir" ] && [ -f "$path" ] &&
+                        [ "${file#"${path%/*}"/}" != "$file" ] &&
+                        { [ "$script" = 1 ] || [ "$(head -c 2 "$path")" = '#!' ]; }; }; then
+                    case "$seen" in *" $dir:$target "*) ;; *)
+                        seen="$seen$dir:$target "
+                        printf '%s\t%s\n' "$dir" "$target" ;;
+                    esac
+                    continue 3
+                fi
+            done
+        done
+    done < <(make_rules)
+}
+
+# Runs the plain Makefile targets `DIR<TAB>TARGET` on stdin, one after the other; prints
+# their results after the line `swe-harvest results:`: the `RESULT: ID` lines a target's
+# own harness prints (zstd's `cli-tests/run.py`: `PASS: basic/help.sh`), the worst of
+# repeats, else the target's exit code as `RESULT: make-TARGET` (`DIR/make-TARGET` below
+# the root); with `--exit-code-too` the exit code as well (a whole `make check` runs more
+# than a harness). Returns non-zero when one failed.
+run_make_targets() {
+    local dir target code=0 status output=/tmp/swe-harvest-make-target.log results=/tmp/swe-harvest-make-results id
+    local exit_code_too=0
+    [ "${1:-}" = --exit-code-too ] && exit_code_too=1
+    : >"$results"
+    while IFS=$'\t' read -r dir target; do
+        echo "swe-harvest: make -C $dir $target"
+        (cd "$dir" && make -j"$jobs" -k "$target") </dev/null 2>&1 | tee "$output"
+        status=${PIPESTATUS[0]}
+        [ "$status" -eq 0 ] || code=$status
+        if grep -qE '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output"; then
+            grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output" >>"$results"
+        fi
+        if [ "$exit_code_too" = 1 ] || ! grep -qE '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output"; then
+            id="make-$target"; [ "$dir" = . ] || id="$dir/$id"
+            if [ "$status" -eq 0 ]; then echo "PASS: $id"; else echo "FAIL: $id"; fi >>"$results"
+        fi
+    done
+    echo "swe-harvest results:"
+    awk '{ r = $1; sub(/:$/, "", r); id = substr($0, length($1) + 2)
+           if (!(id in worst) || r != "PASS" && r != "SKIP" && r != "XFAIL") worst[id] = r }
+         END { for (id in worst) print worst[id] ": " id }' "$results" | sort -k2
+    return "$code"
+}
+
 run_make() {
     local target="${command[1]:-check}" tests selected=() code
     if [ -f Makefile ] && grep -q '^check-am:' Makefile; then
@@ -134,10 +235,19 @@ run_make() {
              /^:test-result: / { r = $2; if (!(id in worst) || r != "PASS" && r != "SKIP" && r != "XFAIL") worst[id] = r }
              END { for (id in worst) { r = (id in global) ? global[id] : worst[id]; if (r == "XPASS") r = "FAIL"; print r ": " id } }' "$report" | sort -k2
     else
-        make -j"$jobs" -k "$target"
+        local targets
+        targets=$(make_targets_of_touched_files)
+        if [ -n "$targets" ]; then
+            echo "swe-harvest: make targets that run the touched files: $(awk -F '\t' '{ printf "%s%s%s", (NR > 1 ? ", " : ""), $2, ($1 == "." ? "" : " (in " $1 "/)") }' <<<"$targets")"
+        else
+            echo "swe-harvest: no make target runs the touched files; running make $target"
+        fi
+        if [ -n "$targets" ]; then
+            run_make_targets <<<"$targets"
+        else
+            printf '.\t%s\n' "$target" | run_make_targets --exit-code-too
+        fi
         code=$?
-        echo "swe-harvest results:"
-        if [ "$code" -eq 0 ]; then echo "PASS: make-$target"; else echo "FAIL: make-$target"; fi
     fi
     return "$code"
 }
