@@ -146,13 +146,19 @@ impl Ecosystem for NodeTest {
     }
 
     /// Multi-SWE-bench's forms of `file > describe > title`: `title` (its Mocha
-    /// parsers), `file:title` and `file` (its Jest parsers, which also count a file
-    /// that passes as a test).
+    /// parsers), `describe title` (Mocha's full title, the describe blocks' titles and
+    /// the test's joined by spaces: expressjs/express's rows, 2026-11-27), `file:title`
+    /// and `file` (its Jest parsers, which also count a file that passes as a test).
     fn published_forms(&self, id: &str) -> Vec<String> {
         let parts: Vec<&str> = id.split(results::SEPARATOR).collect();
         match parts.as_slice() {
-            [file, .., title] if parts.len() >= 2 => {
-                vec![title.to_string(), format!("{file}:{title}"), file.to_string()]
+            [file, rest @ .., title] if parts.len() >= 2 => {
+                let mut forms = vec![title.to_string()];
+                if !rest.is_empty() {
+                    forms.push(parts[1..].join(" "));
+                }
+                forms.extend([format!("{file}:{title}"), file.to_string()]);
+                forms
             }
             _ => Vec::new(),
         }
@@ -212,7 +218,15 @@ mod tests {
             NodeTest.published_forms("tests/parse.tests.ts > Base64 in CSS"),
             vec!["Base64 in CSS", "tests/parse.tests.ts:Base64 in CSS", "tests/parse.tests.ts"]
         );
-        assert_eq!(NodeTest.published_forms("test/unit/a.js > adapters > should detect")[0], "should detect");
+        assert_eq!(
+            NodeTest.published_forms("test/Route.js > Route > errors > should handle throws"),
+            vec![
+                "should handle throws",
+                "Route errors should handle throws",
+                "test/Route.js:should handle throws",
+                "test/Route.js"
+            ]
+        );
     }
 
     #[test]
