@@ -29,6 +29,8 @@
 //! which says so. The submodule's own tests (oniguruma's, which Multi-SWE-bench runs
 //! through jq's recursive `make check`) are not run.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Datelike, Utc};
 use regex::Regex;
 
@@ -48,13 +50,39 @@ pub enum BuildSystem {
 }
 
 /// The files inference reads: the build files at the root, and the `CMakeLists.txt`
-/// of a folder at the root (`test/CMakeLists.txt`, where a project fetches its test
-/// framework).
+/// or Makefile of a folder at the root (`test/CMakeLists.txt`, where a project fetches
+/// its test framework; `tests/Makefile`, whose recipes run its test harness).
 pub fn reads(path: &str) -> bool {
+    const IN_A_FOLDER: &[&str] = &["/CMakeLists.txt", "/Makefile", "/GNUmakefile", "/makefile"];
     matches!(
         path,
         "configure.ac" | "configure.in" | "CMakeLists.txt" | "Makefile" | "GNUmakefile" | "makefile" | ".gitmodules"
-    ) || path.strip_suffix("/CMakeLists.txt").is_some_and(|folder| !folder.contains('/'))
+    ) || IN_A_FOLDER.iter().any(|name| path.strip_suffix(name).is_some_and(|folder| !folder.contains('/')))
+}
+
+/// The interpreters that the recipes of the read Makefiles run (decision, 2026-11-27:
+/// zstd's `tests/Makefile` runs its harness `./cli-tests/run.py`, a Python 3 script,
+/// which the C image lacks): `python3` for a recipe that runs `python`/`python3` or a
+/// `.py` script, `perl` for `perl` or a `.pl` script.
+pub fn recipe_interpreters(files: &RepoFiles) -> Vec<&'static str> {
+    static PYTHON: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?m)^\t.*(\bpython3?\b|[\w./-]+\.py\b)").expect("valid regex"));
+    static PERL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?m)^\t.*(\bperl\b|[\w./-]+\.pl\b)").expect("valid regex"));
+    let makefiles: Vec<&String> = files
+        .iter()
+        .filter(|(path, _)| {
+            ["Makefile", "GNUmakefile", "makefile"].contains(&path.rsplit('/').next().unwrap_or_default())
+        })
+        .map(|(_, text)| text)
+        .collect();
+    let mut found = Vec::new();
+    for (pattern, package) in [(&*PYTHON, "python3"), (&*PERL, "perl")] {
+        if makefiles.iter().any(|text| pattern.is_match(text)) {
+            found.push(package);
+        }
+    }
+    found
 }
 
 /// Dependencies that a CMake build downloads with `FetchContent` and Debian ships as
@@ -296,6 +324,13 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         .ok_or_else(|| InferError::no_runtime("C", "a GCC base image".to_string(), runtimes))?;
     let (mut install, test_command) = steps(system, target);
     let mut system_packages = library_packages(files);
+    if system == BuildSystem::Make {
+        for package in recipe_interpreters(files) {
+            if !system_packages.iter().any(|known| known == package) {
+                system_packages.push(package.to_string());
+            }
+        }
+    }
     if system == BuildSystem::CMake {
         let options = files.get("CMakeLists.txt").map(|text| test_options(text)).unwrap_or_default();
         let fetched = fetched_from_debian(files);
@@ -418,6 +453,26 @@ mod tests {
         assert_eq!(choose_runtime(date(2023), &runtimes).as_deref(), Some("gcc12"));
         assert_eq!(choose_runtime(date(2024), &runtimes).as_deref(), Some("gcc14"));
         assert_eq!(choose_runtime(date(2024), &["3.11".to_string()]), None);
+    }
+
+    #[test]
+    fn a_plain_makefile_whose_recipes_run_a_python_or_perl_script_gets_the_interpreter() {
+        let files: RepoFiles = [
+            ("Makefile".to_string(), "check:\n\t$(MAKE) -C tests check\n# python3 is not needed here\n".to_string()),
+            (
+                "tests/Makefile".to_string(),
+                "test-cli-tests: zstd\n\tfile $(ZSTD)\n\t./cli-tests/run.py --zstd=\"$(ZSTD)\"\ncheck: test-cli-tests\n".to_string(),
+            ),
+        ]
+        .into();
+        assert!(reads("tests/Makefile") && !reads("tests/sub/Makefile"));
+        assert_eq!(recipe_interpreters(&files), vec!["python3"]);
+        let spec = infer(&files, Utc.with_ymd_and_hms(2022, 8, 1, 0, 0, 0).unwrap(), &["gcc12".to_string()]).unwrap();
+        assert!(spec.system_packages.contains(&"python3".to_string()), "{:?}", spec.system_packages);
+        let perl: RepoFiles = [("Makefile".to_string(), "test:\n\tperl t/run.pl\n".to_string())].into();
+        assert_eq!(recipe_interpreters(&perl), vec!["perl"]);
+        let neither: RepoFiles = [("Makefile".to_string(), "# run.py\ntest:\n\t./run_tests.sh\n".to_string())].into();
+        assert!(recipe_interpreters(&neither).is_empty());
     }
 
     #[test]
