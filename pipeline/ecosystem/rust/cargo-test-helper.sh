@@ -70,7 +70,13 @@ while [ "$index" -lt "${#runs[@]}" ]; do
     code=${PIPESTATUS[0]}
     [ "$code" -eq 0 ] || status=$code
     if [ "$code" -ne 0 ] && grep -q "no test target named" "$output"; then
-        if [ "$member" = . ]; then every_target "$member" ""; else every_target "$member" "$member/"; fi
+        # The targets cargo lists instead: a file of tests/ is often a module of one
+        # target (ripgrep's tests/regression.rs, in `integration` of tests/tests.rs).
+        available=$(awk '/^Available test targets:/ { on = 1; next }
+            on && /^[ \t]+[^ \t]/ { print $1; next } on { exit }' "$output")
+        if [ -n "$available" ]; then
+            for name in $available; do add "$member" "--test=$name"; done
+        elif [ "$member" = . ]; then every_target "$member" ""; else every_target "$member" "$member/"; fi
     fi
 done
 rm -f "$output"

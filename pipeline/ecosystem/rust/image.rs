@@ -382,6 +382,47 @@ mod tests {
         assert_eq!(output.status.code(), Some(101), "the failed run still counts");
     }
 
+    /// ripgrep's shape: `tests/regression.rs` is a module of the one test target
+    /// `integration` (`tests/tests.rs`), so the targets cargo lists are run instead.
+    #[test]
+    fn a_test_file_that_is_a_module_runs_the_targets_cargo_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for path in ["Cargo.toml", "tests/tests.rs", "tests/regression.rs", "tests/util.rs"] {
+            fs_err::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            fs_err::write(root.join(path), "").unwrap();
+        }
+        let bin = root.join("bin");
+        fs_err::create_dir_all(&bin).unwrap();
+        fs_err::write(
+            bin.join("cargo"),
+            "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n[ \"$5\" = --test=integration ] && exit 0\n\
+             printf 'error: no test target named `%s`.\\nAvailable test targets:\\n    integration\\n' \"${5#--test=}\"; exit 101\n",
+        )
+        .unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(bin.join("cargo")).status().unwrap();
+        let helper = root.join("helper.sh");
+        fs_err::write(&helper, CARGO_TEST_HELPER_SCRIPT).unwrap();
+        let output = std::process::Command::new("bash")
+            .arg(&helper)
+            .args(["cargo", "test", "--offline", "--", "tests/regression.rs", "tests/util.rs"])
+            .current_dir(root)
+            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        let ran: Vec<&str> = text.lines().filter_map(|line| line.strip_prefix("ran test --offline ")).collect();
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=regression",
+                "--manifest-path ./Cargo.toml --test=util",
+                "--manifest-path ./Cargo.toml --test=integration"
+            ],
+            "{text}"
+        );
+    }
+
     /// Runs `body` in bash after the dependency script's functions (`SWE_HARVEST_SOURCE_ONLY`).
     fn with_dependency_functions(body: &str, env: &[(&str, &str)]) -> (String, bool) {
         let dir = tempfile::tempdir().unwrap();
