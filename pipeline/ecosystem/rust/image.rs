@@ -351,67 +351,60 @@ mod tests {
         assert_eq!(code, Some(0));
     }
 
-    #[test]
-    fn a_target_cargo_does_not_know_falls_back_to_every_target_of_its_member() {
+    /// Runs the helper for the `touched` files in a project of the empty `files`, with
+    /// the shell script `cargo` as cargo: the cargo commands it ran (after `test
+    /// --offline`), its output and its exit code.
+    fn helper_with_cargo(files: &[&str], cargo: &str, touched: &[&str]) -> (Vec<String>, String, Option<i32>) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for path in ["Cargo.toml", "tests/gone.rs", "tests/other.rs"] {
+        for path in files {
             fs_err::create_dir_all(root.join(path).parent().unwrap()).unwrap();
             fs_err::write(root.join(path), "").unwrap();
         }
         let bin = root.join("bin");
         fs_err::create_dir_all(&bin).unwrap();
-        fs_err::write(
-            bin.join("cargo"),
-            "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n[ \"$5\" = --test=gone ] && { echo 'error: no test target named `gone` in default-run packages'; exit 101; }\nexit 0\n",
-        )
-        .unwrap();
+        fs_err::write(bin.join("cargo"), cargo).unwrap();
         std::process::Command::new("chmod").arg("+x").arg(bin.join("cargo")).status().unwrap();
         let helper = root.join("helper.sh");
         fs_err::write(&helper, CARGO_TEST_HELPER_SCRIPT).unwrap();
         let output = std::process::Command::new("bash")
             .arg(&helper)
-            .args(["cargo", "test", "--offline", "--", "tests/gone.rs"])
+            .args(["cargo", "test", "--offline", "--"])
+            .args(touched)
             .current_dir(root)
             .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
             .output()
             .unwrap();
-        let text = String::from_utf8_lossy(&output.stdout);
-        let ran: Vec<&str> = text.lines().filter_map(|line| line.strip_prefix("ran test --offline ")).collect();
-        assert_eq!(ran, vec!["--manifest-path ./Cargo.toml --test=gone", "--manifest-path ./Cargo.toml --test=other"]);
-        assert_eq!(output.status.code(), Some(101), "the failed run still counts");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let ran = text.lines().filter_map(|line| line.strip_prefix("ran test --offline ")).map(String::from).collect();
+        (ran, text, output.status.code())
+    }
+
+    #[test]
+    fn a_target_cargo_does_not_know_falls_back_to_every_target_of_its_member() {
+        let cargo = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                     [ \"$5\" = --test=gone ] && { echo 'error: no test target named `gone` in default-run packages'; exit 101; }\nexit 0\n";
+        let (ran, text, code) =
+            helper_with_cargo(&["Cargo.toml", "tests/gone.rs", "tests/other.rs"], cargo, &["tests/gone.rs"]);
+        assert_eq!(
+            ran,
+            vec!["--manifest-path ./Cargo.toml --test=gone", "--manifest-path ./Cargo.toml --test=other"],
+            "{text}"
+        );
+        assert_eq!(code, Some(101), "the failed run still counts");
     }
 
     /// ripgrep's shape: `tests/regression.rs` is a module of the one test target
     /// `integration` (`tests/tests.rs`), so the targets cargo lists are run instead.
     #[test]
     fn a_test_file_that_is_a_module_runs_the_targets_cargo_lists() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for path in ["Cargo.toml", "tests/tests.rs", "tests/regression.rs", "tests/util.rs"] {
-            fs_err::create_dir_all(root.join(path).parent().unwrap()).unwrap();
-            fs_err::write(root.join(path), "").unwrap();
-        }
-        let bin = root.join("bin");
-        fs_err::create_dir_all(&bin).unwrap();
-        fs_err::write(
-            bin.join("cargo"),
-            "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n[ \"$5\" = --test=integration ] && exit 0\n\
-             printf 'error: no test target named `%s`.\\nAvailable test targets:\\n    integration\\n' \"${5#--test=}\"; exit 101\n",
-        )
-        .unwrap();
-        std::process::Command::new("chmod").arg("+x").arg(bin.join("cargo")).status().unwrap();
-        let helper = root.join("helper.sh");
-        fs_err::write(&helper, CARGO_TEST_HELPER_SCRIPT).unwrap();
-        let output = std::process::Command::new("bash")
-            .arg(&helper)
-            .args(["cargo", "test", "--offline", "--", "tests/regression.rs", "tests/util.rs"])
-            .current_dir(root)
-            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&output.stdout);
-        let ran: Vec<&str> = text.lines().filter_map(|line| line.strip_prefix("ran test --offline ")).collect();
+        let cargo = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n[ \"$5\" = --test=integration ] && exit 0\n\
+                     printf 'error: no test target named `%s`.\\nAvailable test targets:\\n    integration\\n' \"${5#--test=}\"; exit 101\n";
+        let (ran, text, _) = helper_with_cargo(
+            &["Cargo.toml", "tests/tests.rs", "tests/regression.rs", "tests/util.rs"],
+            cargo,
+            &["tests/regression.rs", "tests/util.rs"],
+        );
         assert_eq!(
             ran,
             vec![
