@@ -324,12 +324,13 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         .ok_or_else(|| InferError::no_runtime("C", "a GCC base image".to_string(), runtimes))?;
     let (mut install, test_command) = steps(system, target);
     let mut system_packages = library_packages(files);
-    if system == BuildSystem::Make {
-        for package in recipe_interpreters(files) {
-            if !system_packages.iter().any(|known| known == package) {
-                system_packages.push(package.to_string());
-            }
+    let mut add_package = |package: &str| {
+        if !system_packages.iter().any(|known| known == package) {
+            system_packages.push(package.to_string());
         }
+    };
+    if system == BuildSystem::Make {
+        recipe_interpreters(files).into_iter().for_each(&mut add_package);
     }
     if system == BuildSystem::CMake {
         let options = files.get("CMakeLists.txt").map(|text| test_options(text)).unwrap_or_default();
@@ -343,9 +344,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
             }
         }
         for (package, _) in fetched {
-            if !system_packages.iter().any(|known| known == package) {
-                system_packages.push(package.to_string());
-            }
+            add_package(package);
         }
     }
     Ok(EnvironmentSpec { system_packages, ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command) })

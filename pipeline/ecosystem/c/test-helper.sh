@@ -158,7 +158,7 @@ make_targets_of_touched_files() {
 # than a harness). Returns non-zero when one failed.
 run_make_targets() {
     local dir target code=0 status output=/tmp/swe-harvest-make-target.log results=/tmp/swe-harvest-make-results id
-    local exit_code_too=0
+    local harness exit_code_too=0
     [ "${1:-}" = --exit-code-too ] && exit_code_too=1
     : >"$results"
     while IFS=$'\t' read -r dir target; do
@@ -166,10 +166,9 @@ run_make_targets() {
         (cd "$dir" && make -j"$jobs" -k "$target") </dev/null 2>&1 | tee "$output"
         status=${PIPESTATUS[0]}
         [ "$status" -eq 0 ] || code=$status
-        if grep -qE '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output"; then
-            grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output" >>"$results"
-        fi
-        if [ "$exit_code_too" = 1 ] || ! grep -qE '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output"; then
+        harness=$(grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output")
+        [ -n "$harness" ] && printf '%s\n' "$harness" >>"$results"
+        if [ "$exit_code_too" = 1 ] || [ -z "$harness" ]; then
             id="make-$target"; [ "$dir" = . ] || id="$dir/$id"
             if [ "$status" -eq 0 ]; then echo "PASS: $id"; else echo "FAIL: $id"; fi >>"$results"
         fi
@@ -239,12 +238,9 @@ run_make() {
         targets=$(make_targets_of_touched_files)
         if [ -n "$targets" ]; then
             echo "swe-harvest: make targets that run the touched files: $(awk -F '\t' '{ printf "%s%s%s", (NR > 1 ? ", " : ""), $2, ($1 == "." ? "" : " (in " $1 "/)") }' <<<"$targets")"
-        else
-            echo "swe-harvest: no make target runs the touched files; running make $target"
-        fi
-        if [ -n "$targets" ]; then
             run_make_targets <<<"$targets"
         else
+            echo "swe-harvest: no make target runs the touched files; running make $target"
             printf '.\t%s\n' "$target" | run_make_targets --exit-code-too
         fi
         code=$?
