@@ -1103,6 +1103,13 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     assert_eq!(tasks.len(), 3);
     assert_eq!(images.len(), 1, "three tasks share one environment: {images:?}");
     assert!(stderr(&output).contains("environment images: 1 built"), "{}", stderr(&output));
+    // Each task's summary line counts the new image's build (or the wait for it) apart
+    // from its tests, within its total.
+    for instance in tasks.keys() {
+        let [tests, building, total] = task_seconds(&stderr(&output), instance);
+        assert!(building > 0.5, "{instance}: {building}s building images, for an image new to the engine");
+        assert!(tests > 0.0 && building + tests <= total, "{instance}: {tests}s + {building}s within {total}s");
+    }
     let build_logs = fs_err::read_dir(workspace.data_dir().join("logs/build")).unwrap().count();
     assert_eq!(build_logs, 1, "one build, not one per worker");
     assert!(workspace.containers().is_empty());
@@ -1287,4 +1294,18 @@ fn a_timed_out_environment_build_says_its_last_output_and_leaves_nothing_behind(
         assert!(gone(id, "container"), "the container of the step that ran out of time {id} is gone");
     }
     assert!(workspace.containers().is_empty());
+}
+
+/// A task's seconds from validate's summary line
+/// `ID: Xs in containers' tests, Ys building images, Zs in total`: `[X, Y, Z]`.
+fn task_seconds(log: &str, instance: &str) -> [f64; 3] {
+    let line = log
+        .lines()
+        .find(|line| line.trim_start().starts_with(&format!("{instance}: ")) && line.contains("s building images"))
+        .unwrap_or_else(|| panic!("no summary line of {instance} in:\n{log}"));
+    let seconds = |label: &str| -> f64 {
+        let before = line.split(label).next().unwrap_or_default();
+        before.rsplit(' ').next().unwrap_or_default().parse().unwrap_or_else(|_| panic!("no seconds in `{line}`"))
+    };
+    [seconds("s in containers' tests"), seconds("s building images"), seconds("s in total")]
 }

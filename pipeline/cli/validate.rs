@@ -136,16 +136,18 @@ fn render_summary(summary: &Summary, workers: usize, runs: u32) -> String {
         let _ = writeln!(text, "  environments by ladder rung: {}", rungs.join(", "));
     }
     for outcome in &summary.outcomes {
-        if outcome.test_secs > 0.0 || outcome.coverage_secs > 0.0 {
+        if outcome.test_secs > 0.0 || outcome.coverage_secs > 0.0 || outcome.build_secs > 0.0 {
             let coverage = if outcome.coverage_secs > 0.0 {
                 format!(", {:.1}s in the coverage run", outcome.coverage_secs)
             } else {
                 String::new()
             };
+            // The rest of the total is overhead: inference, the environment check,
+            // containers' start and removal, copying the repository in, the store.
             let _ = writeln!(
                 text,
-                "  {}: {:.1}s in containers' tests{coverage}, {:.1}s in total",
-                outcome.instance_id, outcome.test_secs, outcome.total_secs
+                "  {}: {:.1}s in containers' tests{coverage}, {:.1}s building images, {:.1}s in total",
+                outcome.instance_id, outcome.test_secs, outcome.build_secs, outcome.total_secs
             );
         }
     }

@@ -92,6 +92,7 @@ pub(super) async fn settle(
 ) -> Result<Settled, Dropped> {
     let mut ladder = Ladder::new(context, project);
     let settled = ladder.walk(outcome).await;
+    outcome.build_secs = ladder.build_secs;
     if let Some(observed) = ladder.observed {
         outcome.observed = observed;
     }
@@ -115,6 +116,8 @@ struct Ladder<'a> {
     test_files: Vec<String>,
     inferred: bool,
     log_dir: std::path::PathBuf,
+    /// Seconds in image builds, failed ones and waits for another task's build included.
+    build_secs: f64,
 }
 
 impl<'a> Ladder<'a> {
@@ -132,6 +135,7 @@ impl<'a> Ladder<'a> {
             test_files: Vec::new(),
             inferred: false,
             log_dir,
+            build_secs: 0.0,
         }
     }
 
@@ -187,7 +191,7 @@ impl<'a> Ladder<'a> {
     /// Builds a rung's image and, for an inferred spec, checks it: the environment to
     /// run the task in, or the ecosystem's next move after the setback.
     async fn reach(&mut self, spec: EnvironmentSpec) -> Step {
-        let built = match build(self.context, self.project, &spec).await {
+        let built = match self.build(&spec).await {
             Ok(built) => built,
             Err(error) => {
                 let ImageError::BuildFailed { log, .. } = &error else {
@@ -322,7 +326,7 @@ impl<'a> Ladder<'a> {
     async fn add_packages(&mut self, base: Box<Base>, packages: Vec<String>, outcome: &mut TaskOutcome) -> Step {
         let mut spec = base.spec.clone();
         spec.extra_packages.extend(packages.iter().cloned());
-        match build(self.context, self.project, &spec).await {
+        match self.build(&spec).await {
             Ok(built) => {
                 self.context.note_image(&built);
                 Step::Run { spec, built, base: Some(base) }
@@ -335,6 +339,14 @@ impl<'a> Ladder<'a> {
                 self.undo(base, outcome)
             }
         }
+    }
+
+    /// Builds (or finds) a rung's image, counting the time.
+    async fn build(&mut self, spec: &EnvironmentSpec) -> Result<BuiltImage, ImageError> {
+        let started = std::time::Instant::now();
+        let built = build(self.context, self.project, spec).await;
+        self.build_secs += started.elapsed().as_secs_f64();
+        built
     }
 
     /// Back to the rung a packages move started from: its runs, or a run there.

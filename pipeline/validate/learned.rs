@@ -183,6 +183,7 @@ mod tests {
             runs: 1,
             coverage: None,
             coverage_secs: 0.0,
+            build_secs: 0.0,
             test_secs: 0.0,
             total_secs: 0.0,
         }

@@ -211,7 +211,9 @@ pub struct TaskOutcome {
     pub coverage: Option<GoldenCoverage>,
     /// Seconds of this session's coverage run (0 when none ran).
     pub coverage_secs: f64,
-    /// Seconds spent in test phases (inside containers) and in total, this session.
+    /// Seconds spent building (or awaiting) environment images, in test phases (inside
+    /// containers) and in total, this session.
+    pub build_secs: f64,
     pub test_secs: f64,
     pub total_secs: f64,
 }
@@ -434,6 +436,7 @@ async fn validate_one(context: &Context<'_>, candidate: &Candidate) -> TaskOutco
         observed: None,
         coverage: None,
         coverage_secs: 0.0,
+        build_secs: 0.0,
         test_secs: 0.0,
         total_secs: 0.0,
     };

@@ -353,6 +353,7 @@ mod tests {
             runs: 2,
             coverage: None,
             coverage_secs: 0.0,
+            build_secs: 0.0,
             test_secs: 0.0,
             total_secs: 0.0,
         }
