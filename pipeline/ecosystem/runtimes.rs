@@ -437,6 +437,6 @@ mod tests {
         for runtimes in catalogue() {
             assert!(forms.contains(&format!("({})", runtimes.language)), "{forms}");
         }
-        assert!(forms.contains("`go1.24` (go)"), "{forms}");
+        assert!(forms.contains("`go1.27` (go)"), "the newest key: {forms}");
     }
 }

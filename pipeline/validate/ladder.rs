@@ -453,6 +453,19 @@ impl<'a> Ladder<'a> {
     }
 }
 
+/// How to get a configured runtime's missing image: the catalogue's own is
+/// scripts/setup.sh's to make; another is the user's.
+fn how_to_make(runtime: &str, image: &str) -> String {
+    match image.split_once(':') {
+        Some((_, tag))
+            if crate::ecosystem::runtimes::default_base_images().get(runtime).map(String::as_str) == Some(image) =>
+        {
+            format!("`SWE_HARVEST_BASE_IMAGES={tag} scripts/setup.sh` makes it")
+        }
+        _ => "pull or build it".to_string(),
+    }
+}
+
 /// Builds (or finds) the environment image of `spec` and records the attempt.
 async fn build(context: &Context<'_>, project: &Project<'_>, spec: &EnvironmentSpec) -> Result<BuiltImage, ImageError> {
     let ecosystem = project.ecosystem;
@@ -551,15 +564,45 @@ fn runtime_unavailable(project: &Project<'_>, tried: Option<&EnvironmentSpec>, l
     };
     let tried =
         tried.map_or_else(|| "the nearest runtime there is".to_string(), |spec| format!("runtime {}", spec.runtime));
-    dropped(
-        ValidateDropReason::RuntimeUnavailable,
-        format!(
-            "the project needs runtime {needed}, which no base image provides; tried on {tried}, it failed ({}): {}\n\
-             hint: bring an image of that runtime and name it in validate.base_images.\"{}\" ({}, \"Runtimes\")",
-            lost.reason,
-            lost.detail,
+    let hint = match project.runtimes_to_make.as_slice() {
+        [] => format!(
+            "bring an image of that runtime and name it in validate.base_images.\"{}\" ({}, \"Runtimes\")",
             needed.runtime,
             project.ecosystem.runtimes_page()
         ),
+        to_make => to_make
+            .iter()
+            .map(|(runtime, image)| {
+                format!(
+                    "validate.base_images.\"{runtime}\" meets it, but its image `{image}` is not on the engine: {}",
+                    how_to_make(runtime, image)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    dropped(
+        ValidateDropReason::RuntimeUnavailable,
+        format!(
+            "the project needs runtime {needed}, which no base image here provides; tried on {tried}, it failed ({}): {}\n\
+             hint: {hint}",
+            lost.reason, lost.detail,
+        ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::how_to_make;
+
+    #[test]
+    fn a_missing_catalogue_image_is_made_by_setup_and_another_is_the_users_to_get() {
+        assert_eq!(
+            how_to_make("go1.27", "swe-harvest/base:go1.27"),
+            "`SWE_HARVEST_BASE_IMAGES=go1.27 scripts/setup.sh` makes it"
+        );
+        assert_eq!(how_to_make("go1.27", "registry.example/go:1.27"), "pull or build it");
+        // A catalogue tag under another runtime's key is not the catalogue's image of that key.
+        assert_eq!(how_to_make("go1.26", "swe-harvest/base:go1.27"), "pull or build it");
+    }
 }

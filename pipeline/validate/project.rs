@@ -29,6 +29,9 @@ pub(super) struct Project<'a> {
     /// The runtime the project needs when no base image provides it (the task is
     /// tried on the nearest one there is); `None` when one does, or a config pins it.
     pub runtime_needed: Option<RuntimeNeed>,
+    /// With `runtime_needed`: the runtimes of `validate.base_images` that would meet
+    /// it but whose image is not on the engine, with that image (to say how to get it).
+    pub runtimes_to_make: Vec<(String, String)>,
 }
 
 impl<'a> Project<'a> {
@@ -66,11 +69,26 @@ impl<'a> Project<'a> {
             })?
             .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
         };
-        let runtimes = available_runtimes(context, ecosystem).await;
+        let (runtimes, absent) = available_runtimes(context, ecosystem).await;
         let pinned =
             super::spec::config_entry(&config, &candidate.version).is_some_and(|entry| entry.runtime.is_some());
         let runtime_needed = if pinned { None } else { ecosystem.runtime_needed(&files, date, &runtimes) };
-        Ok(Project { candidate, mirror, config, ecosystem, files, date, runtimes, runtime_needed })
+        // An absent runtime meets the need when, with it there too, nothing is needed.
+        let runtimes_to_make = match &runtime_needed {
+            None => Vec::new(),
+            Some(_) => absent
+                .into_iter()
+                .filter(|runtime| {
+                    let with_it: Vec<String> = runtimes.iter().chain([runtime]).cloned().collect();
+                    ecosystem.runtime_needed(&files, date, &with_it).is_none()
+                })
+                .map(|runtime| {
+                    let image = settings.images.base_images.get(&runtime).cloned().unwrap_or_default();
+                    (runtime, image)
+                })
+                .collect(),
+        };
+        Ok(Project { candidate, mirror, config, ecosystem, files, date, runtimes, runtime_needed, runtimes_to_make })
     }
 
     /// What the ecosystem's ladder may look at.
@@ -121,15 +139,22 @@ pub fn read_environment(
 /// The runtimes inference chooses among: those of `validate.base_images` whose base
 /// image is there (configured, pulled, or scripts/setup.sh's local one), so that an
 /// optional runtime nobody built is never chosen; all of them when none is there, so
-/// that the build fails naming the missing image.
-async fn available_runtimes(context: &Context<'_>, ecosystem: &dyn Ecosystem) -> Vec<String> {
+/// that the build fails naming the missing image. Second, the configured runtimes
+/// left out for want of their image.
+async fn available_runtimes(context: &Context<'_>, ecosystem: &dyn Ecosystem) -> (Vec<String>, Vec<String>) {
     let configured: Vec<String> =
         context.settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)).cloned().collect();
     let mut present = Vec::new();
+    let mut absent = Vec::new();
     for runtime in &configured {
         if context.images.base_image(runtime, &ecosystem.local_base_image(runtime)).await.is_ok() {
             present.push(runtime.clone());
+        } else {
+            absent.push(runtime.clone());
         }
+    }
+    if present.is_empty() {
+        absent.clear();
     }
     let mut available = if present.is_empty() { configured } else { present };
     // Configured Gradle distributions are tools of the same kind (`gradle8.5`).
@@ -142,5 +167,5 @@ async fn available_runtimes(context: &Context<'_>, ecosystem: &dyn Ecosystem) ->
             .map(|version| format!("gradle{version}"))
             .filter(|runtime| ecosystem.owns_runtime(runtime)),
     );
-    available
+    (available, absent)
 }
