@@ -406,6 +406,10 @@ impl Backend for DockerBackend {
         log.push_str(&traffic.log_sections());
         outcome.map_err(|failure| match failure {
             BuildFailure::Failed { message, step_output, .. } => {
+                let message = match traffic.at_limit_note() {
+                    Some(note) => format!("{message} ({note})"),
+                    None => message,
+                };
                 BuildFailure::Failed { message, step_output, refused: traffic.refused }
             }
             timed_out => timed_out,

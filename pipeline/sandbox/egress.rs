@@ -49,11 +49,15 @@ pub const PROXY_PORT: u16 = 8888;
 /// The label of the proxy's containers and of the build networks (value: the build's tag).
 pub const EGRESS_LABEL: &str = "swe-harvest.egress";
 /// What the proxy may use: it relays bytes and holds no state.
-/// tinyproxy serves each client connection on a thread of its own, and the process
-/// limit counts threads: at 128 of each, `npm ci` of a large lockfile (npm keeps its
-/// tunnels open for reuse) stalled on "Could not allocate memory for child".
-const PROXY_MEMORY_BYTES: i64 = 512 << 20;
-const PROXY_MAX_CLIENTS: i64 = 1024;
+/// tinyproxy serves each client connection on a thread of its own (about 30 KiB each,
+/// measured), and the process limit counts threads. Debian's npm 9 (`https-proxy-agent`
+/// 5) opens a tunnel per request, all at once, and never reuses one: `npm ci` of
+/// axios's lockfile opened 2,049 within a second. At its limit tinyproxy stops
+/// accepting, and the clients wait in the listen queue until their own timeouts:
+/// at 128 a large lockfile stalled on "Could not allocate memory for child"; at
+/// 1,024 axios's `npm ci` stalled for 5 minutes per attempt.
+const PROXY_MEMORY_BYTES: i64 = 1 << 30;
+const PROXY_MAX_CLIENTS: i64 = 8192;
 const PROXY_PIDS: i64 = PROXY_MAX_CLIENTS + 64;
 /// The time limit of the proxy's set-up calls.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -227,6 +231,11 @@ pub fn let_through(proxy_log: &str) -> Vec<String> {
     found
 }
 
+/// How many times the proxy's log says it reached its connection limit.
+pub fn times_at_limit(proxy_log: &str) -> usize {
+    proxy_log.lines().filter(|line| line.contains("Maximum number of connections reached")).count()
+}
+
 /// What the proxy's log says of one build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Traffic {
@@ -234,9 +243,20 @@ pub struct Traffic {
     pub let_through: Vec<String>,
     /// [`refused`]
     pub refused: Vec<String>,
+    /// [`times_at_limit`]
+    pub times_at_limit: usize,
 }
 
 impl Traffic {
+    /// Reads the proxy's log.
+    pub fn of_log(proxy_log: &str) -> Traffic {
+        Traffic {
+            let_through: let_through(proxy_log),
+            refused: refused(proxy_log),
+            times_at_limit: times_at_limit(proxy_log),
+        }
+    }
+
     /// The build log's account of it: a section per kind that is not empty.
     pub fn log_sections(&self) -> String {
         let mut text = String::new();
@@ -245,7 +265,21 @@ impl Traffic {
                 text.push_str(&format!("\n--- {title} by the build proxy ---\n{}\n", destinations.join("\n")));
             }
         }
+        if let Some(note) = self.at_limit_note() {
+            text.push_str(&format!("\n--- {note} ---\n"));
+        }
         text
+    }
+
+    /// Said of a build whose client opened more tunnels at once than the proxy takes:
+    /// the rest waited, and a failure of the build may be that wait's timeout.
+    pub fn at_limit_note(&self) -> Option<String> {
+        (self.times_at_limit > 0).then(|| {
+            format!(
+                "the build proxy reached its {PROXY_MAX_CLIENTS} connections {} time(s): the build's client opened more at once, and those waited to connect",
+                self.times_at_limit
+            )
+        })
     }
 }
 
@@ -406,7 +440,7 @@ impl BuildEgress {
             super::docker::remove(docker, &self.container).await;
         }
         remove_network(docker, &self.network).await;
-        Traffic { let_through: let_through(&log), refused: refused(&log) }
+        Traffic::of_log(&log)
     }
 }
 
@@ -529,11 +563,24 @@ mod tests {
                    CONNECT   Nov 26 21:44:51.200 [1]: Request (file descriptor 7): CONNECT pypi.org:443 HTTP/1.1\n\
                    CONNECT   Nov 26 21:44:51.300 [1]: Request (file descriptor 8): CONNECT files.pythonhosted.org:443 HTTP/1.1\n";
         assert_eq!(let_through(log), ["pypi.org:443", "http://deb.debian.org", "files.pythonhosted.org:443"]);
-        let traffic = Traffic { let_through: let_through(log), refused: refused(log) };
+        let traffic = Traffic::of_log(log);
         let sections = traffic.log_sections();
         assert!(sections.contains("--- let through by the build proxy ---\npypi.org:443\n"), "{sections}");
         assert!(sections.ends_with("--- refused by the build proxy ---\ngithub.com:443\n"), "{sections}");
+        assert_eq!(traffic.at_limit_note(), None);
         assert_eq!(Traffic::default().log_sections(), "");
+    }
+
+    #[test]
+    fn a_proxy_at_its_connection_limit_is_said_in_the_build_log() {
+        // tinyproxy 1.11's words, as a build of axios's lockfile logged them.
+        let log = "CONNECT   Nov 27 18:17:19.700 [1]: Request (file descriptor 1058): CONNECT registry.npmjs.org:443 HTTP/1.1\n\
+                   WARNING   Nov 27 18:17:19.766 [1]: Maximum number of connections reached. Refusing new connections.\n\
+                   WARNING   Nov 27 18:17:29.218 [1]: Maximum number of connections reached. Refusing new connections.\n";
+        let traffic = Traffic::of_log(log);
+        assert_eq!(traffic.times_at_limit, 2);
+        let sections = traffic.log_sections();
+        assert!(sections.contains(&format!("reached its {PROXY_MAX_CLIENTS} connections 2 time(s)")), "{sections}");
     }
 
     #[test]
