@@ -313,15 +313,32 @@ pub const INSTALL_ENV: &str = "CI=true HUSKY=0 HUSKY_SKIP_INSTALL=1 PUPPETEER_SK
                                PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
                                ELECTRON_SKIP_BINARY_DOWNLOAD=1 CYPRESS_INSTALL_BINARY=0";
 
+/// The npm that installs npm projects, from the npm registry into the image's
+/// `~/.local` (first on `PATH`), as Yarn and pnpm are. Why not Debian's npm 9
+/// (decision, 2026-11-27): through a proxy (every build has one) its agent,
+/// `https-proxy-agent` 5, neither pools nor limits connections: `npm ci` of axios's
+/// lockfile opened 2,049 tunnels within a second and was killed at the build's 2 GiB.
+/// npm 10's agent keeps `maxsockets` (15) per registry and reuses them. 10.9 runs on
+/// Node 18.17 and later, which every Node image has.
+pub const NPM_VERSION: &str = "10.9.2";
+
 /// The install steps for a package manager, as of `date` where there is no lockfile.
 pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<String> {
     let before = date.format("%Y-%m-%dT%H:%M:%SZ");
     let npm_install = format!("npm install --no-audit --no-fund --before={before}");
+    // `hash -r`: the shell found `npm` in /usr/bin for this command and would keep it.
+    let npm =
+        format!("npm install --global --prefix /home/harvest/.local --no-audit --no-fund npm@{NPM_VERSION} && hash -r");
     match manager {
-        PackageManager::Npm { lockfile: true } => vec![format!(
-            "npm ci --no-audit --no-fund || npm ci --no-audit --no-fund --ignore-scripts || {npm_install} || {npm_install} --ignore-scripts"
-        )],
-        PackageManager::Npm { lockfile: false } => vec![format!("{npm_install} || {npm_install} --ignore-scripts")],
+        PackageManager::Npm { lockfile: true } => vec![
+            npm,
+            format!(
+                "npm ci --no-audit --no-fund || npm ci --no-audit --no-fund --ignore-scripts || {npm_install} || {npm_install} --ignore-scripts"
+            ),
+        ],
+        PackageManager::Npm { lockfile: false } => {
+            vec![npm, format!("{npm_install} || {npm_install} --ignore-scripts")]
+        }
         PackageManager::Yarn { version } => {
             let major = major_of(version).unwrap_or(1);
             let (tool, install) = if major >= 2 {
@@ -609,11 +626,15 @@ mod tests {
         let files =
             |names: &[&str]| -> RepoFiles { names.iter().map(|name| (name.to_string(), String::new())).collect() };
         let install = |manager| install_steps(&manager, date(2022)).join("\n");
+        let npm_itself = format!(
+            "npm install --global --prefix /home/harvest/.local --no-audit --no-fund npm@{NPM_VERSION} && hash -r\n"
+        );
         let npm = install(package_manager(&plain, &files(&["package-lock.json"]), &[]));
-        assert!(npm.starts_with("npm ci --no-audit --no-fund ||"), "{npm}");
+        assert!(npm.starts_with(&format!("{npm_itself}npm ci --no-audit --no-fund ||")), "{npm}");
         let bare = install(package_manager(&plain, &files(&[]), &[]));
+        let bare = bare.strip_prefix(&npm_itself).unwrap_or_else(|| panic!("npm itself first: {bare}"));
         assert!(bare.starts_with("npm install --no-audit --no-fund --before=2022-06-01T00:00:00Z"), "{bare}");
-        let unbounded = without_date_bound(&bare);
+        let unbounded = without_date_bound(bare);
         assert_eq!(unbounded, "npm install --no-audit --no-fund || npm install --no-audit --no-fund --ignore-scripts");
         let step = "RUN npm install --no-audit --no-fund --before=2024-03-20T00:00:00Z\n";
         assert!(refused_by_date(&format!(
