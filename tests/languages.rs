@@ -378,6 +378,31 @@ fn an_npm_install_refused_by_its_date_bound_is_tried_again_without_it() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A project of 2019 whose dependencies' peer dependencies conflict (react-dom 16 asks
+/// for react 16; the project pins react 15), as old projects' often do: npm 6, the
+/// npm of its date, installed it with a warning, npm 7 and later refuse it
+/// (`ERESOLVE`) on every rung. Installed with `--legacy-peer-deps`, as of its date, the
+/// task is labelled.
+#[test]
+fn an_npm_project_of_before_npm_7_installs_despite_conflicting_peer_dependencies() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = PACKAGE_JSON.replace(
+        r#""devDependencies": {"mocha": "^10.2.0"}"#,
+        r#""dependencies": {"react": "15.6.2", "react-dom": "16.14.0"}, "devDependencies": {"mocha": "^10.2.0"}"#,
+    );
+    let mut files = MOCHA_FILES;
+    files[0] = ("package.json", &package);
+    let project = Project::dated_of_files("2019-06-01T12:00:00+00:00", &files);
+    let behaviour = negative_mocha_candidate(&project);
+    workspace.seeded(&project, &[behaviour]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert!(spec.install.iter().any(|step| step.contains("--legacy-peer-deps")), "{:?}", spec.install);
+    assert!(workspace.containers().is_empty());
+}
+
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Mocha task unchanged:
 /// its eval script runs the helper, which prints `[PASSED] id` / `[FAILED] id` from
 /// the report for `parse_log_jest_json`; gold resolves it, an empty prediction not.

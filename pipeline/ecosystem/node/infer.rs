@@ -322,10 +322,19 @@ pub const INSTALL_ENV: &str = "CI=true HUSKY=0 HUSKY_SKIP_INSTALL=1 PUPPETEER_SK
 /// Node 18.17 and later, which every Node image has.
 pub const NPM_VERSION: &str = "10.9.2";
 
+/// npm 7's release (2020-10-13): from it on, npm refuses a tree whose peer dependencies
+/// conflict (`ERESOLVE`); npm 6 and older installed it with a warning.
+const NPM_7_RELEASED: &str = "2020-10-13T00:00:00Z";
+
 /// The install steps for a package manager, as of `date` where there is no lockfile.
+/// A task dated before npm 7 installs with `--legacy-peer-deps`, as its npm did
+/// (dayjs of 2019: `rollup-plugin-babel` asks for a newer `rollup` than the project
+/// pins).
 pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<String> {
     let before = date.format("%Y-%m-%dT%H:%M:%SZ");
-    let npm_install = format!("npm install --no-audit --no-fund --before={before}");
+    let npm_7: DateTime<Utc> = NPM_7_RELEASED.parse().expect("a valid date");
+    let peers = if date < npm_7 { " --legacy-peer-deps" } else { "" };
+    let npm_install = format!("npm install --no-audit --no-fund{peers} --before={before}");
     // `hash -r`: the shell found `npm` in /usr/bin for this command and would keep it.
     let npm =
         format!("npm install --global --prefix /home/harvest/.local --no-audit --no-fund npm@{NPM_VERSION} && hash -r");
@@ -333,7 +342,7 @@ pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<Strin
         PackageManager::Npm { lockfile: true } => vec![
             npm,
             format!(
-                "npm ci --no-audit --no-fund || npm ci --no-audit --no-fund --ignore-scripts || {npm_install} || {npm_install} --ignore-scripts"
+                "npm ci --no-audit --no-fund{peers} || npm ci --no-audit --no-fund{peers} --ignore-scripts || {npm_install} || {npm_install} --ignore-scripts"
             ),
         ],
         PackageManager::Npm { lockfile: false } => {
@@ -636,6 +645,12 @@ mod tests {
         assert!(bare.starts_with("npm install --no-audit --no-fund --before=2022-06-01T00:00:00Z"), "{bare}");
         let unbounded = without_date_bound(bare);
         assert_eq!(unbounded, "npm install --no-audit --no-fund || npm install --no-audit --no-fund --ignore-scripts");
+        // Before npm 7, conflicting peer dependencies installed: so they do for a task of then.
+        let old = install_steps(&package_manager(&plain, &files(&["package-lock.json"]), &[]), date(2019)).join("\n");
+        assert!(old.contains("\nnpm ci --no-audit --no-fund --legacy-peer-deps ||"), "{old}");
+        let old = install_steps(&package_manager(&plain, &files(&[]), &[]), date(2019)).join("\n");
+        assert!(old.contains("npm install --no-audit --no-fund --legacy-peer-deps --before=2019-"), "{old}");
+        assert!(!npm.contains("legacy-peer-deps") && !bare.contains("legacy-peer-deps"), "{npm}\n{bare}");
         let step = "RUN npm install --no-audit --no-fund --before=2024-03-20T00:00:00Z\n";
         assert!(refused_by_date(&format!(
             "{step}npm ERR! code ETARGET\nnpm ERR! notarget No matching version found for after@0.8.2 with a date before 3/20/2024.\n"
