@@ -236,6 +236,11 @@ pub fn times_at_limit(proxy_log: &str) -> usize {
     proxy_log.lines().filter(|line| line.contains("Maximum number of connections reached")).count()
 }
 
+/// How many client connections the proxy's log says it accepted.
+pub fn connections(proxy_log: &str) -> usize {
+    proxy_log.lines().filter(|line| line.contains("]: Connect (file descriptor ")).count()
+}
+
 /// What the proxy's log says of one build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Traffic {
@@ -245,6 +250,8 @@ pub struct Traffic {
     pub refused: Vec<String>,
     /// [`times_at_limit`]
     pub times_at_limit: usize,
+    /// [`connections`]
+    pub connections: usize,
 }
 
 impl Traffic {
@@ -254,6 +261,7 @@ impl Traffic {
             let_through: let_through(proxy_log),
             refused: refused(proxy_log),
             times_at_limit: times_at_limit(proxy_log),
+            connections: connections(proxy_log),
         }
     }
 
@@ -564,6 +572,9 @@ mod tests {
                    CONNECT   Nov 26 21:44:51.300 [1]: Request (file descriptor 8): CONNECT files.pythonhosted.org:443 HTTP/1.1\n";
         assert_eq!(let_through(log), ["pypi.org:443", "http://deb.debian.org", "files.pythonhosted.org:443"]);
         let traffic = Traffic::of_log(log);
+        assert_eq!(traffic.connections, 0, "the fixture has request lines only");
+        let accepted = "CONNECT   Nov 27 19:15:39.781 [1]: Connect (file descriptor 5): 172.17.0.1\n";
+        assert_eq!(Traffic::of_log(&format!("{accepted}{log}")).connections, 1);
         let sections = traffic.log_sections();
         assert!(sections.contains("--- let through by the build proxy ---\npypi.org:443\n"), "{sections}");
         assert!(sections.ends_with("--- refused by the build proxy ---\ngithub.com:443\n"), "{sections}");
