@@ -335,6 +335,22 @@ fn a_node_test_that_depends_on_the_time_zone_is_reported_as_such() {
     assert!(workspace.containers().is_empty());
 }
 
+/// Validates the Mocha project's task with the project dated `date` and made of `files`,
+/// checks its label, and returns the environment it was labelled in.
+fn labelled_mocha_environment(
+    workspace: &Workspace,
+    date: &str,
+    files: &[(&str, &str)],
+) -> swe_harvest::model::EnvironmentSpec {
+    let project = Project::dated_of_files(date, files);
+    let behaviour = negative_mocha_candidate(&project);
+    workspace.seeded(&project, &[behaviour]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
+    environment_of(workspace, task.image.as_deref().unwrap())
+}
+
 /// The environment spec the store holds for the environment image `image`.
 fn environment_of(workspace: &Workspace, image: &str) -> swe_harvest::model::EnvironmentSpec {
     let store = Store::open_in(workspace.data_dir()).unwrap();
@@ -366,13 +382,7 @@ fn negative_mocha_candidate(project: &Project) -> Candidate {
 #[test]
 fn an_npm_install_refused_by_its_date_bound_is_tried_again_without_it() {
     let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
-    let project = Project::dated_of_files("2015-01-01T12:00:00+00:00", &MOCHA_FILES);
-    let behaviour = negative_mocha_candidate(&project);
-    workspace.seeded(&project, &[behaviour]);
-    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
-    let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
-    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    let spec = labelled_mocha_environment(&workspace, "2015-01-01T12:00:00+00:00", &MOCHA_FILES);
     assert_eq!(spec.rung.as_str(), "relaxed-packages", "{spec:?}");
     assert!(spec.install.iter().all(|step| !step.contains("--before")), "{:?}", spec.install);
     assert!(workspace.containers().is_empty());
@@ -392,13 +402,7 @@ fn an_npm_project_of_before_npm_7_installs_despite_conflicting_peer_dependencies
     );
     let mut files = MOCHA_FILES;
     files[0] = ("package.json", &package);
-    let project = Project::dated_of_files("2019-06-01T12:00:00+00:00", &files);
-    let behaviour = negative_mocha_candidate(&project);
-    workspace.seeded(&project, &[behaviour]);
-    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
-    let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
-    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    let spec = labelled_mocha_environment(&workspace, "2019-06-01T12:00:00+00:00", &files);
     assert!(spec.install.iter().any(|step| step.contains("--legacy-peer-deps")), "{:?}", spec.install);
     assert!(workspace.containers().is_empty());
 }
