@@ -94,17 +94,18 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
 }
 
 /// A module whose `go` directive is newer than every Go image on the engine
-/// (gin-gonic/gin's `go 1.25` where Debian's 1.24 was the newest): tried on go1.24,
+/// (gin-gonic/gin's `go 1.25` where Debian's 1.24 was the newest): tried on the newest,
 /// which refuses it, and dropped as `runtime_unavailable`. A runtime that
 /// `validate.base_images` names and that would meet the directive, but whose image is
-/// not on the engine, is named in the hint with how to get it (here an image of the
-/// user's, never made, so that the test does not depend on which optional images
-/// this engine has).
+/// not on the engine, is named in the hint with how to get it. Here `go 1.99` and a
+/// `go1.99` image of the user's that no one makes: with `go 1.25`, the optional
+/// `go1.27` image would meet it where scripts/setup.sh has made it, so the test would
+/// depend on this engine's optional images.
 #[test]
 fn a_module_newer_than_every_go_image_names_the_configured_runtime_that_would_meet_it() {
     let Some(workspace) = Workspace::with_base_images("go", &["go1.24"]) else { return };
     let project = Project::of_files(&[
-        ("go.mod", "module example.com/calc\n\ngo 1.25\n"),
+        ("go.mod", "module example.com/calc\n\ngo 1.99\n"),
         ("calc/calc.go", BUGGY_ADD),
         ("calc/calc_test.go", BASE_TESTS),
     ]);
@@ -113,16 +114,16 @@ fn a_module_newer_than_every_go_image_names_the_configured_runtime_that_would_me
         &Scenario::new("negative").gold("calc/calc.go", FIXED_ADD).test("calc/calc_test.go", TESTS_WITH_REGRESSION),
     );
     workspace.seeded(&project, std::slice::from_ref(&candidate));
-    let images = "{ \"go1.24\" = \"swe-harvest/base:go1.24\", \"go1.27\" = \"swe-harvest-test/never-made-go:1.27\" }";
+    let images = "{ \"go1.24\" = \"swe-harvest/base:go1.24\", \"go1.99\" = \"swe-harvest-test/never-made-go:1.99\" }";
     let output = workspace.validate_with_env(&[("SWE_HARVEST_VALIDATE__BASE_IMAGES", images)], &["--runs", "1"]);
     assert_eq!(output.status.code(), Some(1), "lost to its environment: {}", stderr(&output));
     let (reason, detail) = workspace.dropped(&candidate.instance_id);
     assert_eq!(reason, "runtime_unavailable", "{detail}");
-    assert!(detail.contains("needs runtime go1.25 (go.mod's `go 1.25` directive)"), "{detail}");
-    assert!(detail.contains("tried on runtime go1.24"), "{detail}");
+    assert!(detail.contains("needs runtime go1.99 (go.mod's `go 1.99` directive)"), "{detail}");
+    assert!(detail.contains("tried on runtime go1.2"), "the newest Go there is: {detail}");
     assert!(
         detail.contains(
-            "validate.base_images.\"go1.27\" meets it, but its image `swe-harvest-test/never-made-go:1.27` is not on the engine: pull or build it"
+            "validate.base_images.\"go1.99\" meets it, but its image `swe-harvest-test/never-made-go:1.99` is not on the engine: pull or build it"
         ),
         "{detail}"
     );
