@@ -206,4 +206,58 @@ mod tests {
         drop(lane);
         assert!(alone.wait().unwrap().success());
     }
+
+    /// What a test module's source says when its tests drive the Docker engine.
+    const DRIVES_THE_ENGINE: &[&str] = &[
+        "with_base_images",
+        "base_images_missing",
+        "DockerBackend",
+        "Docker::connect",
+        "validate_command",
+        "run_harness",
+        "new(\"docker\")",
+    ];
+
+    #[test]
+    fn every_test_module_that_drives_the_engine_runs_in_a_docker_lane() {
+        let config: toml::Table =
+            toml::from_str(&fs_err::read_to_string(project_root().join(".config/nextest.toml")).unwrap()).unwrap();
+        let profile = &config["profile"]["default"];
+        let filters = |key: &str, wanted: &dyn Fn(&toml::Table) -> bool| -> Vec<String> {
+            profile[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|entry| entry.as_table())
+                .filter(|entry| wanted(entry))
+                .map(|entry| entry["filter"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let grouped = filters("overrides", &|entry| entry.get("test-group").and_then(|g| g.as_str()) == Some("docker"));
+        let laned = filters("scripts", &|entry| entry.contains_key("run-wrapper"));
+        assert!(!grouped.is_empty() && !laned.is_empty(), "nextest.toml has no docker group or lane");
+        let mut outside = Vec::new();
+        for file in fs_err::read_dir(project_root().join("tests")).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|extension| extension != "rs") {
+                continue;
+            }
+            let source = fs_err::read_to_string(&path).unwrap();
+            if !DRIVES_THE_ENGINE.iter().any(|marker| source.contains(marker)) {
+                continue;
+            }
+            let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let selector = format!("test(/^{module}::/)");
+            if !grouped.iter().any(|filter| filter.contains(&selector))
+                || !laned.iter().any(|filter| filter.contains(&selector))
+            {
+                outside.push(module);
+            }
+        }
+        assert!(
+            outside.is_empty(),
+            "these test modules drive the Docker engine outside nextest's docker group and lanes \
+             (.config/nextest.toml): {outside:?}"
+        );
+    }
 }
