@@ -388,11 +388,12 @@ fn an_existing_test_that_hangs_at_the_environment_commit_does_not_hold_up_or_con
             ("tests/test_calc.py", &hanging),
         ],
     );
-    let candidate = project.candidate(
-        43,
-        &Scenario::new("hangs").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &unittest_tests(true)),
-    );
-    project.seed(&harvest.data_dir, std::slice::from_ref(&candidate));
+    // Two tasks share the image, so that it gets a check run of its own (a lone task's
+    // first run is its image's check).
+    let scenario =
+        Scenario::new("hangs").gold("calc/__init__.py", FIXED_CALC).test("tests/test_calc.py", &unittest_tests(true));
+    let candidates = [project.candidate(43, &scenario), project.candidate(44, &scenario)];
+    project.seed(&harvest.data_dir, &candidates);
     let mut command = harvest.validate_command();
     let output = command
         .env("SWE_HARVEST_VALIDATE__CHECK_TIMEOUT_SECS", "5")

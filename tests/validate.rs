@@ -1112,6 +1112,34 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     }
     let build_logs = fs_err::read_dir(workspace.data_dir().join("logs/build")).unwrap().count();
     assert_eq!(build_logs, 1, "one build, not one per worker");
+    // An image several tasks share is checked once, by a check run of its own.
+    let check_logs = fs_err::read_dir(workspace.data_dir().join("logs/check"))
+        .unwrap()
+        .filter(|entry| entry.as_ref().unwrap().file_name().to_string_lossy().ends_with(".log"))
+        .count();
+    assert_eq!(check_logs, 1, "one check of the shared image");
+    assert!(workspace.containers().is_empty());
+}
+
+/// The check of an environment that serves one task is that task's first run (a check
+/// run of its own cost a container for nothing the runs do not show): no check run,
+/// and the task's runs label it.
+#[test]
+fn a_lone_tasks_environment_is_checked_by_its_first_run_not_a_check_run() {
+    let workspace = Workspace::with_docker();
+    let project = Project::dated("2024-06-03T12:00:00+00:00");
+    let candidate = project.candidate(55, &Scenario::fixing_add("fix"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let output = workspace.validated(&["--runs", "2"]);
+    let task = workspace.task("acme__calc-55");
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]), "{}", stderr(&output));
+    assert!(!workspace.data_dir().join("logs/check").exists(), "a check run for a lone task");
+    let runs = fs_err::read_dir(workspace.data_dir().join("logs/validate/acme__calc-55"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("run-") && name.ends_with(".log"))
+        .count();
+    assert_eq!(runs, 2, "both runs, the first of them the check");
     assert!(workspace.containers().is_empty());
 }
 

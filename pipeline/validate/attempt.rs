@@ -117,6 +117,11 @@ mark done "end 0"
     )
 }
 
+/// Where attempt `attempt`'s log goes in a task's log folder `log_dir`.
+pub fn log_path(log_dir: &Path, attempt: u32) -> PathBuf {
+    log_dir.join(format!("run-{attempt}.log"))
+}
+
 /// Runs one validation attempt: install, test patch, pre, gold patch, post.
 pub async fn run(
     backend: &dyn Backend,
@@ -139,7 +144,7 @@ pub async fn run(
         token: token.clone(),
         env: vec![format!("SWE_HARVEST_ATTEMPT={}", request.attempt), format!("TZ={}", request.time_zone)],
         phases: 2,
-        log_path: request.log_dir.join(format!("run-{}.log", request.attempt)),
+        log_path: log_path(&request.log_dir, request.attempt),
         data_dir_label: request.data_dir_label.clone(),
     };
     let output = sandbox::run_job(backend, &job, limits).await?;
@@ -200,13 +205,14 @@ pub(super) struct Environment<'a> {
     pub log_dir: &'a Path,
 }
 
-/// Runs every attempt of `settings.runs` in `environment`, resuming after the
-/// attempts already stored for this very content (patches, commits, environment): the
-/// same id with other content runs afresh. Adds the seconds of the test phases run
-/// here to `test_secs`.
+/// Runs attempts 1 to `last` in `environment`, resuming after the attempts already
+/// stored for this very content (patches, commits, environment): the same id with
+/// other content runs afresh. Adds the seconds of the test phases run here to
+/// `test_secs`.
 pub(super) async fn run_all(
     context: &Context<'_>,
     environment: &Environment<'_>,
+    last: u32,
     test_secs: &mut f64,
 ) -> Result<Attempts, Dropped> {
     let settings = context.settings;
@@ -223,7 +229,7 @@ pub(super) async fn run_all(
     };
     let mut attempts =
         Attempts { pre: Vec::new(), post: Vec::new(), missing_pre: BTreeSet::new(), missing_post: BTreeSet::new() };
-    for attempt in 1..=settings.runs {
+    for attempt in 1..=last {
         if complete(attempt) {
             let phase = |phase: RunPhase| stored.iter().filter(move |run| run.attempt == attempt && run.phase == phase);
             attempts.pre.extend(phase(RunPhase::Pre).cloned());

@@ -2,7 +2,9 @@
 //! tests at the environment commit (at least one runs to a verdict, passed or failed:
 //! not only collection errors and skips)? Each image is checked once per process
 //! (single flight per image, with the first task's test files, or where they were
-//! before the suite moved), and a check that finds nothing to run at all passes.
+//! before the suite moved), and a check that finds nothing to run at all passes. An
+//! image that serves one task of the run alone is checked by that task's first run
+//! instead ([`super::ladder`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,7 +53,7 @@ pub(super) struct Unusable {
 
 /// What the ecosystem says the output lacks (`missing_modules`), as a line that
 /// starts the diagnosis; empty when it names nothing.
-fn lacks(ecosystem: &dyn crate::ecosystem::Ecosystem, output: &str) -> String {
+pub(super) fn lacks(ecosystem: &dyn crate::ecosystem::Ecosystem, output: &str) -> String {
     let mut missing = ecosystem.missing_modules(output);
     missing.dedup();
     if missing.is_empty() {

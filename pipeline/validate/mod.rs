@@ -49,7 +49,7 @@ pub mod spec;
 /// its mirror (for a benchmark that renders an environment without validating).
 pub use project::read_environment;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -276,9 +276,26 @@ struct Context<'a> {
     reused: Mutex<BTreeSet<String>>,
     build_secs: Mutex<Vec<f64>>,
     checks: check::Checks,
+    /// How many of this run's tasks share each environment commit (repository,
+    /// `environment_setup_commit`, version): an image checked by its only task's runs
+    /// needs no check of its own.
+    sharing: HashMap<EnvironmentKey, usize>,
+}
+
+/// The tasks that [`Context::sharing`] counts together.
+type EnvironmentKey = (String, String, String);
+
+fn environment_key(candidate: &Candidate) -> EnvironmentKey {
+    (candidate.repo.to_string(), candidate.environment_setup_commit.clone(), candidate.version.clone())
 }
 
 impl Context<'_> {
+    /// Whether `candidate` is the only task of this run at its environment commit: its
+    /// own first run checks the image instead of a check run ([`ladder`]).
+    fn alone_in_its_environment(&self, candidate: &Candidate) -> bool {
+        self.sharing.get(&environment_key(candidate)).copied().unwrap_or(0) <= 1
+    }
+
     /// Counts an environment image as built or reused by this run.
     fn note_image(&self, built: &crate::sandbox::images::BuiltImage) {
         if built.reused {
@@ -350,6 +367,10 @@ pub async fn run(
         reused: Mutex::default(),
         build_secs: Mutex::default(),
         checks: check::Checks::default(),
+        sharing: todo.iter().map(environment_key).fold(HashMap::new(), |mut counts, key| {
+            *counts.entry(key).or_default() += 1;
+            counts
+        }),
     };
     reporter.start("validate", Some(todo.len() as u64));
     let outcomes = Arc::new(Mutex::new(Vec::new()));
