@@ -4,8 +4,9 @@
 #
 # The plain script is what a user could write in 100 lines instead of swe-harvest:
 # one container per row, from the same base image that validate's environment chose,
-# with the network on; in it a venv, uv with `--exclude-newer` at the row's date, the
-# project installed editable with its `test` extra (else without), then the touched
+# with the network on; in it a venv, today's setuptools, uv with `--exclude-newer` at
+# the row's date, the project installed editable with its `test`, `tests` and `testing` extras (else
+# without), built without isolation by that setuptools, then the touched
 # test files run by pytest (JUnit XML) before and after the gold patch. Nothing is
 # kept between rows; no sandbox, no environment check, no ladder, no image.
 #
@@ -66,8 +67,11 @@ mkdir -p /w && cd /w && tar -x
 export SSL_CERT_FILE=/w/ca.pem PIP_CERT=/w/ca.pem
 python3 -m venv /venv >/dev/null && /venv/bin/pip install -q --disable-pip-version-check uv >&2 || exit 3
 cd /w/repo
-uv() { /venv/bin/uv pip install -q --python /venv/bin/python --exclude-newer "$DATE" "$@"; }
-uv -e ".[test]" pytest >&2 || uv -e . pytest >&2 || exit 4
+# Today's build tools (an old setuptools cannot install in editable mode), then the
+# project and its dependencies as of the date, built with them.
+/venv/bin/uv pip install -q --python /venv/bin/python "setuptools>=64" wheel >&2 || exit 4
+uv() { /venv/bin/uv pip install -q --python /venv/bin/python --no-build-isolation --exclude-newer "$DATE" "$@"; }
+uv -e ".[test,tests,testing]" pytest >&2 || uv -e . pytest >&2 || exit 4
 git apply /w/test.patch || exit 5
 /venv/bin/python -m pytest -p no:cacheprovider -o junit_family=xunit1 --junitxml=/w/pre.xml $FILES >&2
 git apply /w/gold.patch || exit 6
@@ -80,20 +84,23 @@ def junit(text):
     results = {}
     if not text.strip():
         return results
-    for case in ET.fromstring(text).iter("testcase"):
+    for case in ET.fromstring(text.strip()).iter("testcase"):
         module = case.get("classname", "")
         path = case.get("file") or module.replace(".", "/") + ".py"
         stem = path[:-3].replace("/", ".")
         inner = module[len(stem) + 1:] if module.startswith(stem + ".") else ""
-        node = "::".join(part for part in (path, *inner.split(".") if inner else (), case.get("name")) if part)
+        node = "::".join(part for part in [path, *(inner.split(".") if inner else []), case.get("name")] if part)
         failed = any(case.find(tag) is not None for tag in ("failure", "error", "skipped"))
         results[node] = not failed
     return results
 
-def plain(row, image):
+def plain(row, image, folder):
     mirror = mirror_of(row["repo"])
     archive = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", "--prefix=repo/", row["base_commit"]],
-                             capture_output=True, check=True).stdout
+                             capture_output=True)
+    if archive.returncode != 0:
+        return None
+    archive = archive.stdout
     stream = io.BytesIO()
     with tarfile.open(fileobj=stream, mode="w") as bundle:
         with tarfile.open(fileobj=io.BytesIO(archive)) as repo:
@@ -108,6 +115,7 @@ def plain(row, image):
     done = subprocess.run(["docker", "run", "--rm", "-i", "-e", f"DATE={row['created_at'][:10]}", "-e", f"FILES={' '.join(files)}",
                            image, "bash", "-c", PLAIN], input=stream.getvalue(), capture_output=True)
     seconds = time.monotonic() - started
+    (folder / "plain.log").write_bytes(done.stderr)
     out = done.stdout.decode(errors="replace")
     pre_text, _, post_text = out.partition("@@post")
     pre, post = junit(pre_text.replace("@@pre", "", 1)), junit(post_text)
@@ -142,7 +150,11 @@ for row in chosen:
     published = sorted(as_list(row["FAIL_TO_PASS"]))
     validate_exact = diagnosis.get("status") == "labelled" and sorted(as_list(written.get("FAIL_TO_PASS"))) == published
     runtime = diagnosis.get("runtime") or "3.11"
-    plain_secs, plain_f2p, code = plain(row, f"swe-harvest/base:py{runtime}")
+    measured = plain(row, f"swe-harvest/base:py{runtime}", folder)
+    if measured is None:
+        print(f"{instance:38} skipped: its base commit is not in the mirror")
+        continue
+    plain_secs, plain_f2p, code = measured
     ratio = validate_secs / plain_secs
     ratios.append(ratio)
     sums[0] += validate_secs
