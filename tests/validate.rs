@@ -1113,11 +1113,7 @@ fn concurrent_workers_build_a_new_environment_image_once() {
     let build_logs = fs_err::read_dir(workspace.data_dir().join("logs/build")).unwrap().count();
     assert_eq!(build_logs, 1, "one build, not one per worker");
     // An image several tasks share is checked once, by a check run of its own.
-    let check_logs = fs_err::read_dir(workspace.data_dir().join("logs/check"))
-        .unwrap()
-        .filter(|entry| entry.as_ref().unwrap().file_name().to_string_lossy().ends_with(".log"))
-        .count();
-    assert_eq!(check_logs, 1, "one check of the shared image");
+    assert_eq!(logs_in(&workspace.data_dir().join("logs/check"), ""), 1, "one check of the shared image");
     assert!(workspace.containers().is_empty());
 }
 
@@ -1134,13 +1130,19 @@ fn a_lone_tasks_environment_is_checked_by_its_first_run_not_a_check_run() {
     let task = workspace.task("acme__calc-55");
     assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]), "{}", stderr(&output));
     assert!(!workspace.data_dir().join("logs/check").exists(), "a check run for a lone task");
-    let runs = fs_err::read_dir(workspace.data_dir().join("logs/validate/acme__calc-55"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("run-") && name.ends_with(".log"))
-        .count();
+    let runs = logs_in(&workspace.data_dir().join("logs/validate/acme__calc-55"), "run-");
     assert_eq!(runs, 2, "both runs, the first of them the check");
     assert!(workspace.containers().is_empty());
+}
+
+/// How many `.log` files whose names start with `prefix` are in `dir` (beside the
+/// runs' reports).
+fn logs_in(dir: &std::path::Path, prefix: &str) -> usize {
+    fs_err::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(prefix) && name.ends_with(".log"))
+        .count()
 }
 
 #[test]

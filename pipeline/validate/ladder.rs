@@ -124,8 +124,6 @@ struct Ladder<'a> {
     log_dir: std::path::PathBuf,
     /// Seconds in image builds, failed ones and waits for another task's build included.
     build_secs: f64,
-    /// The image whose check is the task's first run (it serves this task alone).
-    checked_by_first_run: Option<String>,
 }
 
 impl<'a> Ladder<'a> {
@@ -144,7 +142,6 @@ impl<'a> Ladder<'a> {
             inferred: false,
             log_dir,
             build_secs: 0.0,
-            checked_by_first_run: None,
         }
     }
 
@@ -217,8 +214,7 @@ impl<'a> Ladder<'a> {
         if !self.inferred {
             return self.ready(spec, built);
         }
-        if self.context.alone_in_its_environment(self.project.candidate) {
-            self.checked_by_first_run = Some(built.tag.clone());
+        if self.first_run_checks() {
             return self.ready(spec, built);
         }
         let rung = Rung { project: self.project, spec: &spec, built: &built, test_files: &self.test_files };
@@ -315,8 +311,7 @@ impl<'a> Ladder<'a> {
             log_dir: &self.log_dir,
         };
         let runs = self.context.settings.runs;
-        let first_run_checks = base.is_none() && self.checked_by_first_run.as_deref() == Some(built.tag.as_str());
-        let all_runs = if first_run_checks {
+        let all_runs = if base.is_none() && self.first_run_checks() {
             match attempt::run_all(self.context, &environment, 1, &mut outcome.test_secs).await {
                 Ok(first) if first.anything_ran() => {
                     // The first run comes back from the store, without the modules it
@@ -356,6 +351,12 @@ impl<'a> Ladder<'a> {
             Some(base) if !ran.attempts.anything_ran() => self.undo(base, outcome),
             _ => Step::Ran(ran),
         }
+    }
+
+    /// Whether an inferred rung's check is the task's first run: its image serves this
+    /// task of the run alone.
+    fn first_run_checks(&self) -> bool {
+        self.inferred && self.context.alone_in_its_environment(self.project.candidate)
     }
 
     /// The rung whose check was the task's first run, which did not install (`lost`)
