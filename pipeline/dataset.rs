@@ -13,8 +13,16 @@
 
 use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use polars::prelude::*;
+use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
+use parquet::data_type::{ByteArray, ByteArrayType};
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::record::Field;
+use parquet::schema::types::Type;
 use serde_json::{Map, Value};
 
 use crate::model::{SWEBENCH_COLUMNS, TaskRow};
@@ -97,39 +105,64 @@ impl Dataset {
     }
 
     /// Writes zstd-compressed parquet, every column a string column.
+    ///
+    /// The columns are nullable `BYTE_ARRAY` with the `STRING` logical type, as
+    /// pyarrow writes SWE-bench's files: pyarrow and Hugging Face `datasets` read them
+    /// as plain `string`. No Arrow schema is stored: there is nothing it would add.
     pub fn write_parquet(&self, path: &Path) -> Result<(), DatasetError> {
-        let parquet_error = |error: PolarsError| DatasetError::Parquet {
+        let schema = self.parquet_schema().map_err(|error| DatasetError::Parquet {
             path: path.to_path_buf(),
             action: "written",
             message: error.to_string(),
-        };
-        let columns: Vec<Column> = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(index, name)| {
-                let values: Vec<&str> = self.rows.iter().map(|row| row[index].as_str()).collect();
-                Column::new(name.as_str().into(), values)
-            })
-            .collect();
-        let mut frame = DataFrame::new(self.rows.len(), columns).map_err(parquet_error)?;
-        // polars would record its own `string_view` Arrow type in the file's schema
-        // metadata, which older pyarrow and Hugging Face `datasets` do not map to a
-        // string feature; SWE-bench's files declare plain `string`, and so do we.
-        let arrow_schema: ArrowSchema = self
-            .columns
-            .iter()
-            .map(|name| (name.as_str().into(), ArrowField::new(name.as_str().into(), ArrowDataType::Utf8, false)))
-            .collect();
-        let schema_metadata = polars_parquet::write::schema_to_metadata_key(&arrow_schema);
+        })?;
+        let properties =
+            Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default())).build());
         write_durably(path, |file| {
-            ParquetWriter::new(file)
-                .with_compression(ParquetCompression::Zstd(None))
-                .with_key_value_metadata(Some(KeyValueMetadata::Static(vec![schema_metadata])))
-                .finish(&mut frame)
-                .map(|_| ())
-                .map_err(|error| std::io::Error::other(error.to_string()))
+            self.write_row_groups(file, schema, properties).map_err(|error| std::io::Error::other(error.to_string()))
         })
+    }
+
+    fn parquet_schema(&self) -> Result<Arc<Type>, ParquetError> {
+        let fields = self
+            .columns
+            .iter()
+            .map(|name| {
+                Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
+                    .with_repetition(Repetition::OPTIONAL)
+                    .with_logical_type(Some(LogicalType::String))
+                    .build()
+                    .map(Arc::new)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Arc::new(Type::group_type_builder("schema").with_fields(fields).build()?))
+    }
+
+    /// Rows in groups of `ROWS_PER_GROUP`, so that a reader never holds more than one
+    /// group of a large dataset's patches at a time.
+    fn write_row_groups(
+        &self,
+        file: &mut fs_err::File,
+        schema: Arc<Type>,
+        properties: Arc<WriterProperties>,
+    ) -> Result<(), ParquetError> {
+        const ROWS_PER_GROUP: usize = 10_000;
+        let mut writer = SerializedFileWriter::new(file, schema, properties)?;
+        for rows in self.rows.chunks(ROWS_PER_GROUP) {
+            let mut group = writer.next_row_group()?;
+            // Every value is present: definition level 1 each.
+            let present = vec![1i16; rows.len()];
+            for index in 0..self.columns.len() {
+                let mut column = group
+                    .next_column()?
+                    .ok_or_else(|| ParquetError::General(format!("no writer for column {index}")))?;
+                let values: Vec<ByteArray> = rows.iter().map(|row| ByteArray::from(row[index].as_str())).collect();
+                column.typed::<ByteArrayType>().write_batch(&values, Some(&present), None)?;
+                column.close()?;
+            }
+            group.close()?;
+        }
+        writer.close()?;
+        Ok(())
     }
 
     /// Writes one JSON object per line, keys in column order.
@@ -229,46 +262,33 @@ fn read_jsonl(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
 }
 
 fn read_parquet(path: &Path) -> Result<Vec<Map<String, Value>>, DatasetError> {
-    let parquet_error = |error: PolarsError| DatasetError::Parquet {
+    let parquet_error = |error: ParquetError| DatasetError::Parquet {
         path: path.to_path_buf(),
         action: "read",
         message: error.to_string(),
     };
     let file = fs_err::File::open(path).map_err(|source| DatasetError::Read { path: path.to_path_buf(), source })?;
-    // polars reads a std `File` (it maps it); the path is already named by our errors.
-    let frame = ParquetReader::new(file.into_parts().0).finish().map_err(parquet_error)?;
-    let mut records = vec![Map::new(); frame.height()];
-    for column in frame.columns() {
-        let name = column.name().to_string();
-        let values = column_values(column).map_err(parquet_error)?;
-        for (record, value) in records.iter_mut().zip(values) {
-            record.insert(name.clone(), value);
-        }
+    // The reader reads a std `File`; the path is already named by our errors.
+    let reader = SerializedFileReader::new(file.into_parts().0).map_err(parquet_error)?;
+    let mut records = Vec::with_capacity(usize::try_from(reader.metadata().file_metadata().num_rows()).unwrap_or(0));
+    for row in reader.get_row_iter(None).map_err(parquet_error)? {
+        let row = row.map_err(parquet_error)?;
+        records.push(row.get_column_iter().map(|(name, field)| (name.clone(), field_value(field))).collect());
     }
     Ok(records)
 }
 
-/// A column's values as JSON: strings stay strings, lists of strings become JSON
-/// lists, anything else is cast to its string form.
-fn column_values(column: &Column) -> PolarsResult<Vec<Value>> {
-    let as_strings = |column: &Column| -> PolarsResult<Vec<Value>> {
-        let strings = column.str()?;
-        Ok(strings.iter().map(|value| value.map_or(Value::Null, |text| Value::String(text.to_string()))).collect())
-    };
-    match column.dtype() {
-        DataType::String => as_strings(column),
-        DataType::List(inner) if matches!(inner.as_ref(), DataType::String) => {
-            let lists = column.list()?;
-            (0..lists.len())
-                .map(|index| match lists.get_as_series(index) {
-                    None => Ok(Value::Null),
-                    Some(series) => Ok(Value::Array(
-                        series.str()?.iter().map(|item| Value::String(item.unwrap_or_default().to_string())).collect(),
-                    )),
-                })
-                .collect()
-        }
-        _ => as_strings(&column.cast(&DataType::String)?),
+/// A value as JSON: strings stay strings, lists become JSON lists (of strings), and
+/// anything else takes its string form, as every column of a [`Dataset`] is a string.
+fn field_value(field: &Field) -> Value {
+    match field {
+        Field::Null => Value::Null,
+        Field::Str(text) => Value::String(text.clone()),
+        Field::ListInternal(list) => Value::Array(list.elements().iter().map(field_value).collect()),
+        other => match other.to_json_value() {
+            Value::String(text) => Value::String(text),
+            value => Value::String(value.to_string()),
+        },
     }
 }
 

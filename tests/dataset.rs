@@ -53,3 +53,46 @@ fn groundtruth_rows_round_trip_unchanged_through_parquet_and_jsonl() {
         }
     }
 }
+
+/// Datasets from elsewhere come as pyarrow writes them: snappy (its default) or
+/// another codec, list columns (SWE-bench's older encoding of the test lists), numbers,
+/// nulls. Each is read as the JSON our readers expect; a codec we leave out (brotli)
+/// is refused with the file's name.
+#[test]
+fn parquet_written_by_pyarrow_is_read_in_every_codec_with_lists_numbers_and_nulls() {
+    let python = crate::support::python_venv("pyarrow", &["pyarrow"]);
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import sys
+import pyarrow as pa, pyarrow.parquet as pq
+table = pa.table({
+    "instance_id": ["a__b-1", "a__b-2"],
+    "FAIL_TO_PASS": [["t::x", "t::y"], []],
+    "PASS_TO_PASS": pa.array([["t::z"], None], type=pa.list_(pa.large_string())),
+    "pull_number": [7, 12],
+    "hints_text": ["", None],
+})
+for codec in ["snappy", "zstd", "gzip", "lz4", "none", "brotli"]:
+    pq.write_table(table, f"{sys.argv[1]}/{codec}.parquet", compression=codec)
+"#;
+    let output = std::process::Command::new(python).arg("-c").arg(script).arg(dir.path()).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    let expected = serde_json::json!([
+        {"instance_id": "a__b-1", "FAIL_TO_PASS": ["t::x", "t::y"], "PASS_TO_PASS": ["t::z"],
+         "pull_number": "7", "hints_text": ""},
+        {"instance_id": "a__b-2", "FAIL_TO_PASS": [], "PASS_TO_PASS": null,
+         "pull_number": "12", "hints_text": null},
+    ]);
+    for codec in ["snappy", "zstd", "gzip", "lz4", "none"] {
+        let records = read_records(&dir.path().join(format!("{codec}.parquet"))).unwrap();
+        assert_eq!(
+            serde_json::Value::from(records.into_iter().map(serde_json::Value::Object).collect::<Vec<_>>()),
+            expected,
+            "{codec}"
+        );
+    }
+    let refused = dir.path().join("brotli.parquet");
+    let error = read_records(&refused).unwrap_err().to_string();
+    assert!(error.contains(&refused.display().to_string()) && error.to_lowercase().contains("brotli"), "{error}");
+}

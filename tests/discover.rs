@@ -47,12 +47,12 @@ fn discover_filters_pages_excludes_and_writes_the_list() {
     fs_err::write(&jsonl, "{\"repo\": \"org150/py150\", \"instance_id\": \"x\"}\n{\"repo\": \"other/thing\"}\n")
         .unwrap();
     let parquet = harvest.path("reference.parquet");
-    {
-        use polars::prelude::*;
-        let mut frame = df!("repo" => ["ORG148/py148", "nobody/else"], "instance_id" => ["a", "b"]).unwrap();
-        let file = fs_err::File::create(&parquet).unwrap();
-        ParquetWriter::new(file).finish(&mut frame).unwrap();
+    swe_harvest::dataset::Dataset {
+        columns: vec!["repo".into(), "instance_id".into()],
+        rows: vec![vec!["ORG148/py148".into(), "a".into()], vec!["nobody/else".into(), "b".into()]],
     }
+    .write_parquet(&parquet)
+    .unwrap();
     let out = harvest.path("repos.toml");
     let output = harvest
         .command()
