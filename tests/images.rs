@@ -107,3 +107,40 @@ fn setup_sh_reads_the_plan_and_on_a_ready_machine_makes_nothing() {
     assert_eq!(present, tags, "{log}");
     assert!(!log.contains("making") && !log.contains("bootstrapping"), "{log}");
 }
+
+/// An environment image's package lists are refreshed by `APT_UPDATE`, which fails
+/// when an index cannot be fetched; plain `apt-get update` exits 0 then, and C's image
+/// skipped a library as "not in Debian" on a fresh engine under load (CI, 2026-11-28).
+/// Here no network at all (and apt's own retries off, to be quick): both on the same
+/// base image of every suite the environment images of the suite's tests stand on.
+#[test]
+fn an_environment_images_package_lists_that_cannot_be_fetched_fail_its_build() {
+    use swe_harvest::ecosystem::APT_UPDATE;
+    let tags = ["gcc12", "py3.9"];
+    if base_images_missing("c", &tags) {
+        return;
+    }
+    // The exit code of `update`, then its output.
+    let run = |tag: &str, update: &str| {
+        let script = format!(
+            "echo 'Acquire::Retries \"0\";' > /etc/apt/apt.conf.d/80swe-harvest-retries; ({update}) 2>&1; echo \"exit $?\""
+        );
+        let output = Command::new("docker")
+            .args(["run", "--rm", "--network", "none", &format!("swe-harvest/base:{tag}"), "sh", "-c", &script])
+            .output()
+            .expect("docker runs");
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        let (log, code) = text.trim_end().rsplit_once("exit ").expect("the script prints its exit code");
+        (code.to_string(), log.to_string())
+    };
+    for tag in tags {
+        let (code, log) = run(tag, "apt-get update");
+        assert_eq!(code, "0", "plain apt-get update on {tag}, which is why APT_UPDATE exists: {log}");
+        let (code, log) = run(tag, APT_UPDATE);
+        assert_ne!(code, "0", "APT_UPDATE on {tag}: {log}");
+        // Refused for the fetch, not for an option this suite's apt would not know.
+        assert!(log.contains("Temporary failure resolving") || log.contains("Failed to fetch"), "{tag}: {log}");
+        assert!(!log.contains("Command line option"), "{tag}: {log}");
+    }
+}

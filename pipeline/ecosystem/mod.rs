@@ -59,6 +59,8 @@ use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{EnvironmentSpec, TestStatus};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
+/// What an environment image refreshes apt's lists with (a test checks it on the base images).
+pub use dockerfile::APT_UPDATE;
 pub use python::framework::TestFramework;
 
 /// Whether `version` is a Gradle version as a wrapper's `distributionUrl` names it

@@ -17,7 +17,7 @@
 //! (most of jq's 60 s build) in every container. Nothing is fetched while tests run:
 //! the image build is the only step with the network (Debian packages only).
 
-use crate::ecosystem::dockerfile::{Dockerfile, install_steps};
+use crate::ecosystem::dockerfile::{APT_UPDATE, Dockerfile, install_steps};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
@@ -44,7 +44,7 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, _setting
         // apt's caches go too: its package caches (`*.bin`) were 79 of jq's 80 MB here.
         let packages: Vec<String> = spec.system_packages.iter().map(|package| shell_quote(package)).collect();
         dockerfile.push(format!(
-            "RUN set -e; apt-get update; wanted=''; for package in {}; do \
+            "RUN set -e; {APT_UPDATE}; wanted=''; for package in {}; do \
              if apt-cache show \"$package\" >/dev/null 2>&1; then wanted=\"$wanted $package\"; \
              else echo \"swe-harvest: Debian has no package $package; skipped\"; fi; done; \
              if [ -n \"$wanted\" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $wanted; fi; \
