@@ -385,6 +385,11 @@ pub struct ValidationRun {
     /// How the run chose its tests (see [`crate::ecosystem::ParsedRun::selection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_selection: Option<String>,
+    /// The modules the run's output says it could not import (Python's `No module
+    /// named 'py'`), kept with the run: a validate that resumes after it still adds
+    /// their packages.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub missing_modules: std::collections::BTreeSet<String>,
 }
 
 /// A validated task: a candidate plus its labels.

@@ -82,6 +82,25 @@ fn runs_stored_before_the_content_key_survive_the_migration_but_are_never_reused
     );
 }
 
+/// The modules a run could not import are stored with it: a validate that resumes after
+/// its runs (or a lone task whose first run was its environment's check) adds their
+/// packages as the run that saw them would have.
+#[test]
+fn a_runs_missing_modules_come_back_from_the_store() {
+    use swe_harvest::model::RunPhase;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("state.db")).unwrap();
+    let run = swe_harvest::model::ValidationRun {
+        missing_modules: ["py".to_string(), "yaml".to_string()].into(),
+        ..crate::support::validation_run("a__b-1", RunPhase::Pre, 1)
+    };
+    let hash = "1".repeat(64);
+    store.transaction(|tx| store::validation::insert_runs(tx, &hash, std::slice::from_ref(&run))).unwrap();
+    let stored = store::validation::runs_for_content(store.connection(), "a__b-1", &hash).unwrap();
+    assert_eq!(stored, [run]);
+    assert_eq!(stored[0].missing_modules, ["py".to_string(), "yaml".to_string()].into());
+}
+
 #[test]
 fn store_newer_than_this_build_is_refused_with_advice() {
     let dir = tempfile::tempdir().unwrap();

@@ -256,10 +256,12 @@ pub(super) async fn run_all(
             .map_err(|error| dropped(ValidateDropReason::ContainerFailed, error.to_string()))?;
         *test_secs += run.phase_secs.values().sum::<f64>();
         check_run(&run, settings.limits.run_timeout)?;
-        let missing =
-            |name: &str| run.steps.get(name).map(|step| ecosystem.missing_modules(&step.text)).unwrap_or_default();
-        attempts.missing_pre.extend(missing("pre"));
-        attempts.missing_post.extend(missing("post"));
+        let missing = |name: &str| -> BTreeSet<String> {
+            run.steps
+                .get(name)
+                .map(|step| ecosystem.missing_modules(&step.text).into_iter().collect())
+                .unwrap_or_default()
+        };
         let runs: Vec<ValidationRun> = [(RunPhase::Pre, "pre"), (RunPhase::Post, "post")]
             .into_iter()
             .map(|(phase, name)| {
@@ -281,6 +283,7 @@ pub(super) async fn run_all(
                     asked_for: parsed.asked_for,
                     time_zone: Some(request.time_zone.to_string()),
                     test_selection: parsed.selection,
+                    missing_modules: missing(name),
                 }
             })
             .collect();
@@ -294,6 +297,9 @@ pub(super) async fn run_all(
         attempts.pre.extend(runs.next());
         attempts.post.extend(runs.next());
     }
+    let missing = |runs: &[ValidationRun]| runs.iter().flat_map(|run| run.missing_modules.iter().cloned()).collect();
+    attempts.missing_pre = missing(&attempts.pre);
+    attempts.missing_post = missing(&attempts.post);
     Ok(attempts)
 }
 

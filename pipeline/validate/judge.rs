@@ -138,6 +138,7 @@ mod tests {
             asked_for: None,
             time_zone: Some(time_zone.into()),
             test_selection: None,
+            missing_modules: Default::default(),
         }
     }
 

@@ -313,15 +313,9 @@ impl<'a> Ladder<'a> {
         let runs = self.context.settings.runs;
         let all_runs = if base.is_none() && self.first_run_checks() {
             match attempt::run_all(self.context, &environment, 1, &mut outcome.test_secs).await {
+                // The first run comes back from the store, with the modules it could not import.
                 Ok(first) if first.anything_ran() => {
-                    // The first run comes back from the store, without the modules it
-                    // could not import: those are this one's.
-                    let all = attempt::run_all(self.context, &environment, runs, &mut outcome.test_secs).await;
-                    all.map(|mut all| {
-                        all.missing_pre.extend(first.missing_pre);
-                        all.missing_post.extend(first.missing_post);
-                        all
-                    })
+                    attempt::run_all(self.context, &environment, runs, &mut outcome.test_secs).await
                 }
                 Ok(_) => return self.failed_its_check(spec, built, None),
                 Err(lost) if lost.reason == ValidateDropReason::InstallFailed => {

@@ -138,6 +138,7 @@ pub fn validation_run(instance_id: &str, phase: RunPhase, attempt: u32) -> Valid
         asked_for: None,
         time_zone: None,
         test_selection: None,
+        missing_modules: Default::default(),
     }
 }
 
