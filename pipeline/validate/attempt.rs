@@ -171,13 +171,10 @@ pub async fn run(
     })
 }
 
-/// The runs of one environment, and the modules they could not import, before and
-/// after the gold patch.
+/// The runs of one environment, before and after the gold patch.
 pub(super) struct Attempts {
     pub pre: Vec<ValidationRun>,
     pub post: Vec<ValidationRun>,
-    pub missing_pre: BTreeSet<String>,
-    pub missing_post: BTreeSet<String>,
 }
 
 impl Attempts {
@@ -187,10 +184,24 @@ impl Attempts {
         self.pre.iter().chain(&self.post).flat_map(|run| run.tests.values()).any(|status| status.ran())
     }
 
+    /// The modules the runs before the gold patch could not import.
+    pub fn missing_pre(&self) -> BTreeSet<String> {
+        missing_modules(&self.pre)
+    }
+
+    /// The modules the runs after the gold patch could not import.
+    pub fn missing_post(&self) -> BTreeSet<String> {
+        missing_modules(&self.post)
+    }
+
     /// The modules the runs could not import, before or after the gold patch.
     pub fn missing(&self) -> BTreeSet<String> {
-        self.missing_pre.union(&self.missing_post).cloned().collect()
+        missing_modules(self.pre.iter().chain(&self.post))
     }
+}
+
+fn missing_modules<'a>(runs: impl IntoIterator<Item = &'a ValidationRun>) -> BTreeSet<String> {
+    runs.into_iter().flat_map(|run| run.missing_modules.iter().cloned()).collect()
 }
 
 /// What the task's runs in one environment are made of.
@@ -227,8 +238,7 @@ pub(super) async fn run_all(
         stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Pre)
             && stored.iter().any(|run| run.attempt == attempt && run.phase == RunPhase::Post)
     };
-    let mut attempts =
-        Attempts { pre: Vec::new(), post: Vec::new(), missing_pre: BTreeSet::new(), missing_post: BTreeSet::new() };
+    let mut attempts = Attempts { pre: Vec::new(), post: Vec::new() };
     for attempt in 1..=last {
         if complete(attempt) {
             let phase = |phase: RunPhase| stored.iter().filter(move |run| run.attempt == attempt && run.phase == phase);
@@ -297,9 +307,6 @@ pub(super) async fn run_all(
         attempts.pre.extend(runs.next());
         attempts.post.extend(runs.next());
     }
-    let missing = |runs: &[ValidationRun]| runs.iter().flat_map(|run| run.missing_modules.iter().cloned()).collect();
-    attempts.missing_pre = missing(&attempts.pre);
-    attempts.missing_post = missing(&attempts.post);
     Ok(attempts)
 }
 

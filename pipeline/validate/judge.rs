@@ -154,12 +154,7 @@ mod tests {
                 })
                 .collect()
         };
-        let attempts = Attempts {
-            pre: phase(RunPhase::Pre, Failed),
-            post: phase(RunPhase::Post, Passed),
-            missing_pre: BTreeSet::new(),
-            missing_post: BTreeSet::new(),
-        };
+        let attempts = Attempts { pre: phase(RunPhase::Pre, Failed), post: phase(RunPhase::Post, Passed) };
         let judged = judge(&attempts, &["t.py".to_string()], Path::new("logs"));
         let labels = judged.labels.expect("results");
         assert_eq!(labels.fail_to_pass, ["t::fix"]);
@@ -177,8 +172,6 @@ mod tests {
         let attempts = Attempts {
             pre: vec![chose(RunPhase::Pre, 1, "all of them", Failed), chose(RunPhase::Pre, 2, "all of them", Failed)],
             post: vec![chose(RunPhase::Post, 1, "all of them", Passed), chose(RunPhase::Post, 2, "t and u", Passed)],
-            missing_pre: BTreeSet::new(),
-            missing_post: BTreeSet::new(),
         };
         let labels = judge(&attempts, &["t.c".to_string()], Path::new("logs")).labels.expect("results");
         assert_eq!(
@@ -188,8 +181,6 @@ mod tests {
         let given = Attempts {
             pre: vec![run(RunPhase::Pre, 1, "UTC", &[("t", Failed)])],
             post: vec![run(RunPhase::Post, 1, "UTC", &[("t", Passed)])],
-            missing_pre: BTreeSet::new(),
-            missing_post: BTreeSet::new(),
         };
         let labels = judge(&given, &["t.py".to_string()], Path::new("logs")).labels.expect("results");
         assert!(labels.test_selection.is_empty(), "the tests to run were given");
