@@ -9,11 +9,10 @@
 # most of a Docker test's time is waiting for containers, not computing. A test runs
 # alone when another test's containers and images would disturb it: the cluster tests
 # turn the engine into a swarm manager; the signal tests time a window that a busy
-# machine can miss. SWE-bench's harness lists every container and image on the engine
-# and inspects each, and crashes when one goes away in between: a shared test takes the
-# engine alone for the harness's run only (tests/support/docker_lane.rs), through the
-# lane's descriptor and the turnstile that this script names in
-# SWE_HARVEST_DOCKER_LANE_FD and SWE_HARVEST_DOCKER_TURNSTILE.
+# machine can miss. A shared test can take the engine alone for a part of its run (the
+# swarm test, after its demo: tests/support/docker_lane.rs), through the lane's
+# descriptor and the turnstile that this script names in SWE_HARVEST_DOCKER_LANE_FD and
+# SWE_HARVEST_DOCKER_TURNSTILE.
 #
 # A reader-writer lock on a file of this machine (the engine is the machine's, so two
 # suites at once share the lanes too). A turnstile lock in front keeps a waiting `alone`

@@ -30,9 +30,9 @@ fn lane_fd() -> Option<RawFd> {
     std::env::var("SWE_HARVEST_DOCKER_LANE_FD").ok()?.parse().ok()
 }
 
-/// Runs `work` with the Docker engine to this test alone, then shares it again. For
-/// SWE-bench's harness, which inspects every container and image on the engine and
-/// crashes when another test removes one in between. Outside a shared lane (plain
+/// Runs `work` with the Docker engine to this test alone, then shares it again: for
+/// the part of a test that another test's containers would disturb (the swarm test's
+/// swarm, after its demo ran shared). Outside a shared lane (plain
 /// `cargo test`, one test at a time; or a test that runs alone anyway) it just runs
 /// `work`.
 pub fn alone<T>(work: impl FnOnce() -> T) -> T {

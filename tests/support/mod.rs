@@ -228,17 +228,19 @@ pub fn python_venv(name: &str, packages: &[&str]) -> PathBuf {
 
 /// Runs SWE-bench's own harness (`swebench.harness.run_evaluation`) from `work` on
 /// `dataset` with `predictions` (`gold`, or a JSONL file whose model is `probe`) and
-/// returns its report.
+/// returns its report. It shares the engine with the other Docker tests: its listing of
+/// images and containers leaves out those removed while it lists
+/// (tests/support/harness_on_a_shared_engine.py); it once took the engine alone for
+/// its whole run, and those runs were a fifth of the suite's time.
 pub fn run_harness(python: &Path, work: &Path, dataset: &Path, predictions: &str, run_id: &str) -> serde_json::Value {
-    let output = docker_lane::alone(|| {
-        Command::new(python)
-            .current_dir(work)
-            .args(["-m", "swebench.harness.run_evaluation", "--dataset_name"])
-            .arg(dataset)
-            .args(["--predictions_path", predictions, "--run_id", run_id, "--max_workers", "2", "--timeout", "300"])
-            .output()
-            .unwrap()
-    });
+    let output = Command::new(python)
+        .current_dir(work)
+        .arg(project_root().join("tests/support/harness_on_a_shared_engine.py"))
+        .arg("--dataset_name")
+        .arg(dataset)
+        .args(["--predictions_path", predictions, "--run_id", run_id, "--max_workers", "2", "--timeout", "300"])
+        .output()
+        .unwrap();
     assert!(output.status.success(), "run_evaluation failed:\n{}\n{}", stdout(&output), stderr(&output));
     let model = if predictions == "gold" { "gold".to_string() } else { "probe".to_string() };
     let report = work.join(format!("{model}.{run_id}.json"));
