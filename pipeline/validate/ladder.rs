@@ -423,8 +423,8 @@ impl<'a> Ladder<'a> {
     /// runs' verdict.
     async fn after_runs(&mut self, ran: Ran) -> Step {
         let project = self.project;
-        let missing_before = &ran.attempts.missing_pre();
-        let missing_after = &ran.attempts.missing_post();
+        let missing_before = ran.attempts.missing_pre();
+        let missing_after = ran.attempts.missing_post();
         // Listed only when a module was missing: the project's own are never installed.
         let paths =
             if missing_before.is_empty() && missing_after.is_empty() { Vec::new() } else { project.paths().await };
@@ -434,8 +434,8 @@ impl<'a> Ladder<'a> {
             first: self.runs_seen == 1,
             labelled: ran.judged.labelled(),
             anything_ran: ran.attempts.anything_ran(),
-            missing_before,
-            missing_after,
+            missing_before: &missing_before,
+            missing_after: &missing_after,
             project_paths: &paths,
         };
         let context = project.ladder_context();
