@@ -11,7 +11,7 @@
 #   all:  those of scripts/test.sh (python go node java rust c).
 #   SETUP_SCRIPT: the setup.sh to measure (default scripts/setup.sh; e.g. an older
 #   version saved with `git show main:scripts/setup.sh > old-setup.sh`).
-# Needs root (debootstrap) and a running Docker engine. Other builds on the machine
+# Needs root (mmdebstrap) and a running Docker engine. Other builds on the machine
 # change every figure: the load average is printed beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."

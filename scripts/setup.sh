@@ -16,7 +16,7 @@
 #
 # How it builds (scripts/README.md has the decisions and the figures):
 #   1. one root file system per Debian suite (bullseye, bookworm, trixie, forky):
-#      debootstrap --variant=minbase with the packages every image holds (git, patch,
+#      mmdebstrap --variant=minbase with the packages every image holds (git, patch,
 #      CA certificates, a C and C++ toolchain), slimmed, `docker import`ed as
 #      $SWE_HARVEST_BASE_REPO:debian-<suite>, checked, labelled with its recipe;
 #   2. every image as one `docker build` layer on its suite's image that apt-installs
@@ -25,7 +25,7 @@
 #      from CPython's source);
 #   3. each image checked by its command, without network.
 # The suites are bootstrapped in parallel, and each suite's images start as soon as
-# it is ready. Downloads are retried (apt's Acquire::Retries; a failed debootstrap
+# it is ready. Downloads are retried (apt's Acquire::Retries; a failed bootstrap
 # or layer build once more), so a mirror that drops a connection under load does not
 # fail the run.
 #
@@ -58,7 +58,7 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # How images are made (this script's steps, not their packages: those are the
 # catalogue's). Bump it when a step changes what an image holds; every recipe changes
 # with it, so every image is rebuilt once.
-BUILD_METHOD=3
+BUILD_METHOD=4
 RECIPE_LABEL=org.swe-harvest.base.recipe
 
 log() { printf '%s\n' "$*"; }
@@ -236,7 +236,7 @@ find_mirror() { # suite -> first mirror that serves it
 
 ensure_build_tools() {
     local need=()
-    command -v debootstrap >/dev/null || need+=(debootstrap)
+    command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
     [ -f "$KEYRING" ] || need+=(debian-archive-keyring)
     command -v curl >/dev/null || command -v wget >/dev/null || need+=(wget)
     command -v gpgv >/dev/null || need+=(gpgv)
@@ -244,15 +244,6 @@ ensure_build_tools() {
         apt_install "${need[@]}"
         log "build tools: installed ${need[*]}"
     fi
-    # Older debootstrap releases lack the scripts of newer suites; every modern
-    # Debian suite uses the same script as sid.
-    local s dir=/usr/share/debootstrap/scripts
-    for s in "${NEEDED_SUITES[@]}"; do
-        if [ ! -e "$dir/$s" ] && [ -e "$dir/sid" ]; then
-            ln -s sid "$dir/$s"
-            log "build tools: linked debootstrap script $s -> sid"
-        fi
-    done
 }
 
 # Check the suite's InRelease against the Debian keyring ourselves, so that an
@@ -278,8 +269,8 @@ release_expired() { # mirror suite
     [ -n "$until" ] && expires=$(date -d "$until" +%s 2>/dev/null) && [ "$expires" -lt "$(date +%s)" ]
 }
 
-# debootstrap mounts /proc and /sys inside the target while it runs; never let
-# rm follow them into the host's.
+# mmdebstrap mounts /proc, /sys and /dev inside the target while it runs; never let
+# rm follow them into the host's (after a killed run, they may still be there).
 remove_rootfs() { # dir
     local m
     [ -d "$1" ] || return 0
@@ -292,69 +283,49 @@ remove_rootfs() { # dir
 # to stdout (the caller sends it to the suite's log). Returns non-zero on failure.
 build_suite() { # suite mirror
     local suite=$1 mirror=$2 image="$IMAGE_REPO:${SUITE_TAG[$1]}"
-    local rootfs="$WORK_DIR/rootfs/$suite" cache="$WORK_DIR/debs/$suite"
-    local gpg_opts=(--keyring "$KEYRING")
+    local rootfs="$WORK_DIR/rootfs/$suite"
+    local apt_opts=(--keyring="$KEYRING")
     if ! signature_ok "$mirror" "$suite"; then
         if [ "$ALLOW_NO_GPG" = 1 ]; then
             # Last resort, opted into by the operator: the Release file's key has
             # expired (or is not in the keyring). Packages are still checked against
             # the Release file's hashes, but the Release file itself is not verified.
-            echo "WARNING: $mirror $suite: Release signature does not verify; building with --no-check-gpg"
-            gpg_opts=(--no-check-gpg)
+            echo "WARNING: $mirror $suite: Release signature does not verify; building without checking it"
+            apt_opts=(--aptopt='Acquire::AllowInsecureRepositories "true"' --aptopt='APT::Get::AllowUnauthenticated "true"')
         else
             echo "ERROR: $mirror/dists/$suite/InRelease does not verify against $KEYRING"
             echo "       (expired or unknown key?). Set SWE_HARVEST_ALLOW_UNSIGNED_DEBIAN=1 to"
-            echo "       build with debootstrap --no-check-gpg anyway."
+            echo "       build without checking it anyway."
             return 1
         fi
     fi
+    # apt retries a download that fails: mmdebstrap's here, and (the file written
+    # below) every layer's and environment image's.
+    apt_opts+=(--aptopt='Acquire::Retries "5"')
+    local stale=0
     # A mirror that stopped refreshing a suite (forky, Debian testing, here on
     # 2026-11-26: Valid-Until 20 days past) still serves signed packages, but apt
-    # refuses its Release file as expired; debootstrap does not look at the date,
-    # the layers' apt does. apt in this suite's images then accepts it, saying so:
-    # the signature is still checked; what is lost is the protection against a
-    # stale Release file, which is what such a mirror serves.
-    local stale=0
-    release_expired "$mirror" "$suite" && stale=1
-    # Remove the rootfs however this function ends (it runs in a subshell; the
-    # trap fires after the function's locals are gone, hence the global).
-    BUILD_ROOTFS=$rootfs
-    trap 'remove_rootfs "$BUILD_ROOTFS"' EXIT
-    # Two stages, so that dpkg in the second one runs with force-unsafe-io (no fsync
-    # per file; what Debian's own Docker images set, too): about a quarter less time.
-    # The setting stays in the image and speeds up apt in every layer built on it.
-    # The first stage downloads everything; a mirror that drops a download under load
-    # gets one more try, which fetches only what the deb cache still lacks. Every step
-    # is checked explicitly: this runs on the left of `||`, where bash ignores `set -e`.
-    local attempt
-    for attempt in 1 2; do
-        remove_rootfs "$rootfs" && mkdir -p "$rootfs" "$cache" || return 1
-        if debootstrap --foreign --variant=minbase "${gpg_opts[@]}" --cache-dir="$cache" \
-            --include="${SUITE_PACKAGES[$suite]// /,}" "$suite" "$rootfs" "$mirror"; then
-            break
-        fi
-        [ "$attempt" = 2 ] && return 1
-        echo "debootstrap of $suite failed; trying once more"
-        sleep 5
-    done
-    echo force-unsafe-io >"$rootfs/etc/dpkg/dpkg.cfg.d/swe-harvest-unsafe-io" || return 1
-    chroot "$rootfs" /debootstrap/debootstrap --second-stage || {
-        tail -n 30 "$rootfs/debootstrap/debootstrap.log" 2>/dev/null
-        return 1
-    }
-    # apt in the layers (and in environment images) retries a download that fails.
-    echo 'Acquire::Retries "5";' >"$rootfs/etc/apt/apt.conf.d/80swe-harvest-retries" || return 1
-    if [ "$stale" = 1 ]; then
+    # refuses its Release file as expired. apt here and in this suite's images then
+    # accepts it, saying so: the signature is still checked; what is lost is the
+    # protection against a stale Release file, which is what such a mirror serves.
+    if release_expired "$mirror" "$suite"; then
         echo "WARNING: $mirror/dists/$suite/InRelease is past its Valid-Until date;" \
             "apt in the images of $suite accepts it (its signature is still checked)"
-        echo 'Acquire::Check-Valid-Until "false";' >"$rootfs/etc/apt/apt.conf.d/80swe-harvest-stale-mirror" || return 1
+        apt_opts+=(--aptopt='Acquire::Check-Valid-Until "false"')
+        stale=1
     fi
     # Keep the images small: no package lists, no caches, no logs; and, like the
     # Debian "slim" images that python:X-slim starts from, no documentation
     # (copyright files stay), man pages or translations, now or in later layers; nor
     # what no build uses (about 90 MB): gcc's LTO dump tool, the sanitizers' runtimes
     # and static libpython (extensions link to nothing; embedding links the shared one).
-    cat >"$rootfs/etc/dpkg/dpkg.cfg.d/swe-harvest-slim" <<'EOF_DPKG' || return 1
+    # dpkg runs with force-unsafe-io (no fsync per file), as in Debian's own Docker
+    # images: in the bootstrap and in every layer's apt. mmdebstrap writes these
+    # into the root file system (dpkg.cfg.d/99mmdebstrap), so they hold in every
+    # layer built on it.
+    local dpkg_opts="$WORK_DIR/dpkg-$suite.cfg"
+    cat >"$dpkg_opts" <<'EOF_DPKG' || return 1
+force-unsafe-io
 path-exclude /usr/share/doc/*
 path-include /usr/share/doc/*/copyright
 path-exclude /usr/share/man/*
@@ -372,6 +343,36 @@ path-exclude /usr/lib/x86_64-linux-gnu/libubsan.so.*
 path-exclude /usr/lib/python3*/config-*/libpython3*.a
 path-exclude /usr/lib/x86_64-linux-gnu/libpython3*.a
 EOF_DPKG
+    # Remove the rootfs however this function ends (it runs in a subshell; the
+    # trap fires after the function's locals are gone, hence the global).
+    BUILD_ROOTFS=$rootfs
+    trap 'remove_rootfs "$BUILD_ROOTFS"' EXIT
+    # mmdebstrap, not debootstrap: apt resolves and downloads, and dpkg installs the
+    # whole set at once instead of package by package in a second stage: 38 s for
+    # bookworm where debootstrap took 140 s (2026-11-28, scripts/README.md). A mirror
+    # that drops a download beyond apt's retries gets one more try of the whole step.
+    # Every step is checked explicitly: this runs on the left of `||`, where bash
+    # ignores `set -e`.
+    local attempt
+    for attempt in 1 2; do
+        remove_rootfs "$rootfs" && mkdir -p "$rootfs" || return 1
+        if mmdebstrap --variant=minbase --mode=root "${apt_opts[@]}" --dpkgopt="$dpkg_opts" \
+            --include="${SUITE_PACKAGES[$suite]// /,}" "$suite" "$rootfs" "$mirror"; then
+            break
+        fi
+        [ "$attempt" = 2 ] && return 1
+        echo "mmdebstrap of $suite failed; trying once more"
+        sleep 5
+    done
+    # apt's settings stay under names of ours (one file each: the tests turn the
+    # retries off by overwriting theirs).
+    rm -f "$rootfs/etc/apt/apt.conf.d/99mmdebstrap"
+    echo 'Acquire::Retries "5";' >"$rootfs/etc/apt/apt.conf.d/80swe-harvest-retries" || return 1
+    if [ "$stale" = 1 ]; then
+        echo 'Acquire::Check-Valid-Until "false";' >"$rootfs/etc/apt/apt.conf.d/80swe-harvest-stale-mirror" || return 1
+    fi
+    # mmdebstrap unpacks the essential packages before dpkg reads the exclusions:
+    # remove what they brought.
     rm -f "$rootfs"/usr/bin/*lto-dump* \
         "$rootfs"/usr/lib/x86_64-linux-gnu/lib{a,hwa,l,t,ub}san.so.*
     find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
@@ -390,7 +391,7 @@ EOF_DPKG
         --change 'ENV LANG=C.UTF-8' \
         --change 'WORKDIR /' \
         --change 'CMD ["bash"]' \
-        --change "LABEL org.swe-harvest.base.source=debootstrap org.swe-harvest.base.suite=$suite org.swe-harvest.base.mirror=$mirror $RECIPE_LABEL=${SUITE_RECIPE[$suite]}" \
+        --change "LABEL org.swe-harvest.base.source=mmdebstrap org.swe-harvest.base.suite=$suite org.swe-harvest.base.mirror=$mirror $RECIPE_LABEL=${SUITE_RECIPE[$suite]}" \
         - "$image" || return 1
     remove_rootfs "$rootfs"
 }
@@ -586,7 +587,7 @@ ensure_images() {
     done
     [ "${#todo[@]}" -eq 0 ] && return 0
 
-    is_root || die "building ${todo[*]} needs root (debootstrap); rerun as root"
+    is_root || die "building ${todo[*]} needs root (mmdebstrap); rerun as root"
     mkdir -p "$WORK_DIR/logs"
     # One setup at a time per machine (CI jobs or tests may start several).
     exec 9>"$WORK_DIR/setup.lock"
