@@ -247,7 +247,7 @@ ensure_build_tools() {
 }
 
 # Check the suite's InRelease against the Debian keyring ourselves, so that an
-# expired or missing key gives a clear message instead of a debootstrap failure.
+# expired or missing key gives a clear message instead of a bootstrap failure.
 signature_ok() { # mirror suite
     local tmp rc=0
     tmp=$(mktemp)
@@ -491,7 +491,7 @@ make_suite() { # suite
     old=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
     mirror=$(find_mirror "$suite") || { echo "no Debian mirror serves $suite (tried: $(mirror_candidates | tr '\n' ' '))"; return 1; }
     echo "mirror for $suite: $mirror"
-    (build_suite "$suite" "$mirror") || { echo "debootstrap/import of $suite failed"; return 1; }
+    (build_suite "$suite" "$mirror") || { echo "bootstrap/import of $suite failed"; return 1; }
     finish_image "$image" "$old" "${SUITE_CHECK[$suite]}" "${SUITE_EXPECT[$suite]}" "bootstrapped from $mirror" "$t0"
 }
 
