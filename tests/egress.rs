@@ -7,6 +7,8 @@
 //! project's real dependencies still install from the registry (the task is
 //! labelled).
 
+use std::process::Command;
+
 use crate::languages::{BASE_TESTS_JS, BUGGY_ADD_JS, FIXED_ADD_JS};
 use crate::support::names;
 use crate::support::probes::{self, Probes};
@@ -124,4 +126,84 @@ fn a_build_refused_a_destination_is_dropped_naming_it_and_the_setting_that_would
             && message.contains("\"https://downloads.example.invalid\" in validate.registries.allow"),
         "{message}"
     );
+}
+
+/// A rule in the host's `nat` table that masquerades what leaves every user-defined
+/// bridge (`-o br-+ -j MASQUERADE`): as an engine stopped without its clean-up leaves
+/// one behind for a subnet its networks had (found on this machine, 2026-11-28: `-s
+/// 172.18.0.0/16 ! -o docker_gwbridge -j MASQUERADE`), but for every build network.
+/// Deleted on drop, or by [`HostNatRule::lift_once_a_network_is_passed_over`].
+struct HostNatRule {
+    rule: Vec<String>,
+}
+
+impl HostNatRule {
+    /// `None` (the test skipped, saying why) without root or iptables.
+    fn on_every_build_network() -> Option<HostNatRule> {
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0");
+        let iptables = Command::new("iptables").args(["-t", "nat", "-S", "POSTROUTING"]).output();
+        if !root || !iptables.is_ok_and(|output| output.status.success()) {
+            eprintln!("skipped: adding a NAT rule to the host needs root and iptables");
+            return None;
+        }
+        let rule: Vec<String> = ["POSTROUTING", "-o", "br-+", "-j", "MASQUERADE"].map(str::to_string).to_vec();
+        let added = Command::new("iptables").args(["-t", "nat", "-A"]).args(&rule).output().expect("iptables runs");
+        assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+        Some(HostNatRule { rule })
+    }
+
+    /// Deletes the rule as soon as two build networks exist at once: the first was
+    /// passed over and kept while the second is made, whose probe then connects.
+    fn lift_once_a_network_is_passed_over(self) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            for _ in 0..6000 {
+                let listed = Command::new("docker")
+                    .args(["network", "ls", "-q", "--filter", "label=swe-harvest.egress"])
+                    .output()
+                    .expect("docker runs");
+                if String::from_utf8_lossy(&listed.stdout).lines().count() >= 2 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            drop(self);
+        })
+    }
+}
+
+impl Drop for HostNatRule {
+    fn drop(&mut self) {
+        let _ = Command::new("iptables").args(["-t", "nat", "-D"]).args(&self.rule).output();
+    }
+}
+
+// Runs alone on the engine (its name holds `_nat_rule_`: .config/nextest.toml): the
+// rule breaks every build network while it holds.
+#[test]
+fn a_build_network_that_a_host_nat_rule_covers_is_passed_over_and_the_task_labelled() {
+    let Some(workspace) = Workspace::with_base_images("python", &["py3.11"]) else { return };
+    let Some(rule) = HostNatRule::on_every_build_network() else { return };
+    let lifted = rule.lift_once_a_network_is_passed_over();
+    // A setup.py of its own, so that its environment is built now, through the proxy.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let setup_py = format!("# {nonce}\nfrom setuptools import setup\n\nsetup()\n");
+    let project = Project::dated_with_files("2024-05-04T12:00:00+00:00", &[("setup.py", &setup_py)]);
+    let candidate = project.candidate(1, &Scenario::fixing_add("negative"));
+    // pytest and setuptools came from the registry through the proxy of another network.
+    assert_eq!(workspace.labelled_alone(&project, &candidate).fail_to_pass, names(&[ADD_NEGATIVE]));
+    lifted.join().expect("the rule's watcher ends");
+    let logs: String = fs_err::read_dir(workspace.data_dir().join("logs/build"))
+        .expect("build logs")
+        .flatten()
+        .map(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default())
+        .collect();
+    assert!(logs.contains("--- a build network of subnet "), "no build log says a network was passed over: {logs}");
+    let left = Command::new("docker")
+        .args(["network", "ls", "-q", "--filter", "label=swe-harvest.egress"])
+        .output()
+        .expect("docker runs");
+    assert_eq!(String::from_utf8_lossy(&left.stdout).trim(), "", "build networks left behind");
 }

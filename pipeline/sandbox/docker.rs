@@ -143,6 +143,11 @@ impl DockerBackend {
             step_output: String::new(),
             refused: Vec::new(),
         })?;
+        for subnet in egress.passed_over() {
+            log.push_str(&format!(
+                "--- a build network of subnet {subnet} passed over: a container on it could not reach its proxy (a NAT rule of this host covering the subnet?) ---\n"
+            ));
+        }
         let outcome = self.build_on(build, Some(&egress), log).await;
         self.live.forget(egress.container());
         self.egress_networks.forget(egress.network());
@@ -417,19 +422,7 @@ impl Backend for DockerBackend {
         let BuildNetwork::Registries(allowlist) = &build.network else {
             return self.build_on(build, None, log).await;
         };
-        let (mut outcome, mut traffic) = self.build_through_proxy(build, allowlist, log).await?;
-        // A build whose client never reached its proxy: seen now and then with several
-        // builds at once (curl's or npm's connect timeout to the proxy's address, the
-        // proxy's log empty), cause not found. Once more, on a new network and proxy,
-        // rather than a rung lost to it; a build that failed before its network step
-        // costs its failing step again.
-        if never_reached_its_proxy(&outcome, &traffic) {
-            tracing::warn!(image = %build.tag, "the build failed and its proxy took no connection; building once more on a new build network");
-            log.push_str(
-                "\n--- the build failed and its proxy took no connection: built once more on a new build network ---\n",
-            );
-            (outcome, traffic) = self.build_through_proxy(build, allowlist, log).await?;
-        }
+        let (outcome, traffic) = self.build_through_proxy(build, allowlist, log).await?;
         outcome.map_err(|failure| match failure {
             BuildFailure::Failed { message, step_output, .. } => {
                 let message = match traffic.at_limit_note() {
@@ -599,10 +592,6 @@ impl Backend for DockerBackend {
 }
 
 /// Whether a build through a proxy failed without one connection to it.
-fn never_reached_its_proxy(outcome: &Result<(), BuildFailure>, traffic: &egress::Traffic) -> bool {
-    matches!(outcome, Err(BuildFailure::Failed { .. })) && traffic.connections == 0
-}
-
 /// Reads a running container's attached output to its end, keeping it within
 /// bounds; returns what was kept and how many bytes were cut.
 async fn read_output(
@@ -659,24 +648,6 @@ async fn download_reports(docker: &Docker, id: &str) -> BTreeMap<String, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_failed_build_whose_proxy_took_no_connection_is_built_once_more_and_no_other() {
-        let failed = || {
-            Err(BuildFailure::Failed {
-                message: "npm ERR! connect ETIMEDOUT".into(),
-                step_output: String::new(),
-                refused: Vec::new(),
-            })
-        };
-        let silent = egress::Traffic::default();
-        let reached = egress::Traffic { connections: 3, ..egress::Traffic::default() };
-        assert!(never_reached_its_proxy(&failed(), &silent));
-        assert!(!never_reached_its_proxy(&failed(), &reached), "it reached the registries: its failure is its own");
-        assert!(!never_reached_its_proxy(&Ok(()), &silent), "a build that needed no registry");
-        let timed_out = Err(BuildFailure::TimedOut { step_output: String::new() });
-        assert!(!never_reached_its_proxy(&timed_out, &silent), "a time limit is not tried twice");
-    }
 
     #[test]
     fn build_progress_keeps_the_failing_steps_own_output_and_the_step_images() {

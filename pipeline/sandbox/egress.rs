@@ -20,6 +20,9 @@
 //!   predefined build arguments: in no layer, no history, no content key), which
 //!   uv, pip, npm, Yarn, pnpm, cargo, go and apt read; Maven reads it from a proxy
 //!   entry that the Java images write for their install step only.
+//! - Before the build, a container on the network connects to the proxy's port; a
+//!   network where it cannot (a NAT rule of the host covering its subnet) is passed
+//!   over for another ([`BuildEgress::open`]).
 //! - The proxy logs every request and every refusal; its log is read when the build
 //!   ends, the destinations it let through and those it refused go into the build log
 //!   (what a build needed, for audit), and a failed build's diagnosis names the
@@ -61,6 +64,12 @@ const PROXY_MAX_CLIENTS: i64 = 8192;
 const PROXY_PIDS: i64 = PROXY_MAX_CLIENTS + 64;
 /// The time limit of the proxy's set-up calls.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a new build network's probe waits to connect to the proxy: a container
+/// on the same bridge connects within milliseconds, or never.
+const PROBE_SECONDS: u32 = 5;
+const PROBE_MEMORY_BYTES: i64 = 64 << 20;
+/// New build networks made, at most, when a container on one cannot reach its proxy.
+const NETWORKS_TRIED: usize = 3;
 
 /// One destination that builds may reach.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -236,11 +245,6 @@ pub fn times_at_limit(proxy_log: &str) -> usize {
     proxy_log.lines().filter(|line| line.contains("Maximum number of connections reached")).count()
 }
 
-/// How many client connections the proxy's log says it accepted.
-pub fn connections(proxy_log: &str) -> usize {
-    proxy_log.lines().filter(|line| line.contains("]: Connect (file descriptor ")).count()
-}
-
 /// What the proxy's log says of one build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Traffic {
@@ -250,8 +254,6 @@ pub struct Traffic {
     pub refused: Vec<String>,
     /// [`times_at_limit`]
     pub times_at_limit: usize,
-    /// [`connections`]
-    pub connections: usize,
 }
 
 impl Traffic {
@@ -261,7 +263,6 @@ impl Traffic {
             let_through: let_through(proxy_log),
             refused: refused(proxy_log),
             times_at_limit: times_at_limit(proxy_log),
-            connections: connections(proxy_log),
         }
     }
 
@@ -328,13 +329,73 @@ pub async fn proxy_image(docker: &Docker) -> Result<String, String> {
 pub struct BuildEgress {
     network: String,
     container: String,
+    proxy_address: String,
     proxy_url: String,
+    /// The subnets of the networks made before this one and passed over: their
+    /// containers could not reach their proxy.
+    passed_over: Vec<String>,
 }
 
 impl BuildEgress {
-    /// Makes the build's network and starts its proxy. `labels` mark both (the run's,
-    /// for sweeps); on an error, what was made is removed again.
+    /// Makes the build's network and starts its proxy, and checks that a container on
+    /// the network reaches the proxy. `labels` mark all three (the run's, for sweeps);
+    /// on an error, what was made is removed again.
+    ///
+    /// A network whose containers cannot reach each other: a NAT rule of the host that
+    /// covers the network's subnet (`iptables -t nat -A POSTROUTING -s <subnet> ... -j
+    /// MASQUERADE`) rewrites the packets between them to the bridge's address, which
+    /// the build network has none of (`inhibit_ipv4`), and they are dropped. An engine
+    /// stopped without its clean-up leaves such rules behind for the subnets its
+    /// networks had, and the next network to get one of them inherits it: found here
+    /// (2026-11-28) as the cause of builds whose client timed out connecting to the
+    /// proxy's address, the proxy's log empty. Such a network is kept while the next is
+    /// made, so that the engine gives that one another subnet, and removed after.
     pub async fn open(
+        docker: &Docker,
+        image: &str,
+        allowlist: &Allowlist,
+        labels: HashMap<String, String>,
+    ) -> Result<BuildEgress, String> {
+        let mut unreachable: Vec<(BuildEgress, String)> = Vec::new();
+        let opened = loop {
+            let egress = match BuildEgress::open_one(docker, image, allowlist, labels.clone()).await {
+                Ok(egress) => egress,
+                Err(message) => break Err(message),
+            };
+            match egress.probe(docker, image, labels.clone()).await {
+                Ok(None) => break Ok(egress),
+                Ok(Some(subnet)) => {
+                    tracing::warn!(network = %egress.network, %subnet, "a container on the build network could not reach its proxy (a NAT rule of the host covering the subnet?); making another network");
+                    unreachable.push((egress, subnet));
+                }
+                Err(message) => {
+                    egress.close(docker).await;
+                    break Err(message);
+                }
+            }
+            if unreachable.len() == NETWORKS_TRIED {
+                let subnets: Vec<&str> = unreachable.iter().map(|(_, subnet)| subnet.as_str()).collect();
+                break Err(format!(
+                    "no build network's containers reached its proxy (subnets {}): a NAT rule of this host covers them \
+                     (`iptables -t nat -S POSTROUTING`; an engine stopped without its clean-up leaves its rules behind) \
+                     and drops the traffic between containers on a bridge without an address; remove the rule",
+                    subnets.join(", ")
+                ));
+            }
+        };
+        let passed_over = unreachable.iter().map(|(_, subnet)| subnet.clone()).collect();
+        for (egress, _) in unreachable {
+            egress.close(docker).await;
+        }
+        opened.map(|egress| BuildEgress { passed_over, ..egress })
+    }
+
+    /// The subnets of the networks passed over before this one (see [`BuildEgress::open`]).
+    pub fn passed_over(&self) -> &[String] {
+        &self.passed_over
+    }
+
+    async fn open_one(
         docker: &Docker,
         image: &str,
         allowlist: &Allowlist,
@@ -351,7 +412,13 @@ impl BuildEgress {
             ..Default::default()
         };
         timed("create the build network", docker.create_network(network)).await?;
-        let mut egress = BuildEgress { network: name.clone(), container: String::new(), proxy_url: String::new() };
+        let mut egress = BuildEgress {
+            network: name.clone(),
+            container: String::new(),
+            proxy_address: String::new(),
+            proxy_url: String::new(),
+            passed_over: Vec::new(),
+        };
         if let Err(message) = egress.start_proxy(docker, image, allowlist, labels).await {
             egress.close(docker).await;
             return Err(message);
@@ -408,7 +475,61 @@ impl BuildEgress {
             .filter(|address| !address.is_empty())
             .ok_or("the build proxy has no address on the build network")?;
         self.proxy_url = format!("http://{address}:{PROXY_PORT}");
+        self.proxy_address = address;
         Ok(())
+    }
+
+    /// Connects to the proxy's port from a container on the build network, as a build
+    /// step will: `None` when it connected, else the network's subnet. `Err` when the
+    /// probe could not be run.
+    async fn probe(
+        &self,
+        docker: &Docker,
+        image: &str,
+        mut labels: HashMap<String, String>,
+    ) -> Result<Option<String>, String> {
+        labels.insert(EGRESS_LABEL.into(), self.network.clone());
+        let connect = format!("exec 3<>/dev/tcp/{}/{PROXY_PORT}", self.proxy_address);
+        let body = ContainerCreateBody {
+            image: Some(image.to_string()),
+            cmd: Some(vec!["timeout".into(), PROBE_SECONDS.to_string(), "bash".into(), "-c".into(), connect]),
+            user: Some("65534:65534".into()),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                network_mode: Some(self.network.clone()),
+                cap_drop: Some(vec!["ALL".into()]),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                memory: Some(PROBE_MEMORY_BYTES),
+                memory_swap: Some(PROBE_MEMORY_BYTES),
+                pids_limit: Some(16),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let created = timed("create the build network's probe", docker.create_container(None, body)).await?;
+        let connected = async {
+            timed("start the build network's probe", docker.start_container(&created.id, None)).await?;
+            let mut wait = docker.wait_container(&created.id, None);
+            match tokio::time::timeout(CALL_TIMEOUT, wait.next()).await {
+                Ok(Some(Ok(_))) => Ok(true),
+                // The engine reports a non-zero exit as an error of the wait.
+                Ok(Some(Err(bollard::errors::Error::DockerContainerWaitError { .. }))) => Ok(false),
+                Ok(Some(Err(error))) => Err(format!("could not wait for the build network's probe: {error}")),
+                Ok(None) | Err(_) => Err("could not wait for the build network's probe: no answer".to_string()),
+            }
+        }
+        .await;
+        super::docker::remove(docker, &created.id).await;
+        if connected? {
+            return Ok(None);
+        }
+        let inspected = timed("inspect the build network", docker.inspect_network(&self.network, None)).await?;
+        let subnet = inspected
+            .ipam
+            .and_then(|ipam| ipam.config)
+            .and_then(|configs| configs.into_iter().find_map(|config| config.subnet))
+            .unwrap_or_else(|| format!("of {}", self.network));
+        Ok(Some(subnet))
     }
 
     /// The network the build's steps run on.
@@ -572,9 +693,6 @@ mod tests {
                    CONNECT   Nov 26 21:44:51.300 [1]: Request (file descriptor 8): CONNECT files.pythonhosted.org:443 HTTP/1.1\n";
         assert_eq!(let_through(log), ["pypi.org:443", "http://deb.debian.org", "files.pythonhosted.org:443"]);
         let traffic = Traffic::of_log(log);
-        assert_eq!(traffic.connections, 0, "the fixture has request lines only");
-        let accepted = "CONNECT   Nov 27 19:15:39.781 [1]: Connect (file descriptor 5): 172.17.0.1\n";
-        assert_eq!(Traffic::of_log(&format!("{accepted}{log}")).connections, 1);
         let sections = traffic.log_sections();
         assert!(sections.contains("--- let through by the build proxy ---\npypi.org:443\n"), "{sections}");
         assert!(sections.ends_with("--- refused by the build proxy ---\ngithub.com:443\n"), "{sections}");
