@@ -1,12 +1,14 @@
 # swe-harvest: the dependency stage of a Rust environment image (see image.rs).
 # Runs in /testbed (the repository at the environment commit) as root, on a Rust
 # image whose cargo reads crates.io's sparse index; the only step with the network.
-# Arguments: the runtime's Rust version (1.63) and the task's date (2024-08-12T20:06:46Z).
+# Arguments: the runtime's Rust version (1.63), the task's date (2024-08-12T20:06:46Z),
+# then the crates the task's patches add to Cargo.lock (serial_test@0.5.1 ...).
 # Leaves in /swe-harvest-deps: vendor/ (the sources), Cargo.lock, config.toml.
 # With SWE_HARVEST_SOURCE_ONLY=1 it only defines its functions (for its tests).
 set -euo pipefail
 toolchain="${1:-}"
 cutoff="${2:-}"
+added=("${@:3}")
 out=/swe-harvest-deps
 
 minor_of() { local version=${1#1.}; echo "${version%%.*}"; }
@@ -141,6 +143,7 @@ stub_unused() {
         > /tmp/swe-harvest-tree.txt; then
         awk '{ sub(/^v/, "", $2); print $1 " " $2 }' /tmp/swe-harvest-tree.txt | sort -u > /tmp/swe-harvest-used.txt
         for dir in "$out"/vendor/*/; do
+            [ -d "$dir" ] || continue # no crate at all: the pattern stays as written
             name=$(sed -n 's/^name = "\(.*\)"$/\1/p' "${dir}Cargo.toml" | head -n 1)
             version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "${dir}Cargo.toml" | head -n 1)
             grep -qxF "$name $version" /tmp/swe-harvest-used.txt && continue
@@ -157,6 +160,48 @@ stub_unused() {
     else
         echo "swe-harvest: cargo tree failed; every vendored crate is kept whole"
     fi
+}
+
+# The crates the task's patches add to Cargo.lock (a gold patch's new dependency:
+# `name@version`), vendored beside the environment commit's so that the runs after
+# the patches resolve offline. A scratch package asks for each at its exact version
+# (all at once, else one by one: two releases of one semver series cannot share a
+# resolution); of what it vendors, only those crates are kept (their dependencies
+# that the patch adds are in the list too).
+vendor_added() {
+    [ "$#" -gt 0 ] || return 0
+    local scratch=/tmp/swe-harvest-added spec kept=0
+    scratch_vendors() { # specs...: whether a scratch package of them vendors
+        local i=0
+        rm -rf "$scratch" && mkdir -p "$scratch/src" && : > "$scratch/src/lib.rs"
+        {
+            printf '[package]\nname = "swe-harvest-added"\nversion = "0.0.0"\nedition = "2018"\n\n[dependencies]\n'
+            for spec in "$@"; do
+                printf 'added%d = { package = "%s", version = "=%s" }\n' "$i" "${spec%@*}" "${spec#*@}"
+                i=$((i + 1))
+            done
+        } > "$scratch/Cargo.toml"
+        (cd "$scratch" && cargo vendor --quiet --versioned-dirs vendor > /dev/null)
+    }
+    keep() { # specs...
+        local dir
+        for spec in "$@"; do
+            dir="$scratch/vendor/${spec%@*}-${spec#*@}"
+            if [ -d "$dir" ] && [ ! -e "$out/vendor/${spec%@*}-${spec#*@}" ]; then
+                cp -r "$dir" "$out/vendor/"
+                kept=$((kept + 1))
+            fi
+        done
+    }
+    if scratch_vendors "$@" 2>/dev/null; then
+        keep "$@"
+    else
+        for spec in "$@"; do
+            if scratch_vendors "$spec"; then keep "$spec"; else echo "swe-harvest: could not vendor $spec, which the task's patches add"; fi
+        done
+    fi
+    rm -rf "$scratch"
+    echo "swe-harvest: $kept crates that the task's patches add vendored ($*)"
 }
 
 main() {
@@ -179,6 +224,7 @@ main() {
     mkdir -p "$out/vendor" # a project without dependencies
 
     stub_unused
+    vendor_added "${added[@]}"
 
     if [ "$wanted" -lt 78 ]; then
         # Lockfile format 4 needs cargo 1.78 (for crates.io dependencies 3 says the same).

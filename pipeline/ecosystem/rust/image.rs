@@ -132,7 +132,10 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         ));
     }
     let cutoff = request.date.format("%Y-%m-%dT%H:%M:%SZ");
-    dockerfile.push(format!("RUN bash /{DEPENDENCY_SCRIPT_NAME} {toolchain} {cutoff}"));
+    // The crates the task's patches add (`extra_packages`, `name@version`) after them.
+    let added: Vec<String> = spec.extra_packages.iter().map(|added| shell_quote(added)).collect();
+    let added = if added.is_empty() { String::new() } else { format!(" {}", added.join(" ")) };
+    dockerfile.push(format!("RUN bash /{DEPENDENCY_SCRIPT_NAME} {toolchain} {cutoff}{added}"));
     dockerfile.push("# Stage 2: the environment on the runtime's image, offline from here on.");
     dockerfile.push(format!("FROM {base}"));
     dockerfile.push("USER root");

@@ -146,6 +146,22 @@ impl Ecosystem for CargoTest {
         missing::lacking(log)
     }
 
+    /// The crates.io packages that the patches' `Cargo.lock` adds (`name@version`):
+    /// the environment vendors them beside the environment commit's, for the runs
+    /// after the gold patch resolve offline (sharkdp/bat-1402's fix adds
+    /// `serial_test`).
+    fn packages_the_patches_add(&self, patches: &[&str]) -> Vec<String> {
+        let mut crates: Vec<String> = Vec::new();
+        for patch in patches {
+            for added in crates_added_to_cargo_lock(patch) {
+                if !crates.contains(&added) {
+                    crates.push(added);
+                }
+            }
+        }
+        crates
+    }
+
     /// One rung: the neighbouring toolchain (the nearest newer image, else the
     /// nearest older), when the first did not build (dependencies that need a newer
     /// compiler) or ran no test.
@@ -169,6 +185,66 @@ impl Ecosystem for CargoTest {
         let (_, runtime) = newer.or(older)?;
         Some(EnvironmentSpec { runtime: (*runtime).clone(), rung: Rung::NeighbourRuntime, ..last.clone() })
     }
+}
+
+/// The crates.io packages (`name@version`) that a diff adds to a `Cargo.lock`, or
+/// moves to another version: a `[[package]]` whose `version` line the diff adds and
+/// whose source is a registry. A hunk shows a changed version with its package's name
+/// and source around it (three lines of context).
+pub fn crates_added_to_cargo_lock(diff: &str) -> Vec<String> {
+    #[derive(Default)]
+    struct Package {
+        name: String,
+        version: Option<String>,
+        registry: bool,
+    }
+    let mut crates = Vec::new();
+    let mut package = Package::default();
+    let mut finish = |package: &mut Package| {
+        if let (Some(version), true) = (package.version.take(), package.registry) {
+            if !package.name.is_empty() {
+                crates.push(format!("{}@{version}", package.name));
+            }
+        }
+        *package = Package::default();
+    };
+    let mut in_lock = false;
+    for line in diff.lines() {
+        if let Some(header) = line.strip_prefix("diff --git ") {
+            finish(&mut package);
+            in_lock = header.ends_with("/Cargo.lock");
+            continue;
+        }
+        if !in_lock || line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if line.starts_with("@@") {
+            finish(&mut package);
+            continue;
+        }
+        let (added, text) = match line.split_at_checked(1) {
+            Some(("+", text)) => (true, text),
+            Some((" ", text)) => (false, text),
+            _ => continue,
+        };
+        let value = |key: &str| {
+            text.strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(" = \""))
+                .and_then(|rest| rest.strip_suffix('"'))
+                .map(str::to_string)
+        };
+        if text == "[[package]]" {
+            finish(&mut package);
+        } else if let Some(name) = value("name") {
+            package.name = name;
+        } else if let Some(version) = value("version") {
+            package.version = added.then_some(version);
+        } else if text.starts_with("source = \"registry+") {
+            package.registry = true;
+        }
+    }
+    finish(&mut package);
+    crates
 }
 
 #[cfg(test)]
@@ -250,5 +326,19 @@ mod tests {
         let newest = EnvironmentSpec { runtime: "rust1.85".into(), ..first };
         let older = next_rung(&[newest], RungFailure::Unusable).unwrap();
         assert_eq!(older.runtime, "rust1.63", "no newer image: the nearest older");
+    }
+
+    #[test]
+    fn the_crates_a_diff_adds_to_cargo_lock_are_those_whose_version_it_adds_from_a_registry() {
+        let diff = "diff --git a/Cargo.toml b/Cargo.toml\n+serial_test = \"0.5\"\n\
+                    diff --git a/Cargo.lock b/Cargo.lock\n--- a/Cargo.lock\n+++ b/Cargo.lock\n\
+                    @@ -10,6 +10,26 @@\n [[package]]\n name = \"bat\"\n version = \"0.17.1\"\n dependencies = [\n+ \"serial_test\",\n ]\n\
+                    @@ -40,7 +60,7 @@\n [[package]]\n name = \"lazy_static\"\n-version = \"1.4.0\"\n+version = \"1.5.0\"\n source = \"registry+https://github.com/rust-lang/crates.io-index\"\n\
+                    @@ -90,3 +110,15 @@\n+[[package]]\n+name = \"serial_test\"\n+version = \"0.5.1\"\n+source = \"registry+https://github.com/rust-lang/crates.io-index\"\n+checksum = \"abc\"\n\
+                    +\n+[[package]]\n+name = \"local_helper\"\n+version = \"0.1.0\"\n\
+                    diff --git a/src/lib.rs b/src/lib.rs\n+version = \"9.9.9\"\n";
+        assert_eq!(crates_added_to_cargo_lock(diff), ["lazy_static@1.5.0", "serial_test@0.5.1"]);
+        assert_eq!(CargoTest.packages_the_patches_add(&[diff, diff]), ["lazy_static@1.5.0", "serial_test@0.5.1"]);
+        assert!(crates_added_to_cargo_lock("diff --git a/Cargo.toml b/Cargo.toml\n+x = \"1\"\n").is_empty());
     }
 }
