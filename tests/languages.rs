@@ -857,6 +857,35 @@ fn a_crate_that_the_gold_patch_adds_is_vendored_in_the_tasks_environment() {
     assert!(workspace.containers().is_empty());
 }
 
+/// An integration test file compiled only under a feature of its crate (tokio's
+/// `#![cfg(all(feature = "full", not(tokio_wasi)))]`): its target runs with the
+/// features its `#![cfg]` asks for, not with none of its tests.
+#[test]
+fn a_test_file_that_its_cfg_gates_on_a_feature_runs_with_that_feature() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let manifest = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2018\"\n\n[features]\nfull = []\n";
+    let buggy = "/// Adds, but subtracts a negative `b`.\npub fn add(a: i32, b: i32) -> i32 {\n    if b < 0 { a - b } else { a + b }\n}\n";
+    let fixed = "/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+    let gated = |tests: &str| format!("#![cfg(all(feature = \"full\", not(feature = \"nothing\")))]\n\n{tests}");
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[("Cargo.toml", manifest), ("src/lib.rs", buggy), ("tests/add.rs", &gated(ADD_TESTS))],
+    );
+    let fix = project.candidate(
+        1,
+        &Scenario::new("negative").gold("src/lib.rs", fixed).test(
+            "tests/add.rs",
+            &gated(&add_tests_with("#[test]\nfn add_negative() {\n    assert_eq!(calc::add(1, -1), 0);\n}\n")),
+        ),
+    );
+    workspace.seeded(&project, &[fix]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["add_negative"]));
+    assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small"]));
+    assert!(workspace.run_log("acme__calc-1").contains("--test=add --features 'full'"));
+}
+
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Rust task unchanged: its
 /// eval script writes the helper and runs it on the touched files, one `cargo test`
 /// per target, and `parse_log_cargo` reads libtest's lines (the `#[should_panic]`

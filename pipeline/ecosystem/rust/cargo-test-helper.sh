@@ -57,17 +57,47 @@ if [ "${#runs[@]}" -eq 0 ]; then
     echo "swe-harvest: no test target to run"
     exit 0
 fi
+# The features an integration test file's own `#![cfg(...)]` lines ask for (tokio's
+# `#![cfg(all(feature = "full", not(tokio_wasi)))]`): without them its tests are
+# compiled out and the target runs none. A feature under `not(...)` is not asked for.
+asked_features() { # member target
+    local dir file
+    [[ "$2" == --test=* ]] || return 0
+    if [ "$1" = . ]; then dir=tests; else dir="$1/tests"; fi
+    for file in "$dir/${2#--test=}.rs" "$dir/${2#--test=}/main.rs"; do
+        [ -f "$file" ] || continue
+        grep -h '^#!\[cfg(' "$file" | sed 's/not( *feature *= *"[^"]*" *)//g' \
+            | grep -o 'feature *= *"[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort -u | tr '\n' ' ' | sed 's/ $//'
+        return 0
+    done
+}
+run_target() { # member target [cargo arguments...]
+    "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" 2>&1 \
+        | sed -u -e 's/^\(test .*\) - should panic \.\.\. /\1 ... /' -e 's/^\(test .* \.\.\. ignored\), .*$/\1/' \
+        | tee "$output"
+    return "${PIPESTATUS[0]}"
+}
 output=$(mktemp)
 status=0
 index=0
 while [ "$index" -lt "${#runs[@]}" ]; do
     member=${runs[$index]%%|*}; target=${runs[$index]#*|}
     index=$((index + 1))
-    echo "swe-harvest: cargo test of $member $target"
-    "${command[@]}" --manifest-path "$member/Cargo.toml" "$target" 2>&1 \
-        | sed -u -e 's/^\(test .*\) - should panic \.\.\. /\1 ... /' -e 's/^\(test .* \.\.\. ignored\), .*$/\1/' \
-        | tee "$output"
-    code=${PIPESTATUS[0]}
+    features=$(asked_features "$member" "$target")
+    if [ -n "$features" ]; then
+        echo "swe-harvest: cargo test of $member $target --features '$features' (the file's #![cfg])"
+        run_target "$member" "$target" --features "$features"
+        code=$?
+        if [ "$code" -ne 0 ] && grep -q "features\? .* not\|does not \(have\|contain\) th\|none of the selected packages contains" "$output"; then
+            echo "swe-harvest: the member has no such feature; cargo test of $member $target"
+            run_target "$member" "$target"
+            code=$?
+        fi
+    else
+        echo "swe-harvest: cargo test of $member $target"
+        run_target "$member" "$target"
+        code=$?
+    fi
     [ "$code" -eq 0 ] || status=$code
     if [ "$code" -ne 0 ] && grep -q "no test target named" "$output"; then
         # The targets cargo lists instead: a file of tests/ is often a module of one

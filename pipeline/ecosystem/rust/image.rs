@@ -168,7 +168,10 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
 /// Each target runs in its own `cargo test`, so that one that does not compile (a
 /// new test calling what the fix adds) costs only its own tests. A `--test NAME` that
 /// cargo does not know (a target declared under another name in `Cargo.toml`) is
-/// replaced by every test target of the member. libtest's lines are written as
+/// replaced by every test target of the member. An integration test file whose own
+/// `#![cfg(...)]` asks for features of its crate (tokio's `feature = "full"`) runs
+/// with `--features` of them (without, when the member has no such feature): else
+/// its tests are compiled out and it runs none. libtest's lines are written as
 /// SWE-bench's `parse_log_cargo` reads them: `test NAME - should panic ... ok`
 /// becomes `test NAME ... ok` and `ignored, REASON` becomes `ignored`.
 pub const CARGO_TEST_HELPER_SCRIPT: &str = include_str!("cargo-test-helper.sh");
