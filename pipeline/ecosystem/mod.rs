@@ -529,6 +529,20 @@ pub trait Ecosystem: Send + Sync {
     }
 }
 
+/// What `of` finds in each patch, in order, each once (for
+/// [`Ecosystem::packages_the_patches_add`]).
+pub fn each_once(patches: &[&str], of: impl Fn(&str) -> Vec<String>) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for patch in patches {
+        for item in of(patch) {
+            if !found.contains(&item) {
+                found.push(item);
+            }
+        }
+    }
+    found
+}
+
 /// [`Ecosystem::next_move`]'s default, for a language that reads a setback of its own
 /// first and leaves the others to it.
 pub fn usual_next_move<E: Ecosystem + ?Sized>(

@@ -122,15 +122,7 @@ impl Ecosystem for GoTest {
     }
 
     fn packages_the_patches_add(&self, patches: &[&str]) -> Vec<String> {
-        let mut modules: Vec<String> = Vec::new();
-        for patch in patches {
-            for module in modules_added_to_go_mod(patch) {
-                if !modules.contains(&module) {
-                    modules.push(module);
-                }
-            }
-        }
-        modules
+        super::each_once(patches, modules_added_to_go_mod)
     }
 
     /// Multi-SWE-bench's Go log parsers (one per repository) name a test either as

@@ -151,15 +151,7 @@ impl Ecosystem for CargoTest {
     /// after the gold patch resolve offline (sharkdp/bat-1402's fix adds
     /// `serial_test`).
     fn packages_the_patches_add(&self, patches: &[&str]) -> Vec<String> {
-        let mut crates: Vec<String> = Vec::new();
-        for patch in patches {
-            for added in crates_added_to_cargo_lock(patch) {
-                if !crates.contains(&added) {
-                    crates.push(added);
-                }
-            }
-        }
-        crates
+        super::each_once(patches, crates_added_to_cargo_lock)
     }
 
     /// One rung: the neighbouring toolchain (the nearest newer image, else the
