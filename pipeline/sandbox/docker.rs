@@ -591,7 +591,6 @@ impl Backend for DockerBackend {
     }
 }
 
-/// Whether a build through a proxy failed without one connection to it.
 /// Reads a running container's attached output to its end, keeping it within
 /// bounds; returns what was kept and how many bytes were cut.
 async fn read_output(

@@ -330,7 +330,6 @@ pub struct BuildEgress {
     network: String,
     container: String,
     proxy_address: String,
-    proxy_url: String,
     /// The subnets of the networks made before this one and passed over: their
     /// containers could not reach their proxy.
     passed_over: Vec<String>,
@@ -416,7 +415,6 @@ impl BuildEgress {
             network: name.clone(),
             container: String::new(),
             proxy_address: String::new(),
-            proxy_url: String::new(),
             passed_over: Vec::new(),
         };
         if let Err(message) = egress.start_proxy(docker, image, allowlist, labels).await {
@@ -474,7 +472,6 @@ impl BuildEgress {
             .and_then(|networks| networks.get(&self.network).and_then(|endpoint| endpoint.ip_address.clone()))
             .filter(|address| !address.is_empty())
             .ok_or("the build proxy has no address on the build network")?;
-        self.proxy_url = format!("http://{address}:{PROXY_PORT}");
         self.proxy_address = address;
         Ok(())
     }
@@ -544,9 +541,10 @@ impl BuildEgress {
 
     /// The build arguments that point every package client at the proxy.
     pub fn build_args(&self) -> HashMap<String, String> {
+        let url = format!("http://{}:{PROXY_PORT}", self.proxy_address);
         ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]
             .into_iter()
-            .map(|name| (name.to_string(), self.proxy_url.clone()))
+            .map(|name| (name.to_string(), url.clone()))
             .chain([("NO_PROXY".to_string(), String::new()), ("no_proxy".to_string(), String::new())])
             .collect()
     }
