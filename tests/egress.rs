@@ -180,12 +180,27 @@ impl Drop for HostNatRule {
     }
 }
 
+/// The subnets that networks hold for having been passed over, with those networks.
+fn held_subnets() -> Vec<(String, String)> {
+    let listed = Command::new("docker")
+        .args(["network", "ls", "--filter", "label=swe-harvest.unreachable-subnet"])
+        .args(["--format", "{{.Label \"swe-harvest.unreachable-subnet\"}} {{.Name}}"])
+        .output()
+        .expect("docker runs");
+    String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .map(|(subnet, name)| (subnet.to_string(), name.to_string()))
+        .collect()
+}
+
 // Runs alone on the engine (its name holds `_nat_rule_`: .config/nextest.toml): the
 // rule breaks every build network while it holds.
 #[test]
-fn a_build_network_that_a_host_nat_rule_covers_is_passed_over_and_the_task_labelled() {
+fn a_build_network_that_a_host_nat_rule_covers_is_passed_over_its_subnet_held_and_the_task_labelled() {
     let Some(workspace) = Workspace::with_base_images("python", &["py3.11"]) else { return };
     let Some(rule) = HostNatRule::on_every_build_network() else { return };
+    let held_before = held_subnets();
     let lifted = rule.lift_once_a_network_is_passed_over();
     // A setup.py of its own, so that its environment is built now, through the proxy.
     let nonce = format!("{:?}", std::time::SystemTime::now());
@@ -200,7 +215,24 @@ fn a_build_network_that_a_host_nat_rule_covers_is_passed_over_and_the_task_label
         .flatten()
         .map(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default())
         .collect();
-    assert!(logs.contains("--- a build network of subnet "), "no build log says a network was passed over: {logs}");
+    let passed_over: Vec<&str> = logs
+        .split("--- a build network of subnet ")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert!(!passed_over.is_empty(), "no build log says a network was passed over: {logs}");
+    // Each subnet passed over is held from now on, so that no later build network gets it.
+    let held = held_subnets();
+    for (subnet, network) in held.iter().filter(|held| !held_before.contains(held)) {
+        let _ = Command::new("docker").args(["network", "rm", network]).output();
+        assert!(passed_over.contains(&subnet.as_str()), "{network} holds {subnet}, which no build passed over");
+    }
+    for subnet in &passed_over {
+        assert!(
+            held.iter().any(|(held, _)| held == subnet),
+            "the subnet {subnet} passed over is held by no network: {held:?}"
+        );
+    }
     let left = Command::new("docker")
         .args(["network", "ls", "-q", "--filter", "label=swe-harvest.egress"])
         .output()

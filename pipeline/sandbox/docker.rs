@@ -145,7 +145,8 @@ impl DockerBackend {
         })?;
         for subnet in egress.passed_over() {
             log.push_str(&format!(
-                "--- a build network of subnet {subnet} passed over: a container on it could not reach its proxy (a NAT rule of this host covering the subnet?) ---\n"
+                "--- a build network of subnet {subnet} passed over: a container on it could not reach its proxy (a NAT rule of this host covering the subnet?); the network {} holds the subnet from now on ---\n",
+                egress::holder_of(subnet)
             ));
         }
         let outcome = self.build_on(build, Some(&egress), log).await;

@@ -22,7 +22,8 @@
 //!   entry that the Java images write for their install step only.
 //! - Before the build, a container on the network connects to the proxy's port; a
 //!   network where it cannot (a NAT rule of the host covering its subnet) is passed
-//!   over for another ([`BuildEgress::open`]).
+//!   over for another, and its subnet is held by a network of its own so that no
+//!   later build gets it ([`BuildEgress::open`]).
 //! - The proxy logs every request and every refusal; its log is read when the build
 //!   ends, the destinations it let through and those it refused go into the build log
 //!   (what a build needed, for audit), and a failed build's diagnosis names the
@@ -38,7 +39,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, EndpointSettings, HostConfig, NetworkConnectRequest, NetworkCreateRequest};
+use bollard::models::{
+    ContainerCreateBody, EndpointSettings, HostConfig, Ipam, IpamConfig, NetworkConnectRequest, NetworkCreateRequest,
+};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, ListNetworksOptionsBuilder, LogsOptionsBuilder,
 };
@@ -51,6 +54,9 @@ use crate::config::Registries;
 pub const PROXY_PORT: u16 = 8888;
 /// The label of the proxy's containers and of the build networks (value: the build's tag).
 pub const EGRESS_LABEL: &str = "swe-harvest.egress";
+/// The label of a network that holds a subnet whose build network could not reach its
+/// proxy (value: the subnet); see [`BuildEgress::open`].
+pub const HELD_SUBNET_LABEL: &str = "swe-harvest.unreachable-subnet";
 /// What the proxy may use: it relays bytes and holds no state.
 /// tinyproxy serves each client connection on a thread of its own (about 30 KiB each,
 /// measured), and the process limit counts threads. Debian's npm 9 (`https-proxy-agent`
@@ -348,7 +354,9 @@ impl BuildEgress {
     /// networks had, and the next network to get one of them inherits it: found here
     /// (2026-11-28) as the cause of builds whose client timed out connecting to the
     /// proxy's address, the proxy's log empty. Such a network is kept while the next is
-    /// made, so that the engine gives that one another subnet, and removed after.
+    /// made, so that the engine gives that one another subnet; then it is replaced by a
+    /// network that holds its subnet ([`hold_subnet`]): the engine hands subnets out in
+    /// turn, so without it every few builds would pay the probe's wait again.
     pub async fn open(
         docker: &Docker,
         image: &str,
@@ -383,8 +391,9 @@ impl BuildEgress {
             }
         };
         let passed_over = unreachable.iter().map(|(_, subnet)| subnet.clone()).collect();
-        for (egress, _) in unreachable {
+        for (egress, subnet) in unreachable {
             egress.close(docker).await;
+            hold_subnet(docker, &subnet).await;
         }
         opened.map(|egress| BuildEgress { passed_over, ..egress })
     }
@@ -568,6 +577,47 @@ impl BuildEgress {
         }
         remove_network(docker, &self.network).await;
         Traffic::of_log(&log)
+    }
+}
+
+/// The name of the network that holds `subnet` ([`hold_subnet`]).
+pub fn holder_of(subnet: &str) -> String {
+    format!("swe-harvest-unreachable-{}", subnet.replace(['/', ':'], "-"))
+}
+
+/// Makes a network of `subnet` that no container joins, so that the engine gives the
+/// subnet to no other network. It has no run's label, so sweeps leave it, and it stays
+/// across runs (the host's NAT rule does too); the warning says how to let it go. One
+/// already there (another run's) is kept.
+async fn hold_subnet(docker: &Docker, subnet: &str) {
+    if !subnet.contains('/') {
+        return; // the network's subnet could not be read
+    }
+    let name = holder_of(subnet);
+    let network = NetworkCreateRequest {
+        name: name.clone(),
+        driver: Some("bridge".into()),
+        internal: Some(true),
+        options: Some([("com.docker.network.bridge.inhibit_ipv4".to_string(), "true".to_string())].into()),
+        ipam: Some(Ipam {
+            config: Some(vec![IpamConfig { subnet: Some(subnet.to_string()), ..Default::default() }]),
+            ..Default::default()
+        }),
+        labels: Some([(HELD_SUBNET_LABEL.to_string(), subnet.to_string())].into()),
+        ..Default::default()
+    };
+    match timed("hold the unreachable subnet", docker.create_network(network)).await {
+        Ok(_) => tracing::warn!(
+            network = %name,
+            %subnet,
+            "the subnet's containers could not reach each other (a NAT rule of this host); the network now holds it so \
+             that no build network gets it. Once `iptables -t nat -S POSTROUTING` shows no rule for it, remove the \
+             network (`docker network rm {name}`)"
+        ),
+        // Another run holds it already; anything else leaves the subnet to be passed
+        // over again, which costs a probe's wait and nothing more.
+        Err(message) if message.contains("already exists") => {}
+        Err(message) => tracing::warn!(%subnet, %message, "could not hold the unreachable subnet"),
     }
 }
 
