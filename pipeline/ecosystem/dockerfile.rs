@@ -81,14 +81,16 @@ impl Dockerfile {
         }
     }
 
-    /// The switch to the unprivileged user (`env`: the variables of every step), the
-    /// repository copied into `/testbed`, owned by the user, and `/testbed` the working
-    /// folder.
+    /// The switch to the unprivileged user (`env`: the variables of every step),
+    /// `/testbed` the working folder, and the repository copied there, owned by the
+    /// user. `WORKDIR` before the copy: the legacy builder makes it a step of its own (a
+    /// container made and committed), which above the copy every image of the base
+    /// shares from the cache.
     pub fn enter_testbed(&mut self, env: &str) {
         self.push(format!("USER {}:{}", USER.uid, USER.gid));
         self.push(format!("ENV {env}"));
-        self.push(format!("COPY {} testbed/ /testbed/", owned_by_user()));
         self.push("WORKDIR /testbed");
+        self.push(format!("COPY {} testbed/ /testbed/", owned_by_user()));
     }
 
     /// `RUN` the spec's install steps (its pre-install steps first, then `more`) in one
@@ -166,7 +168,7 @@ mod tests {
         );
         assert_eq!(lines[5], format!("COPY ca.crt {CA_PATH}"));
         assert_eq!(lines[6..8], [format!("USER {uid}:{gid}"), "ENV HOME=/home/harvest".to_string()]);
-        assert_eq!(lines[8..10], [format!("COPY --chown={uid}:{gid} testbed/ /testbed/"), "WORKDIR /testbed".into()]);
+        assert_eq!(lines[8..10], ["WORKDIR /testbed".into(), format!("COPY --chown={uid}:{gid} testbed/ /testbed/")]);
         assert_eq!(lines[10], "RUN export A=1; set -e; tool --upgrade; make deps; warm; rm -rf cache");
         assert_eq!(lines[11], "RUN find /testbed -mindepth 1 -delete");
         assert!(

@@ -181,7 +181,8 @@ pub async fn build_instance_image(
     let image = ImageBuild {
         tag: tag.clone(),
         context,
-        labels: [("swe-harvest.instance-id".to_string(), instance_id.clone())].into(),
+        // In the Dockerfile's `LABEL` line already: the build's own would be one more step.
+        labels: Default::default(),
         network: crate::sandbox::BuildNetwork::Off,
         timeout: build.timeout,
         limits: build.limits,

@@ -150,6 +150,20 @@ pub fn content_key(dockerfile: &str, base_image_id: &str, extra_ca: Option<&[u8]
     hex::encode(hasher.finalize())
 }
 
+/// `dockerfile` with its content key among the labels of its last line (or a line of
+/// its own when the last is no `LABEL`): the legacy builder makes each `LABEL` line,
+/// and the build's own labels, a step of their own, each a container made and
+/// committed.
+fn with_key_label(dockerfile: &str, key: &str) -> String {
+    let text = dockerfile.trim_end_matches('\n');
+    let last = text.rsplit('\n').next().unwrap_or_default();
+    if last.starts_with("LABEL ") {
+        format!("{text} swe-harvest.key={key}\n")
+    } else {
+        format!("{text}\nLABEL swe-harvest.key={key}\n")
+    }
+}
+
 /// The content key extended by the build context's extra files ([`Recipe::files`]);
 /// unchanged when there are none, so that the keys of images without any stay.
 pub fn with_files(key: String, files: &[(impl AsRef<str>, impl AsRef<[u8]>)]) -> String {
@@ -277,7 +291,7 @@ impl Images {
         let context = {
             let request = request.clone();
             let extra_ca = self.settings.extra_ca.clone();
-            let dockerfile = dockerfile.to_string();
+            let dockerfile = with_key_label(dockerfile, key);
             let files = files.to_vec();
             tokio::task::spawn_blocking(move || {
                 let ca = extra_ca.as_deref().map(|ca| ("ca.crt", ca, 0o644));
@@ -300,7 +314,7 @@ impl Images {
         Ok(ImageBuild {
             tag: tag.to_string(),
             context,
-            labels: [("swe-harvest.key".to_string(), key.to_string())].into(),
+            labels: BTreeMap::new(),
             network: super::BuildNetwork::Registries(Arc::new(allowlist)),
             timeout: self.settings.build_timeout,
             limits: self.settings.build_limits,
@@ -625,6 +639,13 @@ mod tests {
         assert!(again.reused);
         assert_eq!(again.tag, first.tag);
         assert_eq!(backend.builds.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_content_key_joins_the_last_label_line_or_gets_one() {
+        let labelled = with_key_label("FROM b\nRUN x\nLABEL swe-harvest.repo=a/b\n", "k1");
+        assert_eq!(labelled, "FROM b\nRUN x\nLABEL swe-harvest.repo=a/b swe-harvest.key=k1\n");
+        assert_eq!(with_key_label("FROM b\nRUN x\n", "k1"), "FROM b\nRUN x\nLABEL swe-harvest.key=k1\n");
     }
 
     #[test]
