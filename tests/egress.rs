@@ -210,11 +210,7 @@ fn a_build_network_that_a_host_nat_rule_covers_is_passed_over_its_subnet_held_an
     // pytest and setuptools came from the registry through the proxy of another network.
     assert_eq!(workspace.labelled_alone(&project, &candidate).fail_to_pass, names(&[ADD_NEGATIVE]));
     lifted.join().expect("the rule's watcher ends");
-    let logs: String = fs_err::read_dir(workspace.data_dir().join("logs/build"))
-        .expect("build logs")
-        .flatten()
-        .map(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default())
-        .collect();
+    let logs = workspace.build_logs();
     let passed_over: Vec<&str> = logs
         .split("--- a build network of subnet ")
         .skip(1)

@@ -585,6 +585,24 @@ fn a_test_requirement_pinning_an_old_setuptools_does_not_break_the_projects_buil
     assert!(workspace.containers().is_empty());
 }
 
+/// A test requirement pins a version that was never published (or was yanked, as
+/// sqlfluff's `types-pkg-resources`): the first install rung does not resolve, the
+/// isolated build of the same requirements is skipped, and the rung without the
+/// requirement file installs the project.
+#[test]
+fn requirements_that_do_not_resolve_skip_the_rung_that_installs_the_same() {
+    let workspace = Workspace::with_docker();
+    let project = Project::with_files(&[("requirements_test.txt", "pytest==0.0.0\n")]);
+    let candidate = project.candidate(73, &Scenario::fixing_add("unresolvable-pin"));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    let logs = workspace.build_logs();
+    assert!(logs.contains("No solution found when resolving dependencies"), "rung 1's own output is kept: {logs}");
+    assert!(logs.contains("swe-harvest: install rung 2 skipped: the requirements of rung 1 do not resolve"), "{logs}");
+    assert!(logs.contains("swe-harvest: install rung 3\n"), "{logs}");
+    assert!(workspace.containers().is_empty());
+}
+
 const PINNED_PACKAGING_TEST: &str =
     "import packaging\n\n\ndef test_the_packaging_of_2021():\n    assert packaging.__version__ == '20.9'\n";
 

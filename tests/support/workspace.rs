@@ -55,6 +55,15 @@ impl Workspace {
         &self.harvest.data_dir
     }
 
+    /// Every environment build log of the data dir, one after the other.
+    pub fn build_logs(&self) -> String {
+        fs_err::read_dir(self.data_dir().join("logs/build"))
+            .expect("build logs")
+            .flatten()
+            .map(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default())
+            .collect()
+    }
+
     /// A path in the test's work dir (next to the data dir).
     pub fn path(&self, relative: &str) -> PathBuf {
         self.harvest.path(relative)

@@ -46,6 +46,10 @@ pub const DEFAULT_TEST_COMMAND: &str = "pytest -rA -p no:cacheprovider";
 /// Build tools installed before the project, with their own date cap
 /// ([`pre_install_tools`]).
 pub const PRE_INSTALL_TOOLS: &str = "'setuptools>=64,<82' wheel";
+/// Where the install ladder keeps its first rung's output while it climbs.
+const FIRST_RUNG_LOG: &str = "/tmp/swe-harvest-rung-1.log";
+/// What uv says when requirements do not resolve (uv 0.4 to 0.13).
+const UNRESOLVED: &str = "No solution found when resolving dependencies";
 
 /// What inference says of a repository without Python packaging.
 const NOT_A_PYTHON_PROJECT: InferError = InferError::NotRecognised {
@@ -735,7 +739,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
     let mut rungs: Vec<String> = Vec::new();
     let candidates = [
         format!("uv pip install{flags}{extras_project}{requirements}{tools}"),
-        isolated,
+        isolated.clone(),
         format!("uv pip install{flags}{extras_project}{tools}"),
         format!("uv pip install{flags}{test_project}{requirements}{tools}"),
         format!("uv pip install{flags}{test_project}{tools}"),
@@ -747,14 +751,28 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
             rungs.push(rung);
         }
     }
+    // The isolated rung installs what the first does: when the first's requirements
+    // do not resolve (a pin yanked or never published), it cannot resolve them either,
+    // and its isolated build of the project costs seconds for nothing. The first
+    // rung's output is kept to tell.
+    let tell_resolution = rungs.contains(&isolated);
     let ladder = rungs
         .iter()
         .enumerate()
         .map(|(index, rung)| {
-            if index == 0 {
+            let number = index + 1;
+            if index == 0 && tell_resolution {
+                format!("{{ {rung} 2>{FIRST_RUNG_LOG}; status=$?; cat {FIRST_RUNG_LOG} >&2; [ $status = 0 ]; }}")
+            } else if index == 0 {
                 format!("{{ {rung}; }}")
+            } else if *rung == isolated {
+                format!(
+                    "{{ if grep -qs '{UNRESOLVED}' {FIRST_RUNG_LOG}; then echo 'swe-harvest: install rung {number} \
+                     skipped: the requirements of rung 1 do not resolve'; false; else echo 'swe-harvest: install rung \
+                     {number}'; {rung}; fi; }}"
+                )
             } else {
-                format!("{{ echo 'swe-harvest: install rung {}'; {rung}; }}", index + 1)
+                format!("{{ echo 'swe-harvest: install rung {number}'; {rung}; }}")
             }
         })
         .collect::<Vec<_>>()
@@ -766,6 +784,9 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         ));
     }
     install.push(ladder);
+    if tell_resolution {
+        install.push(format!("rm -f {FIRST_RUNG_LOG}"));
+    }
     let optional: Vec<String> = facts.optional.values().cloned().collect();
     if !optional.is_empty() {
         install.push(optional_install(&optional));
@@ -1071,14 +1092,17 @@ mod tests {
                     .to_string(),
                 format!(
                     "{{ uv pip install {flags} -e 'x[tests] @ .' -r requirements/tests.txt -r requirements.txt pytest \
-                     pytest-cov pytest-xdist; }} \
-                     || {{ echo 'swe-harvest: install rung 2'; uv pip install --config-settings-package x:editable_mode=compat \
-                     -e 'x[tests] @ .' -r requirements/tests.txt -r requirements.txt pytest pytest-cov pytest-xdist; }} \
+                     pytest-cov pytest-xdist 2>{FIRST_RUNG_LOG}; status=$?; cat {FIRST_RUNG_LOG} >&2; [ $status = 0 ]; }} \
+                     || {{ if grep -qs '{UNRESOLVED}' {FIRST_RUNG_LOG}; then echo 'swe-harvest: install rung 2 skipped: \
+                     the requirements of rung 1 do not resolve'; false; else echo 'swe-harvest: install rung 2'; \
+                     uv pip install --config-settings-package x:editable_mode=compat \
+                     -e 'x[tests] @ .' -r requirements/tests.txt -r requirements.txt pytest pytest-cov pytest-xdist; fi; }} \
                      || {{ echo 'swe-harvest: install rung 3'; uv pip install {flags} -e 'x[tests] @ .' pytest pytest-cov pytest-xdist; }} \
                      || {{ echo 'swe-harvest: install rung 4'; uv pip install {flags} -e 'x @ .' pytest pytest-cov pytest-xdist; }} \
                      || {{ echo 'swe-harvest: install rung 5'; SETUPTOOLS_SCM_PRETEND_VERSION=\"$SETUPTOOLS_SCM_PRETEND_VERSION_FOR_X\" \
                      uv pip install --no-build-isolation -e . pytest pytest-cov pytest-xdist; }}"
-                )
+                ),
+                format!("rm -f {FIRST_RUNG_LOG}"),
             ]
         );
         assert_eq!(
@@ -1144,7 +1168,10 @@ mod tests {
         let flags = "--no-build-isolation-package x --config-settings-package x:editable_mode=compat";
         assert_eq!(
             first,
-            format!("{{ uv pip install {flags} -e 'x[tests,dev] @ .' -r requirements_test.txt pytest; }}")
+            format!(
+                "{{ uv pip install {flags} -e 'x[tests,dev] @ .' -r requirements_test.txt pytest \
+                 2>{FIRST_RUNG_LOG}; status=$?; cat {FIRST_RUNG_LOG} >&2; [ $status = 0 ]; }}"
+            )
         );
         assert!(spec.install[1].contains("-e 'x[tests] @ .' pytest;"), "a rung without dev: {}", spec.install[1]);
     }
