@@ -126,6 +126,7 @@ async fn rendered(images: &Images, settings: &ValidateSettings, project: &Projec
         fallback_base: ecosystem.local_base_image(&request.spec.runtime),
         dockerfile: &dockerfile,
         files: ecosystem.environment_context_files(&request, &settings.images),
+        testbed: ecosystem.testbed_copy(),
     };
     (images.image_build_of(&recipe).await.unwrap(), request.spec.runtime.clone())
 }

@@ -22,8 +22,9 @@
 
 /// The [`Parts`] of a language folder with the rooms every language has, named at
 /// the call site (the language's `mod.rs`): `runtimes::RUNTIMES`, `infer::infer` and
-/// `infer::reads`, `image::environment_dockerfile`, `image::script_setup` and
-/// `image::harness_setup`, with the function that picks a diff's runnable test files.
+/// `infer::reads`, `image::environment_dockerfile` and `image::TESTBED_COPY`,
+/// `image::script_setup` and `image::harness_setup`, with the function that picks a
+/// diff's runnable test files.
 /// A folder that lacks one of them does not compile, so the layout is checked.
 macro_rules! language_parts {
     (runnable_test_files: $runnable_test_files:path) => {{
@@ -34,6 +35,7 @@ macro_rules! language_parts {
             runnable_test_files: $runnable_test_files,
             infer: infer::infer,
             environment_dockerfile: image::environment_dockerfile,
+            testbed_copy: image::TESTBED_COPY,
             script_setup: image::script_setup,
             harness_setup: image::harness_setup,
         };
@@ -57,7 +59,7 @@ use chrono::{DateTime, Utc};
 
 use crate::model::drop_reason::ValidateDropReason;
 use crate::model::{EnvironmentSpec, TestStatus};
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
+use crate::sandbox::images::{EnvironmentRequest, ImageSettings, TestbedCopy};
 
 /// What an environment image refreshes apt's lists with (a test checks it on the base images).
 pub use dockerfile::APT_UPDATE;
@@ -252,6 +254,8 @@ pub struct Parts {
     pub infer: InferFn,
     /// The environment image's Dockerfile ([`Ecosystem::environment_dockerfile`]).
     pub environment_dockerfile: fn(&EnvironmentRequest, &str, &ImageSettings) -> String,
+    /// How that Dockerfile's context carries the repository ([`Ecosystem::testbed_copy`]).
+    pub testbed_copy: TestbedCopy,
     /// Every container script's setup, for the task's version ([`Ecosystem::script_setup`]).
     pub script_setup: fn(&str) -> String,
     /// The first lines of SWE-bench's `eval_script`, for the task's version
@@ -384,6 +388,12 @@ pub trait Ecosystem: Send + Sync {
     /// The Dockerfile of an environment image on `base`.
     fn environment_dockerfile(&self, request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
         (self.parts().environment_dockerfile)(request, base, settings)
+    }
+
+    /// How the environment image's build context carries the repository: what its
+    /// Dockerfile copies.
+    fn testbed_copy(&self) -> TestbedCopy {
+        self.parts().testbed_copy
     }
 
     /// Files the environment image's build context holds besides the repository (name,
@@ -813,6 +823,7 @@ mod tests {
                 runnable_test_files: shell_test_files,
                 infer: infer_shell,
                 environment_dockerfile: shell_dockerfile,
+                testbed_copy: TestbedCopy::Folder,
                 script_setup: shell_script_setup,
                 harness_setup: shell_harness_setup,
             };

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::ecosystem::Ecosystem;
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Task};
-use crate::sandbox::images::write_log;
+use crate::sandbox::images::{TestbedCopy, write_log};
 use crate::sandbox::{Backend, BuildFailure, BuildLimits, ImageBuild, Owner, archive};
 /// SWE-bench's grading mode: FAIL_TO_PASS must pass and PASS_TO_PASS keep passing.
 pub const EVAL_TYPE: &str = "pass_and_fail";
@@ -129,7 +129,7 @@ fn context(ecosystem: &dyn Ecosystem, mirror: &Path, environment_image: &str, ta
     let dockerfile = dockerfile(environment_image, task, &exports);
     let install = format!("set -e\ncd /testbed\n{install}\ninstall_repository\n");
     let extra: [(&str, &[u8], u32); 1] = [("install.sh", install.as_bytes(), 0o755)];
-    archive::build_context(&dockerfile, &extra, mirror, &task.candidate.base_commit, Owner::ROOT)
+    archive::build_context(&dockerfile, &extra, mirror, &task.candidate.base_commit, Owner::ROOT, TestbedCopy::Folder)
 }
 
 /// The ecosystem's script setup split in two: its `export` lines (joined for a `RUN`)

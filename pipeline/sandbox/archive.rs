@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use super::images::{TESTBED_TARBALL, TestbedCopy};
 use super::{Job, Owner};
 use crate::git::{GitError, Mirror, TreeItem};
 
@@ -121,30 +122,84 @@ pub fn job_payload(job: &Job) -> Result<Vec<u8>, String> {
 }
 
 /// A build context: the `Dockerfile`, extra files at the root (e.g. `ca.crt`,
-/// `install.sh`, owned by root), and the repository at `commit` under `testbed/`
-/// owned by `testbed_owner`.
+/// `install.sh`, owned by root), and the repository at `commit` owned by
+/// `testbed_owner`: under `testbed/`, or as `testbed.tar` holding it under `testbed/`.
 pub fn build_context(
     dockerfile: &str,
     extra_files: &[(&str, &[u8], u32)],
     mirror: &Path,
     commit: &str,
     testbed_owner: Owner,
+    testbed: TestbedCopy,
 ) -> Result<Vec<u8>, String> {
     let text = |error: std::io::Error| error.to_string();
+    let mirror = Mirror::open(mirror).map_err(|error| error.to_string())?;
+    let repository = |builder: &mut tar::Builder<Vec<u8>>| -> Result<(), String> {
+        append_dir(builder, "testbed", testbed_owner).map_err(text)?;
+        append_tree(builder, &mirror, commit, "testbed", testbed_owner).map_err(|error| error.to_string())
+    };
     let mut builder = tar::Builder::new(Vec::new());
     append_bytes(&mut builder, "Dockerfile", dockerfile.as_bytes(), 0o644, Owner::ROOT).map_err(text)?;
     for (name, bytes, mode) in extra_files {
         append_bytes(&mut builder, name, bytes, *mode, Owner::ROOT).map_err(text)?;
     }
-    append_dir(&mut builder, "testbed", testbed_owner).map_err(text)?;
-    let mirror = Mirror::open(mirror).map_err(|error| error.to_string())?;
-    append_tree(&mut builder, &mirror, commit, "testbed", testbed_owner).map_err(|error| error.to_string())?;
+    match testbed {
+        TestbedCopy::Folder => repository(&mut builder)?,
+        TestbedCopy::Tarball => {
+            let mut inner = tar::Builder::new(Vec::new());
+            repository(&mut inner)?;
+            let inner = inner.into_inner().map_err(text)?;
+            append_bytes(&mut builder, TESTBED_TARBALL, &inner, 0o644, testbed_owner).map_err(text)?;
+        }
+    }
     builder.into_inner().map_err(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names and owners of an archive's entries.
+    fn entries(bytes: &[u8]) -> Vec<(String, u64)> {
+        let mut archive = tar::Archive::new(bytes);
+        archive
+            .entries()
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                (entry.path().unwrap().display().to_string(), entry.header().uid().unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_context_carries_the_repository_as_a_folder_or_as_one_tarball_of_that_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let repository = git2::Repository::init(dir.path()).unwrap();
+        fs_err::write(dir.path().join("setup.py"), "setup()\n").unwrap();
+        let mut index = repository.index().unwrap();
+        index.add_path(Path::new("setup.py")).unwrap();
+        let tree = repository.find_tree(index.write_tree().unwrap()).unwrap();
+        let when = git2::Signature::new("t", "t@example.com", &git2::Time::new(1_620_097_321, 0)).unwrap();
+        let commit = repository.commit(Some("HEAD"), &when, &when, "one", &tree, &[]).unwrap().to_string();
+        let owner = Owner::UNPRIVILEGED;
+        let context = |testbed| build_context("FROM x\n", &[], dir.path(), &commit, owner, testbed).unwrap();
+        let uid = u64::from(owner.uid);
+        let folder = vec![("testbed".to_string(), uid), ("testbed/setup.py".to_string(), uid)];
+        let as_folder = context(TestbedCopy::Folder);
+        assert_eq!(entries(&as_folder), [vec![("Dockerfile".to_string(), 0)], folder.clone()].concat());
+        let as_tarball = context(TestbedCopy::Tarball);
+        assert_eq!(entries(&as_tarball), [("Dockerfile".to_string(), 0), (TESTBED_TARBALL.to_string(), uid)]);
+        let mut outer = tar::Archive::new(as_tarball.as_slice());
+        let mut inner = Vec::new();
+        for entry in outer.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if entry.path().unwrap().to_str() == Some(TESTBED_TARBALL) {
+                std::io::Read::read_to_end(&mut entry, &mut inner).unwrap();
+            }
+        }
+        assert_eq!(entries(&inner), folder, "the tarball holds what the folder would");
+    }
 
     #[test]
     fn the_repository_carries_its_commit_time_not_the_epoch() {

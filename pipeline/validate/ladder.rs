@@ -541,6 +541,7 @@ async fn build(context: &Context<'_>, project: &Project<'_>, spec: &EnvironmentS
         fallback_base: ecosystem.local_base_image(&spec.runtime),
         dockerfile: &dockerfile,
         files: ecosystem.environment_context_files(&request, &context.settings.images),
+        testbed: ecosystem.testbed_copy(),
     };
     let built = context.images.ensure(&recipe).await;
     record(context, candidate, spec, &built, None);
