@@ -13,7 +13,10 @@
 # validate runs each row alone (`--input` of one row, `--runs 1 --workers 1`, a fresh
 # data dir, no per-repository config), after removing the environment images of the
 # row's repository, so that its environment is built for that task alone, as a
-# lone task's is.
+# lone task's is. The steps above the repository's copy (the user, uv's venv) are
+# every environment's of that base: the bench keeps them (a tag, removed at its end)
+# once a row has built them, as any engine that has built one environment of the
+# runtime has them, so that only the first row of a runtime pays for them.
 #
 # Prints per row: validate's seconds (and of them building images), the plain
 # script's, their ratio, and whether each one's FAIL_TO_PASS equals the published
@@ -122,6 +125,17 @@ def plain(row, image, folder):
     fail_to_pass = sorted(test for test, passed in post.items() if passed and not pre.get(test, False))
     return seconds, fail_to_pass, done.returncode
 
+KEEPER = "swe-harvest-bench/shared-steps"
+
+def keep_shared_steps(image, runtime):
+    """Tags the last step above the repository's copy in `image`'s history."""
+    history = subprocess.run(["docker", "history", "--no-trunc", "--format", "{{.ID}} {{.CreatedBy}}", image],
+                             capture_output=True, text=True).stdout.splitlines()
+    for line, below in zip(history, history[1:]):
+        if "COPY" in line and ("/testbed/" in line or "testbed.tar" in line):
+            subprocess.run(["docker", "tag", below.split()[0], f"{KEEPER}:py{runtime}"], capture_output=True)
+            return
+
 chosen = [row for row in map(json.loads, open(rows_file)) if mirror_of(row["repo"])]
 chosen = chosen[:limit] if limit else chosen
 if not chosen:
@@ -150,6 +164,8 @@ for row in chosen:
     published = sorted(as_list(row["FAIL_TO_PASS"]))
     validate_exact = diagnosis.get("status") == "labelled" and sorted(as_list(written.get("FAIL_TO_PASS"))) == published
     runtime = diagnosis.get("runtime") or "3.11"
+    if diagnosis.get("image"):
+        keep_shared_steps(diagnosis["image"], runtime)
     measured = plain(row, f"swe-harvest/base:py{runtime}", folder)
     if measured is None:
         print(f"{instance:38} skipped: its base commit is not in the mirror")
@@ -163,5 +179,8 @@ for row in chosen:
     print(f"{instance:38} {validate_secs:10.1f} {float(building.group(1)) if building else 0:8.1f} {plain_secs:8.1f} {ratio:6.2f}  "
           f"{'yes' if validate_exact else 'no'}, {'yes' if plain_f2p == published else 'no'}{note}  (py{runtime})")
 print(f"median ratio {statistics.median(ratios):.2f}; sums: validate {sums[0]:.0f} s, plain {sums[1]:.0f} s ({sums[0] / sums[1]:.2f}x)")
+kept = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", KEEPER], capture_output=True, text=True).stdout.split()
+if kept:
+    subprocess.run(["docker", "rmi", *kept], capture_output=True)
 PY
 [ "${KEEP_DIRS:-0}" != 1 ] || echo "work dir kept: $work" >&2
