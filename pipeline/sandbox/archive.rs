@@ -184,7 +184,7 @@ mod tests {
         let commit = repository.commit(Some("HEAD"), &when, &when, "one", &tree, &[]).unwrap().to_string();
         let owner = Owner::UNPRIVILEGED;
         let context = |testbed| build_context("FROM x\n", &[], dir.path(), &commit, owner, testbed).unwrap();
-        let uid = u64::from(owner.uid);
+        let uid = owner.uid;
         let folder = vec![("testbed".to_string(), uid), ("testbed/setup.py".to_string(), uid)];
         let as_folder = context(TestbedCopy::Folder);
         assert_eq!(entries(&as_folder), [vec![("Dockerfile".to_string(), 0)], folder.clone()].concat());
