@@ -592,7 +592,9 @@ fn a_test_requirement_pinning_an_old_setuptools_does_not_break_the_projects_buil
 #[test]
 fn requirements_that_do_not_resolve_skip_the_rung_that_installs_the_same() {
     let workspace = Workspace::with_docker();
-    let project = Project::with_files(&[("requirements_test.txt", "pytest==0.0.0\n")]);
+    // A commit of its own, so that its environment is built now and the build logged.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let project = Project::with_files(&[("requirements_test.txt", &format!("# {nonce}\npytest==0.0.0\n"))]);
     let candidate = project.candidate(73, &Scenario::fixing_add("unresolvable-pin"));
     let task = workspace.labelled_alone(&project, &candidate);
     assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));

@@ -172,16 +172,25 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_context_carries_the_repository_as_a_folder_or_as_one_tarball_of_that_folder() {
+    /// A repository of one commit (2021-05-04) holding `path`; its folder and the commit.
+    fn one_commit(path: &str, content: &str) -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().unwrap();
         let repository = git2::Repository::init(dir.path()).unwrap();
-        fs_err::write(dir.path().join("setup.py"), "setup()\n").unwrap();
+        if let Some(parent) = Path::new(path).parent() {
+            fs_err::create_dir_all(dir.path().join(parent)).unwrap();
+        }
+        fs_err::write(dir.path().join(path), content).unwrap();
         let mut index = repository.index().unwrap();
-        index.add_path(Path::new("setup.py")).unwrap();
+        index.add_path(Path::new(path)).unwrap();
         let tree = repository.find_tree(index.write_tree().unwrap()).unwrap();
         let when = git2::Signature::new("t", "t@example.com", &git2::Time::new(1_620_097_321, 0)).unwrap();
         let commit = repository.commit(Some("HEAD"), &when, &when, "one", &tree, &[]).unwrap().to_string();
+        (dir, commit)
+    }
+
+    #[test]
+    fn a_context_carries_the_repository_as_a_folder_or_as_one_tarball_of_that_folder() {
+        let (dir, commit) = one_commit("setup.py", "setup()\n");
         let owner = Owner::UNPRIVILEGED;
         let context = |testbed| build_context("FROM x\n", &[], dir.path(), &commit, owner, testbed).unwrap();
         let uid = owner.uid;
@@ -203,17 +212,8 @@ mod tests {
 
     #[test]
     fn the_repository_carries_its_commit_time_not_the_epoch() {
-        let dir = tempfile::tempdir().unwrap();
-        let repository = git2::Repository::init(dir.path()).unwrap();
-        fs_err::create_dir_all(dir.path().join("pkg")).unwrap();
-        fs_err::write(dir.path().join("pkg/__init__.py"), "x = 1\n").unwrap();
-        let mut index = repository.index().unwrap();
-        index.add_path(Path::new("pkg/__init__.py")).unwrap();
-        let tree = repository.find_tree(index.write_tree().unwrap()).unwrap();
         // 2021-05-04: flit zips sources with their times, and ZIP has none before 1980.
-        let when = git2::Signature::new("t", "t@example.com", &git2::Time::new(1_620_097_321, 0)).unwrap();
-        let commit = repository.commit(Some("HEAD"), &when, &when, "one", &tree, &[]).unwrap().to_string();
-
+        let (dir, commit) = one_commit("pkg/__init__.py", "x = 1\n");
         let mirror = Mirror::open(dir.path()).unwrap();
         let mut builder = tar::Builder::new(Vec::new());
         append_tree(&mut builder, &mirror, &commit, "testbed", Owner::UNPRIVILEGED).unwrap();

@@ -58,7 +58,7 @@ impl Workspace {
     /// Every environment build log of the data dir, one after the other.
     pub fn build_logs(&self) -> String {
         fs_err::read_dir(self.data_dir().join("logs/build"))
-            .expect("build logs")
+            .expect("build logs (none when every environment image was there already: give the project a commit of its own)")
             .flatten()
             .map(|entry| fs_err::read_to_string(entry.path()).unwrap_or_default())
             .collect()
