@@ -112,7 +112,7 @@ def add_tree(bundle, mirror, commit):
     batch = subprocess.run([*git, "cat-file", "--batch"], input="".join(o + "\n" for o in objects).encode(),
                            capture_output=True).stdout
     at = 0
-    for (meta, path), _ in zip(entries, objects):
+    for meta, path in entries:
         header_end = batch.index(b"\n", at)
         header = batch[at:header_end].split()
         at = header_end + 1

@@ -22,12 +22,18 @@
 
 /// The [`Parts`] of a language folder with the rooms every language has, named at
 /// the call site (the language's `mod.rs`): `runtimes::RUNTIMES`, `infer::infer` and
-/// `infer::reads`, `image::environment_dockerfile` and `image::TESTBED_COPY`,
-/// `image::script_setup` and `image::harness_setup`, with the function that picks a
-/// diff's runnable test files.
+/// `infer::reads`, `image::environment_dockerfile`, `image::script_setup` and
+/// `image::harness_setup`, with the function that picks a diff's runnable test files
+/// and how the build context carries the repository (a folder unless named).
 /// A folder that lacks one of them does not compile, so the layout is checked.
 macro_rules! language_parts {
-    (runnable_test_files: $runnable_test_files:path) => {{
+    (runnable_test_files: $runnable_test_files:path) => {
+        $crate::ecosystem::language_parts!(
+            runnable_test_files: $runnable_test_files,
+            testbed_copy: $crate::sandbox::images::TestbedCopy::Folder
+        )
+    };
+    (runnable_test_files: $runnable_test_files:path, testbed_copy: $testbed_copy:expr) => {{
         // A static, not a promoted constant: it refers to the catalogue's static.
         static PARTS: $crate::ecosystem::Parts = $crate::ecosystem::Parts {
             runtimes: &runtimes::RUNTIMES,
@@ -35,7 +41,7 @@ macro_rules! language_parts {
             runnable_test_files: $runnable_test_files,
             infer: infer::infer,
             environment_dockerfile: image::environment_dockerfile,
-            testbed_copy: image::TESTBED_COPY,
+            testbed_copy: $testbed_copy,
             script_setup: image::script_setup,
             harness_setup: image::harness_setup,
         };

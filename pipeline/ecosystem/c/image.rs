@@ -18,7 +18,7 @@
 //! the image build is the only step with the network (Debian packages only).
 
 use crate::ecosystem::dockerfile::{APT_UPDATE, Dockerfile, install_steps};
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings, TestbedCopy};
+use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
 /// Where the warm tree, its file list and the build script live in the image.
@@ -35,9 +35,6 @@ pub const C_ENV: &str = "HOME=/home/harvest";
 pub const WARM_SYNC_SCRIPT: &str = include_str!("warm-sync.sh");
 /// Runs the tests (see the script's header): automake's harness, CTest, or a make target.
 pub const C_TEST_HELPER_SCRIPT: &str = include_str!("test-helper.sh");
-
-/// The repository comes as a folder: the steps after its copy build and install in it.
-pub const TESTBED_COPY: TestbedCopy = TestbedCopy::Folder;
 
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, _settings: &ImageSettings) -> String {

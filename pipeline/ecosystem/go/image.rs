@@ -14,7 +14,7 @@
 //! have no network.
 
 use crate::ecosystem::dockerfile::Dockerfile;
-use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings, TestbedCopy};
+use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
 /// Where every container script writes the test helper (`/tmp` is writable there,
@@ -28,9 +28,6 @@ const GO_ENV: &str = "HOME=/home/harvest GOPATH=/home/harvest/go GOCACHE=/home/h
 
 /// The variables of run time: no module fetches of any kind.
 const OFFLINE_ENV: &str = "GOPROXY=off GOFLAGS=-mod=readonly GOSUMDB=off";
-
-/// The repository comes as a folder: the steps after its copy build and install in it.
-pub const TESTBED_COPY: TestbedCopy = TestbedCopy::Folder;
 
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {

@@ -19,7 +19,7 @@
 //! through maven-toolchains-plugin find it.
 
 use crate::ecosystem::dockerfile::Dockerfile;
-use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings, TestbedCopy};
+use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
 /// Where every container script writes the test helper (run by `bash`: `/tmp` is not
@@ -96,9 +96,6 @@ fn central_mirror(repository: &str) -> String {
     );
     format!("&& printf '%s\\n' {} > /home/harvest/.m2/settings.xml ", shell_quote(&settings))
 }
-
-/// The repository comes as a folder: the steps after its copy build and install in it.
-pub const TESTBED_COPY: TestbedCopy = TestbedCopy::Folder;
 
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {

@@ -22,7 +22,7 @@
 //! helper's `# swe-harvest file: PATH` line.
 
 use crate::ecosystem::dockerfile::Dockerfile;
-use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings, TestbedCopy};
+use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
 use super::infer::INSTALL_ENV;
@@ -48,9 +48,6 @@ const OFFLINE_ENV: &str = "npm_config_offline=true";
 const KEEP_ONLY_NODE_MODULES: &str = "find /testbed -mindepth 1 -name node_modules -prune -o ! -type d -print0 \
                                       | xargs -0 -r rm -f && find /testbed -mindepth 1 -depth -type d -empty \
                                       -not -path '*/node_modules/*' -delete";
-
-/// The repository comes as a folder: the steps after its copy build and install in it.
-pub const TESTBED_COPY: TestbedCopy = TestbedCopy::Folder;
 
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {

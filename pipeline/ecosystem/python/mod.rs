@@ -160,7 +160,7 @@ impl Ecosystem for Pytest {
     }
 
     fn parts(&self) -> &'static Parts {
-        super::language_parts!(runnable_test_files: python_test_files)
+        super::language_parts!(runnable_test_files: python_test_files, testbed_copy: image::TESTBED_COPY)
     }
 
     fn runtime_needed(&self, files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {

@@ -58,7 +58,7 @@
 
 use crate::ecosystem::dockerfile::{Dockerfile, owned_by_user};
 use crate::ecosystem::rust::infer::minor_of;
-use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings, TestbedCopy};
+use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
 /// Where every container script writes the test helper (run with `bash`: `/tmp` is
@@ -97,9 +97,6 @@ pub fn dependency_base(runtime: &str, base: &str, settings: &ImageSettings) -> S
         .filter(|(minor, _)| minor_of(runtime).is_none_or(|own| *minor > own))
         .map_or_else(|| base.to_string(), |(_, image)| image.clone())
 }
-
-/// The repository comes as a folder: the steps after its copy build and install in it.
-pub const TESTBED_COPY: TestbedCopy = TestbedCopy::Folder;
 
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {

@@ -22,7 +22,7 @@
 use super::infer::{Distribution, install_dir};
 use crate::ecosystem::dockerfile::Dockerfile;
 use crate::ecosystem::java::image::{TRUSTSTORE, add_extra_ca_to_truststore};
-use crate::sandbox::images::{EnvironmentRequest, ImageSettings, TestbedCopy};
+use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
 /// Where every container script writes the test helper.
 pub const GRADLE_TEST_HELPER: &str = "/tmp/swe-harvest-gradle-test";
@@ -33,9 +33,6 @@ const GRADLE_ENV: &str = "HOME=/home/harvest GRADLE_USER_HOME=/home/harvest/.gra
 pub fn distribution_file(version: &str) -> String {
     format!("gradle-{version}-bin.zip")
 }
-
-/// The repository comes as a folder: the steps after its copy build and install in it.
-pub const TESTBED_COPY: TestbedCopy = TestbedCopy::Folder;
 
 /// The Dockerfile of an environment image on `base`.
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings: &ImageSettings) -> String {
