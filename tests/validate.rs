@@ -561,6 +561,44 @@ fn an_optional_test_dependency_that_raises_on_import_is_removed() {
     assert!(workspace.containers().is_empty());
 }
 
+/// An optional test dependency with no wheel for the runtime at the environment's
+/// date (ephem 4.1.4 of December 2022 was an sdist alone until its wheels for Python
+/// 3.11 came in April 2023): it comes from a newer wheel that fits what is installed,
+/// and is not built from source.
+#[test]
+fn an_optional_test_dependency_with_no_wheel_of_its_date_comes_from_a_newer_wheel() {
+    let workspace = Workspace::with_docker();
+    // A commit of its own, so that its environment is built now and the build logged.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let project = Project::dated_with_files(
+        "2023-01-15T12:00:00+00:00",
+        &[(
+            "tox.ini",
+            &format!("# {nonce}\n[tox]\nenvlist = py311\n\n[testenv]\ndeps =\n    ephem\ncommands = pytest\n"),
+        )],
+    );
+    let uses_ephem = "import pytest\n\nephem = pytest.importorskip('ephem')\n\n\n\
+        def test_ephem_dates():\n    assert str(ephem.Date('2023/1/15')) == '2023/1/15 00:00:00'\n";
+    let candidate =
+        project.candidate(74, &Scenario::fixing_add("optional-wheel").test("tests/test_ephem.py", uses_ephem));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    let logs = workspace.build_logs();
+    assert!(
+        logs.contains(
+            "swe-harvest: optional test dependency ephem: no wheel of the environment's date; trying newer wheels"
+        ),
+        "{logs}"
+    );
+    assert!(!logs.contains("Building ephem"), "not built from source: {logs}");
+    assert!(
+        task.pass_to_pass.contains(&"tests/test_ephem.py::test_ephem_dates".to_string()),
+        "the optional dependency is installed: {:?}",
+        task.pass_to_pass
+    );
+    assert!(workspace.containers().is_empty());
+}
+
 /// A test requirement pins a setuptools too old to build an editable project
 /// (pylint pins `setuptools==41.6.0` for one of its tests): the project is built in
 /// isolation with the build tools it declares, and the pin holds in the environment.

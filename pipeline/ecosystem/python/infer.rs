@@ -813,16 +813,34 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
 /// one, each allowed to fail (`swe-harvest: optional test dependency X skipped`).
 /// Each install is constrained to what is installed already (but the editable
 /// project), so that no optional package moves the environment's own versions.
+///
+/// Optional packages come from wheels: of the environment's date first, else the
+/// newest that fit what is installed, and only then from source, for at most
+/// [`OPTIONAL_BUILD_SECONDS`]. A runtime newer than the date often has no wheel of
+/// the date for a package with native code: building it (statsmodels, numba's
+/// llvmlite, shapely without GEOS) took minutes or failed after them, twice over
+/// (all at once, then alone), for a package that only some tests import.
 fn optional_install(requirements: &[String]) -> String {
     let list = requirements.iter().map(|requirement| shell_quote(requirement)).collect::<Vec<_>>().join(" ");
     let constraints = "/tmp/swe-harvest-installed.txt";
     let pin = format!("{{ uv pip freeze | grep -vE '^-e |@ file:' > {constraints} || true; }}");
+    let wheels = format!("uv pip install --no-build -c {constraints}");
+    let prefix = "swe-harvest: optional test dependency $requirement";
     format!(
-        "{{ echo 'swe-harvest: optional test dependencies'; {pin}; uv pip install -c {constraints} {list} \
-         || for requirement in {list}; do {pin}; uv pip install -c {constraints} \"$requirement\" \
-         || echo \"swe-harvest: optional test dependency $requirement skipped\"; done; rm -f {constraints}; }}"
+        "{{ echo 'swe-harvest: optional test dependencies'; {pin}; {wheels} {list} \
+         || for requirement in {list}; do {pin}; {wheels} \"$requirement\" \
+         || {{ echo \"{prefix}: no wheel of the environment's date; trying newer wheels\"; \
+         env -u UV_EXCLUDE_NEWER {wheels} \"$requirement\"; }} \
+         || {{ echo \"{prefix}: no wheel fits; building it, for at most {OPTIONAL_BUILD_SECONDS} s\"; \
+         timeout {OPTIONAL_BUILD_SECONDS} uv pip install -c {constraints} \"$requirement\"; }} \
+         || echo \"{prefix} skipped\"; done; rm -f {constraints}; }}"
     )
 }
+
+/// How long an optional test dependency with no wheel may take to build from source:
+/// enough for a pure-Python sdist or a small extension (ephem: 7 s), not for a
+/// scientific package compiled on a few cores (statsmodels: over 3 minutes).
+const OPTIONAL_BUILD_SECONDS: u32 = 60;
 
 /// Removes each optional test dependency whose import raises anything but an
 /// `ImportError`: a test's `importorskip` skips a missing module, but a package that
