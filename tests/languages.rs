@@ -559,6 +559,63 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
     assert!(workspace.containers().is_empty());
 }
 
+/// A reactor of three modules, as apache/dubbo's: `calc` (the calculator), `bundle`
+/// (no sources: the shade of `calc`, which it names as an optional dependency, so not
+/// a transitive one) and `tool`, which compiles against `bundle`. Before `package`,
+/// Maven's reactor hands `tool` the empty `target/classes` of `bundle`.
+fn shaded_reactor_project() -> Project {
+    let module = |artifact: &str, body: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  \
+             <modelVersion>4.0.0</modelVersion>\n  <parent><groupId>com.acme</groupId><artifactId>calc-parent</artifactId>\
+             <version>1.0-SNAPSHOT</version></parent>\n  <artifactId>{artifact}</artifactId>\n{body}</project>\n"
+        )
+    };
+    let root = POM
+        .replace("<artifactId>calc</artifactId>", "<artifactId>calc-parent</artifactId>\n  <packaging>pom</packaging>\n  <modules><module>calc</module><module>bundle</module><module>tool</module></modules>")
+        .replace("  <dependencies>", "  <dependencyManagement><dependencies>")
+        .replace("  </dependencies>", "  </dependencies></dependencyManagement>");
+    let junit = "  <dependencies><dependency><groupId>junit</groupId><artifactId>junit</artifactId></dependency></dependencies>\n";
+    let bundle = "  <dependencies><dependency><groupId>com.acme</groupId><artifactId>calc</artifactId><version>1.0-SNAPSHOT</version><optional>true</optional></dependency></dependencies>\n  \
+                  <build><plugins><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-shade-plugin</artifactId><version>3.5.1</version>\
+                  <executions><execution><phase>package</phase><goals><goal>shade</goal></goals>\
+                  <configuration><createDependencyReducedPom>false</createDependencyReducedPom><artifactSet><includes><include>com.acme:calc</include></includes></artifactSet></configuration>\
+                  </execution></executions></plugin></plugins></build>\n";
+    let tool = "  <dependencies><dependency><groupId>com.acme</groupId><artifactId>bundle</artifactId><version>1.0-SNAPSHOT</version></dependency></dependencies>\n";
+    let tool_source = "package com.acme.tool;\n\nimport com.acme.calc.Calc;\n\npublic class Tool {\n    public static int twice(int a) {\n        return Calc.add(a, a);\n    }\n}\n";
+    Project::of_files(&[
+        ("pom.xml", root.as_str()),
+        ("calc/pom.xml", &module("calc", junit)),
+        ("calc/src/main/java/com/acme/calc/Calc.java", JAVA_BUGGY_ADD),
+        ("calc/src/test/java/com/acme/calc/CalcTest.java", CALC_TEST),
+        ("bundle/pom.xml", &module("bundle", bundle)),
+        ("tool/pom.xml", &module("tool", tool)),
+        ("tool/src/main/java/com/acme/tool/Tool.java", tool_source),
+    ])
+}
+
+/// A module that compiles only against a sibling's packaged jar (a shaded bundle, as
+/// dubbo's `dubbo-native-plugin` against `dubbo`): `test-compile` fails on it, and
+/// the environment is built with `package` instead, so the other modules' tasks are
+/// labelled (apache/dubbo, 2026-11-28: its environment was dropped as
+/// `environment_build_failed`).
+#[test]
+fn a_maven_module_that_compiles_against_a_shaded_sibling_gets_its_environment_by_package() {
+    let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
+    let project = shaded_reactor_project();
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("calc/src/main/java/com/acme/calc/Calc.java", JAVA_FIXED_ADD)
+            .test("calc/src/test/java/com/acme/calc/NegativeTest.java", NEGATIVE_TEST),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
+    assert!(workspace.containers().is_empty());
+}
+
 /// The synthetic POM with JaCoCo's agent bound before `test` and Surefire's `argLine`
 /// naming the property the agent sets (`@{argLine}`), as many builds do.
 fn pom_with_jacoco() -> String {

@@ -311,7 +311,7 @@ pub fn diagnosis(refused: &[String]) -> String {
                     _ => format!("https://{target}"),
                 },
             };
-            format!("`{target}` (allowed by \"{entry}\" in validate.registries.allow)")
+            format!("`{target}` (to let builds reach it: \"{entry}\" in validate.registries.allow)")
         })
         .collect();
     format!("the build proxy refused {}: builds reach only the registries of validate.registries", entries.join(", "))
@@ -724,7 +724,9 @@ mod tests {
         assert_eq!(refused, ["github.com:443", "169.254.169.254:443", "http://pypi.org/simple/six/"]);
         let text = diagnosis(&refused);
         assert!(
-            text.contains("`github.com:443` (allowed by \"https://github.com\" in validate.registries.allow)"),
+            text.contains(
+                "`github.com:443` (to let builds reach it: \"https://github.com\" in validate.registries.allow)"
+            ),
             "{text}"
         );
         assert!(text.contains("\"http://pypi.org\" in validate.registries.allow"), "{text}");

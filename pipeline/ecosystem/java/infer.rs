@@ -54,7 +54,15 @@ pub const RELEASE_FOR_SNAPSHOT_PARENT: &str = r#"parent=$(sed -n '/<parent>/,/<\
 
 /// Resolves the dependencies and plugins of the build up to the test sources and
 /// compiles them, through Maven Central; the image fails when this does.
-pub const RESOLVE_AND_COMPILE: &str = "mvn -B -ntp -DskipTests test-compile";
+///
+/// When `test-compile` fails, `package` is tried once: before `package`, the reactor
+/// hands a module the `target/classes` of the siblings it depends on, and a sibling
+/// whose jar only packaging makes (a shaded bundle: dubbo's `dubbo-native-plugin`
+/// depends on `dubbo`, the shade of every other module, with no sources of its own)
+/// has none, so the module does not compile.
+pub const RESOLVE_AND_COMPILE: &str = "mvn -B -ntp -DskipTests test-compile \
+    || { echo 'swe-harvest: test-compile failed; trying package, whose reactor hands each module the jars its siblings package'; \
+    mvn -B -ntp -DskipTests package; }";
 
 /// Starts Surefire on every test class with a method filter that matches no method,
 /// failures ignored: Surefire resolves its test-framework provider (surefire-junit4,
