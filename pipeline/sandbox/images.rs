@@ -420,9 +420,25 @@ pub fn build_diagnosis(step_output: &str, engine_message: &str) -> String {
 
 /// The last lines of a step's output that say something (at most [`DIAGNOSIS_LINES`]
 /// and [`DIAGNOSIS_CHARS`], the end kept), trimmed and joined with ` | `.
+/// Lines that a tool prints after every failure, whatever its cause: Maven's epilogue
+/// (how to rerun it, where to read about errors, how to resume), which filled a
+/// failed Maven build's whole diagnosis and hid the compiler's error above it.
+const BOILERPLATE: &[&str] = &[
+    "To see the full stack trace of the errors",
+    "Re-run Maven using the -X switch",
+    "For more information about the errors and possible solutions",
+    "[Help 1] http",
+    "After correcting the problems, you can resume the build",
+    "mvn <args> -rf :",
+];
+
 fn last_meaningful_lines(step_output: &str) -> String {
-    let meaningful: Vec<&str> =
-        step_output.lines().map(str::trim_end).filter(|line| line.chars().any(char::is_alphanumeric)).collect();
+    let meaningful: Vec<&str> = step_output
+        .lines()
+        .map(str::trim_end)
+        .filter(|line| line.chars().any(char::is_alphanumeric))
+        .filter(|line| !BOILERPLATE.iter().any(|boilerplate| line.contains(boilerplate)))
+        .collect();
     let mut lines: Vec<&str> = meaningful[meaningful.len().saturating_sub(DIAGNOSIS_LINES)..].to_vec();
     // Whole lines from the end, within the character budget.
     let mut budget = DIAGNOSIS_CHARS;
@@ -710,6 +726,25 @@ mod tests {
         // A silent step, and a failure outside any step's command.
         assert_eq!(build_diagnosis("\n", message), "a build step exited with code 1 and printed nothing");
         assert_eq!(build_diagnosis("", "COPY failed: file not found"), "COPY failed: file not found");
+    }
+
+    #[test]
+    fn a_failed_maven_build_is_diagnosed_by_its_error_not_its_epilogue() {
+        let message = "Docker stream error: The command '/bin/sh -c mvn test-compile' returned a non-zero code: 1";
+        let output = "[INFO] BUILD FAILURE\n\
+            [ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.11.0:compile (default-compile) on project tool: Compilation failure\n\
+            [ERROR] /testbed/tool/src/main/java/com/acme/tool/Tool.java:[3,22] package com.acme.calc does not exist\n\
+            [ERROR] -> [Help 1]\n[ERROR] \n\
+            [ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n\
+            [ERROR] Re-run Maven using the -X switch to enable full debug logging.\n[ERROR] \n\
+            [ERROR] For more information about the errors and possible solutions, please read the following articles:\n\
+            [ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoFailureException\n[ERROR] \n\
+            [ERROR] After correcting the problems, you can resume the build with the command\n\
+            [ERROR]   mvn <args> -rf :tool\n";
+        let diagnosis = build_diagnosis(output, message);
+        assert!(diagnosis.contains("on project tool: Compilation failure"), "{diagnosis}");
+        assert!(diagnosis.contains("Tool.java:[3,22] package com.acme.calc does not exist"), "{diagnosis}");
+        assert!(!diagnosis.contains("re-run Maven") && !diagnosis.contains("-rf :tool"), "{diagnosis}");
     }
 
     #[tokio::test]
