@@ -172,11 +172,31 @@ fn from_multi_swe_bench(mut fields: Map<String, Value>) -> Result<Map<String, Va
     Ok(row)
 }
 
+/// A row's `created_at`: RFC 3339 (SWE-bench's `2023-01-18T22:01:13Z`), or the
+/// same instant without its zone as a data frame writes it (`2023-01-18 22:01:13`,
+/// SWE-bench Multilingual's rows read from its parquet), taken as UTC.
+fn created_at(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text).map(|date| date.with_timezone(&Utc)).or_else(|error| {
+        ["%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"]
+            .iter()
+            .find_map(|format| chrono::NaiveDateTime::parse_from_str(text, format).ok())
+            .map(|date| date.and_utc())
+            .ok_or_else(|| format!("created_at `{text}`: {error} (give RFC 3339, as 2023-01-18T22:01:13Z)"))
+    })
+}
+
 /// One JSONL line as a row; the error is what is wrong with it.
 fn parse_row(line: &str) -> Result<InputRow, String> {
     let mut fields: Map<String, Value> = serde_json::from_str(line).map_err(|error| error.to_string())?;
     if is_multi_swe_bench(&fields) {
         fields = from_multi_swe_bench(fields)?;
+    }
+    // SWE-bench Multilingual's rows name no environment commit: each task's
+    // environment is its base commit's, as Multi-SWE-bench's.
+    if !fields.contains_key("environment_setup_commit")
+        && let Some(base) = fields.get("base_commit").filter(|base| base.is_string()).cloned()
+    {
+        fields.insert("environment_setup_commit".into(), base);
     }
     // The error names the row and the field that is missing or has the wrong type
     // (`row `a__b-1`: base_commit: invalid type: ...`).
@@ -191,9 +211,7 @@ fn parse_row(line: &str) -> Result<InputRow, String> {
     // The id names the row's log folder: it must stay one path component.
     crate::model::ids::check_id("instance_id", &row.instance_id).map_err(|error| error.to_string())?;
     let repo: RepoSlug = row.repo.parse().map_err(|error: RepoSlugError| error.to_string())?;
-    let created_at: DateTime<Utc> = DateTime::parse_from_rfc3339(&row.created_at)
-        .map_err(|error| format!("created_at `{}`: {error}", row.created_at))?
-        .with_timezone(&Utc);
+    let created_at = created_at(&row.created_at)?;
     let pull_number = row.instance_id.rsplit('-').next().and_then(|number| number.parse().ok()).unwrap_or(0);
     let candidate = Candidate {
         instance_id: row.instance_id.clone(),
@@ -262,6 +280,24 @@ mod tests {
         assert_eq!((candidate.repo.to_string(), candidate.pull_number), ("acme/calc".to_string(), 12));
         assert_eq!(candidate.test_files, vec!["tests/test_x.py".to_string()]);
         assert_eq!(rows[0].fields["extra_column"], 7);
+    }
+
+    #[test]
+    fn a_swe_bench_multilingual_row_without_an_environment_commit_and_with_a_data_frame_date_is_read() {
+        let mut row: Map<String, Value> = serde_json::from_str(&row_line("acme__calc-12", &["t::a"], &[])).unwrap();
+        row.remove("environment_setup_commit");
+        row.insert("created_at".into(), "2024-01-18 22:01:13".into());
+        row.insert("FAIL_TO_PASS".into(), serde_json::json!(["t::a"]));
+        let (_dir, path) = rows_file(&[Value::Object(row.clone()).to_string()]);
+        let rows = read_rows(&path).unwrap();
+        let candidate = &rows[0].candidate;
+        assert_eq!(candidate.environment_setup_commit, "a".repeat(40), "the base commit's environment");
+        assert_eq!(candidate.created_at.to_rfc3339(), "2024-01-18T22:01:13+00:00");
+        // A date in neither form is named, with the form to give.
+        row.insert("created_at".into(), "18/01/2024".into());
+        let (_dir, path) = rows_file(&[Value::Object(row).to_string()]);
+        let error = read_rows(&path).unwrap_err().to_string();
+        assert!(error.contains("created_at `18/01/2024`") && error.contains("RFC 3339"), "{error}");
     }
 
     #[test]
