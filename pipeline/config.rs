@@ -231,6 +231,7 @@ pub fn default_test_patterns() -> Vec<String> {
         "**/testdata/**",
         "**/benches/**",
         "**/__tests__/**",
+        "**/__snapshots__/**",
         "**/*.test.*",
         "**/*.spec.*",
         "**/tests.rs",

@@ -58,9 +58,29 @@ pub fn is_node_test_path(path: &str) -> bool {
     in_test_folder || name.contains(".test.") || name.contains(".spec.")
 }
 
-/// The test files of a diff.
+/// The test files of a diff; a touched snapshot stands for the test file it belongs
+/// to (Kong/insomnia's fix changed only `__snapshots__/index.test.ts.snap`, and the
+/// task was dropped as `no_test_files`).
 pub fn node_test_files(diff: &str) -> Vec<String> {
-    files_changed_by(diff).into_iter().filter(|file| is_node_test_path(file)).collect()
+    let mut files: Vec<String> = Vec::new();
+    for file in files_changed_by(diff) {
+        let file = snapshot_owner(&file).unwrap_or(file);
+        if is_node_test_path(&file) && !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    files
+}
+
+/// The test file whose snapshots a Jest or Vitest snapshot file holds: they write
+/// `dir/__snapshots__/x.test.ts.snap` for `dir/x.test.ts`.
+fn snapshot_owner(path: &str) -> Option<String> {
+    let (folder, name) = match path.rsplit_once("/__snapshots__/") {
+        Some((folder, name)) => (Some(folder), name),
+        None => (None, path.strip_prefix("__snapshots__/")?),
+    };
+    let test = name.strip_suffix(".snap").filter(|test| !test.contains('/'))?;
+    Some(folder.map_or_else(|| test.to_string(), |folder| format!("{folder}/{test}")))
 }
 
 impl Ecosystem for NodeTest {
@@ -203,6 +223,20 @@ mod tests {
         for path in ["lib/test.js", "test/fixtures/data.json", "index.d.ts", "test/types/index.d.ts", "src/latest.js"] {
             assert!(!is_node_test_path(path), "{path}");
         }
+    }
+
+    #[test]
+    fn a_touched_snapshot_runs_the_test_file_it_belongs_to() {
+        let diff: String = [
+            "packages/app/src/__snapshots__/index.test.ts.snap",
+            "packages/app/src/index.test.ts",
+            "__snapshots__/root.spec.js.snap",
+            "src/__snapshots__/notes.md.snap",
+        ]
+        .iter()
+        .map(|path| format!("diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"))
+        .collect();
+        assert_eq!(node_test_files(&diff), ["packages/app/src/index.test.ts", "root.spec.js"]);
     }
 
     #[test]
