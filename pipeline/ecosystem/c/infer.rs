@@ -124,10 +124,12 @@ fn cmake_has_tests(text: &str) -> bool {
 /// (decision: an `option()` whose name says tests or a developer build, such as
 /// `JSON_BuildTests`, `FMT_TEST`, `CATCH_DEVELOPMENT_BUILD`, `<PROJECT>_BUILD_TESTS`;
 /// never one that turns something off or adds fuzzing, benchmarks, sanitizers,
-/// coverage or valgrind to the run). Many projects register their tests only then,
-/// and CTest says "No tests were found" without them.
+/// coverage or valgrind to the run, nor one that takes the test framework from the
+/// system instead of the checkout, as `YAML_USE_SYSTEM_GTEST`). Many projects
+/// register their tests only then, and CTest says "No tests were found" without them.
+/// `cmake_dependent_option()` counts too (yaml-cpp's `YAML_CPP_BUILD_TESTS`).
 pub fn test_options(cmake_lists: &str) -> Vec<String> {
-    let option = regex::Regex::new(r#"(?i)\boption\s*\(\s*([A-Za-z0-9_]+)"#).expect("valid regex");
+    let option = regex::Regex::new(r#"(?i)\b(?:cmake_dependent_)?option\s*\(\s*([A-Za-z0-9_]+)"#).expect("valid regex");
     let mut options: Vec<String> = option
         .captures_iter(cmake_lists)
         .map(|capture| capture[1].to_string())
@@ -135,10 +137,12 @@ pub fn test_options(cmake_lists: &str) -> Vec<String> {
             let upper = name.to_ascii_uppercase();
             let turns_on =
                 upper.contains("TEST") || upper.contains("DEVELOPMENT_BUILD") || upper.contains("DEVELOPER_MODE");
-            let unwanted =
-                ["DISABLE", "SKIP", "NO_", "WITHOUT", "FUZZ", "BENCH", "SANITIZ", "COVERAGE", "VALGRIND", "INSTALL"]
-                    .iter()
-                    .any(|word| upper.contains(word));
+            let unwanted = [
+                "DISABLE", "SKIP", "NO_", "WITHOUT", "FUZZ", "BENCH", "SANITIZ", "COVERAGE", "VALGRIND", "INSTALL",
+                "SYSTEM",
+            ]
+            .iter()
+            .any(|word| upper.contains(word));
             turns_on && !unwanted && upper != "BUILD_TESTING"
         })
         .collect();
@@ -401,6 +405,10 @@ mod tests {
                      option(CALC_DISABLE_TESTS \"no tests\" OFF)\noption(BUILD_TESTING \"\" ON)\n\
                      option(CALC_TESTS_WITH_VALGRIND \"\" OFF)\n";
         assert_eq!(test_options(lists), ["CATCH_DEVELOPMENT_BUILD", "FMT_TEST", "JSON_BuildTests"]);
+        // yaml-cpp: a dependent option turns the tests on; the system's googletest stays off.
+        let yaml = "option(YAML_USE_SYSTEM_GTEST \"Use system googletest if found\" OFF)\n\
+                    cmake_dependent_option(YAML_CPP_BUILD_TESTS\n  \"Enable yaml-cpp tests\" OFF\n  \"BUILD_TESTING\" OFF)\n";
+        assert_eq!(test_options(yaml), ["YAML_CPP_BUILD_TESTS"]);
         let project = files(&[(
             "CMakeLists.txt",
             "project(x)\noption(X_BUILD_TESTS \"tests\" OFF)\nif(X_BUILD_TESTS)\nenable_testing()\nendif()\n",
