@@ -102,11 +102,31 @@ impl Ecosystem for MavenTest {
     fn harness_log_parser(&self) -> &'static str {
         "parse_log_maven"
     }
+
+    fn published_forms(&self, id: &str) -> Vec<String> {
+        published_class_forms(id)
+    }
+}
+
+/// A class's other published name: its simple name (`com.pkg.FooTest` ->
+/// `FooTest`), as SWE-bench Multilingual's Java rows name their tests
+/// (javaparser's `Issue4560Test`, 2026-11-28).
+pub fn published_class_forms(id: &str) -> Vec<String> {
+    match id.rsplit_once('.') {
+        Some((_, simple)) if !simple.is_empty() => vec![simple.to_string()],
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_class_is_also_published_by_its_simple_name() {
+        assert_eq!(MavenTest.published_forms("com.github.javaparser.Issue4560Test"), ["Issue4560Test"]);
+        assert!(MavenTest.published_forms("FooTest").is_empty());
+    }
 
     #[test]
     fn a_dead_test_jvm_or_a_compile_error_is_named() {

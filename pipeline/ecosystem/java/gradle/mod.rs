@@ -97,6 +97,10 @@ impl Ecosystem for GradleTest {
     fn harness_log_parser(&self) -> &'static str {
         "parse_log_maven"
     }
+
+    fn published_forms(&self, id: &str) -> Vec<String> {
+        super::published_class_forms(id)
+    }
 }
 
 /// The classes of the harness function's output (`image::HARNESS_FUNCTION`), as
