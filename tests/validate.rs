@@ -599,6 +599,25 @@ fn an_optional_test_dependency_with_no_wheel_of_its_date_comes_from_a_newer_whee
     assert!(workspace.containers().is_empty());
 }
 
+/// A test that resolves its own host name, as Surefire does before it forks
+/// (apache/dubbo): the container has no network, but its host name resolves.
+#[test]
+fn a_test_that_resolves_its_own_host_name_passes_without_a_network() {
+    let workspace = Workspace::with_docker();
+    let project = Project::with_files(&[]);
+    let resolves = "import socket\n\n\ndef test_the_host_name_resolves():\n    \
+                    assert socket.getaddrinfo(socket.gethostname(), None)\n";
+    let candidate = project.candidate(75, &Scenario::fixing_add("host-name").test("tests/test_host_name.py", resolves));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert!(
+        task.pass_to_pass.contains(&"tests/test_host_name.py::test_the_host_name_resolves".to_string()),
+        "{:?}",
+        task.pass_to_pass
+    );
+    assert!(workspace.containers().is_empty());
+}
+
 /// A test requirement pins a setuptools too old to build an editable project
 /// (pylint pins `setuptools==41.6.0` for one of its tests): the project is built in
 /// isolation with the build tools it declares, and the pin holds in the environment.

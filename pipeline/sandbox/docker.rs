@@ -469,6 +469,7 @@ impl Backend for DockerBackend {
             cmd: Some(vec!["bash".into(), "/swe-harvest/run.sh".into(), job.token.clone()]),
             user: Some(format!("{}:{}", job.user.uid, job.user.gid)),
             working_dir: Some("/testbed".into()),
+            hostname: Some(super::JOB_HOSTNAME.into()),
             env: Some(job.env.clone()),
             // No network: the `none` network mode (loopback only). Not `network_disabled`
             // as well: with it the engine writes no /etc/hosts, so `localhost` does not
@@ -477,6 +478,7 @@ impl Backend for DockerBackend {
             labels: Some(labels),
             host_config: Some(HostConfig {
                 network_mode: Some("none".into()),
+                extra_hosts: Some(vec![format!("{}:127.0.0.1", super::JOB_HOSTNAME)]),
                 memory: Some(limits.memory_bytes),
                 memory_swap: Some(limits.memory_bytes),
                 nano_cpus: Some(limits.nano_cpus),

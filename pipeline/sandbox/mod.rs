@@ -48,6 +48,12 @@ fn job_ulimits() -> Vec<bollard::models::ResourcesUlimits> {
     vec![limit("fsize", FILE_SIZE_LIMIT_BYTES), limit("nofile", OPEN_FILES_LIMIT)]
 }
 
+/// Every job's host name, which its hosts file maps to the loopback address: with no
+/// network the engine maps none, and a test that resolves its own host name fails
+/// (Surefire 3.0.0-M5 resolves it before it forks: every Maven test of apache/dubbo
+/// ended "UnknownHostException: <container id>: Temporary failure in name resolution").
+const JOB_HOSTNAME: &str = "swe-harvest";
+
 /// The label every swe-harvest container carries, with the data dir as value.
 pub const DATA_DIR_LABEL: &str = "swe-harvest.data-dir";
 /// The label naming the task a container runs for.

@@ -563,6 +563,8 @@ fn service_spec(
         command: Some(vec!["bash".into(), "/swe-harvest/run.sh".into(), job.token.clone()]),
         env: Some(job.env.clone()),
         dir: Some("/testbed".into()),
+        hostname: Some(super::JOB_HOSTNAME.into()),
+        hosts: Some(vec![format!("127.0.0.1 {}", super::JOB_HOSTNAME)]),
         user: Some(format!("{}:{}", job.user.uid, job.user.gid)),
         privileges: Some(TaskSpecContainerSpecPrivileges { no_new_privileges: Some(true), ..Default::default() }),
         mounts: Some(vec![Mount {
