@@ -336,6 +336,45 @@ fn a_node_test_that_depends_on_the_time_zone_is_reported_as_such() {
     assert!(workspace.containers().is_empty());
 }
 
+/// An npm workspace whose package has a Jest config of its own (Kong/insomnia's
+/// shape): the root's test script runs every workspace's, and Jest sits in the
+/// root's `node_modules`. The package's tests need its config (its `setupFiles`
+/// define the unit they print): run from the root with Jest's defaults every test
+/// fails before and after the fix, so the task was dropped; run from the package's
+/// folder, the regression test is FAIL_TO_PASS.
+#[test]
+fn a_workspace_package_with_its_own_jest_config_runs_its_tests_from_its_folder() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let root = r#"{"name": "mono", "private": true, "workspaces": ["packages/length"],
+  "scripts": {"test": "npm run test --workspaces --if-present"}, "devDependencies": {"jest": "^29.7.0"}}
+"#;
+    let package = r#"{"name": "length", "version": "1.0.0", "scripts": {"test": "jest"}}
+"#;
+    let tests = "const { show } = require('../lib/show');\n\
+                 test('shows a length in the unit', () => expect(show(2)).toBe('2 cm'));\n";
+    let regression = format!("{tests}test('shows zero', () => expect(show(0)).toBe('0 cm'));\n");
+    let project = Project::of_files(&[
+        ("package.json", root),
+        (".nvmrc", "18\n"),
+        ("packages/length/package.json", package),
+        ("packages/length/jest.config.js", "module.exports = { setupFiles: ['<rootDir>/setup.js'] };\n"),
+        ("packages/length/setup.js", "global.UNIT = 'cm';\n"),
+        ("packages/length/lib/show.js", "exports.show = (n) => (n ? `${n} ${global.UNIT}` : '');\n"),
+        ("packages/length/test/show.test.js", tests),
+    ]);
+    let fix = Scenario::new("zero")
+        .gold("packages/length/lib/show.js", "exports.show = (n) => `${n} ${global.UNIT}`;\n")
+        .test("packages/length/test/show.test.js", &regression);
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["packages/length/test/show.test.js > shows zero"]));
+    assert_eq!(task.pass_to_pass, names(&["packages/length/test/show.test.js > shows a length in the unit"]));
+    let log = workspace.run_log("acme__calc-1");
+    assert!(log.contains("swe-harvest: jest from packages/length"), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// Validates the Mocha project's task with the project dated `date` and made of `files`,
 /// checks its label, and returns the environment it was labelled in.
 fn labelled_mocha_environment(

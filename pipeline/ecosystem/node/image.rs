@@ -163,15 +163,76 @@ if [ "${#files[@]}" -eq 0 ]; then
     exit 0
 fi
 echo "swe-harvest: $runner of ${files[*]}"
+case "$report" in /*) ;; *) report="$PWD/$report" ;; esac
+# The folder whose config of the runner serves FILE: the nearest one from the file's
+# folder up that has one (a workspace package's jest.config.js), else the root's.
+config_dir() {
+    local dir
+    dir=$(dirname "$1")
+    while [ "$dir" != . ] && [ "$dir" != / ]; do
+        case "$runner" in
+            jest)
+                if compgen -G "$dir/jest.config.*" > /dev/null || { [ -f "$dir/package.json" ] \
+                    && node -e 'process.exit(require(require("path").resolve(process.argv[1])).jest ? 0 : 1)' \
+                        "$dir/package.json" 2> /dev/null; }; then
+                    echo "$dir"
+                    return
+                fi
+                ;;
+            vitest)
+                if compgen -G "$dir/vitest.config.*" > /dev/null; then echo "$dir"; return; fi
+                ;;
+        esac
+        dir=$(dirname "$dir")
+    done
+    echo .
+}
+# DIR OUT FILES...: the runner from DIR (its own binaries first) on FILES, which are
+# relative to the root, its report into OUT.
+run_from() {
+    local dir="$1" out="$2" file
+    shift 2
+    local relative=()
+    for file in "$@"; do relative+=("${file#"$dir"/}"); done
+    (
+        if [ "$dir" != . ]; then cd "$dir" || exit 1; PATH="$PWD/node_modules/.bin:$PATH"; fi
+        if [ "$runner" = jest ]; then
+            env "${command[@]}" --ci --verbose --watchAll=false --passWithNoTests --json --outputFile="$out" \
+                --runTestsByPath "${relative[@]}"
+        else
+            env "${command[@]}" run --passWithNoTests --reporter=verbose --reporter=json --outputFile.json="$out" \
+                "${relative[@]}"
+        fi
+    )
+}
 code=0
 case "$runner" in
-    jest)
-        env "${command[@]}" --ci --verbose --watchAll=false --passWithNoTests --json --outputFile="$report" \
-            --runTestsByPath "${files[@]}" || code=$?
-        ;;
-    vitest)
-        env "${command[@]}" run --passWithNoTests --reporter=verbose --reporter=json --outputFile.json="$report" \
-            "${files[@]}" || code=$?
+    jest|vitest)
+        dirs=()
+        declare -A members=()
+        for file in "${files[@]}"; do
+            dir=$(config_dir "$file")
+            [ -n "${members[$dir]+set}" ] || dirs+=("$dir")
+            members[$dir]+="$file"$'\n'
+        done
+        if [ "${#dirs[@]}" -eq 1 ] && [ "${dirs[0]}" = . ]; then
+            run_from . "$report" "${files[@]}" || code=$?
+        else
+            # One run per folder, from it; their reports merged into one.
+            parts=()
+            for dir in "${dirs[@]}"; do
+                mapfile -t group <<< "${members[$dir]%$'\n'}"
+                parts+=("$report.part${#parts[@]}")
+                echo "swe-harvest: $runner from $dir"
+                run_from "$dir" "${parts[-1]}" "${group[@]}" || code=$?
+            done
+            node -e 'const fs = require("fs"); const merged = { testResults: [] };
+for (const part of process.argv.slice(2)) {
+  try { merged.testResults.push(...(JSON.parse(fs.readFileSync(part, "utf8")).testResults || [])); } catch (error) {}
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(merged));' "$report" "${parts[@]}"
+            rm -f "${parts[@]}"
+        fi
         ;;
     mocha)
         for file in "${files[@]}"; do
@@ -296,5 +357,29 @@ mod tests {
         assert!(mocha.contains("# swe-harvest file: t/b.js\nX=1 mocha --exit --reporter"), "{mocha}");
         let none = helper_run("jest", &[], &["gone.test.js"]);
         assert!(none.contains("none of the touched test files exists"), "{none}");
+    }
+
+    /// A workspace package with its own Jest or Vitest config runs its files from its
+    /// folder (Kong/insomnia's `packages/insomnia/jest.config.js`); the rest from the root.
+    #[test]
+    fn the_helper_runs_a_packages_files_from_the_folder_of_its_runner_config() {
+        let present = ["root.test.js", "packages/app/jest.config.js", "packages/app/src/deep/a.test.js"];
+        let jest = helper_run("jest", &present, &["root.test.js", "packages/app/src/deep/a.test.js"]);
+        assert!(jest.contains("swe-harvest: jest from .\n"), "{jest}");
+        assert!(jest.contains("--runTestsByPath root.test.js\n"), "{jest}");
+        assert!(jest.contains("swe-harvest: jest from packages/app\n"), "{jest}");
+        assert!(jest.contains("--runTestsByPath src/deep/a.test.js\n"), "{jest}");
+        let present = ["packages/web/vitest.config.ts", "packages/web/test/b.spec.ts"];
+        let vitest = helper_run("vitest", &present, &["packages/web/test/b.spec.ts"]);
+        assert!(vitest.contains("swe-harvest: vitest from packages/web\n"), "{vitest}");
+        assert!(vitest.contains(" test/b.spec.ts\n"), "{vitest}");
+        // A Jest config means nothing to Vitest: that file runs from the root.
+        let other = helper_run(
+            "vitest",
+            &["packages/app/jest.config.js", "packages/app/c.test.ts"],
+            &["packages/app/c.test.ts"],
+        );
+        assert!(!other.contains(" from "), "{other}");
+        assert!(other.contains(" packages/app/c.test.ts\n"), "{other}");
     }
 }

@@ -169,6 +169,8 @@ impl Ecosystem for NodeTest {
     /// parsers), `describe title` (Mocha's full title, the describe blocks' titles and
     /// the test's joined by spaces: expressjs/express's rows, 2026-11-27), `file:title`
     /// and `file` (its Jest parsers, which also count a file that passes as a test).
+    /// A file of a workspace package (`packages/NAME/...`) is also named from the
+    /// package's folder, where its tests run (Kong/insomnia's rows, 2026-11-28).
     fn published_forms(&self, id: &str) -> Vec<String> {
         let parts: Vec<&str> = id.split(results::SEPARATOR).collect();
         match parts.as_slice() {
@@ -177,12 +179,21 @@ impl Ecosystem for NodeTest {
                 if !rest.is_empty() {
                     forms.push(parts[1..].join(" "));
                 }
-                forms.extend([format!("{file}:{title}"), file.to_string()]);
+                for file in std::iter::once(*file).chain(in_workspace_package(file)) {
+                    forms.extend([format!("{file}:{title}"), file.to_string()]);
+                }
                 forms
             }
             _ => Vec::new(),
         }
     }
+}
+
+/// A path inside a workspace package's folder (`packages/app/src/a.test.ts` ->
+/// `src/a.test.ts`), the convention of npm, Yarn and pnpm workspaces and Lerna.
+fn in_workspace_package(path: &str) -> Option<&str> {
+    let (_, inside) = path.strip_prefix("packages/")?.split_once('/')?;
+    (!inside.is_empty()).then_some(inside)
 }
 
 #[cfg(test)]
@@ -259,6 +270,16 @@ mod tests {
                 "Route errors should handle throws",
                 "test/Route.js:should handle throws",
                 "test/Route.js"
+            ]
+        );
+        assert_eq!(
+            NodeTest.published_forms("packages/app/src/a.test.ts > parses"),
+            vec![
+                "parses",
+                "packages/app/src/a.test.ts:parses",
+                "packages/app/src/a.test.ts",
+                "src/a.test.ts:parses",
+                "src/a.test.ts"
             ]
         );
     }
