@@ -398,6 +398,82 @@ fn a_plain_makefile_project_runs_the_targets_of_its_touched_files_and_reads_its_
     assert!(workspace.containers().is_empty());
 }
 
+/// A project with Redis's shape: the top Makefile hands every target to `src/`
+/// (`.DEFAULT`), whose `test` runs `./runtest`, a Tcl harness (`tests/test_helper.tcl`)
+/// that runs the units given with `--single` and prints `[ok]: NAME (N ms)` /
+/// `[err]: NAME in FILE` per test. An untouched unit fails whatever the patch.
+fn tcl_harness_project() -> Project {
+    const TOP: &str = "# the real stuff is at src/Makefile\ndefault: all\n\n.DEFAULT:\n\tcd src && $(MAKE) $@\n";
+    const SRC: &str = "all: calc\ncalc: calc.c\n\t$(CC) -o calc calc.c\ntest: calc\n\t@(cd ..; ./runtest)\n";
+    const CALC: &str = "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n\
+        \x20 long a = atol(argv[1]), b = atol(argv[2]);\n  printf(\"%ld\\n\", b < 0 ? a - b : a + b);\n  return 0;\n}\n";
+    const RUNTEST: &str = "#!/bin/sh\nTCLSH=\"\"\nfor VERSION in 8.5 8.6 8.7; do\n\
+        \x20 TCL=`which tclsh$VERSION 2>/dev/null` && TCLSH=$TCL\ndone\n\
+        if [ -z $TCLSH ]; then echo \"You need tcl 8.5 or newer\"; exit 1; fi\n$TCLSH tests/test_helper.tcl \"${@}\"\n";
+    const HELPER: &str = "set units {}\nset failed 0\n\
+        for {set i 0} {$i < [llength $argv]} {incr i} {\n\
+        \x20 if {[lindex $argv $i] eq \"--single\"} { incr i; lappend units [lindex $argv $i] }\n}\n\
+        if {[llength $units] == 0} { set units {unit/calc unit/other} }\n\
+        proc test {name code expected} {\n\
+        \x20 set start [clock milliseconds]\n\
+        \x20 if {[catch {uplevel 1 $code} result] || $result ne $expected} {\n\
+        \x20   puts \"\\[err\\]: $name in $::current\"\n    puts \"Expected '$expected', got '$result'\"\n    incr ::failed\n\
+        \x20 } else {\n    puts \"\\[ok\\]: $name ([expr {[clock milliseconds] - $start}] ms)\"\n  }\n}\n\
+        foreach unit $units { set ::current tests/$unit.tcl; source $::current }\nexit [expr {$failed > 0}]\n";
+    Project::of_files(&[
+        ("Makefile", TOP),
+        ("src/Makefile", SRC),
+        ("src/calc.c", CALC),
+        ("runtest", RUNTEST),
+        ("tests/test_helper.tcl", HELPER),
+        ("tests/unit/calc.tcl", "test {adds small numbers} { exec src/calc 1 2 } 3\n"),
+        ("tests/unit/other.tcl", "test {fails whatever the patch} { expr 1 } 2\n"),
+    ])
+}
+
+/// The fix for negative numbers, with a test of it in the unit `unit/calc`.
+fn tcl_negative_candidate(project: &Project) -> Candidate {
+    let fixed = "#include <stdio.h>\n#include <stdlib.h>\nint main(int argc, char **argv) {\n\
+        \x20 printf(\"%ld\\n\", atol(argv[1]) + atol(argv[2]));\n  return 0;\n}\n";
+    project.candidate(
+        1,
+        &Scenario::new("negative").gold("src/calc.c", fixed).test(
+            "tests/unit/calc.tcl",
+            "test {adds small numbers} { exec src/calc 1 2 } 3\ntest {adds a negative number} { exec src/calc 2 -1 } 1\n",
+        ),
+    )
+}
+
+/// Redis's and Valkey's shape (Tcl harness behind a delegating Makefile): inference
+/// finds the test target in `src/` and installs Tcl; the touched unit runs alone
+/// (`--single unit/calc`), and the harness's test names, spaces and all, are the ids.
+#[test]
+fn a_tcl_harness_behind_a_delegating_makefile_runs_the_touched_units_by_test_name() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let project = tcl_harness_project();
+    workspace.seeded(&project, &[tcl_negative_candidate(&project)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["adds a negative number"]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&["adds small numbers"]), "{log}");
+    for run in workspace.runs("acme__calc-1") {
+        assert_eq!(run.test_selection.as_deref(), Some("Tcl harness units of the touched files: unit/calc"));
+    }
+    assert!(workspace.containers().is_empty());
+}
+
+/// The same task graded by SWE-bench's own harness (`parse_log_jq` reads `PASS: NAME`,
+/// spaces and all): gold resolves it, an empty prediction does not.
+#[test]
+fn swebench_harness_resolves_gold_and_rejects_empty_for_a_tcl_harness_task() {
+    if base_images_missing("c", &["gcc12"]) {
+        return;
+    }
+    let project = tcl_harness_project();
+    crate::runners::graded_alone(&project, tcl_negative_candidate(&project), "parse_log_jq", "c");
+}
+
 /// Validates, with the build files `build`, the fix of `add` for negative numbers
 /// whose test patch adds the GoogleTest case `Add.Negative` beside `Add.Small` in the
 /// one program `tests/calc_test.cc`: the cases are the labels, and the helper prints

@@ -57,7 +57,8 @@ pub fn reads(path: &str) -> bool {
     matches!(
         path,
         "configure.ac" | "configure.in" | "CMakeLists.txt" | "Makefile" | "GNUmakefile" | "makefile" | ".gitmodules"
-    ) || IN_A_FOLDER.iter().any(|name| path.strip_suffix(name).is_some_and(|folder| !folder.contains('/')))
+    ) || HARNESS_SCRIPTS.contains(&path)
+        || IN_A_FOLDER.iter().any(|name| path.strip_suffix(name).is_some_and(|folder| !folder.contains('/')))
 }
 
 /// The interpreters that the recipes of the read Makefiles run (decision, 2026-11-27:
@@ -169,7 +170,24 @@ pub fn make_test_target(text: &str) -> Option<&'static str> {
     }
 }
 
-/// The build system of the files at a commit, and for a plain Makefile its test target.
+/// The folder to which a Makefile hands every target it has no rule for: its
+/// `.DEFAULT` rule's `cd DIR && $(MAKE) $@` or `$(MAKE) -C DIR $@` (Redis's and
+/// Valkey's top Makefile, "the real stuff is at src/Makefile").
+pub fn default_rule_folder(text: &str) -> Option<String> {
+    static DELEGATION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?m)^\.DEFAULT:.*\n\t\s*(?:cd\s+([\w./-]+)\s*&&\s*\$[({]MAKE[)}]|\$[({]MAKE[)}]\s+-C\s+([\w./-]+))\s+\$@",
+        )
+        .expect("valid regex")
+    });
+    let captures = DELEGATION.captures(text)?;
+    let folder = captures.get(1).or_else(|| captures.get(2))?.as_str().trim_end_matches('/');
+    (!folder.is_empty() && !folder.contains("..")).then(|| folder.to_string())
+}
+
+/// The build system of the files at a commit, and for a plain Makefile its test target
+/// (its own, or that of the folder its `.DEFAULT` rule hands targets to, where
+/// `make TARGET` at the top reaches it).
 pub fn build_system(files: &RepoFiles) -> Option<(BuildSystem, &'static str)> {
     if files.contains_key("configure.ac") || files.contains_key("configure.in") {
         return Some((BuildSystem::Autotools, "check"));
@@ -179,9 +197,27 @@ pub fn build_system(files: &RepoFiles) -> Option<(BuildSystem, &'static str)> {
     }
     ["Makefile", "GNUmakefile", "makefile"]
         .iter()
-        .find_map(|name| files.get(*name).and_then(|text| make_test_target(text)))
+        .find_map(|name| {
+            let text = files.get(*name)?;
+            make_test_target(text).or_else(|| {
+                let folder = default_rule_folder(text)?;
+                ["Makefile", "GNUmakefile", "makefile"]
+                    .iter()
+                    .find_map(|inner| files.get(&format!("{folder}/{inner}")).and_then(|text| make_test_target(text)))
+            })
+        })
         .map(|target| (BuildSystem::Make, target))
 }
+
+/// Debian's packages for a project's own test harness script at the root: `tcl` for
+/// one run by `tclsh` (Redis's `runtest`: "You need tcl 8.5 or newer").
+pub fn harness_interpreters(files: &RepoFiles) -> Vec<&'static str> {
+    let runs_tclsh = |path: &str| files.get(path).is_some_and(|text| text.contains("tclsh"));
+    if HARNESS_SCRIPTS.iter().any(|path| runs_tclsh(path)) { vec!["tcl"] } else { Vec::new() }
+}
+
+/// The root scripts that run a project's own test harness and that inference reads.
+const HARNESS_SCRIPTS: &[&str] = &["runtest"];
 
 /// Libraries of the C library itself and of the compiler: never a package of their own.
 const LIBC: &[&str] = &["c", "m", "pthread", "dl", "rt", "util", "resolv", "gcc", "stdc++", "atomic"];
@@ -335,6 +371,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     };
     if system == BuildSystem::Make {
         recipe_interpreters(files).into_iter().for_each(&mut add_package);
+        harness_interpreters(files).into_iter().for_each(&mut add_package);
     }
     if system == BuildSystem::CMake {
         let options = files.get("CMakeLists.txt").map(|text| test_options(text)).unwrap_or_default();
@@ -434,6 +471,27 @@ mod tests {
         assert_eq!(build_system(&files(&[("Makefile", "CHECK:=1\nall:\n")])), None);
         assert_eq!(make_test_target("all check: x\n"), Some("check"));
         assert_eq!(make_test_target("check := yes\n"), None, "a variable, not a target");
+    }
+
+    /// Redis's top Makefile hands every target to `src/`; its `runtest` needs tclsh.
+    #[test]
+    fn a_makefile_that_hands_its_targets_to_a_folder_has_that_folders_test_target() {
+        let top = "default: all\n\n.DEFAULT:\n\tcd src && $(MAKE) $@\n\ninstall:\n\tcd src && $(MAKE) $@\n";
+        let inner = "all: redis-server\n\ntest: redis-server\n\t@(cd ..; ./runtest)\n";
+        let runtest = "#!/bin/sh\nfor VERSION in 8.5 8.6; do TCL=`which tclsh$VERSION` && TCLSH=$TCL; done\n$TCLSH tests/test_helper.tcl \"${@}\"\n";
+        let redis = files(&[("Makefile", top), ("src/Makefile", inner), ("runtest", runtest)]);
+        assert!(reads("runtest") && reads("src/Makefile"));
+        assert_eq!(default_rule_folder(top).as_deref(), Some("src"));
+        assert_eq!(default_rule_folder(".DEFAULT:\n\t$(MAKE) -C lib/ $@\n").as_deref(), Some("lib"));
+        assert_eq!(default_rule_folder(".DEFAULT:\n\t@echo no rule for $@\n"), None);
+        assert_eq!(build_system(&redis), Some((BuildSystem::Make, "test")));
+        let spec = infer(&redis, date(2024), &["gcc12".to_string()]).unwrap();
+        assert!(spec.system_packages.contains(&"tcl".to_string()), "{spec:?}");
+        assert_eq!(spec.test_command, "make test");
+        // Handed to a folder without a test target: no project inferred.
+        let untested = files(&[("Makefile", top), ("src/Makefile", "all:\n\tcc x.c\n")]);
+        assert_eq!(build_system(&untested), None);
+        assert!(harness_interpreters(&files(&[("runtest", "#!/bin/sh\n./run.py\n")])).is_empty());
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! and what SWE-bench 5.x's `parse_log_jq` reads; CTest's test names (`add_test`'s
 //! `NAME`), or the GoogleTest cases a test's output reports ([`results`]);
 //! for a plain Makefile's target, the `RESULT: ID` lines its own harness prints (zstd's
-//! `cli-tests/run.py`), else `make-<target>` (its exit code).
+//! `cli-tests/run.py`), else `make-<target>` (its exit code); for a Tcl harness
+//! (Redis's `./runtest`), its test names (`GETRANGE against string value`).
 //!
 //! Which tests run (decision): a test file of a C project is seldom the test that
 //! runs (jq's `tests/jq.test` is data that the script `tests/jqtest` reads), so the
@@ -113,11 +114,13 @@ impl Ecosystem for MakeCheck {
 
     /// The same helper as the validation runs, its output cut to the result lines
     /// (`PASS: ID`), which is what `parse_log_jq` reads: it stops at any other line of
-    /// the shape `WORD: WORD` (make's and the compiler's output has some).
+    /// the shape `WORD: WORD` (make's and the compiler's output has some). The
+    /// `swe-harvest results:` line stays, so that our own reading of the log takes
+    /// ids with spaces (a Tcl harness's test names) after it.
     fn harness_test_command(&self, test_command: &str) -> String {
         format!(
             "swe_harvest_c_test() {{ bash {} /tmp/swe-harvest-c-report {test_command} -- \"$@\" > /tmp/swe-harvest-c-test.log 2>&1; \
-             sed -n '/^swe-harvest results:$/,$p' /tmp/swe-harvest-c-test.log | grep -E '^(PASS|FAIL|SKIP|XFAIL|ERROR): '; }}; swe_harvest_c_test",
+             sed -n '/^swe-harvest results:$/,$p' /tmp/swe-harvest-c-test.log | grep -E '^(swe-harvest results:$|(PASS|FAIL|SKIP|XFAIL|ERROR): )'; }}; swe_harvest_c_test",
             image::C_TEST_HELPER
         )
     }

@@ -28,6 +28,7 @@ const SELECTION_STATEMENTS: &[&str] = &[
     "no CTest test runs an executable of the touched files or names one;",
     "make targets that run the touched files: ",
     "no make target runs the touched files;",
+    "Tcl harness units of the touched files: ",
 ];
 
 /// The helper's statements of which tests it chose in this run (`CTest tests that run
@@ -205,14 +206,25 @@ pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
     run
 }
 
-/// The tests of a log: automake's `RESULT: ID` lines (the worst of repeats).
+/// The line after which the helper prints every result once, as `RESULT: ID`.
+const RESULTS_MARKER: &str = "swe-harvest results:";
+
+/// The tests of a log: automake's `RESULT: ID` lines (the worst of repeats). After
+/// the helper's last `swe-harvest results:` line, when there is one, only its lines,
+/// whose ids may hold spaces (a Tcl harness's test names, `GETRANGE against string
+/// value`); elsewhere an id with a space is some program's output, no result.
 pub fn parse_automake_log(log: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
-    for line in log.lines() {
+    let lines: Vec<&str> = log.lines().collect();
+    let (lines, spaces_allowed) = match lines.iter().rposition(|line| line.trim_end() == RESULTS_MARKER) {
+        Some(marker) => (&lines[marker + 1..], true),
+        None => (&lines[..], false),
+    };
+    for line in lines {
         let Some((word, id)) = line.trim_end().split_once(": ") else { continue };
         let Some(status) = automake_status(word) else { continue };
         let id = id.trim();
-        if id.is_empty() || id.contains(char::is_whitespace) {
+        if id.is_empty() || (!spaces_allowed && id.contains(char::is_whitespace)) {
             continue;
         }
         let merged = match run.tests.get(id) {
@@ -343,5 +355,17 @@ mod tests {
         assert_eq!(made_up.tests.len(), 2);
         assert_eq!(made_up.tests["a"], TestStatus::Failed, "the worst of repeats");
         assert_eq!(made_up.tests["b"], TestStatus::Xpass);
+        // After the helper's results line its ids may hold spaces; before it nothing
+        // counts then.
+        let tcl = parse_automake_log(
+            "FAIL: a thing the build printed\nPASS: early\nswe-harvest results:\nFAIL: GETRANGE against string value\nPASS: SET and GET\n",
+        );
+        assert_eq!(
+            tcl.tests.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("GETRANGE against string value".to_string(), TestStatus::Failed),
+                ("SET and GET".to_string(), TestStatus::Passed)
+            ]
+        );
     }
 }

@@ -12,6 +12,8 @@
 #       or a harness in a folder above a touched file, else the target given; each
 #       gives the `RESULT: ID` lines its own harness prints, else its exit code as one
 #       result (`make-TARGET`).
+#       A Tcl harness (`./runtest` running `tests/test_helper.tcl`, Redis's) runs the
+#       touched units alone instead (`--single unit/x`), its test names the ids.
 #   ctest ARGS   the build tree is rebuilt (`cmake --build`: only the targets whose
 #       sources hold a touched file, by CMake's file API, when there are any), then the
 #       tests that run an executable compiled from a touched file, else the tests whose
@@ -180,8 +182,60 @@ run_make_targets() {
     return "$code"
 }
 
+# The units of a Tcl test harness that the touched files are (Redis's and Valkey's:
+# `./runtest` runs `tests/test_helper.tcl`, whose `--single unit/type/string` runs
+# `tests/unit/type/string.tcl`), one per line; none without that harness. The
+# harness's own helpers and the units other runners run (`tests/unit/moduleapi/`:
+# `./runtest-moduleapi`) are no units of it.
+tcl_units() {
+    local file
+    [ -f runtest ] && [ -f tests/test_helper.tcl ] && grep -q 'test_helper\.tcl' runtest || return 0
+    for file in "${files[@]}"; do
+        case "$file" in
+            tests/unit/moduleapi/*) ;;
+            tests/unit/*.tcl | tests/integration/*.tcl) [ -f "$file" ] && printf '%s\n' "${file#tests/}" | sed 's/\.tcl$//' ;;
+        esac
+    done
+}
+
+# Runs the Tcl harness's units $@ after building what they test (the default target);
+# each test's line is a result (`[ok]: NAME (1 ms)`, `[err]: NAME in FILE`,
+# `[skip]: NAME`, `[ignore]: NAME`), printed as `RESULT: NAME` after the line
+# `swe-harvest results:`, the worst of repeats. An `[exception]` (a server crash)
+# stops the harness: the unit's tests after it have no result.
+run_tcl_units() {
+    local unit args=() code output=/tmp/swe-harvest-tcl.log
+    echo "swe-harvest: Tcl harness units of the touched files: $*"
+    make -j"$jobs" </dev/null >/tmp/swe-harvest-build.log 2>&1 || {
+        echo "swe-harvest: the build failed; its last lines:"
+        tail -n 40 /tmp/swe-harvest-build.log
+    }
+    for unit in "$@"; do args+=(--single "$unit"); done
+    local runner=./runtest
+    [ -x runtest ] || runner="sh runtest"
+    TERM=dumb $runner "${args[@]}" </dev/null 2>&1 | tee "$output"
+    code=${PIPESTATUS[0]}
+    echo "swe-harvest results:"
+    sed 's/\x1b\[[0-9;]*m//g' "$output" | awk '
+        /^\[(ok|err|skip|ignore)\]: / {
+            word = substr($1, 2, length($1) - 3); name = substr($0, length($1) + 2)
+            if (word == "ok") sub(/ \([0-9]+ m?s\)$/, "", name)
+            if (word == "err") sub(/ in [^ ]+$/, "", name)
+            r = word == "ok" ? "PASS" : word == "err" ? "FAIL" : "SKIP"
+            if (!(name in worst) || r == "FAIL") worst[name] = r
+        }
+        END { for (name in worst) print worst[name] ": " name }' | sort -k2
+    return "$code"
+}
+
 run_make() {
-    local target="${command[1]:-check}" tests selected=() code
+    local target="${command[1]:-check}" tests selected=() code units
+    units=$(tcl_units)
+    if [ -n "$units" ]; then
+        mapfile -t selected <<<"$units"
+        run_tcl_units "${selected[@]}"
+        return
+    fi
     if [ -f Makefile ] && grep -q '^check-am:' Makefile; then
         find . -name '*.trs' -delete 2>/dev/null
         # A patch changed the build's sources (a test added to Makefile.am's TESTS): take
