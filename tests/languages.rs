@@ -375,6 +375,51 @@ fn a_workspace_package_with_its_own_jest_config_runs_its_tests_from_its_folder()
     assert!(workspace.containers().is_empty());
 }
 
+/// A project whose tests import what its build makes (immutable-js's `dist/`): the
+/// test script builds first (`npm run build && mocha`), and `dist/` is never in the
+/// repository. Each run builds from the patched sources, so the regression test is
+/// FAIL_TO_PASS; without the build no test loaded, before or after.
+#[test]
+fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
+  "scripts": {"build": "node build.js", "lint": "echo lint", "test": "npm run lint && npm run build && mocha --exit"},
+  "devDependencies": {"mocha": "^10.2.0"}}
+"#;
+    let build = "const fs = require('fs');\nfs.mkdirSync('dist', { recursive: true });\n\
+                 fs.copyFileSync('lib/calc.js', 'dist/calc.js');\n";
+    let tests = |extra: &str| {
+        format!(
+            "const assert = require('assert');\nconst {{ add }} = require('../dist/calc');\n\
+             describe('add', () => {{\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n{extra}}});\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        (".gitignore", "dist/\n"),
+        ("build.js", build),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix = Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test(
+        "test/calc.test.js",
+        &tests("  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n"),
+    );
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > adds a negative number"]));
+    assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds small numbers"]));
+    assert_eq!(
+        environment_of(&workspace, task.image.as_deref().unwrap()).test_command,
+        "npm run build && mocha --exit"
+    );
+    let log = workspace.run_log("acme__calc-1");
+    assert_eq!(log.matches("swe-harvest: before the tests: npm run build").count(), 2, "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// Validates the Mocha project's task with the project dated `date` and made of `files`,
 /// checks its label, and returns the environment it was labelled in.
 fn labelled_mocha_environment(

@@ -162,6 +162,21 @@ if [ "${#files[@]}" -eq 0 ]; then
     echo "swe-harvest: none of the touched test files exists"
     exit 0
 fi
+# Steps before the runner (`npm run build && jest`: the test script builds what the
+# tests import, from the patched sources), run in order; one that fails is said.
+last=-1
+for index in "${!command[@]}"; do [ "${command[$index]}" = "&&" ] && last=$index; done
+if [ "$last" -ge 0 ]; then
+    step=()
+    for word in "${command[@]:0:last}" "&&"; do
+        if [ "$word" != "&&" ]; then step+=("$word"); continue; fi
+        [ "${#step[@]}" -eq 0 ] && continue
+        echo "swe-harvest: before the tests: ${step[*]}"
+        "${step[@]}" || echo "swe-harvest: ${step[*]} failed (exit $?)"
+        step=()
+    done
+    command=("${command[@]:last+1}")
+fi
 echo "swe-harvest: $runner of ${files[*]}"
 case "$report" in /*) ;; *) report="$PWD/$report" ;; esac
 # The folder whose config of the runner serves FILE: the nearest one from the file's
@@ -357,6 +372,32 @@ mod tests {
         assert!(mocha.contains("# swe-harvest file: t/b.js\nX=1 mocha --exit --reporter"), "{mocha}");
         let none = helper_run("jest", &[], &["gone.test.js"]);
         assert!(none.contains("none of the touched test files exists"), "{none}");
+    }
+
+    /// A test command with build steps (`npm run build && jest`) runs them first, then
+    /// the runner alone; a step that fails is said and the tests still run.
+    #[test]
+    fn the_helper_runs_the_steps_before_the_runner_first() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(dir.path().join("a.test.js"), "").unwrap();
+        let helper = dir.path().join("helper.sh");
+        fs_err::write(
+            &helper,
+            NODE_TEST_HELPER_SCRIPT.replace("env \"${command[@]}\"", "echo RUNNER \"${command[@]}\""),
+        )
+        .unwrap();
+        let output = std::process::Command::new("bash")
+            .arg(&helper)
+            .args(["jest", "report.json", "touch", "built", "&&", "false", "&&", "jest", "--", "a.test.js"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(dir.path().join("built").exists(), "{stdout}");
+        assert!(stdout.contains("swe-harvest: before the tests: touch built\n"), "{stdout}");
+        assert!(stdout.contains("swe-harvest: false failed (exit 1)"), "{stdout}");
+        assert!(stdout.contains("RUNNER jest --ci"), "{stdout}");
+        assert!(!stdout.contains("RUNNER touch"), "{stdout}");
     }
 
     /// A workspace package with its own Jest or Vitest config runs its files from its

@@ -459,11 +459,45 @@ fn command_of_segment(words: &[&str]) -> Option<String> {
     Some(command.join(" "))
 }
 
+/// The script names that `npm-run-all` / `run-s` runs one after the other
+/// (`run-s format lint build unit-test`; `build:*` is every script of that prefix);
+/// `None` for any other command. Parallel runs (`run-p`, `--parallel`) are not read.
+fn run_all_names(words: &[&str], scripts: &serde_json::Map<String, Value>) -> Option<Vec<String>> {
+    let (tool, rest) = words.split_first()?;
+    let tool = tool.rsplit('/').next().unwrap_or(tool);
+    if !(tool == "run-s" || tool == "npm-run-all" && !rest.iter().any(|w| matches!(*w, "-p" | "--parallel"))) {
+        return None;
+    }
+    let mut names = Vec::new();
+    for word in rest.iter().filter(|word| !word.starts_with('-')) {
+        match word.strip_suffix('*') {
+            Some(prefix) => names.extend(scripts.keys().filter(|name| name.starts_with(prefix)).cloned()),
+            None => names.push(word.to_string()),
+        }
+    }
+    Some(names)
+}
+
+/// Whether a script the test script runs before its runner builds what the tests
+/// import (`build`, `build:dist`), rather than checking (`lint`, `format`).
+fn is_build_script(name: &str) -> bool {
+    name == "build" || name.starts_with("build:") || name == "pretest"
+}
+
 /// The test command from the package's scripts: the first of `test`, then the other
-/// `test*` scripts, that leads (through other scripts) to a runner.
+/// `test*` scripts, that leads (through other scripts, `npm run X`, `yarn X`,
+/// `run-s X Y`) to a runner; preceded by `npm run NAME && ` for each build script
+/// that leads there first (immutable-js's `run-s format lint type-check build
+/// unit-test`: its tests import `dist/`, which `build` makes from the patched
+/// sources), so that each run builds before it tests (decision, 2026-11-28).
 pub fn test_command(package: &Value) -> Option<String> {
     let scripts = package.get("scripts")?.as_object()?;
-    fn follow(scripts: &serde_json::Map<String, Value>, name: &str, depth: u32) -> Option<String> {
+    fn follow(
+        scripts: &serde_json::Map<String, Value>,
+        name: &str,
+        depth: u32,
+        builds: &mut Vec<String>,
+    ) -> Option<String> {
         if depth > 5 {
             return None;
         }
@@ -478,9 +512,19 @@ pub fn test_command(package: &Value) -> Option<String> {
             if let Some(command) = command_of_segment(&words) {
                 return Some(command);
             }
-            if let Some(reference) = script_reference(&words) {
-                if let Some(command) = follow(scripts, &reference, depth + 1) {
+            let references = match script_reference(&words) {
+                Some(reference) => vec![reference],
+                None => run_all_names(&words, scripts).unwrap_or_default(),
+            };
+            for reference in references {
+                let before = builds.len();
+                if let Some(command) = follow(scripts, &reference, depth + 1, builds) {
                     return Some(command);
+                }
+                // A build script runs whole: not the builds inside it too.
+                builds.truncate(before);
+                if is_build_script(&reference) && scripts.contains_key(&reference) {
+                    builds.push(reference);
                 }
             }
         }
@@ -488,7 +532,19 @@ pub fn test_command(package: &Value) -> Option<String> {
     }
     let mut names: Vec<&String> = scripts.keys().filter(|name| name.starts_with("test") && *name != "test").collect();
     names.sort();
-    std::iter::once("test").chain(names.iter().map(|name| name.as_str())).find_map(|name| follow(scripts, name, 0))
+    std::iter::once("test").chain(names.iter().map(|name| name.as_str())).find_map(|name| {
+        let mut builds = Vec::new();
+        let command = follow(scripts, name, 0, &mut builds)?;
+        if name == "test" && scripts.contains_key("pretest") && !builds.iter().any(|build| build == "pretest") {
+            // npm runs `pretest` before `test`.
+            let mut before = Vec::new();
+            if follow(scripts, "pretest", 1, &mut before).is_none() && !before.is_empty() {
+                builds.splice(0..0, before);
+            }
+        }
+        builds.dedup();
+        Some(builds.iter().map(|build| format!("npm run {build} && ")).chain(std::iter::once(command)).collect())
+    })
 }
 
 /// The runner among the dependencies, for a project without a test script.
@@ -625,6 +681,19 @@ mod tests {
         let node = package(r#"{"scripts": {"test": "node --test test/"}}"#);
         assert_eq!(test_command(&node).as_deref(), Some("node --test"));
         assert_eq!(test_command(&package(r#"{"scripts": {"test": "echo no tests"}}"#)), None);
+        // immutable-js: the tests import `dist/`, which `build` makes; checks are left out.
+        let immutable = package(
+            r#"{"scripts": {"test": "run-s format lint type-check build unit-test", "format": "prettier --write .",
+                "lint": "run-s lint:*", "lint:js": "eslint src", "type-check": "tsc", "build": "run-s build:*",
+                "build:dist": "rollup -c", "build:copy": "cpy a dist", "unit-test": "jest"}}"#,
+        );
+        assert_eq!(test_command(&immutable).as_deref(), Some("npm run build && jest"));
+        let pretest = package(
+            r#"{"scripts": {"pretest": "npm run build:lib", "build:lib": "tsc -p .", "test": "npm run lint && mocha"}}"#,
+        );
+        assert_eq!(test_command(&pretest).as_deref(), Some("npm run build:lib && mocha"));
+        let parallel = package(r#"{"scripts": {"test": "run-p build unit", "build": "tsc", "unit": "ava"}}"#);
+        assert_eq!(test_command(&parallel), None, "run-p is not followed");
         assert_eq!(Runner::of_command("NODE_ENV=test mocha --exit"), Runner::Mocha);
         assert_eq!(Runner::of_command("node --test"), Runner::NodeTest);
     }

@@ -107,7 +107,8 @@ impl Ecosystem for NodeTest {
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
         let runner = infer::Runner::of_command(test_command);
-        format!("bash {} {} {report} {test_command} -- {files}", image::NODE_TEST_HELPER, runner.as_str())
+        let command = helper_words(test_command);
+        format!("bash {} {} {report} {command} -- {files}", image::NODE_TEST_HELPER, runner.as_str())
     }
 
     /// Jest/Vitest JSON when it has tests, else our Mocha reporter's lines.
@@ -138,6 +139,7 @@ impl Ecosystem for NodeTest {
     /// `[FAILED] id` line per test from its report.
     fn harness_test_command(&self, test_command: &str) -> String {
         let runner = infer::Runner::of_command(test_command);
+        let test_command = helper_words(test_command);
         format!(
             "bash {} --print {} {} {test_command} --",
             image::NODE_TEST_HELPER,
@@ -187,6 +189,12 @@ impl Ecosystem for NodeTest {
             _ => Vec::new(),
         }
     }
+}
+
+/// The test command as the helper's words in a shell line: its `&&` (between build
+/// steps and the runner) quoted, so that the helper, not the shell, runs the steps.
+fn helper_words(test_command: &str) -> String {
+    test_command.split(' ').map(|word| if word == "&&" { "'&&'" } else { word }).collect::<Vec<_>>().join(" ")
 }
 
 /// A path inside a workspace package's folder (`packages/app/src/a.test.ts` ->
@@ -288,5 +296,8 @@ mod tests {
     fn the_invocation_names_the_runner_of_the_command() {
         let line = NodeTest.test_invocation("NODE_ENV=test mocha --exit", "/out/pre.xml", "test/a.js");
         assert_eq!(line, "bash /tmp/swe-harvest-node-test mocha /out/pre.xml NODE_ENV=test mocha --exit -- test/a.js");
+        let line = NodeTest.test_invocation("npm run build && jest", "/out/pre.json", "a.test.js");
+        assert_eq!(line, "bash /tmp/swe-harvest-node-test jest /out/pre.json npm run build '&&' jest -- a.test.js");
+        assert!(NodeTest.harness_test_command("npm run build && jest").contains(" npm run build '&&' jest --"));
     }
 }
