@@ -169,7 +169,8 @@ impl Ecosystem for NodeTest {
 
     /// Multi-SWE-bench's forms of `file > describe > title`: `title` (its Mocha
     /// parsers), `describe title` (Mocha's full title, the describe blocks' titles and
-    /// the test's joined by spaces: expressjs/express's rows, 2026-11-27), `file:title`
+    /// the test's joined by spaces: expressjs/express's rows, 2026-11-27; or by ` > `:
+    /// SWE-bench Multilingual's immutable-js rows, 2026-11-28), `file:title`
     /// and `file` (its Jest parsers, which also count a file that passes as a test).
     /// A file of a workspace package (`packages/NAME/...`) is also named from the
     /// package's folder, where its tests run (Kong/insomnia's rows, 2026-11-28).
@@ -180,6 +181,7 @@ impl Ecosystem for NodeTest {
                 let mut forms = vec![title.to_string()];
                 if !rest.is_empty() {
                     forms.push(parts[1..].join(" "));
+                    forms.push(parts[1..].join(results::SEPARATOR));
                 }
                 for file in std::iter::once(*file).chain(in_workspace_package(file)) {
                     forms.extend([format!("{file}:{title}"), file.to_string()]);
@@ -276,6 +278,7 @@ mod tests {
             vec![
                 "should handle throws",
                 "Route errors should handle throws",
+                "Route > errors > should handle throws",
                 "test/Route.js:should handle throws",
                 "test/Route.js"
             ]
