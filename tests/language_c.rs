@@ -410,13 +410,17 @@ fn tcl_harness_project() -> Project {
     const RUNTEST: &str = "#!/bin/sh\nTCLSH=\"\"\nfor VERSION in 8.5 8.6 8.7; do\n\
         \x20 TCL=`which tclsh$VERSION 2>/dev/null` && TCLSH=$TCL\ndone\n\
         if [ -z $TCLSH ]; then echo \"You need tcl 8.5 or newer\"; exit 1; fi\n$TCLSH tests/test_helper.tcl \"${@}\"\n";
-    const HELPER: &str = "set units {}\nset failed 0\n\
+    // As Redis's: a test that raises stops the run (`[exception]`) unless `--durable`.
+    const HELPER: &str = "set units {}\nset failed 0\nset durable 0\n\
         for {set i 0} {$i < [llength $argv]} {incr i} {\n\
-        \x20 if {[lindex $argv $i] eq \"--single\"} { incr i; lappend units [lindex $argv $i] }\n}\n\
+        \x20 if {[lindex $argv $i] eq \"--single\"} { incr i; lappend units [lindex $argv $i] }\n\
+        \x20 if {[lindex $argv $i] eq \"--durable\"} { set durable 1 }\n}\n\
         if {[llength $units] == 0} { set units {unit/calc unit/other} }\n\
         proc test {name code expected} {\n\
         \x20 set start [clock milliseconds]\n\
-        \x20 if {[catch {uplevel 1 $code} result] || $result ne $expected} {\n\
+        \x20 set raised [catch {uplevel 1 $code} result]\n\
+        \x20 if {$raised && !$::durable} { puts \"\\[exception\\]: Executing test client: $result\"; exit 1 }\n\
+        \x20 if {$raised || $result ne $expected} {\n\
         \x20   puts \"\\[err\\]: $name in $::current\"\n    puts \"Expected '$expected', got '$result'\"\n    incr ::failed\n\
         \x20 } else {\n    puts \"\\[ok\\]: $name ([expr {[clock milliseconds] - $start}] ms)\"\n  }\n}\n\
         foreach unit $units { set ::current tests/$unit.tcl; source $::current }\nexit [expr {$failed > 0}]\n";
@@ -439,7 +443,8 @@ fn tcl_negative_candidate(project: &Project) -> Candidate {
         1,
         &Scenario::new("negative").gold("src/calc.c", fixed).test(
             "tests/unit/calc.tcl",
-            "test {adds small numbers} { exec src/calc 1 2 } 3\ntest {adds a negative number} { exec src/calc 2 -1 } 1\n",
+            "test {adds a negative number} { set r [exec src/calc 2 -1]; if {$r != 1} { error \"got $r\" }; set r } 1\n\
+             test {adds small numbers} { exec src/calc 1 2 } 3\n",
         ),
     )
 }
@@ -447,6 +452,8 @@ fn tcl_negative_candidate(project: &Project) -> Candidate {
 /// Redis's and Valkey's shape (Tcl harness behind a delegating Makefile): inference
 /// finds the test target in `src/` and installs Tcl; the touched unit runs alone
 /// (`--single unit/calc`), and the harness's test names, spaces and all, are the ids.
+/// The new test raises before the fix (redis-13115's shape): with `--durable` the
+/// harness reports it and goes on, so the test after it keeps its result.
 #[test]
 fn a_tcl_harness_behind_a_delegating_makefile_runs_the_touched_units_by_test_name() {
     let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };

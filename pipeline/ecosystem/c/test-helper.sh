@@ -201,8 +201,9 @@ tcl_units() {
 # Runs the Tcl harness's units $@ after building what they test (the default target);
 # each test's line is a result (`[ok]: NAME (1 ms)`, `[err]: NAME in FILE`,
 # `[skip]: NAME`, `[ignore]: NAME`), printed as `RESULT: NAME` after the line
-# `swe-harvest results:`, the worst of repeats. An `[exception]` (a server crash)
-# stops the harness: the unit's tests after it have no result.
+# `swe-harvest results:`, the worst of repeats. With `--durable` (when the harness
+# has it) a test that raises is an `[err]`; without it, or on a server crash, an
+# `[exception]` stops the harness and the unit's tests after it have no result.
 run_tcl_units() {
     local unit args=() code output=/tmp/swe-harvest-tcl.log
     echo "swe-harvest: Tcl harness units of the touched files: $*"
@@ -211,6 +212,10 @@ run_tcl_units() {
         tail -n 40 /tmp/swe-harvest-build.log
     }
     for unit in "$@"; do args+=(--single "$unit"); done
+    # A test that raises (a command's error before the fix) stops the whole harness,
+    # leaving the unit's other tests without a result; `--durable` reports it as
+    # `[err]` and goes on (redis-13115, 2026-11-28).
+    grep -q -- '--durable' tests/test_helper.tcl && args+=(--durable)
     local runner=./runtest
     [ -x runtest ] || runner="sh runtest"
     TERM=dumb $runner "${args[@]}" </dev/null 2>&1 | tee "$output"
