@@ -59,9 +59,13 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         network_env.push(format!("GIT_SSL_CAINFO={CA_PATH}"));
     }
     // Another registry than npm's: npm and pnpm, Yarn 1, Yarn 2 and later read it.
+    // Yarn is always told (decision, 2026-11-28): its own default is a host of its
+    // own for the same packages, which builds do not reach (babel-15649's Yarn 3
+    // install was refused there), and the configured npm registry serves them.
     let registry = &settings.registries.npm_registry;
-    if registry != crate::config::Registries::NPM {
-        for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
+    let yarn = spec.install.iter().any(|step| step.contains("yarn install"));
+    for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
+        if registry != crate::config::Registries::NPM || (yarn && name.starts_with("YARN")) {
             network_env.push(format!("{name}={}", shell_quote(registry)));
         }
     }
@@ -345,6 +349,19 @@ mod tests {
             .output()
             .unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Yarn's default registry is a host of its own: a Yarn install is told npm's.
+    #[test]
+    fn a_yarn_install_is_told_the_npm_registry_even_by_default() {
+        let request = fixtures::request_for("node", "node18", &["yarn install --immutable"], "jest");
+        let text = environment_dockerfile(&request, "swe-harvest/base:node18", &settings(None));
+        let install = fixtures::step_line(&text, "yarn install", &["REGISTRY"]);
+        let npm = crate::config::Registries::NPM;
+        for name in ["YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
+            assert!(install.contains(&format!("{name}={}", shell_quote(npm))), "{install}");
+        }
+        assert!(!install.contains("npm_config_registry"), "npm's own default stays unnamed: {install}");
     }
 
     #[test]

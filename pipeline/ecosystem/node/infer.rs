@@ -350,14 +350,19 @@ pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<Strin
         }
         PackageManager::Yarn { version } => {
             let major = major_of(version).unwrap_or(1);
-            let (tool, install) = if major >= 2 {
-                (format!("@yarnpkg/cli-dist@{version}"), "yarn install --immutable")
+            // Yarn 2 and later have no `--ignore-scripts`; their setting `enableScripts`
+            // is read from the environment (babel-15649's retry failed with "Unsupported
+            // option name").
+            let (tool, install, without_scripts) = if major >= 2 {
+                let install = "yarn install --immutable";
+                (format!("@yarnpkg/cli-dist@{version}"), install, format!("YARN_ENABLE_SCRIPTS=0 {install}"))
             } else {
-                (format!("yarn@{version}"), "yarn install --frozen-lockfile --non-interactive --ignore-engines")
+                let install = "yarn install --frozen-lockfile --non-interactive --ignore-engines";
+                (format!("yarn@{version}"), install, format!("{install} --ignore-scripts"))
             };
             vec![
                 format!("npm install --global --prefix /home/harvest/.local --no-audit --no-fund {tool}"),
-                format!("{install} || {install} --ignore-scripts"),
+                format!("{install} || {without_scripts}"),
             ]
         }
         PackageManager::Pnpm { version } => vec![
@@ -732,6 +737,9 @@ mod tests {
         let berry = package(r#"{"packageManager": "yarn@3.6.1+sha224.abc"}"#);
         let yarn = install(package_manager(&berry, &files(&["yarn.lock"]), &[]));
         assert!(yarn.contains("@yarnpkg/cli-dist@3.6.1") && yarn.contains("yarn install --immutable"), "{yarn}");
+        // Yarn 2 and later refuse `--ignore-scripts`: their retry turns scripts off by setting.
+        assert!(yarn.ends_with("|| YARN_ENABLE_SCRIPTS=0 yarn install --immutable"), "{yarn}");
+        assert!(!yarn.contains("--ignore-scripts"), "{yarn}");
         let classic = install(package_manager(&plain, &files(&["yarn.lock"]), &[]));
         assert!(classic.contains("--no-fund yarn@1\n") && classic.contains("--frozen-lockfile"), "{classic}");
         let mut pnpm_files = files(&["pnpm-lock.yaml"]);
