@@ -62,12 +62,21 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     // Yarn is always told (decision, 2026-11-28): its own default is a host of its
     // own for the same packages, which builds do not reach (babel-15649's Yarn 3
     // install was refused there), and the configured npm registry serves them.
+    // Yarn 2 and later refuse Yarn 1's `YARN_REGISTRY` ("Unrecognized or legacy
+    // configuration settings found: registry"): each Yarn gets its own variable.
     let registry = &settings.registries.npm_registry;
-    let yarn = spec.install.iter().any(|step| step.contains("yarn install"));
-    for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
-        if registry != crate::config::Registries::NPM || (yarn && name.starts_with("YARN")) {
-            network_env.push(format!("{name}={}", shell_quote(registry)));
-        }
+    let yarn_install = spec.install.iter().find(|step| step.contains("yarn install"));
+    let mut names = Vec::new();
+    if registry != crate::config::Registries::NPM {
+        names.push("npm_config_registry");
+    }
+    match yarn_install {
+        Some(step) if step.contains("--immutable") => names.push("YARN_NPM_REGISTRY_SERVER"),
+        Some(_) => names.push("YARN_REGISTRY"),
+        None => {}
+    }
+    for name in names {
+        network_env.push(format!("{name}={}", shell_quote(registry)));
     }
     // The build proxy (set only in builds, see `sandbox::egress`): npm and pnpm read
     // `HTTPS_PROXY`; Yarn 1 reads npm's settings from the environment, Yarn 2 its own.
@@ -351,17 +360,22 @@ mod tests {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    /// Yarn's default registry is a host of its own: a Yarn install is told npm's.
+    /// Yarn's default registry is a host of its own: a Yarn install is told npm's, in
+    /// the variable of its major (Yarn 2+ refuses Yarn 1's).
     #[test]
     fn a_yarn_install_is_told_the_npm_registry_even_by_default() {
-        let request = fixtures::request_for("node", "node18", &["yarn install --immutable"], "jest");
-        let text = environment_dockerfile(&request, "swe-harvest/base:node18", &settings(None));
-        let install = fixtures::step_line(&text, "yarn install", &["REGISTRY"]);
-        let npm = crate::config::Registries::NPM;
-        for name in ["YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
-            assert!(install.contains(&format!("{name}={}", shell_quote(npm))), "{install}");
+        let npm = shell_quote(crate::config::Registries::NPM);
+        for (step, wanted, refused) in [
+            ("yarn install --immutable", "YARN_NPM_REGISTRY_SERVER", "YARN_REGISTRY"),
+            ("yarn install --frozen-lockfile", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"),
+        ] {
+            let request = fixtures::request_for("node", "node18", &[step], "jest");
+            let text = environment_dockerfile(&request, "swe-harvest/base:node18", &settings(None));
+            let install = fixtures::step_line(&text, "yarn install", &["REGISTRY"]);
+            assert!(install.contains(&format!("{wanted}={npm}")), "{install}");
+            assert!(!install.contains(&format!("{refused}=")), "{install}");
+            assert!(!install.contains("npm_config_registry"), "npm's own default stays unnamed: {install}");
         }
-        assert!(!install.contains("npm_config_registry"), "npm's own default stays unnamed: {install}");
     }
 
     #[test]
@@ -371,9 +385,7 @@ mod tests {
         let mirrored = fixtures::mirrored(|registries| registries.npm_registry = "https://npm.example.com/".into());
         let text = dockerfile(&mirrored);
         let install = fixtures::step_line(&text, "npm ci", &["registry", "REGISTRY"]);
-        for name in ["npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"] {
-            assert!(install.contains(&format!("{name}=https://npm.example.com/")), "{install}");
-        }
+        assert!(install.contains("npm_config_registry=https://npm.example.com/"), "{install}");
     }
 
     #[test]
