@@ -25,7 +25,7 @@ use crate::ecosystem::dockerfile::Dockerfile;
 use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
-use super::infer::INSTALL_ENV;
+use super::infer::{INSTALL_ENV, YARN_BERRY_INSTALL, YARN_CLASSIC_INSTALL};
 
 /// Where every container script writes the helper, the Mocha reporter and the
 /// harness's printer.
@@ -58,24 +58,19 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
         network_env.push(format!("npm_config_cafile={CA_PATH}"));
         network_env.push(format!("GIT_SSL_CAINFO={CA_PATH}"));
     }
-    // Another registry than npm's: npm and pnpm, Yarn 1, Yarn 2 and later read it.
-    // Yarn is always told (decision, 2026-11-28): its own default is a host of its
-    // own for the same packages, which builds do not reach (babel-15649's Yarn 3
-    // install was refused there), and the configured npm registry serves them.
-    // Yarn 2 and later refuse Yarn 1's `YARN_REGISTRY` ("Unrecognized or legacy
-    // configuration settings found: registry"): each Yarn gets its own variable.
+    // npm and pnpm are told another registry than npm's. Yarn is always told
+    // (decision, 2026-11-28): its default is a host of its own, which builds do not
+    // reach (babel-15649's Yarn 3 install was refused there); each Yarn in its own
+    // variable, as Yarn 2+ refuses Yarn 1's `YARN_REGISTRY` as a legacy setting.
     let registry = &settings.registries.npm_registry;
-    let yarn_install = spec.install.iter().find(|step| step.contains("yarn install"));
-    let mut names = Vec::new();
-    if registry != crate::config::Registries::NPM {
-        names.push("npm_config_registry");
-    }
-    match yarn_install {
-        Some(step) if step.contains("--immutable") => names.push("YARN_NPM_REGISTRY_SERVER"),
-        Some(_) => names.push("YARN_REGISTRY"),
-        None => {}
-    }
-    for name in names {
+    let installs = |command: &str| spec.install.iter().any(|step| step.contains(command));
+    let berry = installs(YARN_BERRY_INSTALL);
+    let names = [
+        ("npm_config_registry", registry != crate::config::Registries::NPM),
+        ("YARN_REGISTRY", installs("yarn install") && !berry),
+        ("YARN_NPM_REGISTRY_SERVER", berry),
+    ];
+    for (name, _) in names.iter().filter(|(_, told)| *told) {
         network_env.push(format!("{name}={}", shell_quote(registry)));
     }
     // The build proxy (set only in builds, see `sandbox::egress`): npm and pnpm read
@@ -366,8 +361,8 @@ mod tests {
     fn a_yarn_install_is_told_the_npm_registry_even_by_default() {
         let npm = shell_quote(crate::config::Registries::NPM);
         for (step, wanted, refused) in [
-            ("yarn install --immutable", "YARN_NPM_REGISTRY_SERVER", "YARN_REGISTRY"),
-            ("yarn install --frozen-lockfile", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"),
+            (YARN_BERRY_INSTALL, "YARN_NPM_REGISTRY_SERVER", "YARN_REGISTRY"),
+            (YARN_CLASSIC_INSTALL, "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"),
         ] {
             let request = fixtures::request_for("node", "node18", &[step], "jest");
             let text = environment_dockerfile(&request, "swe-harvest/base:node18", &settings(None));

@@ -326,6 +326,11 @@ pub const NPM_VERSION: &str = "10.9.2";
 /// conflict (`ERESOLVE`); npm 6 and older installed it with a warning.
 const NPM_7_RELEASED: &str = "2020-10-13T00:00:00Z";
 
+/// Yarn 1's install, and that of Yarn 2 and later: the image tells each the registry
+/// in its own variable.
+pub const YARN_CLASSIC_INSTALL: &str = "yarn install --frozen-lockfile --non-interactive --ignore-engines";
+pub const YARN_BERRY_INSTALL: &str = "yarn install --immutable";
+
 /// The install steps for a package manager, as of `date` where there is no lockfile.
 /// A task dated before npm 7 installs with `--legacy-peer-deps`, as its npm did
 /// (dayjs of 2019: `rollup-plugin-babel` asks for a newer `rollup` than the project
@@ -354,10 +359,10 @@ pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<Strin
             // is read from the environment (babel-15649's retry failed with "Unsupported
             // option name").
             let (tool, install, without_scripts) = if major >= 2 {
-                let install = "yarn install --immutable";
+                let install = YARN_BERRY_INSTALL;
                 (format!("@yarnpkg/cli-dist@{version}"), install, format!("YARN_ENABLE_SCRIPTS=0 {install}"))
             } else {
-                let install = "yarn install --frozen-lockfile --non-interactive --ignore-engines";
+                let install = YARN_CLASSIC_INSTALL;
                 (format!("yarn@{version}"), install, format!("{install} --ignore-scripts"))
             };
             vec![
