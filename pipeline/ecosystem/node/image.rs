@@ -25,7 +25,7 @@ use crate::ecosystem::dockerfile::Dockerfile;
 use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
-use super::infer::{INSTALL_ENV, YARN_BERRY_INSTALL, YARN_CLASSIC_INSTALL};
+use super::infer::{INSTALL_ENV, YARN_BERRY_INSTALL};
 
 /// Where every container script writes the helper, the Mocha reporter and the
 /// harness's printer.
@@ -312,6 +312,7 @@ pub fn harness_setup(_version: &str) -> Vec<String> {
 mod tests {
 
     use super::*;
+    use crate::ecosystem::node::infer::YARN_CLASSIC_INSTALL;
     use crate::sandbox::images::fixtures::{self, settings};
 
     /// The Dockerfile of the tests' one request, built with `settings`.
