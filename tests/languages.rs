@@ -420,6 +420,52 @@ fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A project whose tests run in a browser through Karma (preact's shape): the image
+/// holds Debian's Chromium, Karma runs headless with our config in place of the
+/// project's, narrowed to the touched test file (the other file's tests are not run),
+/// and each test is named by its titles (a browser knows no file). Before Karma was
+/// known, Mocha ran the file in Node, where `window` does not exist.
+#[test]
+fn a_karma_project_runs_its_touched_tests_in_headless_chromium() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
+  "scripts": {"test": "karma start karma.conf.js --single-run"},
+  "devDependencies": {"karma": "^6.4.3", "karma-mocha": "^2.0.1", "karma-chrome-launcher": "^3.2.0", "mocha": "^10.2.0"}}
+"#;
+    let config = "module.exports = function (config) {\n  config.set({ frameworks: ['mocha'], browsers: ['Chrome'],\n    \
+                  files: ['lib/calc.js', 'test/setup.js', 'test/**/*.test.js'] });\n};\n";
+    let check =
+        "function check(actual, expected) { if (actual !== expected) throw new Error(actual + ' != ' + expected); }\n";
+    let tests = |extra: &str| {
+        format!(
+            "describe('add', function () {{\n  it('adds small numbers', function () {{ check(window.add(1, 2), 3); }});\n{extra}}});\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        ("karma.conf.js", config),
+        ("lib/calc.js", "window.add = function (a, b) { return b < 0 ? a : a + b; };\n"),
+        ("test/setup.js", check),
+        ("test/calc.test.js", &tests("")),
+        ("test/other.test.js", "describe('other', function () { it('is not run', function () {}); });\n"),
+    ]);
+    let fix = Scenario::new("negative").gold("lib/calc.js", "window.add = function (a, b) { return a + b; };\n").test(
+        "test/calc.test.js",
+        &tests("  it('adds a negative number', function () { check(window.add(1, -1), 0); });\n"),
+    );
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["add > adds a negative number"]));
+    assert_eq!(task.pass_to_pass, names(&["add > adds small numbers"]));
+    let environment = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(environment.system_packages, vec!["chromium".to_string()]);
+    let log = workspace.run_log("acme__calc-1");
+    assert!(log.contains("swe-harvest: Karma narrowed to 1 touched test file(s)"), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// Validates the Mocha project's task with the project dated `date` and made of `files`,
 /// checks its label, and returns the environment it was labelled in.
 fn labelled_mocha_environment(

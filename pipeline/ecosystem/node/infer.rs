@@ -39,6 +39,9 @@ crate::spelled::spelled_enum! {
         Vitest => "vitest",
         Ava => "ava",
         Tap => "tap",
+        /// Karma: the tests run in a browser (Chromium, from Debian), every file its
+        /// config lists narrowed to the touched ones.
+        Karma => "karma",
         /// Node's own `node --test`.
         NodeTest => "node-test",
     }
@@ -56,6 +59,7 @@ impl Runner {
             "vitest" => Some(Runner::Vitest),
             "ava" => Some(Runner::Ava),
             "tap" => Some(Runner::Tap),
+            "karma" => Some(Runner::Karma),
             _ => None,
         }
     }
@@ -111,6 +115,7 @@ impl Runner {
             ],
             Runner::Vitest => &["--root", "--dir", "--environment", "--pool", "--project", "--mode", "--segfaultRetry"],
             Runner::Ava | Runner::Tap | Runner::NodeTest => &["--node-arg", "--match", "-m"],
+            Runner::Karma => &["--port", "--log-level", "--format-error"],
         };
         common.contains(&option) || specific.contains(&option)
     }
@@ -138,13 +143,18 @@ impl Runner {
             "--ui",
             "--tap",
         ];
-        let short: &[&str] = match self {
+        let own: &[&str] = match self {
             Runner::Mocha => &["-w", "-R", "-O", "-b", "-p"],
             Runner::Jest => &["-o", "-b"],
+            // The helper's config sets the browser and a single run; `--grep` is a
+            // file glob in preact's config (the helper lists the touched files).
+            Runner::Karma => {
+                &["--browsers", "--single-run", "--no-single-run", "--auto-watch", "--no-auto-watch", "--grep"]
+            }
             _ => &[],
         };
         // Mocha's `--ui` selects the interface (bdd, tdd): it stays.
-        (dropped.contains(&name) && !(self == Runner::Mocha && name == "--ui")) || short.contains(&name)
+        (dropped.contains(&name) && !(self == Runner::Mocha && name == "--ui")) || own.contains(&name)
     }
 
     /// Whether a dropped option's value is the next word.
@@ -152,6 +162,7 @@ impl Runner {
         matches!(option, "--reporter" | "--reporters" | "--reporter-option" | "--reporter-options" | "--outputFile")
             || (self == Runner::Mocha && matches!(option, "-R" | "-O"))
             || (option == "--changedSince")
+            || (self == Runner::Karma && matches!(option, "--browsers" | "--grep"))
     }
 }
 
@@ -452,6 +463,10 @@ fn command_of_segment(words: &[&str]) -> Option<String> {
             continue;
         }
         if !word.starts_with('-') {
+            // Karma's words are its subcommand and its config file.
+            if runner == Runner::Karma {
+                command.push(word.to_string());
+            }
             continue; // a file, directory or glob: the helper gives the touched files
         }
         if runner.drops(word) {
@@ -607,8 +622,16 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     let test_command = test_command(&package)
         .or_else(|| runner_of_dependencies(&package).map(|runner| runner.as_str().to_string()))
         .unwrap_or_else(|| "node --test".to_string());
-    Ok(EnvironmentSpec::inferred(super::NAME, runtime, install_steps(&manager, date), test_command))
+    let mut spec = EnvironmentSpec::inferred(super::NAME, runtime, install_steps(&manager, date), test_command);
+    if Runner::of_command(&spec.test_command) == Runner::Karma {
+        // Karma launches a browser: Debian's Chromium, run headless by the helper.
+        spec.system_packages.push(CHROMIUM_PACKAGE.to_string());
+    }
+    Ok(spec)
 }
+
+/// The Debian package of the browser Karma's tests run in.
+pub const CHROMIUM_PACKAGE: &str = "chromium";
 
 #[cfg(test)]
 mod tests {
@@ -706,6 +729,28 @@ mod tests {
         assert_eq!(test_command(&parallel), None, "run-p is not followed");
         assert_eq!(Runner::of_command("NODE_ENV=test mocha --exit"), Runner::Mocha);
         assert_eq!(Runner::of_command("node --test"), Runner::NodeTest);
+        // preact: `test` runs its runners in parallel (not followed); the first other
+        // test script leads to Karma, whose subcommand and config stay.
+        let karma = package(
+            r#"{"scripts": {"test": "npm-run-all build test:unit", "test:unit": "run-p test:mocha test:karma",
+                "test:karma": "cross-env COVERAGE=true karma start karma.conf.js --single-run --browsers Firefox",
+                "test:karma:hooks": "karma start karma.conf.js --grep=hooks/test/**.js --no-single-run",
+                "test:mocha": "mocha test/node"}}"#,
+        );
+        assert_eq!(test_command(&karma).as_deref(), Some("COVERAGE=true karma start karma.conf.js"));
+        assert_eq!(Runner::of_command("karma start"), Runner::Karma);
+    }
+
+    #[test]
+    fn a_karma_project_gets_debians_chromium_and_others_no_browser() {
+        let project = |scripts: &str| {
+            let files: RepoFiles = [("package.json".to_string(), format!(r#"{{"scripts": {scripts}}}"#))].into();
+            infer(&files, Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(), &runtimes()).unwrap()
+        };
+        let karma = project(r#"{"test": "karma start --single-run"}"#);
+        assert_eq!(karma.system_packages, vec![CHROMIUM_PACKAGE.to_string()]);
+        assert_eq!(karma.test_command, "karma start");
+        assert!(project(r#"{"test": "jest"}"#).system_packages.is_empty());
     }
 
     #[test]

@@ -32,10 +32,12 @@ pub fn relative(path: &str) -> &str {
     }
 }
 
-/// `file > describe > title`; empty titles (Vitest's file-level suite) left out.
+/// `file > describe > title`; empty titles (Vitest's file-level suite) and an empty
+/// file (Karma's: a browser knows no test's file) left out.
 pub fn test_id(file: &str, titles: &[String]) -> String {
     std::iter::once(relative(file))
-        .chain(titles.iter().map(String::as_str).filter(|title| !title.is_empty()))
+        .chain(titles.iter().map(String::as_str))
+        .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(SEPARATOR)
 }
