@@ -509,14 +509,28 @@ fn is_build_script(name: &str) -> bool {
     name == "build" || name.starts_with("build:") || name == "pretest"
 }
 
+/// A segment that runs a build tool itself (`tsc -p .`, `rollup -c`, `vite build`),
+/// as the step the helper runs (`None` for anything else, and for a type check,
+/// `tsc --noEmit`, which builds nothing).
+fn build_tool_step(words: &[&str]) -> Option<String> {
+    const TOOLS: &[&str] = &["tsc", "babel", "rollup", "webpack", "esbuild", "tsup", "microbundle", "swc"];
+    let start = words.iter().position(|word| !is_assignment(word) && *word != "cross-env")?;
+    let tool = words[start].rsplit('/').next().unwrap_or(words[start]);
+    let builds = TOOLS.contains(&tool) || (tool == "vite" && words.get(start + 1) == Some(&"build"));
+    (builds && !words.contains(&"--noEmit")).then(|| words[start..].join(" "))
+}
+
 /// The test command from the package's scripts: the first of `test`, then the other
 /// `test*` scripts, that leads (through other scripts, `npm run X`, `yarn X`,
 /// `run-s X Y`) to a runner; preceded by `npm run NAME && ` for each build script
 /// that leads there first (immutable-js's `run-s format lint type-check build
 /// unit-test`: its tests import `dist/`, which `build` makes from the patched
-/// sources), so that each run builds before it tests (decision, 2026-11-28).
+/// sources), and by a build tool the test script or `pretest` runs itself
+/// (`"pretest": "tsc"`), so that each run builds before it tests (decision,
+/// 2026-11-28).
 pub fn test_command(package: &Value) -> Option<String> {
     let scripts = package.get("scripts")?.as_object()?;
+    /// Follows script `name` to a runner; `builds` gathers the steps before it.
     fn follow(
         scripts: &serde_json::Map<String, Value>,
         name: &str,
@@ -537,6 +551,10 @@ pub fn test_command(package: &Value) -> Option<String> {
             if let Some(command) = command_of_segment(&words) {
                 return Some(command);
             }
+            if let Some(step) = build_tool_step(&words) {
+                builds.push(step);
+                continue;
+            }
             let references = match script_reference(&words) {
                 Some(reference) => vec![reference],
                 None => run_all_names(&words, scripts).unwrap_or_default(),
@@ -546,10 +564,11 @@ pub fn test_command(package: &Value) -> Option<String> {
                 if let Some(command) = follow(scripts, &reference, depth + 1, builds) {
                     return Some(command);
                 }
-                // A build script runs whole: not the builds inside it too.
+                // A build script runs whole: not the builds inside it too (nor those
+                // of a check).
                 builds.truncate(before);
                 if is_build_script(&reference) && scripts.contains_key(&reference) {
-                    builds.push(reference);
+                    builds.push(format!("npm run {reference}"));
                 }
             }
         }
@@ -560,7 +579,7 @@ pub fn test_command(package: &Value) -> Option<String> {
     std::iter::once("test").chain(names.iter().map(|name| name.as_str())).find_map(|name| {
         let mut builds = Vec::new();
         let command = follow(scripts, name, 0, &mut builds)?;
-        if name == "test" && scripts.contains_key("pretest") && !builds.iter().any(|build| build == "pretest") {
+        if name == "test" && scripts.contains_key("pretest") && !builds.iter().any(|build| build == "npm run pretest") {
             // npm runs `pretest` before `test`.
             let mut before = Vec::new();
             if follow(scripts, "pretest", 1, &mut before).is_none() && !before.is_empty() {
@@ -568,7 +587,7 @@ pub fn test_command(package: &Value) -> Option<String> {
             }
         }
         builds.dedup();
-        Some(builds.iter().map(|build| format!("npm run {build} && ")).chain(std::iter::once(command)).collect())
+        Some(builds.iter().map(|build| format!("{build} && ")).chain(std::iter::once(command)).collect())
     })
 }
 
@@ -725,6 +744,12 @@ mod tests {
             r#"{"scripts": {"pretest": "npm run build:lib", "build:lib": "tsc -p .", "test": "npm run lint && mocha"}}"#,
         );
         assert_eq!(test_command(&pretest).as_deref(), Some("npm run build:lib && mocha"));
+        // A build tool the test script or `pretest` runs itself is a step too; a type
+        // check and a check script's tools are not.
+        let direct = package(r#"{"scripts": {"pretest": "eslint . && tsc -p .", "test": "tsc --noEmit && mocha"}}"#);
+        assert_eq!(test_command(&direct).as_deref(), Some("tsc -p . && mocha"));
+        let checked = package(r#"{"scripts": {"test": "npm run lint && jest", "lint": "tsc && eslint ."}}"#);
+        assert_eq!(test_command(&checked).as_deref(), Some("jest"));
         let parallel = package(r#"{"scripts": {"test": "run-p build unit", "build": "tsc", "unit": "ava"}}"#);
         assert_eq!(test_command(&parallel), None, "run-p is not followed");
         assert_eq!(Runner::of_command("NODE_ENV=test mocha --exit"), Runner::Mocha);
