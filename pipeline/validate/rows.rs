@@ -89,10 +89,12 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
             .map(|test| (test.clone(), Value::from(miss_cause(test, outcome, &row.fields))))
             .collect();
         let extra = unpublished(&fail_to_pass, &published, outcome);
+        let listed = published.union(&published_list(&row.fields, "PASS_TO_PASS")).cloned().collect();
         diagnosis["published_fail_to_pass"] = serde_json::json!({
             "same": missed.is_empty() && extra.is_empty(),
             "missed": missed,
             "extra": extra,
+            "extra_in_neither_published_list": unpublished(&fail_to_pass, &listed, outcome),
         });
     }
     object.insert("diagnosis".into(), diagnosis);
@@ -195,6 +197,10 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
     let mut text = String::new();
     let list = published_list;
     let (mut exact, mut total) = (0, 0);
+    // Rows exact but for extra tests that the published row lists in neither list
+    // (its run did not run them, as SWE-bench Multilingual's commands that name
+    // tests do not, or they failed after its fix).
+    let mut exact_but_unlisted = 0;
     // Rows whose every published fail-to-pass test is ours; and those whose only
     // misses are tests of Multi-SWE-bench's stopped builds (`BUILD_STOPPED`).
     let (mut recovered, mut recovered_but_stopped_builds) = (0, 0);
@@ -240,7 +246,17 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
             } else {
                 tally(&missed, &mut causes, &mut 0);
             }
-            format!("FAIL_TO_PASS{} extra {extra:?}", describe_misses(&missed))
+            let listed: BTreeSet<String> = published_f2p.union(&published_p2p).cloned().collect();
+            let unlisted = unpublished(&labels.fail_to_pass, &listed, outcome);
+            if missed.is_empty() && unlisted.len() == extra.len() {
+                exact_but_unlisted += 1;
+            }
+            let note = if unlisted.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} of them in neither published list)", unlisted.len())
+            };
+            format!("FAIL_TO_PASS{} extra {extra:?}{note}", describe_misses(&missed))
         };
         let found = published_p2p.intersection(&fresh_p2p).count();
         let p2p_missing: Vec<&String> = published_p2p.difference(&fresh_p2p).collect();
@@ -253,6 +269,13 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
         );
     }
     let _ = writeln!(text, "FAIL_TO_PASS exactly the published list: {exact} of {total} rows");
+    if exact_but_unlisted > 0 {
+        let _ = writeln!(
+            text,
+            "the same but for extra tests in neither published list (not run there, or failing after its fix): {} of {total} rows",
+            exact + exact_but_unlisted
+        );
+    }
     let _ = writeln!(
         text,
         "every published fail-to-pass test in ours: {recovered} of {total} rows{}",
@@ -518,11 +541,15 @@ mod tests {
 
     #[test]
     fn compare_reports_fail_to_pass_exactly_and_pass_to_pass_by_recall() {
-        let (_dir, path) = rows_file(&[
+        let (dir, path) = rows_file(&[
             row_line("acme__calc-1", &["t::a"], &["t::b", "t::c"]),
             row_line("acme__calc-2", &["t::x"], &[]),
             row_line("acme__calc-3", &[], &[]),
             row_line("acme__calc-4", &["t::p[a\\nb]"], &[]),
+            // An extra test that the published row lists nowhere (its run did not run
+            // it), and one it lists as passing before its fix.
+            row_line("acme__calc-5", &["t::a"], &["t::b"]),
+            row_line("acme__calc-6", &["t::a"], &["t::b"]),
         ]);
         let rows = read_rows(&path).unwrap();
         let summary = Summary {
@@ -530,19 +557,33 @@ mod tests {
                 outcome("acme__calc-1", Ok(labels(&["t::a"], &["t::b", "t::d"]))),
                 outcome("acme__calc-2", Ok(labels(&["t::y"], &[]))),
                 outcome("acme__calc-4", Err(Dropped { reason: ValidateDropReason::Timeout, detail: String::new() })),
+                outcome("acme__calc-5", Ok(labels(&["t::a", "t::new"], &["t::b"]))),
+                outcome("acme__calc-6", Ok(labels(&["t::a", "t::b"], &[]))),
             ],
             ..Summary::default()
         };
         assert_eq!(
             compare(&rows, &summary),
             "acme__calc-1\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/2 extra 1 missing [\"t::c\"]\n\
-             acme__calc-2\tFAIL_TO_PASS missing [\"t::x\" (no result here (not collected under this id))] extra [\"t::y\"]\tPASS_TO_PASS recall 0/0 extra 0\n\
+             acme__calc-2\tFAIL_TO_PASS missing [\"t::x\" (no result here (not collected under this id))] extra [\"t::y\"] (1 of them in neither published list)\tPASS_TO_PASS recall 0/0 extra 0\n\
              acme__calc-3\tnot validated\n\
              acme__calc-4\tdropped: timeout missing [\"t::p[a\\nb]\" (not run: the task was dropped (timeout))]\n\
-             FAIL_TO_PASS exactly the published list: 1 of 4 rows\n\
-             every published fail-to-pass test in ours: 1 of 4 rows\n\
+             acme__calc-5\tFAIL_TO_PASS extra [\"t::new\"] (1 of them in neither published list)\tPASS_TO_PASS recall 1/1 extra 0\n\
+             acme__calc-6\tFAIL_TO_PASS extra [\"t::b\"]\tPASS_TO_PASS recall 0/1 extra 0 missing [\"t::b\"]\n\
+             FAIL_TO_PASS exactly the published list: 1 of 6 rows\n\
+             the same but for extra tests in neither published list (not run there, or failing after its fix): 2 of 6 rows\n\
+             every published fail-to-pass test in ours: 3 of 6 rows\n\
              published FAIL_TO_PASS tests missed, by cause: 1 no result here (not collected under this id), 1 not run: the task was dropped (timeout); rows that differ only by tests that need the network: 0\n"
         );
+        let out = dir.path().join("fresh.jsonl");
+        write_rows(&out, &rows, &summary).unwrap();
+        let written: Vec<Value> =
+            fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        let unlisted = |index: usize| {
+            written[index]["diagnosis"]["published_fail_to_pass"]["extra_in_neither_published_list"].clone()
+        };
+        assert_eq!(unlisted(4), serde_json::json!(["t::new"]));
+        assert_eq!(unlisted(5), serde_json::json!([]));
     }
 
     #[test]
