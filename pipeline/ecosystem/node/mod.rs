@@ -1,7 +1,7 @@
 //! JavaScript and TypeScript projects on Node: recognised by a top-level
 //! `package.json`, the runtime, the install (npm, Yarn or pnpm by lockfile; npm's
 //! `--before=<date>` without one) and the test runner (Jest, Mocha, Vitest, AVA,
-//! tap, `node --test`) inferred from it ([`infer`]), dependencies installed while the
+//! tap, `node --test`, Karma in Debian's Chromium) inferred from it ([`infer`]), dependencies installed while the
 //! environment image is built ([`image`]), the touched test files run with the
 //! runner's structured reporter and read back by [`results`].
 //!
@@ -15,7 +15,8 @@
 //! files under a `test/`, `tests/`, `__tests__/` or `spec/` folder, or named
 //! `*.test.*` / `*.spec.*`; declaration files (`.d.ts`) are never run.
 //!
-//! Test ids (decision): `file > describe > ... > title` ([`results`]). Published
+//! Test ids (decision): `file > describe > ... > title` ([`results`]); Karma's
+//! without the file, which a browser does not know. Published
 //! Multi-SWE-bench rows name JS tests as their per-repository log parsers read them:
 //! the title alone (axios's Mocha), `file:title` and the file itself (darkreader's
 //! Jest); [`Ecosystem::published_forms`] gives those forms so that `validate

@@ -1,6 +1,7 @@
 //! Node test results: Jest's and Vitest's JSON report (the same shape:
 //! `testResults[].assertionResults[]` with `ancestorTitles`, `title`, `status`), the
-//! JSON lines of our Mocha reporter, and, from the log, TAP (AVA, tap, `node --test`)
+//! JSON lines of our Mocha reporter (and of our Karma reporter, in the same shape
+//! with an empty file), and, from the log, TAP (AVA, tap, `node --test`)
 //! or the verbose lines of Jest, Vitest and Mocha's spec reporter (the fallback when a
 //! report is missing or empty).
 //!
