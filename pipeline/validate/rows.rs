@@ -89,12 +89,11 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
             .map(|test| (test.clone(), Value::from(miss_cause(test, outcome, &row.fields))))
             .collect();
         let extra = unpublished(&fail_to_pass, &published, outcome);
-        let listed = published.union(&published_list(&row.fields, "PASS_TO_PASS")).cloned().collect();
         diagnosis["published_fail_to_pass"] = serde_json::json!({
             "same": missed.is_empty() && extra.is_empty(),
             "missed": missed,
             "extra": extra,
-            "extra_in_neither_published_list": unpublished(&fail_to_pass, &listed, outcome),
+            "extra_in_neither_published_list": unlisted(&fail_to_pass, &row.fields, outcome),
         });
     }
     object.insert("diagnosis".into(), diagnosis);
@@ -246,8 +245,7 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
             } else {
                 tally(&missed, &mut causes, &mut 0);
             }
-            let listed: BTreeSet<String> = published_f2p.union(&published_p2p).cloned().collect();
-            let unlisted = unpublished(&labels.fail_to_pass, &listed, outcome);
+            let unlisted = unlisted(&labels.fail_to_pass, &row.fields, outcome);
             if missed.is_empty() && unlisted.len() == extra.len() {
                 exact_but_unlisted += 1;
             }
@@ -312,6 +310,14 @@ fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
         }
     }
     set
+}
+
+/// Our ids of which no form is in either published list (FAIL_TO_PASS or
+/// PASS_TO_PASS): tests the published run did not run, or that failed after its fix.
+fn unlisted(ids: &[String], published: &Map<String, Value>, outcome: &TaskOutcome) -> Vec<String> {
+    let listed: BTreeSet<String> =
+        published_list(published, "FAIL_TO_PASS").union(&published_list(published, "PASS_TO_PASS")).cloned().collect();
+    unpublished(ids, &listed, outcome)
 }
 
 /// Our ids of which no form is in the published list.

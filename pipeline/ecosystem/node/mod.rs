@@ -1,9 +1,10 @@
 //! JavaScript and TypeScript projects on Node: recognised by a top-level
 //! `package.json`, the runtime, the install (npm, Yarn or pnpm by lockfile; npm's
 //! `--before=<date>` without one) and the test runner (Jest, Mocha, Vitest, AVA,
-//! tap, `node --test`, Karma in Debian's Chromium) inferred from it ([`infer`]), dependencies installed while the
-//! environment image is built ([`image`]), the touched test files run with the
-//! runner's structured reporter and read back by [`results`].
+//! tap, `node --test`, Karma in Debian's Chromium) inferred from it ([`infer`]),
+//! dependencies installed while the environment image is built ([`image`]), the
+//! touched test files run with the runner's structured reporter and read back by
+//! [`results`].
 //!
 //! One ecosystem for both languages (decision): they share the runtime, the package
 //! managers and the runners; TypeScript runs through the project's own transform
