@@ -182,7 +182,13 @@ pub(crate) fn graded_alone(project: &Project, candidate: Candidate, log_parser: 
 /// Releases the validated task with an instance image and grades it with SWE-bench's
 /// own harness: gold resolves it, an empty prediction does not. Returns the row.
 pub(crate) fn graded_by_swebench(harvest: &SweHarvest, instance_id: &str, log_parser: &str) -> serde_json::Value {
-    let version = format!("runners-{}", std::process::id());
+    // One version per call: the instance image is `swe-harvest/<instance id>:<version>`,
+    // and tests that run at once grade tasks of the same id (`acme__calc-1` of the
+    // Maven and the Gradle project): with the process's id alone, one test's release
+    // replaced the other's image, or removed it, mid-grading.
+    static RELEASES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let serial = RELEASES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let version = format!("runners-{}-{serial}", std::process::id());
     let released = harvest.run(&["release", "--name", "runners", "--version", &version, "--images"]);
     assert!(released.status.success(), "{}", stderr(&released));
     let dataset = std::path::PathBuf::from(stdout(&released).trim()).join("tasks.jsonl");
