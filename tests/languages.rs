@@ -671,7 +671,7 @@ pub(crate) fn maven_project() -> Project {
 }
 
 #[test]
-fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_the_new_class() {
+fn a_maven_project_gets_fail_to_pass_by_test_method_and_a_compile_failure_fails_the_new_class() {
     let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let project = maven_project();
     let behaviour = java_negative_candidate(&project);
@@ -680,14 +680,19 @@ fn a_maven_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_t
     workspace.validated_showing_log("acme__calc-1", &["--runs", "2"]);
 
     let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
-    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]));
+    assert_eq!(
+        task.fail_to_pass,
+        names(&["com.acme.calc.NegativeTest#addsNegatives"]),
+        "{}",
+        workspace.run_log("acme__calc-1")
+    );
+    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"]));
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
 
     // Before the gold patch the test class does not compile: it is missing from the
     // pre run, and the compiler's message is in that run's log.
     let task = workspace.task("acme__calc-2");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.MulTest"]));
+    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.MulTest#multiplies"]));
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find symbol"), "{pre}");
@@ -747,7 +752,12 @@ fn a_maven_module_that_compiles_against_a_shaded_sibling_gets_its_environment_by
     workspace.seeded(&project, &[candidate]);
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
+    assert_eq!(
+        task.fail_to_pass,
+        names(&["com.acme.calc.NegativeTest#addsNegatives"]),
+        "{}",
+        workspace.run_log("acme__calc-1")
+    );
     assert!(workspace.containers().is_empty());
 }
 
@@ -779,16 +789,16 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
     let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{log}");
-    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]), "{log}");
+    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest#addsNegatives"]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"]), "{log}");
     assert!(log.contains("Skipping JaCoCo execution"), "the agent ran: {log}");
     assert!(workspace.containers().is_empty());
 }
 
 /// The synthetic Maven task of a new failing class and an existing passing one,
 /// released with an instance image and graded by SWE-bench's own harness
-/// (`parse_log_maven`, one Maven run per class): gold resolves it, an empty
-/// prediction does not.
+/// (`parse_log_maven`, one Maven run per class, its methods' verdicts printed from the
+/// run's reports): gold resolves it, an empty prediction does not.
 #[test]
 fn swebench_harness_resolves_gold_and_rejects_empty_for_a_maven_task() {
     if base_images_missing("java", &["jdk17"]) {
@@ -818,7 +828,7 @@ fn gradle_project() -> Project {
 /// that does not compile before the fix fails (missing from the pre run) and is
 /// FAIL_TO_PASS.
 #[test]
-fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_the_new_class() {
+fn a_gradle_project_gets_fail_to_pass_by_test_method_and_a_compile_failure_fails_the_new_class() {
     let Some(workspace) = Workspace::with_base_images("java", &["jdk17"]) else { return };
     let project = gradle_project();
     let behaviour = java_negative_candidate(&project);
@@ -830,8 +840,13 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
     eprintln!("{}", stderr(&output));
 
     let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest"]), "{}", workspace.run_log("acme__calc-1"));
-    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest"]));
+    assert_eq!(
+        task.fail_to_pass,
+        names(&["com.acme.calc.NegativeTest#addsNegatives"]),
+        "{}",
+        workspace.run_log("acme__calc-1")
+    );
+    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"]));
     // Built with Debian's gradle on the JDK 17 image.
     let image = task.image.clone().unwrap_or_else(|| panic!("no image: {task:?}"));
     let history = std::process::Command::new("docker")
@@ -852,7 +867,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
     );
 
     let task = workspace.task("acme__calc-2");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.MulTest"]));
+    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.MulTest#multiplies"]));
     assert!(task.pass_to_pass.is_empty(), "{:?}", task.pass_to_pass);
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find symbol") && pre.contains("compileTestJava"), "{pre}");
@@ -860,7 +875,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_class_and_a_compile_failure_fails_
 }
 
 /// The synthetic Gradle task graded by SWE-bench's own harness (`parse_log_maven`,
-/// one Gradle run per class, `BUILD SUCCESS|FAILURE` printed by its exit status):
+/// one Gradle run per class, its methods' verdicts printed from the run's reports):
 /// gold resolves it, an empty prediction does not.
 #[test]
 fn swebench_harness_resolves_gold_and_rejects_empty_for_a_gradle_task() {
@@ -889,11 +904,13 @@ fn published_java_rows_recover_their_fail_to_pass_classes() {
     assert_eq!(rows.len(), chosen.len(), "{}", stderr(&run.output));
     for row in rows {
         let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
+        // Ours are methods (`com.pkg.FooTest#bar`); Multi-SWE-bench's rows name classes.
+        let classes: Vec<&str> = ours.iter().map(|id| id.split(['#', '$']).next().unwrap()).collect();
         let published: Vec<&String> = row["f2p_tests"].as_object().unwrap().keys().collect();
         assert!(!published.is_empty());
         for test in published {
             assert!(
-                ours.contains(test),
+                classes.contains(&test.as_str()),
                 "{}: {test} missing from {ours:?}; diagnosis: {}",
                 row["instance_id"],
                 row["diagnosis"]

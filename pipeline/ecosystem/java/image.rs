@@ -18,6 +18,7 @@
 //! A `~/.m2/toolchains.xml` names the image's JDK, so that builds that require a JDK
 //! through maven-toolchains-plugin find it.
 
+use super::results;
 use crate::ecosystem::dockerfile::Dockerfile;
 use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
@@ -190,8 +191,11 @@ exit $code
 
 /// The function SWE-bench's `eval_script` runs the tests with: one Maven run per test
 /// class, named by its full name in `-Dtest=` (Surefire 2.19 and later read that
-/// form), because `parse_log_maven` takes the id from the traced command's `-Dtest=`
-/// and its status from the `BUILD SUCCESS` / `BUILD FAILURE` line that follows.
+/// form), then, from that run's XML reports, two lines per test method that
+/// `parse_log_maven` reads as that method's verdict (`-Dtest=com.pkg.FooTest#bar`,
+/// `BUILD SUCCESS|FAILURE`: [`results::harness_report_function`]). The parser takes an id
+/// from a line naming `-Dtest=` and its status from the `BUILD` line after it, so it
+/// reads each class's own run too, as an id of its own that no row lists.
 pub const HARNESS_FUNCTION: &str = r#"swe_harvest_maven_each() {
     local command=() file module class
     while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do command+=("$1"); shift; done
@@ -201,11 +205,13 @@ pub const HARNESS_FUNCTION: &str = r#"swe_harvest_maven_each() {
         [ -f "$file" ] || continue
         module="${file%%src/test/java/*}"; module="${module%/}"
         class="${file#*src/test/java/}"; class="${class%.java}"; class="${class//\//.}"
+        find . -path '*/target/surefire-reports' -type d -prune -exec rm -rf {} + 2>/dev/null
         if [ -n "$module" ]; then
             "${command[@]}" -pl "$module" -am -Dtest="$class" test
         else
             "${command[@]}" -Dtest="$class" test
         fi
+        swe_harvest_report_lines '*/target/surefire-reports/TEST-*.xml'
     done
 }"#;
 
@@ -218,7 +224,12 @@ pub fn script_setup(_version: &str) -> String {
 
 /// The lines SWE-bench's `eval_script` runs first.
 pub fn harness_setup(_version: &str) -> Vec<String> {
-    vec![format!("export {JAVA_ENV}"), RUN_MAVEN_OPTS.to_string(), HARNESS_FUNCTION.to_string()]
+    vec![
+        format!("export {JAVA_ENV}"),
+        RUN_MAVEN_OPTS.to_string(),
+        results::harness_report_function(),
+        HARNESS_FUNCTION.to_string(),
+    ]
 }
 
 /// Runs a test helper script (Maven's or Gradle's) with a fake build tool (`echo ...`)

@@ -5,11 +5,14 @@
 //! the touched test classes run offline (`mvn -o`), read back from Surefire's XML
 //! reports by [`results`].
 //!
-//! Test ids (decision): the fully qualified test class, `com.pkg.FooTest`, as
-//! Multi-SWE-bench's Java rows name their tests (`f2p_tests`, `n2p_tests`,
-//! `p2p_tests` keys), so that published rows compare directly; a class fails when
-//! any of its methods fails. Methods are not ids: Multi-SWE-bench has none, and
-//! SWE-bench's `parse_log_maven` names a test by what `-Dtest=` was given.
+//! Test ids (decision, 2026-11-28): the test method, `com.pkg.FooTest#bar`, as
+//! SWE-bench Multilingual's and SWE-bench-java's rows name theirs and as `-Dtest=`
+//! selects one; a row that names classes (Multi-SWE-bench's `f2p_tests` keys) is
+//! compared through each method's class ([`published_class_forms`]). SWE-bench's
+//! `parse_log_maven` names a test by the `-Dtest=` line before its `BUILD` verdict: the
+//! eval script runs each class once and prints those two lines per method from the
+//! run's XML reports ([`image::HARNESS_FUNCTION`]), rather than one Maven run per
+//! method.
 //!
 //! Which tests run: the classes of the `.java` files under `src/test/java/` that the
 //! test patch touches, in the modules that hold them (`-pl module -am` in a
@@ -17,9 +20,9 @@
 //! patch) but select nothing to run. Never the whole build.
 //!
 //! A test class that does not compile before the gold patch (it calls what the fix
-//! adds) fails the module's `test-compile`, so no touched class reports a result; each
-//! is then missing from the pre run, which the label rules count as a failure, so the
-//! classes that pass after the fix are FAIL_TO_PASS (Multi-SWE-bench's `n2p`). The pre
+//! adds) fails the module's `test-compile`, so no touched class reports a result; its
+//! methods are then missing from the pre run, which the label rules count as a
+//! failure, so the methods that pass after the fix are FAIL_TO_PASS (Multi-SWE-bench's `n2p`). The pre
 //! run's log keeps the compiler's message.
 
 pub mod gradle;
@@ -83,8 +86,10 @@ impl Ecosystem for MavenTest {
         results::parse_surefire_xml(report, &test_classes(test_files))
     }
 
+    /// The harness function's report lines (`evaluate --mode swe` reads its eval
+    /// script's output), else Surefire's console lines.
     fn parse_log(&self, log: &str, test_files: &[String]) -> ParsedRun {
-        results::parse_maven_log(log, &test_classes(test_files))
+        results::parse_java_log(log, &test_classes(test_files))
     }
 
     /// A forked test JVM that died (a crash, `System.exit`) or tests that do not
@@ -93,8 +98,9 @@ impl Ecosystem for MavenTest {
         Interruption::first_line_with(log, JAVA_INTERRUPTIONS)
     }
 
-    /// One Maven run per class (see [`image::HARNESS_FUNCTION`]), printing the
-    /// `BUILD SUCCESS` lines that SWE-bench's `parse_log_maven` reads.
+    /// One Maven run per class (see [`image::HARNESS_FUNCTION`]), then the `-Dtest=`
+    /// and `BUILD SUCCESS|FAILURE` lines per method that SWE-bench's `parse_log_maven`
+    /// reads.
     fn harness_test_command(&self, test_command: &str) -> String {
         format!("swe_harvest_maven_each {test_command} --")
     }
@@ -108,14 +114,22 @@ impl Ecosystem for MavenTest {
     }
 }
 
-/// A class's other published name: its simple name (`com.pkg.FooTest` ->
-/// `FooTest`), as SWE-bench Multilingual's Java rows name their tests
-/// (javaparser's `Issue4560Test`, 2026-11-28).
+/// A test's other published names. A method (`com.pkg.FooTest#bar`): its class, by full
+/// and simple name (Multi-SWE-bench's rows name classes; SWE-bench Multilingual's
+/// javaparser rows `Issue4560Test`), and `com.pkg.FooTest > bar` and `FooTest > bar`
+/// (SWE-bench Multilingual's Gradle rows). A class (read from the console): its
+/// simple name.
 pub fn published_class_forms(id: &str) -> Vec<String> {
-    match id.rsplit_once('.') {
-        Some((_, simple)) if !simple.is_empty() => vec![simple.to_string()],
-        _ => Vec::new(),
-    }
+    let simple = |class: &str| class.rsplit_once('.').map(|(_, simple)| simple.to_string()).filter(|s| !s.is_empty());
+    let Some((class, method)) = id.split_once('#') else {
+        return simple(id).into_iter().collect();
+    };
+    let outer = results::class_of(id);
+    let mut forms = vec![outer.clone()];
+    forms.extend(simple(&outer));
+    forms.push(format!("{class} > {method}"));
+    forms.extend(simple(class).map(|simple| format!("{simple} > {method}")));
+    forms
 }
 
 #[cfg(test)]
@@ -123,7 +137,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_class_is_also_published_by_its_simple_name() {
+    fn a_method_is_also_published_by_its_class_and_in_gradles_form() {
+        assert_eq!(
+            MavenTest.published_forms("com.github.javaparser.Issue4560Test#resolves"),
+            [
+                "com.github.javaparser.Issue4560Test",
+                "Issue4560Test",
+                "com.github.javaparser.Issue4560Test > resolves",
+                "Issue4560Test > resolves"
+            ]
+        );
+        assert_eq!(MavenTest.published_forms("com.pkg.FooTest$Inner#bar")[..2], ["com.pkg.FooTest", "FooTest"]);
         assert_eq!(MavenTest.published_forms("com.github.javaparser.Issue4560Test"), ["Issue4560Test"]);
         assert!(MavenTest.published_forms("FooTest").is_empty());
     }
@@ -177,7 +201,7 @@ mod tests {
                    <testsuite name=\"com.other.CalcTest\"><testcase name=\"a\" classname=\"com.other.CalcTest\"/></testsuite>";
         let (run, source) = MavenTest.parse_results(Some(xml), "", &files);
         assert_eq!(source, ResultsSource::Report);
-        assert_eq!(run.tests.keys().collect::<Vec<_>>(), vec!["com.acme.CalcTest"]);
+        assert_eq!(run.tests.keys().collect::<Vec<_>>(), vec!["com.acme.CalcTest#a"]);
         let log =
             "[ERROR] COMPILATION ERROR :\n[ERROR] CalcTest.java:[9,16] cannot find symbol\n[INFO] BUILD FAILURE\n";
         let (run, source) = MavenTest.parse_results(Some("<testsuites>\n</testsuites>\n"), log, &files);

@@ -22,6 +22,7 @@
 use super::infer::{Distribution, install_dir};
 use crate::ecosystem::dockerfile::Dockerfile;
 use crate::ecosystem::java::image::{TRUSTSTORE, add_extra_ca_to_truststore};
+use crate::ecosystem::java::results;
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 
 /// Where every container script writes the test helper.
@@ -135,11 +136,13 @@ exit $code
 "#;
 
 /// The function SWE-bench's `eval_script` runs the tests with: one Gradle run per
-/// test class, then `BUILD SUCCESS` or `BUILD FAILURE` by its exit status, because
-/// `parse_log_maven` (the parser the rows name) takes the id from the traced
-/// command's `-Dtest=` (given to Gradle as an unused system property) and the status
-/// from the next line ending in one of those (Gradle's own `BUILD SUCCESSFUL in 3s`
-/// does not match it).
+/// test class, then `BUILD SUCCESS` or `BUILD FAILURE` by its exit status, then two
+/// lines per test method from that run's XML reports
+/// ([`crate::ecosystem::java::results::harness_report_function`]), because
+/// `parse_log_maven` (the parser the rows name) takes the id from a line naming
+/// `-Dtest=` (the traced command names the class, given to Gradle as an unused
+/// system property; the report lines name methods) and the status from the next line
+/// ending in one of those (Gradle's own `BUILD SUCCESSFUL in 3s` does not match it).
 pub const HARNESS_FUNCTION: &str = r#"swe_harvest_gradle_each() {
     local command=() file module class task status
     while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do command+=("$1"); shift; done
@@ -151,8 +154,10 @@ pub const HARNESS_FUNCTION: &str = r#"swe_harvest_gradle_each() {
         class="${file#*src/test/java/}"; class="${class%.java}"; class="${class//\//.}"
         task=":${module//\//:}:test"; [ -n "$module" ] || task=":test"
         status=FAILURE
+        find . -path '*/build/test-results' -type d -prune -exec rm -rf {} + 2>/dev/null
         "${command[@]}" -Dtest="$class" "$task" --tests "$class" && status=SUCCESS
         echo "BUILD $status"
+        swe_harvest_report_lines '*/build/test-results/*/TEST-*.xml'
     done
 }"#;
 
@@ -165,7 +170,7 @@ pub fn script_setup(_version: &str) -> String {
 
 /// The lines SWE-bench's `eval_script` runs first.
 pub fn harness_setup(_version: &str) -> Vec<String> {
-    vec![format!("export {GRADLE_ENV}"), HARNESS_FUNCTION.to_string()]
+    vec![format!("export {GRADLE_ENV}"), results::harness_report_function(), HARNESS_FUNCTION.to_string()]
 }
 
 #[cfg(test)]

@@ -68,21 +68,15 @@ impl Ecosystem for GradleTest {
         format!("bash {} {report} {test_command} -- {files}", image::GRADLE_TEST_HELPER)
     }
 
-    /// Gradle's console names no test: without a report (a compile failure), the
-    /// log gives what the harness function prints (a class per `-Dtest=` run, then
-    /// `BUILD SUCCESS|FAILURE`: `evaluate --mode swe` reads its eval script's output so),
-    /// else what Maven's log reader finds (network errors).
     fn parse_report(&self, report: &str, test_files: &[String]) -> ParsedRun {
         results::parse_surefire_xml(report, &test_classes(test_files))
     }
 
+    /// Gradle's console names no test: without a report (a compile failure), the
+    /// log gives what the harness function prints (`evaluate --mode swe` reads its
+    /// eval script's output so), else what Maven's log reader finds (network errors).
     fn parse_log(&self, log: &str, test_files: &[String]) -> ParsedRun {
-        let from_harness = parse_harness_log(log);
-        if from_harness.tests.is_empty() {
-            results::parse_maven_log(log, &test_classes(test_files))
-        } else {
-            from_harness
-        }
+        results::parse_java_log(log, &test_classes(test_files))
     }
 
     fn interruption(&self, log: &str) -> Option<Interruption> {
@@ -103,44 +97,20 @@ impl Ecosystem for GradleTest {
     }
 }
 
-/// The classes of the harness function's output (`image::HARNESS_FUNCTION`), as
-/// SWE-bench's `parse_log_maven` reads it: the traced command names the class
-/// (`-Dtest=com.pkg.FooTest`), and the `BUILD SUCCESS` or `BUILD FAILURE` after it is
-/// that class's verdict.
-fn parse_harness_log(log: &str) -> ParsedRun {
-    let mut run = ParsedRun::default();
-    let mut class: Option<String> = None;
-    for line in log.lines() {
-        let line = line.trim();
-        if let Some((_, rest)) = line.split_once("-Dtest=") {
-            class = rest.split_whitespace().next().map(results::class_id);
-            continue;
-        }
-        let status = match line {
-            "BUILD SUCCESS" => crate::model::TestStatus::Passed,
-            "BUILD FAILURE" => crate::model::TestStatus::Failed,
-            _ => continue,
-        };
-        if let Some(class) = class.take() {
-            run.tests.insert(class, status);
-        }
-    }
-    run
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ecosystem::ResultsSource;
 
     #[test]
-    fn the_harness_functions_output_gives_a_verdict_per_class() {
-        let log = "+ gradle --offline -Dtest=com.acme.CalcTest :test --tests com.acme.CalcTest\n:test\nBUILD SUCCESSFUL in 6s\n+ echo 'BUILD SUCCESS'\nBUILD SUCCESS\n+ gradle --offline -Dtest=com.acme.NegativeTest :test --tests com.acme.NegativeTest\nBUILD FAILED in 5s\nBUILD FAILURE\n";
+    fn the_harness_functions_output_gives_a_verdict_per_class_and_method() {
+        let log = "+ gradle --offline -Dtest=com.acme.CalcTest :test --tests com.acme.CalcTest\n:test\nBUILD SUCCESSFUL in 6s\n+ echo 'BUILD SUCCESS'\nBUILD SUCCESS\n-Dtest=com.acme.CalcTest#adds\nBUILD SUCCESS\n+ gradle --offline -Dtest=com.acme.NegativeTest :test --tests com.acme.NegativeTest\nBUILD FAILED in 5s\nBUILD FAILURE\n";
         let (run, source) = GradleTest.parse_results(None, log, &[]);
         assert_eq!(source, ResultsSource::Log);
         assert_eq!(run.tests.get("com.acme.CalcTest"), Some(&crate::model::TestStatus::Passed));
         assert_eq!(run.tests.get("com.acme.NegativeTest"), Some(&crate::model::TestStatus::Failed));
-        assert_eq!(run.tests.len(), 2);
+        assert_eq!(run.tests.get("com.acme.CalcTest#adds"), Some(&crate::model::TestStatus::Passed));
+        assert_eq!(run.tests.len(), 3);
     }
 
     #[test]
@@ -159,7 +129,7 @@ mod tests {
     }
 
     #[test]
-    fn results_come_from_gradle_xml_reports_by_class() {
+    fn results_come_from_gradle_xml_reports_by_method() {
         let files = ["core/src/test/java/com/acme/CalcTest.java".to_string()];
         // As Gradle 4.4.1 writes it (build/test-results/test/TEST-com.acme.CalcTest.xml).
         let xml = "<testsuites>\n<testsuite name=\"com.acme.CalcTest\" tests=\"2\" skipped=\"0\" failures=\"1\" errors=\"0\">\n\
@@ -169,7 +139,8 @@ mod tests {
                    </testsuite>\n</testsuites>\n";
         let (run, source) = GradleTest.parse_results(Some(xml), "", &files);
         assert_eq!(source, ResultsSource::Report);
-        assert_eq!(run.tests.get("com.acme.CalcTest"), Some(&crate::model::TestStatus::Failed));
+        assert_eq!(run.tests.get("com.acme.CalcTest#adds"), Some(&crate::model::TestStatus::Passed));
+        assert_eq!(run.tests.get("com.acme.CalcTest#subtracts"), Some(&crate::model::TestStatus::Failed));
         let log =
             "> Task :core:compileTestJava FAILED\nCalcTest.java:9: error: cannot find symbol\nBUILD FAILED in 3s\n";
         let (run, source) = GradleTest.parse_results(Some("<testsuites>\n</testsuites>\n"), log, &files);
