@@ -294,6 +294,14 @@ pub trait Ecosystem: Send + Sync {
         Vec::new()
     }
 
+    /// Our id of a test that a published row names more finely than we do (a Java
+    /// release that names each case of a parameterized method, `Foo#bar(String)[1]`,
+    /// where our id is the method, `Foo#bar`): `validate --compare` reads published
+    /// lists through it. Most ecosystems name tests as published rows do.
+    fn published_as_ours(&self, id: &str) -> String {
+        id.to_string()
+    }
+
     /// Whether the project is one of this ecosystem's, from its file paths at a commit.
     fn recognises(&self, paths: &[String]) -> bool;
 

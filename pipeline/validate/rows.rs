@@ -82,7 +82,7 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
         }
     }
     if let Some(outcome) = outcome {
-        let published = published_list(&row.fields, "FAIL_TO_PASS");
+        let published = published_list(&row.fields, "FAIL_TO_PASS", Some(outcome));
         let fresh = comparable(&fail_to_pass, outcome);
         let missed: Map<String, Value> = published
             .difference(&fresh)
@@ -100,16 +100,24 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
     object
 }
 
-/// A published test list of a row (a JSON-encoded string, or an array), normalised.
-fn published_list(object: &Map<String, Value>, key: &str) -> BTreeSet<String> {
+/// A published test list of a row (a JSON-encoded string, or an array), normalised,
+/// each name as the task's ecosystem (when the outcome knows it) names that test
+/// ([`crate::ecosystem::Ecosystem::published_as_ours`]).
+fn published_list(object: &Map<String, Value>, key: &str, outcome: Option<&TaskOutcome>) -> BTreeSet<String> {
+    let ecosystem = outcome.and_then(ecosystem_of);
     match object.get(key) {
         Some(Value::String(encoded)) => serde_json::from_str::<Vec<String>>(encoded).unwrap_or_default(),
         Some(value) => serde_json::from_value::<Vec<String>>(value.clone()).unwrap_or_default(),
         None => Vec::new(),
     }
     .into_iter()
-    .map(|id| normalize_id(&id))
+    .map(|id| normalize_id(&ecosystem.map_or(id.clone(), |ecosystem| ecosystem.published_as_ours(&id))))
     .collect()
+}
+
+/// The ecosystem of a validated task's environment.
+fn ecosystem_of(outcome: &TaskOutcome) -> Option<&'static dyn crate::ecosystem::Ecosystem> {
+    outcome.spec.as_ref().and_then(|spec| crate::ecosystem::for_spec(spec).ok())
 }
 
 /// Why a test of the published FAIL_TO_PASS is not in ours, from what the runs
@@ -194,7 +202,6 @@ pub fn write_rows(out: &Path, rows: &[InputRow], summary: &Summary) -> Result<()
 /// rows got exactly the published FAIL_TO_PASS.
 pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
     let mut text = String::new();
-    let list = published_list;
     let (mut exact, mut total) = (0, 0);
     // Rows exact but for extra tests that the published row lists in neither list
     // (its run did not run them, as SWE-bench Multilingual's commands that name
@@ -209,12 +216,12 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
     for row in rows {
         let instance_id = &row.candidate.instance_id;
         total += 1;
-        let published_f2p = list(&row.fields, "FAIL_TO_PASS");
-        let published_p2p = list(&row.fields, "PASS_TO_PASS");
         let Some(outcome) = outcome_of(summary, instance_id) else {
             let _ = writeln!(text, "{instance_id}\tnot validated");
             continue;
         };
+        let published_f2p = published_list(&row.fields, "FAIL_TO_PASS", Some(outcome));
+        let published_p2p = published_list(&row.fields, "PASS_TO_PASS", Some(outcome));
         let missed_causes = |missing: &mut dyn Iterator<Item = &String>| -> Vec<(String, String)> {
             missing.map(|test| (test.clone(), miss_cause(test, outcome, &row.fields))).collect()
         };
@@ -301,7 +308,7 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
 /// its ecosystem says published rows give it ([`crate::ecosystem::Ecosystem::published_forms`]:
 /// Multi-SWE-bench's JS rows name a test `title` or `file:title`).
 fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
-    let ecosystem = outcome.spec.as_ref().and_then(|spec| crate::ecosystem::for_spec(spec).ok());
+    let ecosystem = ecosystem_of(outcome);
     let mut set = BTreeSet::new();
     for id in ids {
         set.insert(normalize_id(id));
@@ -315,8 +322,10 @@ fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
 /// Our ids of which no form is in either published list (FAIL_TO_PASS or
 /// PASS_TO_PASS): tests the published run did not run, or that failed after its fix.
 fn unlisted(ids: &[String], published: &Map<String, Value>, outcome: &TaskOutcome) -> Vec<String> {
-    let listed: BTreeSet<String> =
-        published_list(published, "FAIL_TO_PASS").union(&published_list(published, "PASS_TO_PASS")).cloned().collect();
+    let listed: BTreeSet<String> = published_list(published, "FAIL_TO_PASS", Some(outcome))
+        .union(&published_list(published, "PASS_TO_PASS", Some(outcome)))
+        .cloned()
+        .collect();
     unpublished(ids, &listed, outcome)
 }
 
@@ -421,10 +430,10 @@ mod tests {
         assert_eq!(candidate.problem_statement, "Broken\nIt breaks.\n");
         assert_eq!(candidate.test_files, vec!["a_test.go".to_string()]);
         assert_eq!(
-            published_list(&rows[0].fields, "FAIL_TO_PASS"),
+            published_list(&rows[0].fields, "FAIL_TO_PASS", None),
             ["TestNew/sub", "TestOld"].map(String::from).into()
         );
-        assert_eq!(published_list(&rows[0].fields, "PASS_TO_PASS"), ["TestKept".to_string()].into());
+        assert_eq!(published_list(&rows[0].fields, "PASS_TO_PASS", None), ["TestKept".to_string()].into());
         assert!(rows[0].fields.contains_key("f2p_tests"), "the row's own fields are kept");
     }
 
@@ -590,6 +599,33 @@ mod tests {
         };
         assert_eq!(unlisted(4), serde_json::json!(["t::new"]));
         assert_eq!(unlisted(5), serde_json::json!([]));
+    }
+
+    /// A Java row that names classes (Multi-SWE-bench's) and one that names each case of
+    /// a parameterized method (a third-party release) compare with our method ids.
+    #[test]
+    fn java_rows_naming_classes_or_parameter_cases_compare_with_our_methods() {
+        let (_dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["com.acme.FooTest"], &["com.acme.BarTest"]),
+            row_line(
+                "acme__calc-2",
+                &["com.acme.FooTest#adds"],
+                &["com.acme.FooTest#parses(String)[1]", "com.acme.FooTest#parses(String)[2]"],
+            ),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let java = |instance_id: &str| TaskOutcome {
+            spec: Some(crate::model::EnvironmentSpec { ecosystem: "java".into(), ..Default::default() }),
+            ..outcome(
+                instance_id,
+                Ok(labels(&["com.acme.FooTest#adds"], &["com.acme.BarTest#b", "com.acme.FooTest#parses"])),
+            )
+        };
+        let summary = Summary { outcomes: vec![java("acme__calc-1"), java("acme__calc-2")], ..Summary::default() };
+        let text = compare(&rows, &summary);
+        assert!(text.starts_with("acme__calc-1\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/1"), "{text}");
+        assert!(text.contains("acme__calc-2\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/1 extra 1\n"), "{text}");
+        assert!(text.contains("FAIL_TO_PASS exactly the published list: 2 of 2 rows"), "{text}");
     }
 
     #[test]

@@ -112,6 +112,10 @@ impl Ecosystem for MavenTest {
     fn published_forms(&self, id: &str) -> Vec<String> {
         published_class_forms(id)
     }
+
+    fn published_as_ours(&self, id: &str) -> String {
+        results::published_as_ours(id)
+    }
 }
 
 /// A test's other published names. A method (`com.pkg.FooTest#bar`): its class, by full
@@ -150,6 +154,11 @@ mod tests {
         assert_eq!(MavenTest.published_forms("com.pkg.FooTest$Inner#bar")[..2], ["com.pkg.FooTest", "FooTest"]);
         assert_eq!(MavenTest.published_forms("com.github.javaparser.Issue4560Test"), ["Issue4560Test"]);
         assert!(MavenTest.published_forms("FooTest").is_empty());
+        assert_eq!(
+            MavenTest.published_as_ours("org.jsoup.ConnectTest#doesGet(String)[1]"),
+            "org.jsoup.ConnectTest#doesGet"
+        );
+        assert_eq!(MavenTest.published_as_ours("org.jsoup.ConnectTest"), "org.jsoup.ConnectTest");
     }
 
     #[test]

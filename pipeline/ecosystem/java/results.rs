@@ -42,6 +42,16 @@ pub fn method_id(classname: &str, name: &str) -> String {
     format!("{}#{method}", classname.trim())
 }
 
+/// Our id of a published method name: its parameters cut as [`method_id`] cuts a
+/// report's (`org.jsoup.ConnectTest#doesGet(String)[1]` -> `org.jsoup.ConnectTest#doesGet`,
+/// as a third-party jsoup release names them); any other name as it is.
+pub fn published_as_ours(id: &str) -> String {
+    match id.split_once('#') {
+        Some((class, name)) => method_id(class, name),
+        None => id.to_string(),
+    }
+}
+
 /// The class an id belongs to, for the touched-class filter: `com.pkg.FooTest$Inner#baz`
 /// -> `com.pkg.FooTest`.
 pub fn class_of(id: &str) -> String {

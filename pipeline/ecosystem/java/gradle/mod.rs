@@ -95,6 +95,10 @@ impl Ecosystem for GradleTest {
     fn published_forms(&self, id: &str) -> Vec<String> {
         super::published_class_forms(id)
     }
+
+    fn published_as_ours(&self, id: &str) -> String {
+        results::published_as_ours(id)
+    }
 }
 
 #[cfg(test)]
