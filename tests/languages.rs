@@ -662,6 +662,19 @@ fn java_mul_candidate(project: &Project) -> Candidate {
     )
 }
 
+/// The ids of [`java_negative_candidate`]'s labels: the new class's method fails before
+/// the fix; the existing class's two pass before and after.
+const NEGATIVE_METHOD: &str = "com.acme.calc.NegativeTest#addsNegatives";
+const CALC_METHODS: [&str; 2] = ["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"];
+
+/// [`java_negative_candidate`]'s task, asserted to be labelled by method.
+fn java_negative_task_labelled(workspace: &Workspace) -> Task {
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&[NEGATIVE_METHOD]), "{}", workspace.run_log("acme__calc-1"));
+    assert_eq!(task.pass_to_pass, names(&CALC_METHODS));
+    task
+}
+
 pub(crate) fn maven_project() -> Project {
     Project::of_files(&[
         ("pom.xml", POM),
@@ -679,14 +692,7 @@ fn a_maven_project_gets_fail_to_pass_by_test_method_and_a_compile_failure_fails_
     workspace.seeded(&project, &[behaviour, compile]);
     workspace.validated_showing_log("acme__calc-1", &["--runs", "2"]);
 
-    let task = workspace.task("acme__calc-1");
-    assert_eq!(
-        task.fail_to_pass,
-        names(&["com.acme.calc.NegativeTest#addsNegatives"]),
-        "{}",
-        workspace.run_log("acme__calc-1")
-    );
-    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"]));
+    let task = java_negative_task_labelled(&workspace);
     assert!(task.image.as_deref().is_some_and(|image| image.starts_with("swe-harvest/env.acme__calc:")));
 
     // Before the gold patch the test class does not compile: it is missing from the
@@ -752,12 +758,7 @@ fn a_maven_module_that_compiles_against_a_shaded_sibling_gets_its_environment_by
     workspace.seeded(&project, &[candidate]);
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
-    assert_eq!(
-        task.fail_to_pass,
-        names(&["com.acme.calc.NegativeTest#addsNegatives"]),
-        "{}",
-        workspace.run_log("acme__calc-1")
-    );
+    assert_eq!(task.fail_to_pass, names(&[NEGATIVE_METHOD]), "{}", workspace.run_log("acme__calc-1"));
     assert!(workspace.containers().is_empty());
 }
 
@@ -789,8 +790,8 @@ fn a_maven_build_with_jacoco_is_labelled_with_the_agent_skipped() {
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let log = workspace.run_log("acme__calc-1");
     let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["com.acme.calc.NegativeTest#addsNegatives"]), "{log}");
-    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"]), "{log}");
+    assert_eq!(task.fail_to_pass, names(&[NEGATIVE_METHOD]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&CALC_METHODS), "{log}");
     assert!(log.contains("Skipping JaCoCo execution"), "the agent ran: {log}");
     assert!(workspace.containers().is_empty());
 }
@@ -839,14 +840,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_method_and_a_compile_failure_fails
     // shown with `--no-capture`.
     eprintln!("{}", stderr(&output));
 
-    let task = workspace.task("acme__calc-1");
-    assert_eq!(
-        task.fail_to_pass,
-        names(&["com.acme.calc.NegativeTest#addsNegatives"]),
-        "{}",
-        workspace.run_log("acme__calc-1")
-    );
-    assert_eq!(task.pass_to_pass, names(&["com.acme.calc.CalcTest#adds", "com.acme.calc.CalcTest#addsZero"]));
+    let task = java_negative_task_labelled(&workspace);
     // Built with Debian's gradle on the JDK 17 image.
     let image = task.image.clone().unwrap_or_else(|| panic!("no image: {task:?}"));
     let history = std::process::Command::new("docker")
