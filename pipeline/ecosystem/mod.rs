@@ -373,8 +373,16 @@ pub trait Ecosystem: Send + Sync {
         (self.parts().runnable_test_files)(diff)
     }
 
-    /// The test files of a test patch to run: [`Ecosystem::runnable_test_files`], kept
-    /// within `spec.test_path_patterns` when it has any.
+    /// Files of a test patch that select tests only through the repository's tree,
+    /// once the task is known to be this ecosystem's (Go: a data file outside
+    /// `testdata/`, read by the nearest package above it with tests); not
+    /// [`Ecosystem::runnable_test_files`], which says from a patch alone whose it is.
+    fn test_data_files(&self, _test_patch: &str) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The test files of a test patch to run: [`Ecosystem::runnable_test_files`] and
+    /// [`Ecosystem::test_data_files`], kept within `spec.test_path_patterns` when it has any.
     fn tests_to_run(&self, test_patch: &str, spec: &EnvironmentSpec) -> Vec<String> {
         let patterns = if spec.test_path_patterns.is_empty() {
             None
@@ -387,10 +395,11 @@ pub trait Ecosystem: Send + Sync {
             }
             builder.build().ok()
         };
-        self.runnable_test_files(test_patch)
-            .into_iter()
-            .filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file)))
-            .collect()
+        let mut files = self.runnable_test_files(test_patch);
+        files.extend(
+            self.test_data_files(test_patch).into_iter().filter(|file| !files.contains(file)).collect::<Vec<_>>(),
+        );
+        files.into_iter().filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file))).collect()
     }
 
     /// The local base image of a runtime (built by `scripts/setup.sh`):

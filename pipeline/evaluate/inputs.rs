@@ -33,7 +33,7 @@ pub struct ReleaseTask {
 impl ReleaseTask {
     /// The golden test patch's test files: the files of T^R.
     pub fn golden_test_files(&self) -> Vec<String> {
-        self.ecosystem().runnable_test_files(&self.test_patch)
+        self.ecosystem().tests_to_run(&self.test_patch, &crate::model::EnvironmentSpec::default())
     }
 
     /// The ecosystem that runs the task's tests: the release's `ecosystem` column;

@@ -73,17 +73,36 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
 /// pass ([`ASKED_FOR`]) and where the second begins ([`WHOLE_PACKAGES`]): the
 /// second pass's results of those tests are not read, and a test it did not reach
 /// says nothing of it. A command that sets its own `-timeout` keeps it in both.
-pub const GO_TEST_HELPER_SCRIPT: &str = r##"#!/bin/bash
+/// The shell function that names the package reading a test's data file outside
+/// `testdata/`: the nearest folder at or above it that holds `_test.go` files, else
+/// the module root. The test helper and SWE-bench's eval script both define it.
+pub const PACKAGE_OF_DATA_FUNCTION: &str = r#"swe_harvest_go_package_of() {
+    local dir
+    dir="$(dirname "$1")"
+    while [ "$dir" != . ] && ! compgen -G "$dir/*_test.go" > /dev/null; do
+        dir="$(dirname "$dir")"
+    done
+    if [ "$dir" = . ]; then echo .; else echo "./$dir"; fi
+}"#;
+
+/// The test helper script, with [`PACKAGE_OF_DATA_FUNCTION`] in it.
+pub fn test_helper_script() -> String {
+    GO_TEST_HELPER_SCRIPT.replace("{PACKAGE_OF_DATA_FUNCTION}", PACKAGE_OF_DATA_FUNCTION)
+}
+
+/// The test helper (see [`test_helper_script`]).
+const GO_TEST_HELPER_SCRIPT: &str = r##"#!/bin/bash
 report="$1"; shift
 command=()
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do command+=("$1"); shift; done
 [ "$#" -gt 0 ] && shift
 packages=()
+{PACKAGE_OF_DATA_FUNCTION}
 for file in "$@"; do
     case "/$file" in
         */testdata/*) dir="${file%%testdata/*}"; dir="${dir%/}" ;;
-        */*/*) dir="${file%/*}" ;;
-        *) dir="" ;;
+        *.go) case "/$file" in */*/*) dir="${file%/*}" ;; *) dir="" ;; esac ;;
+        *) dir="$(swe_harvest_go_package_of "$file")"; dir="${dir#./}" ;;
     esac
     [ -n "$dir" ] || dir=.
     [ -d "$dir" ] || continue
@@ -150,13 +169,14 @@ exit $code
 /// Every container script's setup: the offline environment and the test helper.
 pub fn script_setup(_version: &str) -> String {
     format!(
-        "export {GO_ENV} {OFFLINE_ENV}\ncat > {GO_TEST_HELPER} <<'SWE_HARVEST_GO_TEST'\n{GO_TEST_HELPER_SCRIPT}SWE_HARVEST_GO_TEST\nchmod +x {GO_TEST_HELPER}\ninstall_repository() {{ echo \"Go: nothing to install; modules and build cache are in the image\"; }}"
+        "export {GO_ENV} {OFFLINE_ENV}\ncat > {GO_TEST_HELPER} <<'SWE_HARVEST_GO_TEST'\n{script}SWE_HARVEST_GO_TEST\nchmod +x {GO_TEST_HELPER}\ninstall_repository() {{ echo \"Go: nothing to install; modules and build cache are in the image\"; }}",
+        script = test_helper_script()
     )
 }
 
 /// The lines SWE-bench's `eval_script` runs first.
 pub fn harness_setup(_version: &str) -> Vec<String> {
-    vec![format!("export {GO_ENV} {OFFLINE_ENV}")]
+    vec![format!("export {GO_ENV} {OFFLINE_ENV}"), PACKAGE_OF_DATA_FUNCTION.to_string()]
 }
 
 #[cfg(test)]
@@ -188,14 +208,21 @@ mod tests {
         assert!(!text.contains("pypi.example.com"), "{text}");
     }
 
-    /// The helper's report, run with a fake `go` that prints its arguments, on `patch`.
+    /// The helper's report, run with a fake `go` that prints its arguments, on `patch`,
+    /// in a folder with `dirs` and the files `present` (paths ending in `.go`) or folders.
     fn helper_report(dirs: &[&str], files: &[&str], patch: &str) -> String {
         let dir = tempfile::tempdir().unwrap();
         for sub in dirs {
-            fs_err::create_dir_all(dir.path().join(sub)).unwrap();
+            let path = dir.path().join(sub);
+            if sub.ends_with(".go") {
+                fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+                fs_err::write(path, "package x\n").unwrap();
+            } else {
+                fs_err::create_dir_all(path).unwrap();
+            }
         }
         let helper = dir.path().join("helper.sh");
-        fs_err::write(&helper, GO_TEST_HELPER_SCRIPT).unwrap();
+        fs_err::write(&helper, test_helper_script()).unwrap();
         fs_err::write(dir.path().join("test.patch"), patch).unwrap();
         let output = std::process::Command::new("bash")
             .arg(&helper)
@@ -250,5 +277,17 @@ mod tests {
             "go test ./core/a . ./core"
         );
         assert_eq!(helper_report(&[], &["gone/z_test.go"], ""), "", "no package left: nothing runs");
+    }
+
+    /// caddy's adapter tests (caddyserver/caddy-6288 of SWE-bench Multilingual): the
+    /// test patch touches only a data file, read by a test of a folder above it.
+    #[test]
+    fn a_data_file_outside_testdata_selects_the_nearest_package_above_it_with_tests() {
+        let tree = ["caddytest/integration/caddyfile_adapt", "caddytest/integration/caddyfile_test.go", "root_test.go"];
+        assert_eq!(
+            helper_packages(&tree, &["caddytest/integration/caddyfile_adapt/quotes.caddyfiletest"]),
+            "go test ./caddytest/integration"
+        );
+        assert_eq!(helper_packages(&["docs/examples"], &["docs/examples/a.txt"]), "go test .", "none above: the root");
     }
 }

@@ -11,7 +11,10 @@
 //! of the two (a failure anywhere is a failure).
 //!
 //! Which tests run: the packages (directories) of the `_test.go` files the test patch
-//! touches, and the package that owns a touched `testdata/` folder; never `./...`.
+//! touches, the package that owns a touched `testdata/` folder, and for another data
+//! file of the test patch the nearest folder above it with `_test.go` files (caddy's
+//! adapter tests read `caddytest/integration/caddyfile_adapt/*.caddyfiletest`);
+//! never `./...`.
 //!
 //! A package whose tests do not compile before the gold patch (the usual way a new
 //! test fails in a compiled language: it calls what the fix adds) reports no test at
@@ -38,8 +41,24 @@ pub fn is_go_test_path(path: &str) -> bool {
     path.ends_with("_test.go") || path.split('/').rev().skip(1).any(|component| component == "testdata")
 }
 
+/// Whether a test patch's path is a test's data outside `testdata/`: a file that is
+/// no Go source, no module file and no documentation (caddy's
+/// `caddytest/integration/caddyfile_adapt/*.caddyfiletest`, read by a test of
+/// `caddytest/integration`). Only the tree says which package reads it: the nearest
+/// folder at or above it that holds `_test.go` files ([`image::PACKAGE_OF_DATA_FUNCTION`]).
+pub fn is_test_data_outside_testdata(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let documentation = [".md", ".rst", ".adoc"].iter().any(|extension| name.ends_with(extension))
+        || ["README", "LICENSE", "CHANGELOG", "AUTHORS"].iter().any(|prefix| name.starts_with(prefix));
+    !is_go_test_path(path)
+        && !name.ends_with(".go")
+        && !documentation
+        && !matches!(name, "go.mod" | "go.sum" | "go.work" | "go.work.sum")
+}
+
 /// The files of a diff that select a package to test: `_test.go` files and files
-/// under `testdata/`.
+/// under `testdata/`. (A test patch's other data files select theirs too, but only
+/// once the task is known to be Go's: [`Ecosystem::test_data_files`].)
 pub fn go_test_files(diff: &str) -> Vec<String> {
     files_changed_by(diff).into_iter().filter(|file| is_go_test_path(file)).collect()
 }
@@ -67,6 +86,10 @@ impl Ecosystem for GoTest {
 
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: go_test_files)
+    }
+
+    fn test_data_files(&self, test_patch: &str) -> Vec<String> {
+        files_changed_by(test_patch).into_iter().filter(|file| is_test_data_outside_testdata(file)).collect()
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {
@@ -102,19 +125,24 @@ impl Ecosystem for GoTest {
     }
 
     /// `./dir` per package of the test files (`go test` of a `_test.go` file alone
-    /// would leave out the package's other files).
+    /// would leave out the package's other files); a data file's package is found in
+    /// the tree when the eval script runs (`$(swe_harvest_go_package_of FILE)`).
     fn harness_test_targets(&self, test_files: &[String]) -> String {
-        let mut packages: Vec<String> = Vec::new();
+        let mut targets: Vec<String> = Vec::new();
         for file in test_files {
-            let package = match package_of(file).as_str() {
-                "." => ".".to_string(),
-                dir => format!("./{dir}"),
+            let target = if is_test_data_outside_testdata(file) {
+                format!("\"$(swe_harvest_go_package_of {})\"", crate::sandbox::script::shell_quote(file))
+            } else {
+                match package_of(file).as_str() {
+                    "." => ".".to_string(),
+                    dir => crate::sandbox::script::shell_quote(&format!("./{dir}")),
+                }
             };
-            if !packages.contains(&package) {
-                packages.push(package);
+            if !targets.contains(&target) {
+                targets.push(target);
             }
         }
-        crate::sandbox::script::shell_words(&packages)
+        targets.join(" ")
     }
 
     fn harness_log_parser(&self) -> &'static str {
@@ -206,6 +234,29 @@ mod tests {
                     --- a/core/testdata/in.json\n+++ b/core/testdata/in.json\n--- a/docs/test.md\n+++ b/docs/test.md\n";
         assert_eq!(go_test_files(diff), vec!["core/x_test.go".to_string(), "core/testdata/in.json".to_string()]);
         assert!(!is_go_test_path("core/testdata.go"), "a file named testdata is not under testdata/");
+        let data = "--- a/caddytest/integration/caddyfile_adapt/q.caddyfiletest\n+++ b/caddytest/integration/caddyfile_adapt/q.caddyfiletest\n\
+                    --- a/go.mod\n+++ b/go.mod\n--- a/core/helpers.go\n+++ b/core/helpers.go\n--- a/docs/test.md\n+++ b/docs/test.md\n";
+        assert!(go_test_files(data).is_empty(), "no Go test file: the patch alone does not say Go");
+        let spec = crate::model::EnvironmentSpec::default();
+        assert_eq!(
+            GoTest.tests_to_run(data, &spec),
+            vec!["caddytest/integration/caddyfile_adapt/q.caddyfiletest".to_string()]
+        );
+        assert_eq!(crate::ecosystem::language_of_test_patch(data), "python", "a data file makes no patch Go's");
+    }
+
+    #[test]
+    fn the_eval_script_finds_a_data_files_package_when_it_runs() {
+        let targets = GoTest.harness_test_targets(&[
+            "caddytest/integration/caddyfile_adapt/q.caddyfiletest".to_string(),
+            "core/x_test.go".to_string(),
+            "core/y_test.go".to_string(),
+        ]);
+        assert_eq!(
+            targets,
+            "\"$(swe_harvest_go_package_of caddytest/integration/caddyfile_adapt/q.caddyfiletest)\" ./core"
+        );
+        assert!(image::harness_setup("1").iter().any(|line| line.starts_with("swe_harvest_go_package_of() {")));
     }
 
     #[test]

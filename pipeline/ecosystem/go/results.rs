@@ -29,7 +29,7 @@ const NETWORK_ERRORS: &[&str] =
     &["no such host", "network is unreachable", "Temporary failure in name resolution", "server misbehaving"];
 
 /// The line of the helper's report that names the tests of its first pass
-/// ([`super::image::GO_TEST_HELPER_SCRIPT`]), space-separated after it.
+/// ([`super::image::test_helper_script`]), space-separated after it.
 pub const ASKED_FOR: &str = "# swe-harvest asked for: ";
 /// The line of the helper's report where its pass over the whole packages begins.
 pub const WHOLE_PACKAGES: &str = "# swe-harvest whole packages";
