@@ -202,6 +202,45 @@ fn swebench_harness_resolves_gold_and_rejects_empty_for_a_go_task() {
     assert!(script.contains("go test -count=1 -v ./calc"), "{script}");
 }
 
+/// A test that reads its cases from `calc/cases/*.txt`, one subtest per file: a folder
+/// that is not `testdata/`, as caddy's adapter tests read
+/// `caddytest/integration/caddyfile_adapt/*.caddyfiletest`.
+const CASES_TEST: &str = "package calc\n\nimport (\n\t\"os\"\n\t\"path/filepath\"\n\t\"strconv\"\n\t\"strings\"\n\t\"testing\"\n)\n\n\
+    func TestCases(t *testing.T) {\n\tfiles, _ := filepath.Glob(\"cases/*.txt\")\n\tfor _, file := range files {\n\t\tfile := file\n\
+    \t\tt.Run(filepath.Base(file), func(t *testing.T) {\n\t\t\ttext, err := os.ReadFile(file)\n\t\t\tif err != nil {\n\t\t\t\tt.Fatal(err)\n\t\t\t}\n\
+    \t\t\tf := strings.Fields(string(text))\n\t\t\ta, _ := strconv.Atoi(f[0])\n\t\t\tb, _ := strconv.Atoi(f[1])\n\t\t\twant, _ := strconv.Atoi(f[2])\n\
+    \t\t\tif Add(a, b) != want {\n\t\t\t\tt.Fatalf(\"%d+%d\", a, b)\n\t\t\t}\n\t\t})\n\t}\n}\n";
+
+/// A Go task whose test patch adds only a data file, outside `testdata/`: validate runs
+/// the package above it that has tests (before, the task was dropped `no_test_files`),
+/// and SWE-bench's harness, whose eval script finds that package in the tree, grades
+/// the released task: gold resolves it, an empty prediction does not.
+#[test]
+fn a_go_test_patch_of_a_data_file_runs_the_package_that_reads_it() {
+    if base_images_missing("go", &["go1.19"]) {
+        return;
+    }
+    let project = Project::of_files(&[
+        ("go.mod", GO_MOD),
+        ("calc/calc.go", BUGGY_ADD),
+        ("calc/calc_test.go", CASES_TEST),
+        ("calc/cases/basic.txt", "1 2 3\n"),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative").gold("calc/calc.go", FIXED_ADD).test("calc/cases/negative.txt", "1 -1 0\n"),
+    );
+    let workspace = Workspace::with_docker();
+    crate::support::validated_once(&workspace.harvest, &project, &[candidate]);
+    let row = graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_gotest");
+    let list = |key: &str| -> Vec<String> { serde_json::from_str(row[key].as_str().unwrap()).unwrap() };
+    assert_eq!(list("FAIL_TO_PASS"), names(&["TestCases", "TestCases/negative.txt"]), "{row:#}");
+    assert_eq!(list("PASS_TO_PASS"), names(&["TestCases/basic.txt"]), "{row:#}");
+    let script = row["eval_script"].as_str().unwrap();
+    assert!(script.contains("\"$(swe_harvest_go_package_of calc/cases/negative.txt)\""), "{script}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// The published Multi-SWE-bench rows of zeromicro/go-zero whose published
 /// fail-to-pass tests (f2p + n2p) are few, re-validated with `validate --input`:
 /// every published one must be in our FAIL_TO_PASS.
