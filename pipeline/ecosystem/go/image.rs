@@ -58,21 +58,6 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     dockerfile.finish(request, "")
 }
 
-/// The helper that runs `go test` on the packages of the given test files: its
-/// arguments are the JSON report's path, the test command's words, `--`, then the
-/// files. It writes the JSON events to the report and the `-v` lines (results and
-/// build errors) to its output. The packages are those that exist (a test patch may
-/// delete a package's last file).
-///
-/// Two passes (decision, 2026-11-27): first the tests the test patch adds or changes
-/// (read from the job's `/swe-harvest/test.patch` when there: a `func Test...` line it
-/// adds or removes, or a changed line inside one), by name, with `-timeout 5m`; then
-/// the whole packages with `-timeout 2m`, for PASS_TO_PASS. A package with one slow
-/// test (grpc-go's `./test` runs for tens of minutes) then still gives the labels
-/// that matter, and a task costs minutes. The report names the tests of the first
-/// pass ([`ASKED_FOR`]) and where the second begins ([`WHOLE_PACKAGES`]): the
-/// second pass's results of those tests are not read, and a test it did not reach
-/// says nothing of it. A command that sets its own `-timeout` keeps it in both.
 /// The shell function that names the package reading a test's data file outside
 /// `testdata/`: the nearest folder at or above it that holds `_test.go` files, else
 /// the module root. The test helper and SWE-bench's eval script both define it.
@@ -90,7 +75,23 @@ pub fn test_helper_script() -> String {
     GO_TEST_HELPER_SCRIPT.replace("{PACKAGE_OF_DATA_FUNCTION}", PACKAGE_OF_DATA_FUNCTION)
 }
 
-/// The test helper (see [`test_helper_script`]).
+/// The helper that runs `go test` on the packages of the given test files: its
+/// arguments are the JSON report's path, the test command's words, `--`, then the
+/// files. It writes the JSON events to the report and the `-v` lines (results and
+/// build errors) to its output. The packages are those that exist (a test patch may
+/// delete a package's last file).
+///
+/// Two passes (decision, 2026-11-27): first the tests the test patch adds or changes
+/// (read from the job's `/swe-harvest/test.patch` when there: a `func Test...` line it
+/// adds or removes, or a changed line inside one), by name, with `-timeout 5m`; then
+/// the whole packages with `-timeout 2m`, for PASS_TO_PASS. A package with one slow
+/// test (grpc-go's `./test` runs for tens of minutes) then still gives the labels
+/// that matter, and a task costs minutes. The report names the tests of the first
+/// pass ([`ASKED_FOR`]) and where the second begins ([`WHOLE_PACKAGES`]): the
+/// second pass's results of those tests are not read, and a test it did not reach
+/// says nothing of it. A command that sets its own `-timeout` keeps it in both.
+///
+/// The script as written; [`test_helper_script`] gives it with its function.
 const GO_TEST_HELPER_SCRIPT: &str = r##"#!/bin/bash
 report="$1"; shift
 command=()
@@ -209,7 +210,7 @@ mod tests {
     }
 
     /// The helper's report, run with a fake `go` that prints its arguments, on `patch`,
-    /// in a folder with `dirs` and the files `present` (paths ending in `.go`) or folders.
+    /// in a folder holding `dirs`: folders, or files where they end in `.go`.
     fn helper_report(dirs: &[&str], files: &[&str], patch: &str) -> String {
         let dir = tempfile::tempdir().unwrap();
         for sub in dirs {
