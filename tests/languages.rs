@@ -291,6 +291,42 @@ pub(crate) fn npm_project(base_tests: &str) -> Project {
     ])
 }
 
+/// A Node task whose gold patch adds a dependency to `package.json` that its new test
+/// imports (axios-5316's `formdata-node`, SWE-bench Multilingual): the environment,
+/// built at the base commit, installs it too (before, the test failed to load before
+/// and after the fix, and the task was dropped).
+#[test]
+fn a_dependency_the_gold_patch_adds_to_package_json_is_in_the_tasks_environment() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let project = npm_project(BASE_TESTS_JS);
+    let with_left_pad = PACKAGE_JSON.replace(r#""mocha": "^10.2.0""#, r#""left-pad": "^1.3.0", "mocha": "^10.2.0""#);
+    let padded_test = "const assert = require('assert');\nconst leftPad = require('left-pad');\nconst { add } = require('../lib/calc');\n\n\
+                       describe('pad', () => {\n  it('pads a sum', () => assert.strictEqual(leftPad(add(1, -1), 2, '0'), '00'));\n});\n";
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("pad")
+            .gold("lib/calc.js", FIXED_ADD_JS)
+            .gold("package.json", &with_left_pad)
+            .test("test/pad.test.js", padded_test),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(
+        task.fail_to_pass,
+        names(&["test/pad.test.js > pad > pads a sum"]),
+        "{}",
+        workspace.run_log("acme__calc-1")
+    );
+    let image = task.image.clone().unwrap_or_default();
+    let installed = std::process::Command::new("docker")
+        .args(["run", "--rm", "--network", "none", &image, "sh", "-c", "ls node_modules"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&installed.stdout).contains("left-pad"), "{installed:?}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A Mocha project without a lockfile (`npm install --before=<date>` installs Mocha
 /// from the npm registry while the image is built), `.nvmrc` asking for Node 18.
 #[test]

@@ -22,6 +22,7 @@
 //! helper's `# swe-harvest file: PATH` line.
 
 use crate::ecosystem::dockerfile::Dockerfile;
+use crate::model::EnvironmentSpec;
 use crate::sandbox::images::{CA_PATH, EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
@@ -84,10 +85,51 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     dockerfile.unprivileged_user("/home/harvest/.local /testbed /swe-harvest/out", "");
     dockerfile.extra_ca(settings);
     dockerfile.enter_testbed(&format!("{NODE_ENV} {PATH_ENV}"));
-    dockerfile.install(spec, Vec::new(), &network_env, "; rm -rf /home/harvest/.npm/_cacache");
+    dockerfile.install(
+        spec,
+        add_packages_step(spec).into_iter().collect(),
+        &network_env,
+        "; rm -rf /home/harvest/.npm/_cacache",
+    );
     // The installed dependencies stay where Node looks for them.
     dockerfile.push(format!("RUN {KEEP_ONLY_NODE_MODULES}"));
     dockerfile.finish(request, "")
+}
+
+/// The step that installs the packages the task's patches add (`extra_packages`,
+/// `name@range`) after the project's own install, with its package manager, so the
+/// lockfile's other versions stay: npm without saving (within the install's
+/// `--before` date when it has one), Yarn and pnpm by `add` (the manifest and lockfile
+/// they change are thrown away with `/testbed`; `node_modules` stays). Again without
+/// install scripts when that fails.
+pub fn add_packages_step(spec: &EnvironmentSpec) -> Option<String> {
+    if spec.extra_packages.is_empty() {
+        return None;
+    }
+    let packages: Vec<String> = spec.extra_packages.iter().map(|package| shell_quote(package)).collect();
+    let packages = packages.join(" ");
+    let installs = |command: &str| spec.install.iter().any(|step| step.contains(command));
+    let (command, without_scripts) = if installs(YARN_BERRY_INSTALL) {
+        let add = format!("YARN_ENABLE_IMMUTABLE_INSTALLS=false yarn add --dev {packages}");
+        (add.clone(), format!("YARN_ENABLE_SCRIPTS=0 {add}"))
+    } else if installs("yarn install") {
+        // `--ignore-workspace-root-check`: a workspace's root takes the package too.
+        let add = format!("yarn add --dev --non-interactive --ignore-engines --ignore-workspace-root-check {packages}");
+        (add.clone(), format!("{add} --ignore-scripts"))
+    } else if installs("pnpm install") {
+        let add = format!("pnpm add --save-dev {packages}");
+        // A workspace's root takes it only with `--workspace-root`, which outside one fails.
+        (format!("{add} || {add} --workspace-root"), format!("{add} --workspace-root --ignore-scripts"))
+    } else {
+        let before = spec
+            .install
+            .iter()
+            .find_map(|step| step.split_whitespace().find(|word| word.starts_with("--before=")))
+            .map_or(String::new(), |word| format!(" {word}"));
+        let add = format!("npm install --no-save --no-audit --no-fund{before} {packages}");
+        (add.clone(), format!("{add} --ignore-scripts"))
+    };
+    Some(format!("{command} || {without_scripts}"))
 }
 
 /// Mocha's reporter of ours: one JSON line per test (file, titles from the outer
@@ -419,6 +461,33 @@ mod tests {
     fn dockerfile(settings: &ImageSettings) -> String {
         let request = fixtures::request_for("node", "node18", &["npm ci"], "jest");
         environment_dockerfile(&request, "swe-harvest/base:node18", settings)
+    }
+
+    #[test]
+    fn the_packages_the_patches_add_are_installed_by_the_projects_package_manager() {
+        let spec = |install: &str| EnvironmentSpec {
+            install: vec![install.to_string()],
+            extra_packages: vec!["formdata-node@^5.0.0".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            add_packages_step(&spec("npm install --no-audit --no-fund --before=2022-10-01T00:00:00Z")).unwrap(),
+            "npm install --no-save --no-audit --no-fund --before=2022-10-01T00:00:00Z 'formdata-node@^5.0.0' || \
+             npm install --no-save --no-audit --no-fund --before=2022-10-01T00:00:00Z 'formdata-node@^5.0.0' --ignore-scripts"
+        );
+        assert!(add_packages_step(&spec(YARN_CLASSIC_INSTALL)).unwrap().starts_with("yarn add --dev"));
+        assert!(
+            add_packages_step(&spec(YARN_BERRY_INSTALL))
+                .unwrap()
+                .contains("YARN_ENABLE_IMMUTABLE_INSTALLS=false yarn add")
+        );
+        assert!(add_packages_step(&spec("pnpm install --frozen-lockfile")).unwrap().starts_with("pnpm add --save-dev"));
+        assert_eq!(add_packages_step(&EnvironmentSpec { install: vec!["npm ci".into()], ..Default::default() }), None);
+        let mut request = fixtures::request_for("node", "node18", &["npm ci"], "jest");
+        request.spec.extra_packages = vec!["left-pad@^1.3.0".into()];
+        let text = environment_dockerfile(&request, "swe-harvest/base:node18", &settings(None));
+        let install = fixtures::step_line(&text, "npm ci", &[]);
+        assert!(install.contains("npm ci; npm install --no-save --no-audit --no-fund 'left-pad@^1.3.0'"), "{install}");
     }
 
     #[test]

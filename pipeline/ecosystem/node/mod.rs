@@ -174,6 +174,13 @@ impl Ecosystem for NodeTest {
     /// the test's joined by spaces: expressjs/express's rows, 2026-11-27; or by ` > `:
     /// SWE-bench Multilingual's immutable-js rows, 2026-11-28), `file:title`
     /// and `file` (its Jest parsers, which also count a file that passes as a test).
+    /// The dependencies the patches add to the root `package.json` (a gold patch's
+    /// new package, which its test imports: axios-5316's `formdata-node`), installed
+    /// into the task's environment ([`image::add_packages_step`]).
+    fn packages_the_patches_add(&self, patches: &[&str]) -> Vec<String> {
+        super::each_once(patches, dependencies_added_to_package_json)
+    }
+
     /// A file of a workspace package (`packages/NAME/...`) is also named from the
     /// package's folder, where its tests run (Kong/insomnia's rows, 2026-11-28).
     fn published_forms(&self, id: &str) -> Vec<String> {
@@ -206,6 +213,73 @@ fn helper_words(test_command: &str) -> String {
 fn in_workspace_package(path: &str) -> Option<&str> {
     let (_, inside) = path.strip_prefix("packages/")?.split_once('/')?;
     (!inside.is_empty()).then_some(inside)
+}
+
+/// The sections of `package.json` whose entries are packages to install.
+const DEPENDENCY_SECTIONS: &[&str] = &["dependencies", "devDependencies", "optionalDependencies"];
+
+/// The dependencies (`name@range`) that a diff adds to or changes in the top-level
+/// `package.json`: added lines `"name": "range"` of a dependency section (or of a
+/// section the hunk does not show, when the range is a registry version range and the
+/// name no field of the manifest's own). Local, Git and URL sources are left out: no
+/// registry serves them.
+pub fn dependencies_added_to_package_json(diff: &str) -> Vec<String> {
+    let mut added = Vec::new();
+    let mut in_manifest = false;
+    // The object the hunk is in: `Some(key)` once its opening line was seen.
+    let mut section: Option<String> = None;
+    for line in diff.lines() {
+        if let Some(header) = line.strip_prefix("diff --git ") {
+            in_manifest = header.ends_with(" b/package.json");
+            continue;
+        }
+        if !in_manifest || line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if line.starts_with("@@") {
+            section = None;
+            continue;
+        }
+        let (sign, text) = line.split_at(line.len().min(1));
+        let text = text.trim().trim_end_matches(',');
+        // A section on one line: `"devDependencies": {"mocha": "^10.2.0"}`.
+        if let Some((key, inner)) = text.split_once('{').filter(|_| text.ends_with('}')) {
+            let key = key.trim().trim_end_matches(':').trim().trim_matches('"');
+            if sign == "+" && DEPENDENCY_SECTIONS.contains(&key) {
+                let pairs = inner.trim_end_matches('}').split(',');
+                added.extend(pairs.filter_map(|pair| registry_dependency(pair, true)));
+            }
+            continue;
+        }
+        if let Some(key) = text.strip_suffix('{').map(str::trim).and_then(|key| key.strip_suffix(':')) {
+            section = Some(key.trim().trim_matches('"').to_string());
+            continue;
+        }
+        if text.starts_with('}') {
+            section = Some(String::new());
+            continue;
+        }
+        let in_dependencies = match section.as_deref() {
+            Some(key) => DEPENDENCY_SECTIONS.contains(&key),
+            None => true,
+        };
+        if sign == "+" && in_dependencies {
+            added.extend(registry_dependency(text, section.is_some()));
+        }
+    }
+    added
+}
+
+/// `name@range` of a manifest entry `"name": "range"` when the range is a registry's
+/// (not a local, Git or URL source); outside a known section, not a field of the
+/// manifest's own (`version`, `engines`' `node`).
+fn registry_dependency(entry: &str, in_known_section: bool) -> Option<String> {
+    let (name, range) = entry.split_once(':')?;
+    let (name, range) = (name.trim().trim_matches('"'), range.trim().trim_matches('"'));
+    let registry_range =
+        range.starts_with(|c: char| c.is_ascii_digit() || "^~<>=*x".contains(c)) && !range.contains(':');
+    let manifest_field = !in_known_section && matches!(name, "version" | "node" | "npm" | "yarn" | "pnpm");
+    (registry_range && !manifest_field && !name.is_empty()).then(|| format!("{name}@{range}"))
 }
 
 #[cfg(test)]
@@ -267,6 +341,23 @@ mod tests {
         let files = |list: &[&str]| list.iter().map(|path| path.to_string()).collect::<Vec<_>>();
         assert_eq!(NodeTest.language_of_tests(&files(&["tests/a.tests.ts"])), "typescript");
         assert_eq!(NodeTest.language_of_tests(&files(&["test/a.js", "test/b.js", "test/c.ts"])), "javascript");
+    }
+
+    /// axios-5316's gold patch (SWE-bench Multilingual): a new dev dependency that the
+    /// test patch imports.
+    #[test]
+    fn the_dependencies_a_patch_adds_to_the_root_manifest_are_named_with_their_range() {
+        let diff = "diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n\
+                    @@ -80,6 +80,7 @@\n     \"fs-extra\": \"^10.1.0\",\n+    \"formdata-node\": \"^5.0.0\",\n     \"gulp\": \"^4.0.2\",\n\
+                    @@ -1,4 +1,4 @@\n {\n   \"name\": \"axios\",\n-  \"version\": \"1.1.3\",\n+  \"version\": \"1.2.0\",\n\
+                    @@ -20,6 +20,9 @@\n   \"scripts\": {\n+    \"build\": \"gulp build\",\n+    \"pretest\": \"node -v\",\n   },\n\
+                    +  \"dependencies\": {\n+    \"form-data\": \"^4.0.0\",\n+    \"local\": \"file:../local\",\n+    \"git\": \"github:a/b\"\n+  },\n\
+                    +  \"devDependencies\": {\"left-pad\": \"^1.3.0\", \"mocha\": \"^10.2.0\"},\n\
+                    diff --git a/packages/x/package.json b/packages/x/package.json\n+    \"nested\": \"^1.0.0\",\n";
+        assert_eq!(
+            NodeTest.packages_the_patches_add(&[diff, diff]),
+            ["formdata-node@^5.0.0", "form-data@^4.0.0", "left-pad@^1.3.0", "mocha@^10.2.0"].map(String::from)
+        );
     }
 
     #[test]
