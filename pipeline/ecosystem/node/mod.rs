@@ -240,7 +240,7 @@ pub fn dependencies_added_to_package_json(diff: &str) -> Vec<String> {
             section = None;
             continue;
         }
-        let (sign, text) = line.split_at(line.len().min(1));
+        let (sign, text) = (line.get(..1).unwrap_or_default(), line.get(1..).unwrap_or_default());
         let text = text.trim().trim_end_matches(',');
         // A section on one line: `"devDependencies": {"mocha": "^10.2.0"}`.
         if let Some((key, inner)) = text.split_once('{').filter(|_| text.ends_with('}')) {
