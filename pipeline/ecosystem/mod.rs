@@ -396,9 +396,11 @@ pub trait Ecosystem: Send + Sync {
             builder.build().ok()
         };
         let mut files = self.runnable_test_files(test_patch);
-        files.extend(
-            self.test_data_files(test_patch).into_iter().filter(|file| !files.contains(file)).collect::<Vec<_>>(),
-        );
+        for file in self.test_data_files(test_patch) {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
         files.into_iter().filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file))).collect()
     }
 

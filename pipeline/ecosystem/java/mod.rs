@@ -8,7 +8,7 @@
 //! Test ids (decision, 2026-11-28): the test method, `com.pkg.FooTest#bar`, as
 //! SWE-bench Multilingual's and SWE-bench-java's rows name theirs and as `-Dtest=`
 //! selects one; a row that names classes (Multi-SWE-bench's `f2p_tests` keys) is
-//! compared through each method's class ([`published_class_forms`]). SWE-bench's
+//! compared through each method's class ([`published_java_forms`]). SWE-bench's
 //! `parse_log_maven` names a test by the `-Dtest=` line before its `BUILD` verdict: the
 //! eval script runs each class once and prints those two lines per method from the
 //! run's XML reports ([`image::HARNESS_FUNCTION`]), rather than one Maven run per
@@ -22,8 +22,8 @@
 //! A test class that does not compile before the gold patch (it calls what the fix
 //! adds) fails the module's `test-compile`, so no touched class reports a result; its
 //! methods are then missing from the pre run, which the label rules count as a
-//! failure, so the methods that pass after the fix are FAIL_TO_PASS (Multi-SWE-bench's `n2p`). The pre
-//! run's log keeps the compiler's message.
+//! failure, so the methods that pass after the fix are FAIL_TO_PASS (Multi-SWE-bench's
+//! `n2p`). The pre run's log keeps the compiler's message.
 
 pub mod gradle;
 pub mod image;
@@ -110,7 +110,7 @@ impl Ecosystem for MavenTest {
     }
 
     fn published_forms(&self, id: &str) -> Vec<String> {
-        published_class_forms(id)
+        published_java_forms(id)
     }
 
     fn published_as_ours(&self, id: &str) -> String {
@@ -123,7 +123,7 @@ impl Ecosystem for MavenTest {
 /// javaparser rows `Issue4560Test`), and `com.pkg.FooTest > bar` and `FooTest > bar`
 /// (SWE-bench Multilingual's Gradle rows). A class (read from the console): its
 /// simple name.
-pub fn published_class_forms(id: &str) -> Vec<String> {
+pub fn published_java_forms(id: &str) -> Vec<String> {
     let simple = |class: &str| class.rsplit_once('.').map(|(_, simple)| simple.to_string()).filter(|s| !s.is_empty());
     let Some((class, method)) = id.split_once('#') else {
         return simple(id).into_iter().collect();

@@ -93,7 +93,7 @@ impl Ecosystem for GradleTest {
     }
 
     fn published_forms(&self, id: &str) -> Vec<String> {
-        super::published_class_forms(id)
+        super::published_java_forms(id)
     }
 
     fn published_as_ours(&self, id: &str) -> String {
