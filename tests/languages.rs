@@ -1133,23 +1133,36 @@ fn a_crate_that_the_gold_patch_adds_is_vendored_in_the_tasks_environment() {
     assert!(workspace.containers().is_empty());
 }
 
-/// An integration test file compiled only under a feature of its crate (tokio's
-/// `#![cfg(all(feature = "full", not(tokio_wasi)))]`): its target runs with the
-/// features its `#![cfg]` asks for, not with none of its tests.
+/// An integration test file compiled only under a feature of its crate and the
+/// project's own cfg, its `#![cfg]` over several lines (tokio's rt_metrics.rs:
+/// `feature = "full"`, `tokio_unstable`), which uses what another feature gives (tokio's
+/// `#[tokio::test]`, from `macros`): its target runs with the feature and the cfg, then,
+/// as that does not compile, with every feature; not with none of its tests.
 #[test]
 fn a_test_file_that_its_cfg_gates_on_a_feature_runs_with_that_feature() {
     let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
-    let manifest = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2018\"\n\n[features]\nfull = []\n";
-    let gated = |tests: &str| format!("#![cfg(all(feature = \"full\", not(feature = \"nothing\")))]\n\n{tests}");
+    let manifest =
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2018\"\n\n[features]\nfull = []\nextra = []\n";
+    let with_extra = |lib: &str| {
+        format!("{lib}\n/// What the tests need besides `full`.\n#[cfg(feature = \"extra\")]\npub fn extra() {{}}\n")
+    };
+    let gated = |tests: &str| {
+        format!(
+            "#![cfg(all(\n    feature = \"full\",\n    calc_unstable,\n    not(feature = \"nothing\")\n))]\n\n\
+             const _: fn() = calc::extra;\n\n{tests}"
+        )
+    };
     let project = Project::dated_of_files(
         "2021-06-01T12:00:00+00:00",
-        &[("Cargo.toml", manifest), ("src/lib.rs", BUGGY_ADD_RS), ("tests/add.rs", &gated(ADD_TESTS))],
+        &[("Cargo.toml", manifest), ("src/lib.rs", &with_extra(BUGGY_ADD_RS)), ("tests/add.rs", &gated(ADD_TESTS))],
     );
-    let fix = Scenario::new("negative").gold("src/lib.rs", FIXED_ADD_RS);
+    let fix = Scenario::new("negative").gold("src/lib.rs", &with_extra(FIXED_ADD_RS));
     let task =
         labelled_add_fix(&workspace, &project, fix.test("tests/add.rs", &gated(&add_tests_with(ADD_NEGATIVE_RS))));
     assert_eq!(task.pass_to_pass, names(&["add_overflows", "add_small"]));
-    assert!(workspace.run_log("acme__calc-1").contains("--test=add --features 'full'"));
+    let log = workspace.run_log("acme__calc-1");
+    assert!(log.contains("--test=add --features 'full' with RUSTFLAGS '--cfg calc_unstable'"), "{log}");
+    assert!(log.contains("--test=add --all-features with RUSTFLAGS '--cfg calc_unstable'"), "{log}");
 }
 
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Rust task unchanged: its

@@ -57,22 +57,43 @@ if [ "${#runs[@]}" -eq 0 ]; then
     echo "swe-harvest: no test target to run"
     exit 0
 fi
-# The features an integration test file's own `#![cfg(...)]` lines ask for (tokio's
-# `#![cfg(all(feature = "full", not(tokio_wasi)))]`): without them its tests are
-# compiled out and the target runs none. A feature under `not(...)` is not asked for.
-asked_features() { # member target
+# What an integration test file's own `#![cfg(...)]` lines ask for, one line per
+# attribute (tokio's span lines: `#![cfg(all(\n    feature = "full",\n    tokio_unstable,`):
+# every `not(...)` dropped (what it names is not asked for) and every `all(...)` and
+# `any(...)` opened, so that what is left are the predicates to make true.
+asked_cfg() { # member target
     local dir file
     [[ "$2" == --test=* ]] || return 0
     if [ "$1" = . ]; then dir=tests; else dir="$1/tests"; fi
     for file in "$dir/${2#--test=}.rs" "$dir/${2#--test=}/main.rs"; do
         [ -f "$file" ] || continue
-        grep -h '^#!\[cfg(' "$file" | sed 's/not( *feature *= *"[^"]*" *)//g' \
-            | grep -o 'feature *= *"[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort -u | tr '\n' ' ' | sed 's/ $//'
+        awk '/^[ \t]*#!\[cfg\(/ { on = 1; text = ""; depth = 0 }
+            on { text = text " " $0; line = $0; depth += gsub(/\(/, "", line); depth -= gsub(/\)/, "", line)
+                 if (depth <= 0) { print text; on = 0 } }' "$file" \
+            | sed -e ':a' -e 's/\<not *([^()]*)//' -e 'ta' -e 's/\<\(all\|any\) *(\([^()]*\))/ \2 /' -e 'ta'
         return 0
     done
 }
+# The features of its crate that the file asks for (tokio's `feature = "full"`): without
+# them its tests are compiled out and the target runs none.
+asked_features() { # member target
+    asked_cfg "$1" "$2" | grep -o 'feature *= *"[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+# The project's own cfg names that the file asks for (tokio's `tokio_unstable`, which
+# tokio's CI passes in RUSTFLAGS): the names left once `key = "value"` predicates and
+# the compiler's well-known names are taken out.
+asked_cfg_names() { # member target
+    asked_cfg "$1" "$2" | sed 's/^ *#!\[cfg(//; s/[A-Za-z_][A-Za-z0-9_]* *= *"[^"]*"//g' \
+        | grep -o '[A-Za-z_][A-Za-z0-9_]*' \
+        | grep -vxE 'test|debug_assertions|unix|windows|miri|doc|doctest|proc_macro|overflow_checks|ub_checks|clippy|rustfmt|target_thread_local|contract_checks' \
+        | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
 run_target() { # member target [cargo arguments...]
-    "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" 2>&1 \
+    # RUSTFLAGS only when there are cfgs: set at all, it replaces the project's own
+    # `build.rustflags` and rebuilds every dependency.
+    local with_cfgs=()
+    [ -n "$cfg_flags" ] && with_cfgs=(env "RUSTFLAGS=${RUSTFLAGS:+$RUSTFLAGS }$cfg_flags")
+    "${with_cfgs[@]}" "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" 2>&1 \
         | sed -u -e 's/^\(test .*\) - should panic \.\.\. /\1 ... /' -e 's/^\(test .* \.\.\. ignored\), .*$/\1/' \
         | tee "$output"
     return "${PIPESTATUS[0]}"
@@ -84,17 +105,27 @@ while [ "$index" -lt "${#runs[@]}" ]; do
     member=${runs[$index]%%|*}; target=${runs[$index]#*|}
     index=$((index + 1))
     features=$(asked_features "$member" "$target")
+    cfg_flags=""
+    for name in $(asked_cfg_names "$member" "$target"); do cfg_flags="${cfg_flags:+$cfg_flags }--cfg $name"; done
+    asked=""
+    [ -n "$cfg_flags" ] && asked=" with RUSTFLAGS '$cfg_flags'"
     if [ -n "$features" ]; then
-        echo "swe-harvest: cargo test of $member $target --features '$features' (the file's #![cfg])"
+        echo "swe-harvest: cargo test of $member $target --features '$features'$asked (the file's #![cfg])"
         run_target "$member" "$target" --features "$features"
         code=$?
         if [ "$code" -ne 0 ] && grep -q "features\? .* not\|does not \(have\|contain\) th\|none of the selected packages contains" "$output"; then
-            echo "swe-harvest: the member has no such feature; cargo test of $member $target"
+            echo "swe-harvest: the member has no such feature; cargo test of $member $target$asked"
             run_target "$member" "$target"
+            code=$?
+        elif [ "$code" -ne 0 ] && grep -q "^error: could not compile" "$output"; then
+            # The file's features are too few for what its tests use (tokio's
+            # sync_mpsc.rs asks for `sync`, its `#[tokio::test]` needs `macros` and `rt`).
+            echo "swe-harvest: the file's features do not compile its tests; cargo test of $member $target --all-features$asked"
+            run_target "$member" "$target" --all-features
             code=$?
         fi
     else
-        echo "swe-harvest: cargo test of $member $target"
+        echo "swe-harvest: cargo test of $member $target$asked"
         run_target "$member" "$target"
         code=$?
     fi

@@ -170,8 +170,10 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
 /// cargo does not know (a target declared under another name in `Cargo.toml`) is
 /// replaced by every test target of the member. An integration test file whose own
 /// `#![cfg(...)]` asks for features of its crate (tokio's `feature = "full"`) runs
-/// with `--features` of them (without, when the member has no such feature): else
-/// its tests are compiled out and it runs none. libtest's lines are written as
+/// with `--features` of them (without, when the member has no such feature; with
+/// `--all-features` when they do not compile its tests), and for the project's own
+/// cfg names (tokio's `tokio_unstable`) with `--cfg` of them in `RUSTFLAGS`: else its
+/// tests are compiled out and it runs none. libtest's lines are written as
 /// SWE-bench's `parse_log_cargo` reads them: `test NAME - should panic ... ok`
 /// becomes `test NAME ... ok` and `ignored, REASON` becomes `ignored`.
 pub const CARGO_TEST_HELPER_SCRIPT: &str = include_str!("cargo-test-helper.sh");
@@ -361,11 +363,21 @@ mod tests {
     /// the shell script `cargo` as cargo: the cargo commands it ran (after `test
     /// --offline`), its output and its exit code.
     fn helper_with_cargo(files: &[&str], cargo: &str, touched: &[&str]) -> (Vec<String>, String, Option<i32>) {
+        let files: Vec<(&str, &str)> = files.iter().map(|path| (*path, "")).collect();
+        helper_with_cargo_in(&files, cargo, touched)
+    }
+
+    /// [`helper_with_cargo`] in a project of the given files and their texts.
+    fn helper_with_cargo_in(
+        files: &[(&str, &str)],
+        cargo: &str,
+        touched: &[&str],
+    ) -> (Vec<String>, String, Option<i32>) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for path in files {
+        for (path, text) in files {
             fs_err::create_dir_all(root.join(path).parent().unwrap()).unwrap();
-            fs_err::write(root.join(path), "").unwrap();
+            fs_err::write(root.join(path), text).unwrap();
         }
         let bin = root.join("bin");
         fs_err::create_dir_all(&bin).unwrap();
@@ -398,6 +410,57 @@ mod tests {
             "{text}"
         );
         assert_eq!(code, Some(101), "the failed run still counts");
+    }
+
+    /// A fake cargo that prints the arguments and the RUSTFLAGS of each run.
+    const CARGO_SAYING_ITS_FLAGS: &str = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\n\
+                                          echo \"ran $* (RUSTFLAGS ${RUSTFLAGS-unset})\"\nexit 0\n";
+
+    /// tokio's rt_metrics.rs: a `#![cfg]` over several lines asks for a feature and for
+    /// the project's own `tokio_unstable`; what is under `not(...)` is not asked for.
+    #[test]
+    fn a_test_file_gated_on_the_projects_own_cfg_runs_with_it_in_rustflags() {
+        let gated = "#![warn(rust_2018_idioms)]\n#![cfg(all(\n    feature = \"full\",\n    tokio_unstable,\n    \
+                     not(target_os = \"wasi\"),\n    not(all(feature = \"nope\", not(tokio_wasi))),\n    \
+                     target_has_atomic = \"64\"\n))]\n\nfn f() {}\n";
+        let files = [("Cargo.toml", ""), ("tests/metrics.rs", gated), ("tests/plain.rs", "#![cfg(unix)]\n")];
+        let (ran, text, code) =
+            helper_with_cargo_in(&files, CARGO_SAYING_ITS_FLAGS, &["tests/metrics.rs", "tests/plain.rs"]);
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=metrics --features full (RUSTFLAGS --cfg tokio_unstable)",
+                "--manifest-path ./Cargo.toml --test=plain (RUSTFLAGS unset)",
+            ],
+            "{text}"
+        );
+        assert_eq!(code, Some(0));
+        assert!(
+            text.contains("--features 'full' with RUSTFLAGS '--cfg tokio_unstable' (the file's #![cfg])"),
+            "{text}"
+        );
+    }
+
+    /// tokio's sync_mpsc.rs asks for `sync`, while its tests need `macros` and `rt` too:
+    /// when the file's features do not compile it, every feature of the member.
+    #[test]
+    fn a_test_file_whose_features_are_too_few_to_compile_runs_with_all_features() {
+        let cargo = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                     [ \"$6\" = --features ] && { echo 'error[E0433]: failed to resolve: could not find `test` in `tokio`'; \
+                     echo 'error: could not compile `tokio` (test \"sync_mpsc\") due to 1 previous error'; exit 101; }\n\
+                     echo 'test send_recv ... ok'\nexit 0\n";
+        let files = [("Cargo.toml", ""), ("tests/sync_mpsc.rs", "#![cfg(feature = \"sync\")]\n")];
+        let (ran, text, code) = helper_with_cargo_in(&files, cargo, &["tests/sync_mpsc.rs"]);
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=sync_mpsc --features sync",
+                "--manifest-path ./Cargo.toml --test=sync_mpsc --all-features",
+            ],
+            "{text}"
+        );
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains("test send_recv ... ok"), "{text}");
     }
 
     /// ripgrep's shape: `tests/regression.rs` is a module of the one test target
