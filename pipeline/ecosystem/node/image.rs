@@ -281,8 +281,45 @@ runner="$1"; report="$2"; shift 2
 command=()
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do command+=("$1"); shift; done
 [ "$#" -gt 0 ] && shift
+# A fixture (a file under a `fixtures/` or `__fixtures__/` folder, not itself named as a
+# test: babel's test/fixtures/parentheses/unary-postfix/input.js) is read by the tests
+# beside that folder: it stands for the test files of the nearest folder from there up
+# that has any (babel's test/index.js). In a test folder every script is one; elsewhere
+# those named `*.test.*` or `*.spec.*`.
+tests_reading_fixture() { # file
+    local dir name found=()
+    case "/$1" in */fixtures/*|*/__fixtures__/*) ;; *) return 1 ;; esac
+    case "${1##*/}" in *.test.*|*.spec.*) return 1 ;; esac
+    dir="/$1"; dir="${dir%%/fixtures/*}"; dir="${dir%%/__fixtures__/*}"; dir="${dir#/}"
+    while [ -z "${found[*]}" ]; do
+        for name in "${dir:-.}"/*.js "${dir:-.}"/*.jsx "${dir:-.}"/*.mjs "${dir:-.}"/*.cjs \
+            "${dir:-.}"/*.ts "${dir:-.}"/*.tsx "${dir:-.}"/*.mts "${dir:-.}"/*.cts; do
+            [ -f "$name" ] || continue
+            case "$name" in *.d.ts) continue ;; esac
+            case "/$dir/" in
+                */test/*|*/tests/*|*/__tests__/*|*/spec/*) found+=("${name#./}") ;;
+                *) case "${name##*/}" in *.test.*|*.spec.*) found+=("${name#./}") ;; esac ;;
+            esac
+        done
+        [ -n "$dir" ] || break
+        case "$dir" in */*) dir="${dir%/*}" ;; *) dir="" ;; esac
+    done
+    [ -n "${found[*]}" ] || return 1
+    printf '%s\n' "${found[@]}"
+}
 files=()
-for file in "$@"; do [ -f "$file" ] && files+=("$file"); done
+for file in "$@"; do
+    if readers=$(tests_reading_fixture "$file"); then
+        echo "swe-harvest: $file is a fixture; run the tests beside its folder:" $readers
+        mapfile -t readers <<< "$readers"
+    else
+        readers=("$file")
+    fi
+    for reader in "${readers[@]}"; do
+        [ -f "$reader" ] || continue
+        case " ${files[*]} " in *" $reader "*) ;; *) files+=("$reader") ;; esac
+    done
+done
 : > "$report"
 if [ "${#files[@]}" -eq 0 ]; then
     echo "swe-harvest: none of the touched test files exists"
@@ -566,6 +603,40 @@ mod tests {
         assert!(mocha.contains("# swe-harvest file: t/b.js\nX=1 mocha --exit --reporter"), "{mocha}");
         let none = helper_run("jest", &[], &["gone.test.js"]);
         assert!(none.contains("none of the touched test files exists"), "{none}");
+    }
+
+    /// babel-14532's test patch touched only fixtures, which `test/index.js` reads:
+    /// they stand for the test files beside their folder (in a test folder every
+    /// script, elsewhere those named as tests), the nearest from there up.
+    #[test]
+    fn a_touched_fixture_runs_the_tests_beside_its_folder() {
+        let present = [
+            "packages/gen/test/index.js",
+            "packages/gen/test/helpers.d.ts",
+            "packages/gen/test/fixtures/parens/unary/input.js",
+            "packages/gen/test/fixtures/parens/unary/output.js",
+            "src/__fixtures__/deep/case.js",
+            "src/parse.test.ts",
+            "src/parse.ts",
+        ];
+        let touched = [
+            "packages/gen/test/fixtures/parens/unary/input.js",
+            "packages/gen/test/fixtures/parens/unary/output.js",
+            "src/__fixtures__/deep/case.js",
+        ];
+        let jest = helper_run("jest", &present, &touched);
+        assert!(jest.contains("--runTestsByPath packages/gen/test/index.js src/parse.test.ts\n"), "{jest}");
+        assert!(
+            jest.contains(
+                "src/__fixtures__/deep/case.js is a fixture; run the tests beside its folder: src/parse.test.ts"
+            ),
+            "{jest}"
+        );
+        // A fixture named as a test is run as itself; a fixture no test is beside, not at all.
+        let named = helper_run("jest", &["test/fixtures/a.test.js"], &["test/fixtures/a.test.js"]);
+        assert!(named.contains("--runTestsByPath test/fixtures/a.test.js\n"), "{named}");
+        let alone = helper_run("mocha", &["fixtures/x/input.js"], &["fixtures/x/input.js"]);
+        assert!(alone.contains("# swe-harvest file: fixtures/x/input.js"), "{alone}");
     }
 
     /// Karma is given our config in place of the project's, which it is told of,
