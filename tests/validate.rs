@@ -337,6 +337,15 @@ fn a_test_runner_of_the_date_that_cannot_run_on_the_runtime_climbs_to_runner_pin
     let unusable = statuses.iter().filter(|(status, _)| status == "unusable").count();
     assert!(unusable >= 2, "the relaxed 3.11 and the 3.13 environments ran no test: {statuses:?}");
     assert!(statuses.iter().any(|(status, spec)| status == "built" && spec.contains("runner-pins")), "{statuses:?}");
+    // Each rung left kept its run's log apart from the next one's.
+    let log_dir = workspace.data_dir().join("logs/validate/acme__calc-18");
+    let set_aside = rung_log_folders(&log_dir);
+    assert!(set_aside.len() >= 2, "{set_aside:?}");
+    for folder in &set_aside {
+        assert!(!folder.contains("runner-pins"), "the verdict's own runs stay in the task's folder: {set_aside:?}");
+        assert!(log_dir.join(folder).join("run-1.log").is_file(), "{folder}");
+    }
+    assert!(log_dir.join("run-1.log").is_file());
 
     // The learned config makes the next run start at the rung that worked.
     let learned = fs_err::read_to_string(workspace.path("configs/repos/acme__calc.toml")).unwrap();
@@ -355,7 +364,20 @@ fn a_test_runner_of_the_date_that_cannot_run_on_the_runtime_climbs_to_runner_pin
     let rows_after: i64 =
         store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
     assert_eq!(rows_after as usize, statuses.len(), "no rung was climbed again");
+    assert_eq!(rung_log_folders(&log_dir), Vec::<String>::new(), "an earlier validate's rungs are gone");
     assert!(workspace.containers().is_empty());
+}
+
+/// The folders of a task's log folder where the ladder set a rung's run files aside.
+fn rung_log_folders(log_dir: &std::path::Path) -> Vec<String> {
+    let mut folders: Vec<String> = fs_err::read_dir(log_dir)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("rung-"))
+        .collect();
+    folders.sort();
+    folders
 }
 
 /// A project of the pytest 2 era (runtime 3.9): its test requirements pin pytest 2.9,

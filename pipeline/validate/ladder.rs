@@ -28,6 +28,8 @@
 //!   and each rung's failure;
 //! - a validate stopped after a packages move resumes in that environment (its stored
 //!   runs say where it was);
+//! - the run files of an environment the loop leaves are set aside in a folder of
+//!   their own ([`super::rung_logs`]), brought back when its runs give the verdict;
 //! - a task lost to its environment while its project needs a runtime that no base
 //!   image provides is dropped as `runtime_unavailable`, naming that runtime.
 
@@ -35,6 +37,7 @@ use super::attempt::{self, Attempts};
 use super::check;
 use super::judge::{self, Judged};
 use super::project::Project;
+use super::rung_logs;
 use super::{Context, Dropped, TaskOutcome, dropped, spec};
 use crate::ecosystem::{InferError, Move, RunsSeen, Setback};
 use crate::model::drop_reason::ValidateDropReason;
@@ -65,6 +68,8 @@ struct Ran {
     built: BuiltImage,
     attempts: Attempts,
     judged: Judged,
+    /// Where its run files were set aside when the ladder left it ([`rung_logs`]).
+    logs_set_aside: Option<std::path::PathBuf>,
 }
 
 /// The rung a packages move started from, with its runs when it had any.
@@ -124,6 +129,8 @@ struct Ladder<'a> {
     log_dir: std::path::PathBuf,
     /// Seconds in image builds, failed ones and waits for another task's build included.
     build_secs: f64,
+    /// How many environments' run files were set aside ([`rung_logs`]).
+    logs_set_aside: usize,
 }
 
 impl<'a> Ladder<'a> {
@@ -142,6 +149,7 @@ impl<'a> Ladder<'a> {
             inferred: false,
             log_dir,
             build_secs: 0.0,
+            logs_set_aside: 0,
         }
     }
 
@@ -156,6 +164,7 @@ impl<'a> Ladder<'a> {
             ));
         }
         self.inferred = first.source == "inferred";
+        rung_logs::clear(&self.log_dir);
         let mut step = Step::Rung(first);
         loop {
             step = match step {
@@ -266,6 +275,7 @@ impl<'a> Ladder<'a> {
         self.tried.push(spec);
         match self.ask(setback) {
             Some(next) => {
+                self.set_aside_logs();
                 let why =
                     self.failures.last().and_then(|detail| detail.lines().rev().find(|line| !line.trim().is_empty()));
                 tracing::info!(
@@ -333,16 +343,19 @@ impl<'a> Ladder<'a> {
                 self.failures.push(lost.detail.clone());
                 self.tried.push(spec);
                 return match self.ask(&setback) {
-                    Some(next) => Step::Rung(next),
+                    Some(next) => {
+                        self.set_aside_logs();
+                        Step::Rung(next)
+                    }
                     None => Step::Done(Err(lost)),
                 };
             }
         };
         outcome.runs = attempts.pre.len() as u32;
         let judged = judge::judge(&attempts, &self.test_files, &self.log_dir);
-        let ran = Ran { spec, built, attempts, judged };
+        let ran = Ran { spec, built, attempts, judged, logs_set_aside: None };
         match base {
-            Some(base) if !ran.attempts.anything_ran() => self.undo(base, outcome),
+            Some(base) if !ran.attempts.anything_ran() => self.undo(base, &ran.spec, outcome),
             _ => Step::Ran(ran),
         }
     }
@@ -380,11 +393,14 @@ impl<'a> Ladder<'a> {
     }
 
     /// The same rung as `base` with `packages` added; undone when its image does not build.
-    async fn add_packages(&mut self, base: Box<Base>, packages: Vec<String>, outcome: &mut TaskOutcome) -> Step {
+    async fn add_packages(&mut self, mut base: Box<Base>, packages: Vec<String>, outcome: &mut TaskOutcome) -> Step {
         let mut spec = base.spec.clone();
         spec.extra_packages.extend(packages.iter().cloned());
         match self.build(&spec).await {
             Ok(built) => {
+                if let Some(ran) = base.ran.as_mut() {
+                    ran.logs_set_aside = self.set_aside_logs_of(&ran.spec.clone());
+                }
                 self.context.note_image(&built);
                 Step::Run { spec, built, base: Some(base) }
             }
@@ -393,7 +409,7 @@ impl<'a> Ladder<'a> {
                     instance_id = %self.project.candidate.instance_id, %error,
                     "the environment with the added packages did not build; keeping the runs without them"
                 );
-                self.undo(base, outcome)
+                self.undo(base, &spec, outcome)
             }
         }
     }
@@ -407,9 +423,11 @@ impl<'a> Ladder<'a> {
     }
 
     /// Back to the rung a packages move started from: its runs, or a run there.
-    fn undo(&mut self, base: Box<Base>, outcome: &mut TaskOutcome) -> Step {
+    /// (`packaged` is the environment with the packages.)
+    fn undo(&mut self, base: Box<Base>, packaged: &EnvironmentSpec, outcome: &mut TaskOutcome) -> Step {
         match base.ran {
             Some(ran) => {
+                self.bring_back_logs(&ran, Some(packaged));
                 outcome.spec = Some(ran.spec.clone());
                 outcome.image = Some(ran.built.tag.clone());
                 outcome.runs = ran.attempts.pre.len() as u32;
@@ -464,11 +482,42 @@ impl<'a> Ladder<'a> {
                 };
                 self.failures.push(detail);
                 self.tried.push(ran.spec.clone());
+                let mut ran = ran;
+                ran.logs_set_aside = self.set_aside_logs();
                 self.last_ran = Some(ran);
                 Step::Rung(next)
             }
             Move::Climb(_) | Move::Stop => self.finish(ran),
         }
+    }
+
+    /// Sets the run files of the rung just left (the last tried) aside, the last
+    /// failure's paths to them following; where they went.
+    fn set_aside_logs(&mut self) -> Option<std::path::PathBuf> {
+        let left = self.tried.last()?.clone();
+        let folder = self.set_aside_logs_of(&left)?;
+        if let Some(detail) = self.failures.last_mut() {
+            *detail = rung_logs::pointing_into(detail, &self.log_dir, &folder);
+        }
+        Some(folder)
+    }
+
+    /// Sets the run files in the task's log folder aside as `spec`'s.
+    fn set_aside_logs_of(&mut self, spec: &EnvironmentSpec) -> Option<std::path::PathBuf> {
+        let folder = rung_logs::set_aside(&self.log_dir, self.logs_set_aside + 1, spec)?;
+        self.logs_set_aside += 1;
+        Some(folder)
+    }
+
+    /// Brings `ran`'s run files back into the task's log folder, whose runs give the
+    /// verdict after all, setting those of `current` (the environment that ran last)
+    /// aside first.
+    fn bring_back_logs(&mut self, ran: &Ran, current: Option<&EnvironmentSpec>) {
+        let Some(folder) = &ran.logs_set_aside else { return };
+        if let Some(current) = current {
+            self.set_aside_logs_of(current);
+        }
+        rung_logs::bring_back(&self.log_dir, folder);
     }
 
     /// The runs' verdict: the settled environment, or the task's drop.
@@ -488,6 +537,8 @@ impl<'a> Ladder<'a> {
     /// order.
     fn give_up(&mut self, reason: ValidateDropReason, lost: Option<Dropped>) -> Step {
         if let Some(ran) = self.last_ran.take() {
+            let last = self.tried.last().cloned();
+            self.bring_back_logs(&ran, last.as_ref());
             return self.finish(ran);
         }
         if let Some(lost) = lost {

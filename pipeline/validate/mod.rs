@@ -43,6 +43,7 @@ mod ladder;
 pub mod learned;
 mod project;
 pub mod rows;
+mod rung_logs;
 pub mod spec;
 
 /// A project's ecosystem, the files its inference reads and the date, at a commit of
