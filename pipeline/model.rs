@@ -299,6 +299,9 @@ crate::spelled::spelled_enum! {
         /// The same environment with the system packages of tools (or libraries) that
         /// its build said it lacked (`make`, `protoc`, a pkg-config library).
         SystemTools => "system-tools",
+        /// (Node) The project's own `build` script before the tests of every run: a test
+        /// could not load what the build makes (a monorepo's `packages/*/lib`).
+        BuildFirst => "build-first",
     }
 }
 

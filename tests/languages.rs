@@ -495,6 +495,54 @@ fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A workspace whose tests load a package's built output (babel's shape: tests import
+/// `@babel/parser`, linked to `packages/babel-parser`, whose `main` is `lib/`, which
+/// `make build` makes) while its test script does not build: the first run cannot
+/// load the module, and the ladder builds before the tests (`build-first`), in every
+/// run, from the patched sources.
+#[test]
+fn tests_that_load_a_build_output_their_script_does_not_build_get_the_build_first() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "acme", "version": "1.0.0", "private": true, "workspaces": ["packages/*"],
+  "scripts": {"build": "node build.js", "test": "make test"},
+  "devDependencies": {"mocha": "^10.2.0"}}
+"#;
+    let member = r#"{"name": "@acme/calc", "version": "1.0.0", "main": "lib/index.js"}
+"#;
+    let build = "const fs = require('fs');\nfs.mkdirSync('packages/calc/lib', { recursive: true });\n\
+                 fs.copyFileSync('packages/calc/src/index.js', 'packages/calc/lib/index.js');\n";
+    let tests = |extra: &str| {
+        format!(
+            "const assert = require('assert');\nconst {{ add }} = require('@acme/calc');\n\
+             describe('add', () => {{\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n{extra}}});\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        (".gitignore", "lib/\n"),
+        ("build.js", build),
+        ("packages/calc/package.json", member),
+        ("packages/calc/src/index.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix = Scenario::new("negative").gold("packages/calc/src/index.js", FIXED_ADD_JS).test(
+        "test/calc.test.js",
+        &tests("  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n"),
+    );
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > adds a negative number"]));
+    assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds small numbers"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(spec.rung.as_str(), "build-first", "{spec:?}");
+    assert!(spec.test_command.starts_with("npm run build && "), "{spec:?}");
+    let log = workspace.run_log("acme__calc-1");
+    assert_eq!(log.matches("swe-harvest: before the tests: npm run build").count(), 2, "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A project whose tests run in a browser through Karma (preact's shape): the image
 /// holds Debian's Chromium, Karma runs headless with our config in place of the
 /// project's, narrowed to the touched test file (the other file's tests are not run),

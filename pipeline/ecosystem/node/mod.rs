@@ -25,12 +25,15 @@
 //! same helper and prints `[PASSED] id` / `[FAILED] id` from the report, which
 //! SWE-bench 5.x's `parse_log_jest_json` reads: the harness grades our ids unchanged.
 
+pub mod build_first;
 pub mod image;
 pub mod infer;
 pub mod results;
 pub mod runtimes;
 
-use super::{Ecosystem, FailedRung, Interruption, ParsedRun, Parts, RungFailure};
+use super::{
+    Ecosystem, FailedRung, Interruption, LadderContext, Move, ParsedRun, Parts, RungFailure, Setback, usual_next_move,
+};
 use crate::git::diff::files_changed_by;
 use crate::model::{EnvironmentSpec, Rung};
 
@@ -152,6 +155,18 @@ impl Ecosystem for NodeTest {
 
     fn harness_log_parser(&self) -> &'static str {
         "parse_log_jest_json"
+    }
+
+    /// After a check or first run whose tests could not load a build output of the
+    /// repository: the same environment building first ([`build_first`]); else the
+    /// usual moves.
+    fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
+        if let Setback::Unusable { log } = setback
+            && let Some(next) = build_first::next_spec(tried, log, context.files)
+        {
+            return Move::Climb(next);
+        }
+        usual_next_move(self, tried, setback, context)
     }
 
     /// One rung: when the date-bounded install found no version of a package "with a
