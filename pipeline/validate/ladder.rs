@@ -439,7 +439,7 @@ impl<'a> Ladder<'a> {
 
     /// The ecosystem's move after the task's runs: packages, another rung, or the
     /// runs' verdict.
-    async fn after_runs(&mut self, ran: Ran) -> Step {
+    async fn after_runs(&mut self, mut ran: Ran) -> Step {
         let project = self.project;
         let missing_before = ran.attempts.missing_pre();
         let missing_after = ran.attempts.missing_post();
@@ -482,7 +482,6 @@ impl<'a> Ladder<'a> {
                 };
                 self.failures.push(detail);
                 self.tried.push(ran.spec.clone());
-                let mut ran = ran;
                 ran.logs_set_aside = self.set_aside_logs();
                 self.last_ran = Some(ran);
                 Step::Rung(next)
