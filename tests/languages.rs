@@ -463,12 +463,7 @@ fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
 "#;
     let build = "const fs = require('fs');\nfs.mkdirSync('dist', { recursive: true });\n\
                  fs.copyFileSync('lib/calc.js', 'dist/calc.js');\n";
-    let tests = |extra: &str| {
-        format!(
-            "const assert = require('assert');\nconst {{ add }} = require('../dist/calc');\n\
-             describe('add', () => {{\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n{extra}}});\n"
-        )
-    };
+    let tests = |extra: &str| mocha_add_tests("../dist/calc", extra);
     let project = Project::of_files(&[
         ("package.json", package),
         (".nvmrc", "18\n"),
@@ -477,22 +472,39 @@ fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
         ("lib/calc.js", BUGGY_ADD_JS),
         ("test/calc.test.js", &tests("")),
     ]);
-    let fix = Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test(
-        "test/calc.test.js",
-        &tests("  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n"),
-    );
-    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    let fix =
+        Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
+    let spec = labelled_negative_mocha_task(&workspace, &project, fix);
+    assert_eq!(spec.test_command, "npm run build && mocha --exit");
+    let log = workspace.run_log("acme__calc-1");
+    assert_eq!(log.matches("swe-harvest: before the tests: npm run build").count(), 2, "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
+/// Mocha tests of `add` from `module` (`adds small numbers`), with `extra` cases.
+fn mocha_add_tests(module: &str, extra: &str) -> String {
+    format!(
+        "const assert = require('assert');\nconst {{ add }} = require('{module}');\n\
+         describe('add', () => {{\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n{extra}}});\n"
+    )
+}
+
+/// The case of [`mocha_add_tests`] that fails before the fix.
+const NEGATIVE_CASE_JS: &str = "  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n";
+
+/// Validates the project's one candidate, `fix` (which adds [`NEGATIVE_CASE_JS`] to
+/// `test/calc.test.js`), checks its labels, and returns its environment's spec.
+fn labelled_negative_mocha_task(
+    workspace: &Workspace,
+    project: &Project,
+    fix: Scenario,
+) -> swe_harvest::model::EnvironmentSpec {
+    workspace.seeded(project, &[project.candidate(1, &fix)]);
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > adds a negative number"]));
     assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds small numbers"]));
-    assert_eq!(
-        environment_of(&workspace, task.image.as_deref().unwrap()).test_command,
-        "npm run build && mocha --exit"
-    );
-    let log = workspace.run_log("acme__calc-1");
-    assert_eq!(log.matches("swe-harvest: before the tests: npm run build").count(), 2, "{log}");
-    assert!(workspace.containers().is_empty());
+    environment_of(workspace, task.image.as_deref().unwrap())
 }
 
 /// A workspace whose tests load a package's built output (babel's shape: tests import
@@ -511,12 +523,7 @@ fn tests_that_load_a_build_output_their_script_does_not_build_get_the_build_firs
 "#;
     let build = "const fs = require('fs');\nfs.mkdirSync('packages/calc/lib', { recursive: true });\n\
                  fs.copyFileSync('packages/calc/src/index.js', 'packages/calc/lib/index.js');\n";
-    let tests = |extra: &str| {
-        format!(
-            "const assert = require('assert');\nconst {{ add }} = require('@acme/calc');\n\
-             describe('add', () => {{\n  it('adds small numbers', () => assert.strictEqual(add(1, 2), 3));\n{extra}}});\n"
-        )
-    };
+    let tests = |extra: &str| mocha_add_tests("@acme/calc", extra);
     let project = Project::of_files(&[
         ("package.json", package),
         (".nvmrc", "18\n"),
@@ -526,16 +533,10 @@ fn tests_that_load_a_build_output_their_script_does_not_build_get_the_build_firs
         ("packages/calc/src/index.js", BUGGY_ADD_JS),
         ("test/calc.test.js", &tests("")),
     ]);
-    let fix = Scenario::new("negative").gold("packages/calc/src/index.js", FIXED_ADD_JS).test(
-        "test/calc.test.js",
-        &tests("  it('adds a negative number', () => assert.strictEqual(add(1, -1), 0));\n"),
-    );
-    workspace.seeded(&project, &[project.candidate(1, &fix)]);
-    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
-    let task = workspace.task("acme__calc-1");
-    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > adds a negative number"]));
-    assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds small numbers"]));
-    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    let fix = Scenario::new("negative")
+        .gold("packages/calc/src/index.js", FIXED_ADD_JS)
+        .test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
+    let spec = labelled_negative_mocha_task(&workspace, &project, fix);
     assert_eq!(spec.rung.as_str(), "build-first", "{spec:?}");
     assert!(spec.test_command.starts_with("npm run build && "), "{spec:?}");
     let log = workspace.run_log("acme__calc-1");
