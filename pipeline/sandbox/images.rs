@@ -410,12 +410,58 @@ pub fn build_diagnosis(step_output: &str, engine_message: &str) -> String {
         .flatten()
         .map(|(_, code)| code.trim().to_string());
     let output = last_meaningful_lines(step_output);
-    match (exit_code, output.is_empty()) {
+    let diagnosis = match (exit_code, output.is_empty()) {
         (Some(code), false) => format!("{output} (the step exited with code {code})"),
         (Some(code), true) => format!("a build step exited with code {code} and printed nothing"),
         (None, false) => format!("{output} ({engine_message})"),
         (None, true) => engine_message.to_string(),
+    };
+    match releases_not_served(step_output).as_slice() {
+        [] => diagnosis,
+        releases => format!(
+            "the registry does not serve {} (404 Not Found), which the install asks for: a release unpublished since,              or one the registry reached here lacks (validate.registries names another); {diagnosis}",
+            releases.iter().map(|release| format!("`{release}`")).collect::<Vec<_>>().join(", ")
+        ),
     }
+}
+
+/// The npm releases (`name@version`) whose tarballs a step's output says the
+/// registry answered 404 for: a package manager names the tarball's URL
+/// (`.../babel-plugin-polyfill-es-shims/-/babel-plugin-polyfill-es-shims-0.5.0.tgz`,
+/// Yarn's `Request URL:` below its `Response Code: 404`, npm's `404 Not Found - GET
+/// URL`). Found on babel-13928 (2026-11-29), whose lockfile pins such a release.
+fn releases_not_served(step_output: &str) -> Vec<String> {
+    let mut releases: Vec<String> = Vec::new();
+    // Lines after Yarn's `Response Code: 404` that may still bring its `Request URL:`.
+    let mut yarn_lines_left: u8 = 0;
+    for line in step_output.lines() {
+        let yarn_url = yarn_lines_left > 0 && line.contains("Request URL:");
+        if (line.contains("404") || yarn_url)
+            && let Some(release) = line.split_whitespace().find_map(npm_tarball_release)
+            && !releases.contains(&release)
+        {
+            releases.push(release);
+        }
+        yarn_lines_left = if line.contains("Response Code: 404") { 3 } else { yarn_lines_left.saturating_sub(1) };
+    }
+    releases
+}
+
+/// `name@version` of an npm tarball URL (`.../NAME/-/BASENAME-VERSION.tgz`, a scoped
+/// name's basename without its scope).
+fn npm_tarball_release(word: &str) -> Option<String> {
+    let (package, file) = word.trim_end_matches(['.', ',', ')', '\'']).rsplit_once("/-/")?;
+    let file = file.strip_suffix(".tgz")?;
+    let name = match package.rsplit_once('/') {
+        Some((before, last)) if before.rsplit('/').next().is_some_and(|part| part.starts_with('@')) => {
+            format!("{}/{last}", before.rsplit('/').next().unwrap_or_default())
+        }
+        Some((_, last)) => last.to_string(),
+        None => return None,
+    };
+    let basename = name.rsplit('/').next().unwrap_or(&name);
+    let version = file.strip_prefix(basename)?.strip_prefix('-')?;
+    Some(format!("{name}@{version}"))
 }
 
 /// The last lines of a step's output that say something (at most [`DIAGNOSIS_LINES`]
@@ -726,6 +772,27 @@ mod tests {
         // A silent step, and a failure outside any step's command.
         assert_eq!(build_diagnosis("\n", message), "a build step exited with code 1 and printed nothing");
         assert_eq!(build_diagnosis("", "COPY failed: file not found"), "COPY failed: file not found");
+    }
+
+    #[test]
+    fn a_release_the_registry_does_not_serve_is_named() {
+        let message = "Docker stream error: The command '/bin/sh -c yarn install' returned a non-zero code: 1";
+        let yarn = "➤ YN0000: ┌ Fetch step\n\
+                    ➤ YN0035: │ babel-plugin-polyfill-es-shims@npm:0.5.0: The remote server failed to provide the requested resource\n\
+                    ➤ YN0035: │   Response Code: 404 (Not Found)\n➤ YN0035: │   Request Method: GET\n\
+                    ➤ YN0035: │   Request URL: https://registry.example.org/babel-plugin-polyfill-es-shims/-/babel-plugin-polyfill-es-shims-0.5.0.tgz\n\
+                    ➤ YN0000: └ Completed in 0s 743ms\n";
+        let diagnosis = build_diagnosis(yarn, message);
+        assert!(
+            diagnosis.starts_with("the registry does not serve `babel-plugin-polyfill-es-shims@0.5.0` (404 Not Found)"),
+            "{diagnosis}"
+        );
+        assert!(diagnosis.ends_with("(the step exited with code 1)"), "{diagnosis}");
+        let npm = "npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.example.org/@acme/calc/-/calc-1.2.3.tgz - Not found\n";
+        assert!(build_diagnosis(npm, message).starts_with("the registry does not serve `@acme/calc@1.2.3`"));
+        let other = "npm ERR! 404 Not Found - GET https://registry.example.org/left-pad - Not found\n\
+                     fetched https://registry.example.org/mocha/-/mocha-10.2.0.tgz\n";
+        assert!(!build_diagnosis(other, message).contains("does not serve"), "a tarball fetched is no 404's");
     }
 
     #[test]
