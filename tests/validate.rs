@@ -346,6 +346,22 @@ fn a_test_runner_of_the_date_that_cannot_run_on_the_runtime_climbs_to_runner_pin
         assert!(log_dir.join(folder).join("run-1.log").is_file(), "{folder}");
     }
     assert!(log_dir.join("run-1.log").is_file());
+    let details: Vec<String> = store
+        .connection()
+        .prepare("SELECT detail FROM environments WHERE status = 'unusable'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let logs_named: Vec<&str> = details
+        .iter()
+        .filter_map(|detail| detail.split("(log: ").nth(1).and_then(|rest| rest.split(')').next()))
+        .collect();
+    assert!(!logs_named.is_empty(), "{details:?}");
+    for path in logs_named {
+        assert!(path.contains("/rung-") && std::path::Path::new(path).is_file(), "{path} of {details:?}");
+    }
 
     // The learned config makes the next run start at the rung that worked.
     let learned = fs_err::read_to_string(workspace.path("configs/repos/acme__calc.toml")).unwrap();

@@ -388,8 +388,19 @@ impl<'a> Ladder<'a> {
                 path.display()
             ),
         };
-        record(self.context, self.project.candidate, &spec, &Ok(built), Some(&detail));
-        self.next_rung(spec, ValidateDropReason::EnvironmentUnusable, detail, &Setback::Unusable { log: &output })
+        let step = self.next_rung(
+            spec.clone(),
+            ValidateDropReason::EnvironmentUnusable,
+            detail.clone(),
+            &Setback::Unusable { log: &output },
+        );
+        // Recorded as the ladder left it: its log path follows the run files set aside.
+        let recorded = match &step {
+            Step::Rung(_) => self.failures.last().cloned().unwrap_or(detail),
+            _ => detail,
+        };
+        record(self.context, self.project.candidate, &spec, &Ok(built), Some(&recorded));
+        step
     }
 
     /// The same rung as `base` with `packages` added; undone when its image does not build.
