@@ -419,7 +419,8 @@ pub fn build_diagnosis(step_output: &str, engine_message: &str) -> String {
     match releases_not_served(step_output).as_slice() {
         [] => diagnosis,
         releases => format!(
-            "the registry does not serve {} (404 Not Found), which the install asks for: a release unpublished since,              or one the registry reached here lacks (validate.registries names another); {diagnosis}",
+            "the registry does not serve {} (404 Not Found), which the install asks for: a release unpublished since, \
+             or one the registry reached here lacks (validate.registries names another); {diagnosis}",
             releases.iter().map(|release| format!("`{release}`")).collect::<Vec<_>>().join(", ")
         ),
     }
@@ -451,17 +452,12 @@ fn releases_not_served(step_output: &str) -> Vec<String> {
 /// name's basename without its scope).
 fn npm_tarball_release(word: &str) -> Option<String> {
     let (package, file) = word.trim_end_matches(['.', ',', ')', '\'']).rsplit_once("/-/")?;
-    let file = file.strip_suffix(".tgz")?;
-    let name = match package.rsplit_once('/') {
-        Some((before, last)) if before.rsplit('/').next().is_some_and(|part| part.starts_with('@')) => {
-            format!("{}/{last}", before.rsplit('/').next().unwrap_or_default())
-        }
-        Some((_, last)) => last.to_string(),
-        None => return None,
-    };
-    let basename = name.rsplit('/').next().unwrap_or(&name);
-    let version = file.strip_prefix(basename)?.strip_prefix('-')?;
-    Some(format!("{name}@{version}"))
+    let (before, basename) = package.rsplit_once('/')?;
+    let version = file.strip_suffix(".tgz")?.strip_prefix(basename)?.strip_prefix('-')?;
+    match before.rsplit('/').next().filter(|part| part.starts_with('@')) {
+        Some(scope) => Some(format!("{scope}/{basename}@{version}")),
+        None => Some(format!("{basename}@{version}")),
+    }
 }
 
 /// The last lines of a step's output that say something (at most [`DIAGNOSIS_LINES`]

@@ -129,8 +129,8 @@ struct Ladder<'a> {
     log_dir: std::path::PathBuf,
     /// Seconds in image builds, failed ones and waits for another task's build included.
     build_secs: f64,
-    /// How many environments' run files were set aside ([`rung_logs`]).
-    logs_set_aside: usize,
+    /// How many folders of run files were set aside ([`rung_logs`]).
+    folders_set_aside: usize,
 }
 
 impl<'a> Ladder<'a> {
@@ -149,7 +149,7 @@ impl<'a> Ladder<'a> {
             inferred: false,
             log_dir,
             build_secs: 0.0,
-            logs_set_aside: 0,
+            folders_set_aside: 0,
         }
     }
 
@@ -410,7 +410,7 @@ impl<'a> Ladder<'a> {
         match self.build(&spec).await {
             Ok(built) => {
                 if let Some(ran) = base.ran.as_mut() {
-                    ran.logs_set_aside = self.set_aside_logs_of(&ran.spec.clone());
+                    ran.logs_set_aside = self.set_aside_logs_of(&ran.spec);
                 }
                 self.context.note_image(&built);
                 Step::Run { spec, built, base: Some(base) }
@@ -514,8 +514,8 @@ impl<'a> Ladder<'a> {
 
     /// Sets the run files in the task's log folder aside as `spec`'s.
     fn set_aside_logs_of(&mut self, spec: &EnvironmentSpec) -> Option<std::path::PathBuf> {
-        let folder = rung_logs::set_aside(&self.log_dir, self.logs_set_aside + 1, spec)?;
-        self.logs_set_aside += 1;
+        let folder = rung_logs::set_aside(&self.log_dir, self.folders_set_aside + 1, spec)?;
+        self.folders_set_aside += 1;
         Some(folder)
     }
 

@@ -287,13 +287,13 @@ while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do command+=("$1"); shift; done
 # that has any (babel's test/index.js). In a test folder every script is one; elsewhere
 # those named `*.test.*` or `*.spec.*`.
 tests_reading_fixture() { # file
-    local dir name found=()
+    local dir here name found=()
     case "/$1" in */fixtures/*|*/__fixtures__/*) ;; *) return 1 ;; esac
     case "${1##*/}" in *.test.*|*.spec.*) return 1 ;; esac
     dir="/$1"; dir="${dir%%/fixtures/*}"; dir="${dir%%/__fixtures__/*}"; dir="${dir#/}"
     while [ -z "${found[*]}" ]; do
-        for name in "${dir:-.}"/*.js "${dir:-.}"/*.jsx "${dir:-.}"/*.mjs "${dir:-.}"/*.cjs \
-            "${dir:-.}"/*.ts "${dir:-.}"/*.tsx "${dir:-.}"/*.mts "${dir:-.}"/*.cts; do
+        here="${dir:-.}"
+        for name in "$here"/*.{js,jsx,mjs,cjs,ts,tsx,mts,cts}; do
             [ -f "$name" ] || continue
             case "$name" in *.d.ts) continue ;; esac
             case "/$dir/" in

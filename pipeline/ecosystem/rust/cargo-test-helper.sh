@@ -74,16 +74,16 @@ asked_cfg() { # member target
         return 0
     done
 }
-# The features of its crate that the file asks for (tokio's `feature = "full"`): without
-# them its tests are compiled out and the target runs none.
-asked_features() { # member target
-    asked_cfg "$1" "$2" | grep -o 'feature *= *"[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort -u | tr '\n' ' ' | sed 's/ $//'
+# The features of its crate that an asked-for cfg (on stdin) names (tokio's
+# `feature = "full"`): without them its tests are compiled out and the target runs none.
+features_of_cfg() {
+    grep -o 'feature *= *"[^"]*"' | sed 's/.*"\(.*\)"/\1/' | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
-# The project's own cfg names that the file asks for (tokio's `tokio_unstable`, which
-# tokio's CI passes in RUSTFLAGS): the names left once `key = "value"` predicates and
-# the compiler's well-known names are taken out.
-asked_cfg_names() { # member target
-    asked_cfg "$1" "$2" | sed 's/^ *#!\[cfg(//; s/[A-Za-z_][A-Za-z0-9_]* *= *"[^"]*"//g' \
+# The project's own cfg names that an asked-for cfg (on stdin) names (tokio's
+# `tokio_unstable`, which tokio's CI passes in RUSTFLAGS): the names left once
+# `key = "value"` predicates and the compiler's well-known names are taken out.
+names_of_cfg() {
+    sed 's/^ *#!\[cfg(//; s/[A-Za-z_][A-Za-z0-9_]* *= *"[^"]*"//g' \
         | grep -o '[A-Za-z_][A-Za-z0-9_]*' \
         | grep -vxE 'test|debug_assertions|unix|windows|miri|doc|doctest|proc_macro|overflow_checks|ub_checks|clippy|rustfmt|target_thread_local|contract_checks' \
         | sort -u | tr '\n' ' ' | sed 's/ $//'
@@ -104,9 +104,10 @@ index=0
 while [ "$index" -lt "${#runs[@]}" ]; do
     member=${runs[$index]%%|*}; target=${runs[$index]#*|}
     index=$((index + 1))
-    features=$(asked_features "$member" "$target")
+    cfg=$(asked_cfg "$member" "$target")
+    features=$(features_of_cfg <<< "$cfg")
     cfg_flags=""
-    for name in $(asked_cfg_names "$member" "$target"); do cfg_flags="${cfg_flags:+$cfg_flags }--cfg $name"; done
+    for name in $(names_of_cfg <<< "$cfg"); do cfg_flags="${cfg_flags:+$cfg_flags }--cfg $name"; done
     asked=""
     [ -n "$cfg_flags" ] && asked=" with RUSTFLAGS '$cfg_flags'"
     if [ -n "$features" ]; then
