@@ -29,7 +29,7 @@ use swe_harvest::sandbox::docker::DockerBackend;
 use swe_harvest::sandbox::egress::{self, Allowlist, BuildEgress};
 use swe_harvest::sandbox::images::{EnvironmentRequest, Images, Recipe};
 use swe_harvest::sandbox::{Backend, BuildLimits, BuildNetwork, ImageBuild, RUN_LABEL};
-use swe_harvest::validate::{ValidateFlags, ValidateSettings, read_environment};
+use swe_harvest::validate::{Environment, ValidateFlags, ValidateSettings, read_environment};
 
 use crate::support::base_images_missing;
 use crate::support::python_project::{self, Project};
@@ -103,7 +103,7 @@ impl Drop for BuiltHere {
 /// inference sees it at the base commit, rendered by `Images`, and its runtime.
 async fn rendered(images: &Images, settings: &ValidateSettings, project: &Project, dir: &Path) -> (ImageBuild, String) {
     let mirror = project.mirror_into(dir);
-    let (ecosystem, files, date) = read_environment(&mirror, &project.base_commit, None).unwrap();
+    let Environment { ecosystem, files, date, .. } = read_environment(&mirror, &project.base_commit, None).unwrap();
     // The runtimes whose base image is here, as validate chooses among them.
     let mut runtimes = Vec::new();
     for runtime in settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)) {

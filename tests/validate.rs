@@ -1289,7 +1289,8 @@ fn the_documented_repository_config_and_every_shipped_one_parse() {
 #[test]
 fn candidates_without_a_mirror_or_an_inferable_environment_are_dropped_with_the_reason() {
     let workspace = Workspace::with_docker();
-    let project = Project::without_packaging();
+    // Its build lives in a folder (as micropython's ports do), which is not inferred.
+    let project = Project::without_packaging_with(&[("port/Makefile", "all:\n\ttrue\n")]);
     let candidate = project.candidate(61, &Scenario::fixing_add("fix"));
     workspace.stored(&[candidate]);
 
@@ -1305,6 +1306,11 @@ fn candidates_without_a_mirror_or_an_inferable_environment_are_dropped_with_the_
     let (reason, detail) = workspace.dropped("acme__calc-61");
     assert_eq!(reason, "environment_inference_failed", "{detail}");
     assert!(detail.contains("configs/repos/<owner>__<name>.toml"), "says what to do: {detail}");
+    // Not the fallback's "no Python project file": what every language looks for, and
+    // where the project's build file is.
+    assert!(detail.starts_with("no supported language recognises the project"), "{detail}");
+    assert!(detail.contains("Rust: Cargo.toml") && detail.contains("C/C++: configure.ac"), "{detail}");
+    assert!(detail.contains("build files below the root: `port/Makefile`"), "{detail}");
     assert!(workspace.containers().is_empty());
 }
 

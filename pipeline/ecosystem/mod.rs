@@ -305,6 +305,12 @@ pub trait Ecosystem: Send + Sync {
     /// Whether the project is one of this ecosystem's, from its file paths at a commit.
     fn recognises(&self, paths: &[String]) -> bool;
 
+    /// The files at a project's root it is recognised by, for a message (`Rust:
+    /// Cargo.toml`); empty for one chosen within its language (a test framework's).
+    fn project_files(&self) -> &'static str {
+        ""
+    }
+
     /// The language's runtimes and their base images: its entry in the catalogue
     /// ([`runtimes`]), shared by the ecosystems of one language.
     fn runtimes(&self) -> &'static runtimes::Runtimes {
@@ -704,6 +710,48 @@ pub fn detect(paths: &[String]) -> &'static dyn Ecosystem {
         .unwrap_or(ALL[0])
 }
 
+/// At most this many build files below the root are named when none is at the root.
+const BUILD_FILES_NAMED: usize = 6;
+
+/// When no ecosystem recognises a project by the files at its root, what its inference
+/// failure says in place of the fallback's ("no Python project file"): the files each
+/// language is recognised by, and the shallowest build files below the root, since a
+/// project built from a folder is not inferred (micropython's `ports/unix/Makefile`,
+/// a C project whose tests are Python scripts: its 4 held-out rows were dropped as
+/// "no Python project file").
+pub fn unrecognised(paths: &[String]) -> Option<String> {
+    if ALL.iter().any(|ecosystem| ecosystem.recognises(paths)) {
+        return None;
+    }
+    let recognised_files: Vec<&str> =
+        ALL.iter().map(|ecosystem| ecosystem.project_files()).filter(|files| !files.is_empty()).collect();
+    let is_build_file = |name: &str| {
+        let name = [name.to_string()];
+        ALL.iter().any(|ecosystem| ecosystem.recognises(&name) && !ecosystem.recognises_only_by_shared_files(&name))
+    };
+    let mut below: Vec<&String> =
+        paths.iter().filter(|path| path.rsplit_once('/').is_some_and(|(_, name)| is_build_file(name))).collect();
+    below.sort_by_key(|path| (path.matches('/').count(), path.as_str()));
+    let below = match below.len() {
+        0 => String::new(),
+        count => {
+            let named: Vec<String> = below.iter().take(BUILD_FILES_NAMED).map(|path| format!("`{path}`")).collect();
+            let more = count.saturating_sub(BUILD_FILES_NAMED);
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            format!(
+                "; build files below the root: {}{more}, and a project built from a folder is not inferred",
+                named.join(", ")
+            )
+        }
+    };
+    Some(format!(
+        "no supported language recognises the project: none of the files it is recognised by is at the repository's \
+         root at the environment commit ({}){below}; add an [[environment]] entry to \
+         configs/repos/<owner>__<name>.toml that says how to build and test it",
+        recognised_files.join("; ")
+    ))
+}
+
 /// The ecosystem of a project at a commit, test framework included: `chosen` (a
 /// per-repository config's `test_framework`) when given, else the language from the
 /// paths ([`detect`]) refined by its test-framework detection, which reads files
@@ -932,6 +980,42 @@ mod tests {
         assert_eq!(language_of_test_patch(""), "python");
         assert_eq!(language_of_test_patch("--- a/test/unit/a.js\n+++ b/test/unit/a.js\n"), "javascript");
         assert_eq!(language_of_test_patch("--- a/tests/a.tests.ts\n+++ b/tests/a.tests.ts\n"), "typescript");
+    }
+
+    /// micropython's shape: no build file at the root, a Makefile per port, tests that
+    /// are Python scripts, a requirements file of its docs.
+    #[test]
+    fn a_project_no_language_recognises_is_told_what_each_looks_for_and_where_its_build_files_are() {
+        use super::fixtures::paths;
+        let ports: Vec<String> = ["unix", "esp32", "rp2", "stm32", "nrf", "zephyr", "windows"]
+            .iter()
+            .map(|port| format!("ports/{port}/Makefile"))
+            .collect();
+        let mut micropython = paths(&["README.md", "py/obj.c", "tests/run-tests.py", "tests/basics/fun1.py"]);
+        micropython.extend(ports);
+        micropython.extend(paths(&["mpy-cross/Makefile", "docs/requirements.txt", "examples/x/package.json"]));
+        let message = unrecognised(&micropython).expect("no language recognises it");
+        for wanted in
+            ["Python: pyproject.toml", "Go: go.mod", "Rust: Cargo.toml", "JavaScript/TypeScript: package.json"]
+        {
+            assert!(message.contains(wanted), "{wanted}: {message}");
+        }
+        assert!(message.contains("C/C++: configure.ac, configure.in, CMakeLists.txt, Makefile"), "{message}");
+        // The shallowest first; a docs requirements file is no project's build file.
+        assert!(
+            message.contains(
+                "build files below the root: `mpy-cross/Makefile`, `examples/x/package.json`, `ports/esp32/Makefile`, \
+                 `ports/nrf/Makefile`, `ports/rp2/Makefile`, `ports/stm32/Makefile` and 3 more"
+            ),
+            "{message}"
+        );
+        assert!(!message.contains("docs/requirements.txt"), "{message}");
+        assert!(message.contains("configs/repos/<owner>__<name>.toml"), "{message}");
+        let bare = unrecognised(&paths(&["README", "src/a.c"])).expect("nothing recognised");
+        assert!(!bare.contains("below the root"), "{bare}");
+        // A project some language recognises keeps that language's own message.
+        assert_eq!(unrecognised(&paths(&["Makefile", "ports/unix/Makefile"])), None);
+        assert_eq!(unrecognised(&paths(&["docs/requirements.txt", "requirements.txt"])), None);
     }
 
     #[test]

@@ -191,8 +191,11 @@ impl<'a> Ladder<'a> {
             project.date,
             &project.runtimes,
         )
-        .map_err(|error| match error {
-            InferError::NoRuntime { .. } => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
+        .map_err(|error| match (&error, &project.unrecognised) {
+            (InferError::NoRuntime { .. }, _) => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
+            (InferError::NotRecognised { .. }, Some(unrecognised)) => {
+                dropped(ValidateDropReason::EnvironmentInferenceFailed, unrecognised.clone())
+            }
             _ => dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()),
         })?;
         for package in ecosystem.packages_the_patches_add(&[&candidate.patch, &candidate.test_patch]) {

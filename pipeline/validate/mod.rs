@@ -48,7 +48,7 @@ pub mod spec;
 
 /// A project's ecosystem, the files its inference reads and the date, at a commit of
 /// its mirror (for a benchmark that renders an environment without validating).
-pub use project::read_environment;
+pub use project::{Environment, read_environment};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;

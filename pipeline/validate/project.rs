@@ -22,6 +22,9 @@ pub(super) struct Project<'a> {
     pub ecosystem: &'static dyn Ecosystem,
     /// The files inference reads, at the environment commit.
     pub files: RepoFiles,
+    /// When no language recognises the project by its root's files, what its
+    /// inference failure says ([`ecosystem::unrecognised`]).
+    pub unrecognised: Option<String>,
     /// The environment commit's date: dependencies are taken as of it.
     pub date: DateTime<Utc>,
     /// The runtimes inference chooses among ([`available_runtimes`]).
@@ -45,7 +48,7 @@ impl<'a> Project<'a> {
             .config
             .repo(&candidate.repo)
             .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
-        let (ecosystem, files, date) = {
+        let Environment { ecosystem, files, date, unrecognised } = {
             let mirror = mirror.clone();
             let commit = candidate.environment_setup_commit.clone();
             let base_commit = candidate.base_commit.clone();
@@ -88,7 +91,18 @@ impl<'a> Project<'a> {
                 })
                 .collect(),
         };
-        Ok(Project { candidate, mirror, config, ecosystem, files, date, runtimes, runtime_needed, runtimes_to_make })
+        Ok(Project {
+            candidate,
+            mirror,
+            config,
+            ecosystem,
+            files,
+            unrecognised,
+            date,
+            runtimes,
+            runtime_needed,
+            runtimes_to_make,
+        })
     }
 
     /// What the ecosystem's ladder may look at.
@@ -114,26 +128,38 @@ impl<'a> Project<'a> {
     }
 }
 
-/// The project's ecosystem at the environment commit (its test framework included:
-/// `framework` from its config, else detected from its files), the files its
-/// inference reads there, and the commit's date.
+/// What a project is at its environment commit ([`read_environment`]).
+pub struct Environment {
+    /// Its test framework included: `framework` from its config, else detected.
+    pub ecosystem: &'static dyn Ecosystem,
+    /// The files its inference reads there.
+    pub files: RepoFiles,
+    /// The commit's date.
+    pub date: DateTime<Utc>,
+    /// When no language recognises it, what to say ([`ecosystem::unrecognised`]).
+    pub unrecognised: Option<String>,
+}
+
+/// The project's ecosystem at the environment commit, the files its inference reads
+/// there, and the commit's date.
 pub fn read_environment(
     mirror: &std::path::Path,
     commit: &str,
     framework: Option<ecosystem::TestFramework>,
-) -> Result<(&'static dyn Ecosystem, RepoFiles, DateTime<Utc>), crate::git::GitError> {
+) -> Result<Environment, crate::git::GitError> {
     let mirror = crate::git::Mirror::open(mirror)?;
     let date = mirror.commit_time(commit)?;
     let paths = mirror.list_files(commit)?;
     let mut read = |path: &str| mirror.read_text(commit, path).ok().flatten();
     let ecosystem = ecosystem::detect_with_framework(&paths, &mut read, framework);
+    let unrecognised = ecosystem::unrecognised(&paths);
     let mut files = RepoFiles::new();
     for path in paths.into_iter().filter(|path| ecosystem.reads_for_inference(path)) {
         if let Some(text) = mirror.read_text(commit, &path)? {
             files.insert(path, text);
         }
     }
-    Ok((ecosystem, files, date))
+    Ok(Environment { ecosystem, files, date, unrecognised })
 }
 
 /// The runtimes inference chooses among: those of `validate.base_images` whose base

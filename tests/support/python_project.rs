@@ -128,6 +128,11 @@ impl Project {
         Project::build(COMMIT_DATE, false)
     }
 
+    /// The project without packaging, with some files added (a build file in a folder).
+    pub fn without_packaging_with(files: &[(&str, &str)]) -> Project {
+        Project::build_with(COMMIT_DATE, false, files)
+    }
+
     /// The project with some of its files replaced or added (another packaging, a
     /// vendored dependency, a pytest config).
     pub fn with_files(files: &[(&str, &str)]) -> Project {

@@ -86,6 +86,10 @@ impl Ecosystem for MakeCheck {
         })
     }
 
+    fn project_files(&self) -> &'static str {
+        "C/C++: configure.ac, configure.in, CMakeLists.txt, Makefile, GNUmakefile, makefile"
+    }
+
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: c_test_files)
     }

@@ -80,6 +80,10 @@ impl Ecosystem for GoTest {
         paths.iter().any(|path| path == "go.mod" || path == "go.work")
     }
 
+    fn project_files(&self) -> &'static str {
+        "Go: go.mod, go.work"
+    }
+
     fn runtime_needed(&self, files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {
         infer::runtime_needed(files, runtimes)
     }

@@ -74,6 +74,10 @@ impl Ecosystem for MavenTest {
         paths.iter().any(|path| path == "pom.xml")
     }
 
+    fn project_files(&self) -> &'static str {
+        "Java (Maven): pom.xml"
+    }
+
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: java_test_files)
     }

@@ -106,6 +106,10 @@ impl Ecosystem for NodeTest {
         paths.iter().any(|path| path == "package.json")
     }
 
+    fn project_files(&self) -> &'static str {
+        "JavaScript/TypeScript: package.json"
+    }
+
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: node_test_files)
     }

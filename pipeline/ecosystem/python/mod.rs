@@ -135,6 +135,10 @@ impl Ecosystem for Pytest {
         "python"
     }
 
+    fn project_files(&self) -> &'static str {
+        "Python: pyproject.toml, setup.py, setup.cfg, requirements*.txt"
+    }
+
     fn recognises(&self, paths: &[String]) -> bool {
         paths.iter().any(|path| {
             let top_level = !path.contains('/');

@@ -82,6 +82,10 @@ impl Ecosystem for CargoTest {
         paths.iter().any(|path| path == "Cargo.toml")
     }
 
+    fn project_files(&self) -> &'static str {
+        "Rust: Cargo.toml"
+    }
+
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: rust_test_files)
     }

@@ -46,6 +46,10 @@ impl Ecosystem for GradleTest {
         paths.iter().any(|path| infer::BUILD_FILES.contains(&path.as_str()))
     }
 
+    fn project_files(&self) -> &'static str {
+        "Java (Gradle): build.gradle, build.gradle.kts, settings.gradle, settings.gradle.kts"
+    }
+
     /// JDK base images, and configured distributions as `gradle<version>`.
     fn owns_runtime(&self, runtime: &str) -> bool {
         self.runtimes().owns(runtime) || runtime.starts_with(infer::RUNTIME_PREFIX)
