@@ -93,10 +93,21 @@ run_target() { # member target [cargo arguments...]
     # `build.rustflags` and rebuilds every dependency.
     local with_cfgs=()
     [ -n "$cfg_flags" ] && with_cfgs=(env "RUSTFLAGS=${RUSTFLAGS:+$RUSTFLAGS }$cfg_flags")
-    "${with_cfgs[@]}" "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" 2>&1 \
+    # Cargo writes to a file that is followed until cargo exits, not to a pipe: a
+    # process a test leaves behind keeps the output it inherited open, and a pipe
+    # would wait for it (sharkdp/bat-2393: the test binary aborted, its `bat` child
+    # lived on, and the run hung until the timeout).
+    local raw
+    raw=$(mktemp)
+    "${with_cfgs[@]}" "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" >"$raw" 2>&1 &
+    local cargo=$!
+    tail -s 0.2 -n +1 -f --pid="$cargo" "$raw" \
         | sed -u -e 's/^\(test .*\) - should panic \.\.\. /\1 ... /' -e 's/^\(test .* \.\.\. ignored\), .*$/\1/' \
         | tee "$output"
-    return "${PIPESTATUS[0]}"
+    wait "$cargo"
+    local code=$?
+    rm -f "$raw"
+    return "$code"
 }
 output=$(mktemp)
 status=0

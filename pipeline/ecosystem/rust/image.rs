@@ -398,6 +398,25 @@ mod tests {
         (ran, text, output.status.code())
     }
 
+    /// sharkdp/bat-2393: a test's child outlived the test binary with cargo's output
+    /// open, and the run waited for it until the timeout.
+    #[test]
+    fn a_process_a_test_leaves_behind_does_not_hold_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // Holds the output cargo gave it for 20 s, then says it is done.
+        let done = dir.path().join("done");
+        let cargo = format!(
+            "#!/bin/bash\n[ \"$1\" = metadata ] && exit 1\n(sleep 20; touch {}) &\n\
+             echo 'test a ... ok'\necho 'test b ... FAILED'\nexit 101\n",
+            done.display()
+        );
+        let (ran, text, code) = helper_with_cargo(&["Cargo.toml", "tests/a.rs"], &cargo, &["tests/a.rs"]);
+        assert!(!done.exists(), "the helper waited for the process cargo left: {text}");
+        assert_eq!(code, Some(101), "cargo's status: {text}");
+        assert!(text.contains("test a ... ok\ntest b ... FAILED"), "cargo's output, whole: {text}");
+        assert!(ran.is_empty(), "{ran:?}");
+    }
+
     #[test]
     fn a_target_cargo_does_not_know_falls_back_to_every_target_of_its_member() {
         let cargo = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
