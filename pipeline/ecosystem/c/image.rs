@@ -117,6 +117,31 @@ mod tests {
         assert!(text.contains(&format!("cp -a /testbed {WARM}/tree")), "{text}");
     }
 
+    /// A plain Makefile's target whose recipe leaves a process holding the output it
+    /// inherited (a server a test started): the helper gives the target's result when
+    /// make exits, without waiting for that process.
+    #[test]
+    fn a_process_a_make_target_leaves_behind_does_not_hold_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = dir.path().join("done");
+        let makefile = format!("check:\n\t(sleep 20; touch {}) &\n\t@echo 'the suite ran'\n\t@false\n", done.display());
+        fs_err::write(dir.path().join("Makefile"), makefile).unwrap();
+        let helper = dir.path().join("helper.sh");
+        fs_err::write(&helper, C_TEST_HELPER_SCRIPT).unwrap();
+        let output = std::process::Command::new("bash")
+            .arg(&helper)
+            .arg(dir.path().join("report"))
+            .args(["make", "check", "--"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        assert!(!done.exists(), "the helper waited for the process the target left: {text}");
+        assert!(text.contains("the suite ran"), "the target's output, shown: {text}");
+        assert!(text.contains("swe-harvest results:\nFAIL: make-check"), "the target's result: {text}");
+        assert_ne!(output.status.code(), Some(0), "make's status: {text}");
+    }
+
     /// The warm sync run in two temporary folders: what changed comes in newer than
     /// every build output, what did not keeps the warm tree's time, the build outputs
     /// come along, a file the checkout lacks goes, and `.git` stays.

@@ -41,6 +41,24 @@ case "$limit" in
     *) [ "$limit" -lt $((1 << 50)) ] && ulimit -v $((limit / 1024 * 3 / 4)) ;;
 esac
 
+# Runs COMMAND... (a program or a function of this script) with its output shown and
+# written to FILE; returns its exit code. The output goes to a file that is followed
+# until the command exits, not through a pipe: a process a test leaves behind (a
+# server it started) keeps the output it inherited open, and a pipe would wait for it
+# until the run's timeout (sharkdp/bat-2393 did so in Rust's helper).
+run_logged() { # FILE COMMAND...
+    local file=$1 raw pid code
+    shift
+    raw=$(mktemp)
+    "$@" </dev/null >"$raw" 2>&1 &
+    pid=$!
+    tail -s 0.2 -n +1 -f --pid="$pid" "$raw" | tee "$file"
+    wait "$pid"
+    code=$?
+    rm -f "$raw"
+    return "$code"
+}
+
 # Whether test $1 (a path relative to the current folder) is selected by the touched files.
 selected_by_files() {
     local test="$1" file stem
@@ -158,6 +176,7 @@ make_targets_of_touched_files() {
 # repeats, else the target's exit code as `RESULT: make-TARGET` (`DIR/make-TARGET` below
 # the root); with `--exit-code-too` the exit code as well (a whole `make check` runs more
 # than a harness). Returns non-zero when one failed.
+make_in() { (cd "$1" && shift && make "$@"); }
 run_make_targets() {
     local dir target code=0 status output=/tmp/swe-harvest-make-target.log results=/tmp/swe-harvest-make-results id
     local harness exit_code_too=0
@@ -165,8 +184,8 @@ run_make_targets() {
     : >"$results"
     while IFS=$'\t' read -r dir target; do
         echo "swe-harvest: make -C $dir $target"
-        (cd "$dir" && make -j"$jobs" -k "$target") </dev/null 2>&1 | tee "$output"
-        status=${PIPESTATUS[0]}
+        run_logged "$output" make_in "$dir" -j"$jobs" -k "$target"
+        status=$?
         [ "$status" -eq 0 ] || code=$status
         harness=$(grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$' "$output")
         [ -n "$harness" ] && printf '%s\n' "$harness" >>"$results"
@@ -218,8 +237,8 @@ run_tcl_units() {
     grep -q -- '--durable' tests/test_helper.tcl && args+=(--durable)
     local runner=./runtest
     [ -x runtest ] || runner="sh runtest"
-    TERM=dumb $runner "${args[@]}" </dev/null 2>&1 | tee "$output"
-    code=${PIPESTATUS[0]}
+    TERM=dumb run_logged "$output" $runner "${args[@]}"
+    code=$?
     echo "swe-harvest results:"
     sed 's/\x1b\[[0-9;]*m//g' "$output" | awk '
         /^\[(ok|err|skip|ignore)\]: / {
@@ -459,8 +478,8 @@ run_ctest() {
     else
         echo "swe-harvest: no CTest test runs an executable of the touched files or names one; running all of them"
     fi
-    ctest_in "${junit[@]}" "${selection[@]}" | tee /tmp/swe-harvest-ctest.log
-    code=${PIPESTATUS[0]}
+    run_logged /tmp/swe-harvest-ctest.log ctest_in "${junit[@]}" "${selection[@]}"
+    code=$?
     # A fixture's setup test that failed leaves every test that requires the fixture
     # `Not Run` (nlohmann/json's `download_test_data` clones its test data from the
     # network, which no run has): the same tests once more without any fixture's setup
@@ -469,8 +488,8 @@ run_ctest() {
     setups=$(sed -n 's/^Failed test dependencies: //p' /tmp/swe-harvest-ctest.log | sort -u | tr '\n' ' ')
     if [ -n "$setups" ]; then
         echo "swe-harvest: the fixture setup test(s) ${setups}failed, so the tests that require them did not run; running them again without fixtures' setup (-FA .)"
-        ctest_in "${junit[@]}" "${selection[@]}" -FA . | tee /tmp/swe-harvest-ctest.log
-        code=${PIPESTATUS[0]}
+        run_logged /tmp/swe-harvest-ctest.log ctest_in "${junit[@]}" "${selection[@]}" -FA .
+        code=$?
     fi
     echo "swe-harvest results:"
     # A test whose output in the report holds GoogleTest cases gives way to them (as
