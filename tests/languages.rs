@@ -667,6 +667,45 @@ fn an_npm_project_of_before_npm_7_installs_despite_conflicting_peer_dependencies
     assert!(workspace.containers().is_empty());
 }
 
+/// A dependency whose install script fails (as a native addon's build does when it
+/// needs what builds cannot reach) beside one whose install script makes the file its
+/// users load, which the tests need (as esbuild's fetches its binary): after the
+/// install without scripts, each package's own scripts run alone, so the failing one
+/// costs only itself and the task is labelled.
+#[test]
+fn a_dependency_whose_install_script_fails_costs_no_other_package_its_scripts() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = PACKAGE_JSON
+        .replace(
+            r#""devDependencies": {"mocha": "^10.2.0"}"#,
+            r#""dependencies": {"bad-addon": "file:deps/bad", "needs-setup": "file:deps/good"}, "devDependencies": {"mocha": "^10.2.0"}"#,
+        )
+        .replace("mocha 'test/**/*.test.js'", "mocha --require ./test/setup.js 'test/**/*.test.js'");
+    let bad = r#"{"name": "bad-addon", "version": "1.0.0", "scripts": {"install": "echo cannot build the addon >&2; exit 1"}}"#;
+    let good = r#"{"name": "needs-setup", "version": "1.0.0", "main": "made.js",
+  "scripts": {"postinstall": "node -e \"require('fs').writeFileSync('made.js', 'module.exports = 42;')\""}}"#;
+    let files = [
+        ("package.json", package.as_str()),
+        // Local dependencies installed as packages are, not linked.
+        (".npmrc", "install-links=true\n"),
+        ("deps/bad/package.json", bad),
+        ("deps/good/package.json", good),
+        ("test/setup.js", "if (require('needs-setup') !== 42) throw new Error('needs-setup was not set up');\n"),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", BASE_TESTS_JS),
+    ];
+    let project = Project::dated_of_files("2023-06-01T12:00:00+00:00", &files);
+    workspace.seeded(&project, &[negative_mocha_candidate(&project)]);
+    // Labelled: `test/setup.js` found what needs-setup's script made, and the install
+    // did not fail on bad-addon's.
+    let output = workspace.validate(&["--runs", "1"]);
+    assert!(output.status.success(), "{}\n{}", stderr(&output), workspace.run_log("acme__calc-1"));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > negative > adds a negative number"]));
+    assert!(workspace.containers().is_empty());
+}
+
 /// SWE-bench's own harness (`swebench` 5.x) grades a released Mocha task unchanged:
 /// its eval script runs the helper, which prints `[PASSED] id` / `[FAILED] id` from
 /// the report for `parse_log_jest_json`; gold resolves it, an empty prediction not.

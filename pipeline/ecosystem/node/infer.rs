@@ -15,7 +15,8 @@
 //!   time travel. Lifecycle scripts run (a `prepare` that builds the project is what
 //!   its tests expect); when the install fails with them, it is tried once more with
 //!   `--ignore-scripts` (a `postinstall` that downloads a browser cannot work offline
-//!   anyway), and an npm lockfile out of step with `package.json` falls back to
+//!   anyway; with npm, each package's own install scripts then run one at a time, so
+//!   one that fails costs only its package them), and an npm lockfile out of step with `package.json` falls back to
 //!   `npm install --before`.
 //! - **Test command**: the runner the `test` script runs (following `npm run X`,
 //!   `yarn X`, `pnpm X` into other scripts; wrappers such as `cross-env`, `nyc`, `c8`
@@ -342,6 +343,37 @@ const NPM_7_RELEASED: &str = "2020-10-13T00:00:00Z";
 pub const YARN_CLASSIC_INSTALL: &str = "yarn install --frozen-lockfile --non-interactive --ignore-engines";
 pub const YARN_BERRY_INSTALL: &str = "yarn install --immutable";
 
+/// What follows an npm install without lifecycle scripts: each installed package's
+/// own install scripts (npm's hidden lockfile marks them `hasInstallScript`), one
+/// package at a time, a package whose scripts fail left without them and named. One
+/// failing script otherwise costs every package its scripts (preactjs/preact-3010:
+/// `iltorb`, a native addon whose build fetches Node's headers from a host that builds
+/// do not reach, left esbuild without its binary, and no test could start).
+pub const NPM_INSTALL_SCRIPTS_ONE_BY_ONE: &str = "node -e 'const lock = require(\"./node_modules/.package-lock.json\"); \
+     for (const [path, entry] of Object.entries(lock.packages || {})) if (path.includes(\"node_modules/\") && \
+     entry.hasInstallScript) console.log(path.slice(path.lastIndexOf(\"node_modules/\") + 13))' 2>/dev/null | sort -u \
+     | while IFS= read -r name; do if npm rebuild \"$name\" >/tmp/swe-harvest-rebuild.log 2>&1; \
+     then echo \"swe-harvest: ran the install scripts of $name\"; \
+     else echo \"swe-harvest: the install scripts of $name failed; it stays without them:\"; \
+     tail -n 5 /tmp/swe-harvest-rebuild.log; fi; done; rm -f /tmp/swe-harvest-rebuild.log";
+
+/// An npm install without lifecycle scripts, then each package's install scripts alone:
+/// the last rung of `rungs`, joined by `||`. It ends in `|| false`: a group that fails
+/// because its install failed does not stop a `set -e` shell (the install's failure
+/// was in an `&&` list), so the step would succeed with nothing installed.
+fn npm_rungs(rungs: &[&str], last_without_scripts: &str) -> String {
+    let mut rungs: Vec<String> = rungs.iter().map(|rung| rung.to_string()).collect();
+    rungs.push(format!(
+        "{{ {last_without_scripts} --ignore-scripts && {{ {NPM_INSTALL_SCRIPTS_ONE_BY_ONE}; }}; }} || false"
+    ));
+    rungs.join(" || ")
+}
+
+/// An npm install without lifecycle scripts, then each package's install scripts alone.
+fn npm_without_scripts(install: &str) -> String {
+    format!("{{ {install} --ignore-scripts && {{ {NPM_INSTALL_SCRIPTS_ONE_BY_ONE}; }}; }}")
+}
+
 /// The install steps for a package manager, as of `date` where there is no lockfile.
 /// A task dated before npm 7 installs with `--legacy-peer-deps`, as its npm did
 /// (dayjs of 2019: `rollup-plugin-babel` asks for a newer `rollup` than the project
@@ -355,15 +387,11 @@ pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<Strin
     let npm =
         format!("npm install --global --prefix /home/harvest/.local --no-audit --no-fund npm@{NPM_VERSION} && hash -r");
     match manager {
-        PackageManager::Npm { lockfile: true } => vec![
-            npm,
-            format!(
-                "npm ci --no-audit --no-fund{peers} || npm ci --no-audit --no-fund{peers} --ignore-scripts || {npm_install} || {npm_install} --ignore-scripts"
-            ),
-        ],
-        PackageManager::Npm { lockfile: false } => {
-            vec![npm, format!("{npm_install} || {npm_install} --ignore-scripts")]
+        PackageManager::Npm { lockfile: true } => {
+            let ci = format!("npm ci --no-audit --no-fund{peers}");
+            vec![npm, npm_rungs(&[&ci, &npm_without_scripts(&ci), &npm_install], &npm_install)]
         }
+        PackageManager::Npm { lockfile: false } => vec![npm, npm_rungs(&[&npm_install], &npm_install)],
         PackageManager::Yarn { version } => {
             let major = major_of(version).unwrap_or(1);
             // Yarn 2 and later have no `--ignore-scripts`; their setting `enableScripts`
@@ -778,6 +806,39 @@ mod tests {
         assert!(project(r#"{"test": "jest"}"#).system_packages.is_empty());
     }
 
+    /// The npm rungs run by `sh` with `set -e`, as the image's step runs them, with a
+    /// fake `npm` (and `node` listing the packages with install scripts): the output,
+    /// and whether the step went on after them.
+    fn npm_rungs_with(fake_npm: &str, lockfile: bool) -> (String, bool) {
+        let steps = install_steps(&PackageManager::Npm { lockfile }, date(2022));
+        let script = format!(
+            "set -e; npm() {{ {fake_npm}; }}; node() {{ printf 'bad-addon\\nneeds-setup\\n'; }}; {}; echo went on",
+            steps[1]
+        );
+        let output = std::process::Command::new("sh").arg("-c").arg(script).output().unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        (text.clone(), output.status.success() && text.contains("went on"))
+    }
+
+    #[test]
+    fn a_failing_install_script_costs_only_its_package_and_a_failed_install_fails_the_step() {
+        // Every install with scripts fails (one package's script does), without them it
+        // works; then each package's scripts run alone, and only the failing one fails.
+        let fake = "case \"$*\" in *--ignore-scripts*) return 0 ;; 'rebuild bad-addon') return 1 ;; \
+                    rebuild*) return 0 ;; *) return 1 ;; esac";
+        for lockfile in [true, false] {
+            let (text, went_on) = npm_rungs_with(fake, lockfile);
+            assert!(went_on, "{text}");
+            assert!(text.contains("swe-harvest: the install scripts of bad-addon failed"), "{text}");
+            assert!(text.contains("swe-harvest: ran the install scripts of needs-setup"), "{text}");
+        }
+        // An install that fails on every rung fails the step, with or without a lockfile.
+        for lockfile in [true, false] {
+            let (text, went_on) = npm_rungs_with("return 1", lockfile);
+            assert!(!went_on, "the step went on with nothing installed: {text}");
+        }
+    }
+
     #[test]
     fn lockfiles_choose_the_install_and_no_lockfile_travels_to_the_date() {
         let plain = package("{}");
@@ -793,7 +854,13 @@ mod tests {
         let bare = bare.strip_prefix(&npm_itself).unwrap_or_else(|| panic!("npm itself first: {bare}"));
         assert!(bare.starts_with("npm install --no-audit --no-fund --before=2022-06-01T00:00:00Z"), "{bare}");
         let unbounded = without_date_bound(bare);
-        assert_eq!(unbounded, "npm install --no-audit --no-fund || npm install --no-audit --no-fund --ignore-scripts");
+        assert_eq!(
+            unbounded,
+            format!(
+                "npm install --no-audit --no-fund || {{ npm install --no-audit --no-fund --ignore-scripts && \
+                 {{ {NPM_INSTALL_SCRIPTS_ONE_BY_ONE}; }}; }} || false"
+            )
+        );
         // Before npm 7, conflicting peer dependencies installed: so they do for a task of then.
         let old = install_steps(&package_manager(&plain, &files(&["package-lock.json"]), &[]), date(2019)).join("\n");
         assert!(old.contains("\nnpm ci --no-audit --no-fund --legacy-peer-deps ||"), "{old}");
