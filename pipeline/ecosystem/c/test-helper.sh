@@ -170,13 +170,15 @@ make_targets_of_touched_files() {
     done < <(make_rules)
 }
 
+# Runs make in folder $1 with the other arguments (a command for run_logged).
+make_in() { (cd "$1" && shift && make "$@"); }
+
 # Runs the plain Makefile targets `DIR<TAB>TARGET` on stdin, one after the other; prints
 # their results after the line `swe-harvest results:`: the `RESULT: ID` lines a target's
 # own harness prints (zstd's `cli-tests/run.py`: `PASS: basic/help.sh`), the worst of
 # repeats, else the target's exit code as `RESULT: make-TARGET` (`DIR/make-TARGET` below
 # the root); with `--exit-code-too` the exit code as well (a whole `make check` runs more
 # than a harness). Returns non-zero when one failed.
-make_in() { (cd "$1" && shift && make "$@"); }
 run_make_targets() {
     local dir target code=0 status output=/tmp/swe-harvest-make-target.log results=/tmp/swe-harvest-make-results id
     local harness exit_code_too=0

@@ -16,8 +16,8 @@
 //!   its tests expect); when the install fails with them, it is tried once more with
 //!   `--ignore-scripts` (a `postinstall` that downloads a browser cannot work offline
 //!   anyway; with npm, each package's own install scripts then run one at a time, so
-//!   one that fails costs only its package them), and an npm lockfile out of step with `package.json` falls back to
-//!   `npm install --before`.
+//!   that one failing script costs no other package its scripts), and an npm lockfile
+//!   out of step with `package.json` falls back to `npm install --before`.
 //! - **Test command**: the runner the `test` script runs (following `npm run X`,
 //!   `yarn X`, `pnpm X` into other scripts; wrappers such as `cross-env`, `nyc`, `c8`
 //!   or `node bin/x.js` dropped, environment assignments kept), with the script's
@@ -357,21 +357,16 @@ pub const NPM_INSTALL_SCRIPTS_ONE_BY_ONE: &str = "node -e 'const lock = require(
      else echo \"swe-harvest: the install scripts of $name failed; it stays without them:\"; \
      tail -n 5 /tmp/swe-harvest-rebuild.log; fi; done; rm -f /tmp/swe-harvest-rebuild.log";
 
-/// An npm install without lifecycle scripts, then each package's install scripts alone:
-/// the last rung of `rungs`, joined by `||`. It ends in `|| false`: a group that fails
-/// because its install failed does not stop a `set -e` shell (the install's failure
-/// was in an `&&` list), so the step would succeed with nothing installed.
-fn npm_rungs(rungs: &[&str], last_without_scripts: &str) -> String {
-    let mut rungs: Vec<String> = rungs.iter().map(|rung| rung.to_string()).collect();
-    rungs.push(format!(
-        "{{ {last_without_scripts} --ignore-scripts && {{ {NPM_INSTALL_SCRIPTS_ONE_BY_ONE}; }}; }} || false"
-    ));
-    rungs.join(" || ")
-}
-
 /// An npm install without lifecycle scripts, then each package's install scripts alone.
 fn npm_without_scripts(install: &str) -> String {
     format!("{{ {install} --ignore-scripts && {{ {NPM_INSTALL_SCRIPTS_ONE_BY_ONE}; }}; }}")
+}
+
+/// The rungs of an npm install, each tried when the one before failed. They end in
+/// `|| false`: a last rung without scripts whose install failed (in an `&&` list)
+/// does not stop a `set -e` shell, and the step would succeed with nothing installed.
+fn npm_rungs(rungs: &[String]) -> String {
+    format!("{} || false", rungs.join(" || "))
 }
 
 /// The install steps for a package manager, as of `date` where there is no lockfile.
@@ -389,9 +384,12 @@ pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<Strin
     match manager {
         PackageManager::Npm { lockfile: true } => {
             let ci = format!("npm ci --no-audit --no-fund{peers}");
-            vec![npm, npm_rungs(&[&ci, &npm_without_scripts(&ci), &npm_install], &npm_install)]
+            let rungs = [ci.clone(), npm_without_scripts(&ci), npm_install.clone(), npm_without_scripts(&npm_install)];
+            vec![npm, npm_rungs(&rungs)]
         }
-        PackageManager::Npm { lockfile: false } => vec![npm, npm_rungs(&[&npm_install], &npm_install)],
+        PackageManager::Npm { lockfile: false } => {
+            vec![npm, npm_rungs(&[npm_install.clone(), npm_without_scripts(&npm_install)])]
+        }
         PackageManager::Yarn { version } => {
             let major = major_of(version).unwrap_or(1);
             // Yarn 2 and later have no `--ignore-scripts`; their setting `enableScripts`
