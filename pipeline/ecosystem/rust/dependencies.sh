@@ -56,6 +56,18 @@ locked_release_fits() { # name version
     [ "${locked_fits["$1@$2"]}" = yes ]
 }
 
+# Whether a crate has a release of that version that is not yanked and fits.
+release_fits() { # name version
+    local rust published
+    read -r rust published < <(releases "$1" | awk -v wanted="$2" '$1 == wanted && $4 == "no" { print $2, $3; exit }'; echo "missing missing")
+    [ "$rust" != missing ] && fits "$rust" "$published"
+}
+
+# Whether version $1 is older than version $2.
+older() { # version version
+    [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | sed -n 1p)" = "$1" ]
+}
+
 series() { local major=${1%%.*} rest=${1#*.}; if [ "$major" = 0 ]; then echo "0.${rest%%.*}"; else echo "$major"; fi; }
 
 # The newest release of a crate's semver series (same major; same minor below 1.0)
@@ -78,6 +90,21 @@ locked() {
          /^source = "registry\+/ { print name, version }' Cargo.lock
 }
 
+# Whether a crate is locked at a version. Not `locked | grep -q`: under pipefail that
+# fails whenever grep stops reading before awk stops writing, which on axum's lockfile
+# of 450 crates skipped crates at random (a third of those published after the date).
+is_locked() { # name version
+    grep -qxF "$1 $2" <<< "$(locked)"
+}
+
+# Whether every crate named (`name@version`) is still locked at that version.
+all_locked() { # specs...
+    local spec
+    for spec in "$@"; do
+        is_locked "${spec%@*}" "${spec#*@}" || return 1
+    done
+}
+
 # `cargo update --precise`; its output is kept for the chain of requirements.
 precise() { # spec version
     cargo update --quiet -p "$1" --precise "$2" > /tmp/swe-harvest-update.txt 2>&1
@@ -87,18 +114,22 @@ precise() { # spec version
 # or needing a newer rustc than the runtime's) is taken down to the newest release of
 # its series that fits. When a crate up the chain requires the newer release (trybuild
 # requires a newer serde_json; serde pins serde_derive exactly), that crate is taken
-# down instead: to the newest release of its own series that fits, else to the same
-# version number (crates released in lockstep). Passes over the lockfile repeat while
-# they move something (a crate blocked in one pass may be free in the next).
+# down instead (never up): to the newest release of its own series that fits, else to
+# the same version number when that release fits (crates released in lockstep). Passes
+# over the lockfile repeat while they move something (a crate blocked in one pass may
+# be free in the next; a move down can float the crate's own dependencies up). A move
+# that failed is tried again only once a crate its failure named as requiring it has
+# moved: each `cargo update` resolves the whole graph, a second or more.
 travel() {
-    local pass name version target dependent dependent_target changed moves=0
-    declare -A no_release=()
+    local pass name version target dependent dependent_target requirers changed moved moves=0
+    declare -A no_release=() blocked=()
     for pass in $(seq 1 20); do
         changed=no
         while read -r name version; do
             [ -z "${no_release["$name@$version"]:-}" ] || continue
-            locked | grep -qxF "$name $version" || continue
+            is_locked "$name" "$version" || continue
             if locked_release_fits "$name" "$version"; then continue; fi
+            if [ -n "${blocked["$name@$version"]:-}" ] && all_locked ${blocked["$name@$version"]}; then continue; fi
             target=$(newest_fitting "$name" "$version")
             if [ -z "$target" ] || [ "$target" = "$version" ]; then
                 no_release["$name@$version"]=1
@@ -110,19 +141,26 @@ travel() {
                 moves=$((moves + 1))
                 continue
             fi
-            for dependent in $(sed -n 's/.*package `\([^ `]*\) v\([^ `]*\)`.*/\1@\2/p' /tmp/swe-harvest-update.txt); do
+            requirers=$(sed -n 's/.*package `\([^ `]*\) v\([^ `]*\)`.*/\1@\2/p' /tmp/swe-harvest-update.txt)
+            moved=no
+            for dependent in $requirers; do
                 dependent_target=$(newest_fitting "${dependent%@*}" "${dependent#*@}")
                 if [ -z "$dependent_target" ] || [ "$dependent_target" = "${dependent#*@}" ]; then
-                    releases "${dependent%@*}" | grep -q "^$target [^ ]* [^ ]* no$" || continue
+                    release_fits "${dependent%@*}" "$target" || continue
                     dependent_target=$target
                 fi
+                # A requirer goes down, never up: lockstep named hyper 1.8.0 for httparse
+                # and 1.10.0 for smallvec, and hyper went back and forth pass after pass.
+                older "$dependent_target" "${dependent#*@}" || continue
                 if precise "$dependent" "$dependent_target"; then
                     echo "swe-harvest: ${dependent%@*} ${dependent#*@} -> $dependent_target (for $name $version)"
                     changed=yes
+                    moved=yes
                     moves=$((moves + 1))
                     break
                 fi
             done
+            [ "$moved" = yes ] || blocked["$name@$version"]=$requirers
         done < <(locked)
         [ "$changed" = yes ] || break
     done

@@ -592,6 +592,117 @@ mod tests {
         }
     }
 
+    /// The first crate of a long lockfile (awk is still writing when grep has found it).
+    #[test]
+    fn a_crate_early_in_a_long_lockfile_is_seen_as_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lock = String::new();
+        for index in 0..20_000 {
+            lock.push_str(&format!(
+                "[[package]]\nname = \"crate-{index}\"\nversion = \"1.0.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n"
+            ));
+        }
+        fs_err::write(dir.path().join("Cargo.lock"), lock).unwrap();
+        let (text, ok) = with_dependency_functions(
+            &format!(
+                "cd {} && for try in 1 2 3 4 5; do is_locked crate-0 1.0.0 && echo seen || echo unseen; done\n\
+                 is_locked crate-0 2.0.0 || echo 'not at 2.0.0'\n\
+                 all_locked crate-1@1.0.0 crate-19999@1.0.0 && echo 'both seen'\n\
+                 all_locked crate-1@1.0.0 crate-7@2.0.0 || echo 'not both'",
+                dir.path().display()
+            ),
+            &[],
+        );
+        assert!(ok, "{text}");
+        assert_eq!(text, "seen\nseen\nseen\nseen\nseen\nnot at 2.0.0\nboth seen\nnot both\n");
+    }
+
+    /// The travel step with a fake `cargo update --precise` that refuses a move while a
+    /// requirer is locked at a version, and logs every call. p waits for q (which can
+    /// go down), x for y (which cannot), s for h (whose only release, 1.10.0, is the
+    /// number s would go down to: lockstep names h's own version), t for k (whose
+    /// release of t's number, 1.3.0, is newer than k's and does not fit).
+    #[test]
+    fn a_refused_move_is_tried_again_only_once_a_crate_that_refused_it_has_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("cargo-home");
+        let release = |name: &str, version: &str, published: &str| {
+            format!(
+                "{{\"name\": \"{name}\", \"vers\": \"{version}\", \"yanked\": false, \"pubtime\": \"{published}\"}}"
+            )
+        };
+        let (old, new) = ("2020-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
+        for (name, releases) in [
+            ("p", vec![("1.4.0", old), ("1.5.0", new)]),
+            ("q", vec![("1.4.0", old), ("1.5.0", new)]),
+            ("x", vec![("1.4.0", old), ("1.5.0", new)]),
+            ("y", vec![("1.5.0", new)]),
+            ("s", vec![("1.10.0", old), ("1.16.6", new)]),
+            ("h", vec![("1.10.0", new)]),
+            ("t", vec![("1.3.0", old), ("1.5.0", new)]),
+            ("k", vec![("1.2.0", new), ("1.3.0", new)]),
+        ] {
+            let folder = home.join("registry/index/index.crates.io-1949cf8c6b5b557f/.cache/1");
+            fs_err::create_dir_all(&folder).unwrap();
+            let entries: Vec<String> =
+                releases.iter().map(|(version, published)| release(name, version, published)).collect();
+            let refs: Vec<&str> = entries.iter().map(String::as_str).collect();
+            fs_err::write(folder.join(name), index_cache(&refs)).unwrap();
+        }
+        let project = dir.path().join("project");
+        fs_err::create_dir_all(&project).unwrap();
+        let lock: String = [("p", "1.5.0"), ("q", "1.5.0"), ("x", "1.5.0"), ("y", "1.5.0")]
+            .into_iter()
+            .chain([("s", "1.16.6"), ("h", "1.10.0"), ("t", "1.5.0"), ("k", "1.2.0")])
+            .map(|(name, version)| {
+                format!(
+                    "[[package]]\nname = \"{name}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n"
+                )
+            })
+            .collect();
+        fs_err::write(project.join("Cargo.lock"), lock).unwrap();
+        // `cargo update --quiet -p NAME@VERSION --precise TARGET`: refused while the
+        // crate's requirer is locked where the table says.
+        let bin = dir.path().join("bin");
+        fs_err::create_dir_all(&bin).unwrap();
+        fs_err::write(
+            bin.join("cargo"),
+            r#"#!/bin/bash
+spec=$4 target=$6 name=${4%@*} version=${4#*@}
+echo "$spec -> $target" >> calls.txt
+case $name in p) requirer="q 1.5.0" ;; x) requirer="y 1.5.0" ;; s) requirer="h 1.10.0" ;; t) requirer="k 1.2.0" ;; *) requirer= ;; esac
+if [ -n "$requirer" ] && grep -qxF "version = \"${requirer#* }\"" <(grep -A1 -xF "name = \"${requirer% *}\"" Cargo.lock); then
+    echo "error: failed to select a version for the requirement \`$name = \"^$version\"\`"
+    echo "required by package \`${requirer% *} v${requirer#* }\`"
+    exit 101
+fi
+sed -i "/^name = \"$name\"$/{n;s/^version = .*/version = \"$target\"/}" Cargo.lock
+"#,
+        )
+        .unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(bin.join("cargo")).status().unwrap();
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let (text, ok) = with_dependency_functions(
+            &format!("cd {} && travel", project.display()),
+            &[("PATH", path.as_str()), ("CARGO_HOME", home.to_str().unwrap())],
+        );
+        assert!(ok, "{text}");
+        let calls = fs_err::read_to_string(project.join("calls.txt")).unwrap();
+        let count = |call: &str| calls.lines().filter(|line| *line == call).count();
+        assert_eq!(count("p@1.5.0 -> 1.4.0"), 2, "refused, then tried again once q moved: {calls}");
+        assert_eq!(count("q@1.5.0 -> 1.4.0"), 1, "{calls}");
+        assert_eq!(count("x@1.5.0 -> 1.4.0"), 1, "y never moves, so x is not tried again: {calls}");
+        assert_eq!(count("s@1.16.6 -> 1.10.0"), 1, "{calls}");
+        assert_eq!(count("h@1.10.0 -> 1.10.0"), 0, "not a move: {calls}");
+        assert_eq!(count("t@1.5.0 -> 1.3.0"), 1, "{calls}");
+        assert_eq!(count("k@1.2.0 -> 1.3.0"), 0, "up, and to a release that does not fit: {calls}");
+        assert_eq!(calls.lines().count(), 6, "{calls}");
+        assert!(text.contains("swe-harvest: 2 crates moved back"), "{text}");
+        for kept in ["kept x 1.5.0", "kept y 1.5.0", "kept s 1.16.6", "kept h 1.10.0", "kept t 1.5.0", "kept k 1.2.0"] {
+            assert!(text.contains(kept), "{kept}: {text}");
+        }
+    }
+
     /// The stub step on a fake vendor folder (bash, GNU sed, awk), with a fake `cargo
     /// tree` that says only serde is built here.
     #[test]
