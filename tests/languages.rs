@@ -481,6 +481,44 @@ fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
     assert!(workspace.containers().is_empty());
 }
 
+/// Tests that leave a server listening (axios' adapter tests of 2022, which its Grunt
+/// task ran and Grunt ended): Mocha 4 and later wait for it once the tests are done,
+/// so each run held until its timeout and the task was dropped `timeout`; the helper
+/// gives Mocha `--exit` when the project's command says neither `--exit` nor
+/// `--no-exit`.
+#[test]
+fn mocha_tests_that_leave_a_server_listening_end_with_their_tests() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
+  "scripts": {"test": "mocha"},
+  "devDependencies": {"mocha": "^10.2.0"}}
+"#;
+    let tests = |extra: &str| {
+        "const http = require('http');\nhttp.createServer((request, response) => response.end('ok')).listen(0);\n"
+            .to_string()
+            + &mocha_add_tests("../lib/calc", extra)
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix =
+        Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    let output = workspace.validate_with_env(
+        &[("SWE_HARVEST_VALIDATE__RUN_TIMEOUT_SECS", "60"), ("SWE_HARVEST_VALIDATE__CHECK_TIMEOUT_SECS", "60")],
+        &["--runs", "1"],
+    );
+    assert!(output.status.success(), "validate failed:\n{}", stderr(&output));
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js > add > adds a negative number"]));
+    assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds small numbers"]));
+    assert_eq!(environment_of(&workspace, task.image.as_deref().unwrap()).test_command, "mocha");
+    assert!(workspace.containers().is_empty());
+}
+
 /// Mocha tests of `add` from `module` (`adds small numbers`), with `extra` cases.
 fn mocha_add_tests(module: &str, extra: &str) -> String {
     format!(

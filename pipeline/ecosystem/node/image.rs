@@ -413,6 +413,16 @@ fs.writeFileSync(process.argv[1], JSON.stringify(merged));' "$report" "${parts[@
         fi
         ;;
     mocha)
+        # Mocha 4 and later wait, once the tests are done, for every handle a test left
+        # open (a server, a socket): axios' 2022 tests, run by grunt-mocha-test, which
+        # exits by itself, held a run until its timeout. Mocha 3 knows no `--exit`.
+        case " ${command[*]} " in
+            *" --exit "*|*" --no-exit "*) ;;
+            *)
+                mocha_major=$(node -p 'require(require.resolve("mocha/package.json", { paths: [process.cwd()] })).version.split(".")[0]' 2> /dev/null)
+                [ "${mocha_major:-0}" -ge 4 ] 2> /dev/null && command+=(--exit)
+                ;;
+        esac
         for file in "${files[@]}"; do
             echo "# swe-harvest file: $file"
             SWE_HARVEST_REPORT="$report" SWE_HARVEST_TEST_FILE="$file" \
@@ -541,11 +551,17 @@ mod tests {
 
     /// The helper run with `env` replaced: the command's words are printed, not run.
     fn helper_run(runner: &str, files_present: &[&str], files: &[&str]) -> String {
+        helper_run_command(&["X=1", runner, "--exit"], runner, files_present, files)
+    }
+
+    /// [`helper_run`] with the test command's words.
+    fn helper_run_command(command: &[&str], runner: &str, files_present: &[&str], files: &[&str]) -> String {
         let dir = tempfile::tempdir().unwrap();
         for file in files_present {
+            let (file, content) = file.split_once('=').unwrap_or((file, ""));
             let path = dir.path().join(file);
             fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-            fs_err::write(path, "").unwrap();
+            fs_err::write(path, content).unwrap();
         }
         let helper = dir.path().join("helper.sh");
         fs_err::write(&helper, NODE_TEST_HELPER_SCRIPT.replace("env \"${command[@]}\"", "echo \"${command[@]}\""))
@@ -554,7 +570,8 @@ mod tests {
             .arg(&helper)
             .arg(runner)
             .arg(dir.path().join("report.json"))
-            .args(["X=1", runner, "--exit", "--"])
+            .args(command)
+            .arg("--")
             .args(files)
             .current_dir(dir.path())
             .output()
@@ -603,6 +620,26 @@ mod tests {
         assert!(mocha.contains("# swe-harvest file: t/b.js\nX=1 mocha --exit --reporter"), "{mocha}");
         let none = helper_run("jest", &[], &["gone.test.js"]);
         assert!(none.contains("none of the touched test files exists"), "{none}");
+    }
+
+    /// Mocha is given `--exit` when the command says neither `--exit` nor `--no-exit`
+    /// and the installed Mocha knows it (4 and later).
+    #[test]
+    fn mocha_is_told_to_exit_once_its_tests_are_done_when_it_knows_how() {
+        let with_mocha = |version: &str| format!("node_modules/mocha/package.json={{\"version\": \"{version}\"}}");
+        for (command, installed, wanted) in [
+            (&["mocha"][..], Some("10.2.0"), "mocha --exit --reporter"),
+            (&["mocha"][..], Some("3.5.3"), "mocha --reporter"),
+            (&["mocha"][..], None, "mocha --reporter"),
+            (&["mocha", "--no-exit"][..], Some("10.2.0"), "mocha --no-exit --reporter"),
+            (&["mocha", "--exit", "-t", "5000"][..], Some("10.2.0"), "mocha --exit -t 5000 --reporter"),
+        ] {
+            let manifest = installed.map(with_mocha);
+            let mut present = vec!["t/a.js"];
+            present.extend(manifest.as_deref());
+            let text = helper_run_command(command, "mocha", &present, &["t/a.js"]);
+            assert!(text.contains(&format!("\n{wanted} SWE_HARVEST_MOCHA_REPORTER t/a.js\n")), "{installed:?}: {text}");
+        }
     }
 
     /// babel-14532's test patch touched only fixtures, which `test/index.js` reads:
