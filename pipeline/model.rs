@@ -302,6 +302,9 @@ crate::spelled::spelled_enum! {
         /// (Node) The project's own `build` script before the tests of every run: a test
         /// could not load what the build makes (a monorepo's `packages/*/lib`).
         BuildFirst => "build-first",
+        /// (Node) OpenSSL 3's legacy provider for every run (`NODE_OPTIONS`): a tool
+        /// the tests run hashed with what OpenSSL 3 refuses (webpack 4's md4).
+        LegacyOpenssl => "legacy-openssl",
     }
 }
 

@@ -519,6 +519,34 @@ fn mocha_tests_that_leave_a_server_listening_end_with_their_tests() {
     assert!(workspace.containers().is_empty());
 }
 
+/// Tests whose tool hashes with md4 (webpack 4, as Karma ran it for preact-2896), which
+/// Node 18's OpenSSL 3 refuses: no test loads, and the ladder's `legacy-openssl` rung
+/// runs them with OpenSSL's legacy provider (dropped `environment_unusable` before).
+#[test]
+fn tests_whose_tool_hashes_with_md4_get_openssls_legacy_provider() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
+  "scripts": {"test": "mocha --exit"},
+  "devDependencies": {"mocha": "^10.2.0"}}
+"#;
+    let tests = |extra: &str| {
+        "require('crypto').createHash('md4').update('bundle').digest('hex');\n".to_string()
+            + &mocha_add_tests("../lib/calc", extra)
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix =
+        Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
+    let spec = labelled_negative_mocha_task(&workspace, &project, fix);
+    assert_eq!(spec.rung.as_str(), "legacy-openssl", "{spec:?}");
+    assert_eq!(spec.test_command, "export NODE_OPTIONS=--openssl-legacy-provider && mocha --exit");
+    assert!(workspace.containers().is_empty());
+}
+
 /// Mocha tests of `add` from `module` (`adds small numbers`), with `extra` cases.
 fn mocha_add_tests(module: &str, extra: &str) -> String {
     format!(

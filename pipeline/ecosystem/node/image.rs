@@ -642,6 +642,31 @@ mod tests {
         }
     }
 
+    /// An `export` before the runner (the rung `legacy-openssl`) reaches the runner:
+    /// the helper runs the steps before it in its own shell.
+    #[test]
+    fn an_export_before_the_runner_reaches_the_runner() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::write(dir.path().join("a.test.js"), "").unwrap();
+        let bin = dir.path().join("bin");
+        fs_err::create_dir_all(&bin).unwrap();
+        fs_err::write(bin.join("fake-runner"), "#!/bin/sh\necho \"runner sees NODE_OPTIONS=$NODE_OPTIONS\"\n").unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(bin.join("fake-runner")).status().unwrap();
+        let helper = dir.path().join("helper.sh");
+        fs_err::write(&helper, NODE_TEST_HELPER_SCRIPT).unwrap();
+        let output = std::process::Command::new("bash")
+            .arg(&helper)
+            .args(["node", "report.json", "export", "NODE_OPTIONS=--openssl-legacy-provider", "&&", "fake-runner"])
+            .args(["--", "a.test.js"])
+            .current_dir(dir.path())
+            .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .env_remove("NODE_OPTIONS")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(text.contains("runner sees NODE_OPTIONS=--openssl-legacy-provider\n"), "{text}");
+    }
+
     /// babel-14532's test patch touched only fixtures, which `test/index.js` reads:
     /// they stand for the test files beside their folder (in a test folder every
     /// script, elsewhere those named as tests), the nearest from there up.
