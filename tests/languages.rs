@@ -489,23 +489,10 @@ fn a_test_script_that_builds_before_its_runner_builds_in_every_run() {
 #[test]
 fn mocha_tests_that_leave_a_server_listening_end_with_their_tests() {
     let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
-    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
-  "scripts": {"test": "mocha"},
-  "devDependencies": {"mocha": "^10.2.0"}}
-"#;
-    let tests = |extra: &str| {
-        "const http = require('http');\nhttp.createServer((request, response) => response.end('ok')).listen(0);\n"
-            .to_string()
-            + &mocha_add_tests("../lib/calc", extra)
-    };
-    let project = Project::of_files(&[
-        ("package.json", package),
-        (".nvmrc", "18\n"),
-        ("lib/calc.js", BUGGY_ADD_JS),
-        ("test/calc.test.js", &tests("")),
-    ]);
-    let fix =
-        Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
+    let (project, fix) = mocha_calc_project(
+        "mocha",
+        "const http = require('http');\nhttp.createServer((request, response) => response.end('ok')).listen(0);\n",
+    );
     workspace.seeded(&project, &[project.candidate(1, &fix)]);
     let output = workspace.validate_with_env(
         &[("SWE_HARVEST_VALIDATE__RUN_TIMEOUT_SECS", "60"), ("SWE_HARVEST_VALIDATE__CHECK_TIMEOUT_SECS", "60")],
@@ -525,26 +512,32 @@ fn mocha_tests_that_leave_a_server_listening_end_with_their_tests() {
 #[test]
 fn tests_whose_tool_hashes_with_md4_get_openssls_legacy_provider() {
     let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
-    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
-  "scripts": {"test": "mocha --exit"},
-  "devDependencies": {"mocha": "^10.2.0"}}
-"#;
-    let tests = |extra: &str| {
-        "require('crypto').createHash('md4').update('bundle').digest('hex');\n".to_string()
-            + &mocha_add_tests("../lib/calc", extra)
-    };
+    let (project, fix) =
+        mocha_calc_project("mocha --exit", "require('crypto').createHash('md4').update('bundle').digest('hex');\n");
+    let spec = labelled_negative_mocha_task(&workspace, &project, fix);
+    assert_eq!(spec.rung.as_str(), "legacy-openssl", "{spec:?}");
+    assert_eq!(spec.test_command, "export NODE_OPTIONS=--openssl-legacy-provider && mocha --exit");
+    assert!(workspace.containers().is_empty());
+}
+
+/// A Node 18 project whose `test` script is `script`, with `lib/calc.js`'s buggy `add`
+/// and Mocha tests of it that begin with `prelude`; and the fix that adds
+/// [`NEGATIVE_CASE_JS`].
+fn mocha_calc_project(script: &str, prelude: &str) -> (Project, Scenario) {
+    let package = format!(
+        "{{\"name\": \"calc\", \"version\": \"1.0.0\", \"private\": true,\n  \"scripts\": {{\"test\": \"{script}\"}},\n  \
+         \"devDependencies\": {{\"mocha\": \"^10.2.0\"}}}}\n"
+    );
+    let tests = |extra: &str| prelude.to_string() + &mocha_add_tests("../lib/calc", extra);
     let project = Project::of_files(&[
-        ("package.json", package),
+        ("package.json", &package),
         (".nvmrc", "18\n"),
         ("lib/calc.js", BUGGY_ADD_JS),
         ("test/calc.test.js", &tests("")),
     ]);
     let fix =
         Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
-    let spec = labelled_negative_mocha_task(&workspace, &project, fix);
-    assert_eq!(spec.rung.as_str(), "legacy-openssl", "{spec:?}");
-    assert_eq!(spec.test_command, "export NODE_OPTIONS=--openssl-legacy-provider && mocha --exit");
-    assert!(workspace.containers().is_empty());
+    (project, fix)
 }
 
 /// Mocha tests of `add` from `module` (`adds small numbers`), with `extra` cases.
