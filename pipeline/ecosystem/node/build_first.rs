@@ -93,9 +93,8 @@ mod tests {
     #[test]
     fn openssl_refusing_a_digest_gets_the_legacy_provider_once() {
         let dated = EnvironmentSpec { test_command: "karma start test/karma.conf.js".into(), ..Default::default() };
-        let log = "ERROR [karma-server]: UnhandledRejection: error:0308010C:digital envelope routines::unsupported
-                   code: 'ERR_OSSL_EVP_UNSUPPORTED'
-";
+        let log = "ERROR [karma-server]: UnhandledRejection: error:0308010C:digital envelope routines::unsupported\n\
+                   code: 'ERR_OSSL_EVP_UNSUPPORTED'\n";
         let next = legacy_openssl_spec(std::slice::from_ref(&dated), log).expect("a rung");
         assert_eq!(next.rung, Rung::LegacyOpenssl);
         assert_eq!(
@@ -103,14 +102,7 @@ mod tests {
             "export NODE_OPTIONS=--openssl-legacy-provider && karma start test/karma.conf.js"
         );
         assert_eq!(legacy_openssl_spec(&[dated.clone(), next], log), None, "once");
-        assert_eq!(
-            legacy_openssl_spec(
-                &[dated],
-                "Cannot find module 'x'
-"
-            ),
-            None
-        );
+        assert_eq!(legacy_openssl_spec(&[dated], "Cannot find module 'x'\n"), None);
     }
 
     #[test]
