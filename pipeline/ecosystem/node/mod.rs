@@ -28,6 +28,7 @@
 pub mod build_first;
 pub mod image;
 pub mod infer;
+pub mod legacy_openssl;
 pub mod results;
 pub mod runtimes;
 
@@ -163,12 +164,12 @@ impl Ecosystem for NodeTest {
 
     /// After a check or first run whose tests could not load a build output of the
     /// repository: the same environment building first ([`build_first`]); whose tool
-    /// OpenSSL refused a digest: the same with its legacy provider; else the usual
-    /// moves.
+    /// OpenSSL refused a digest: the same with its legacy provider ([`legacy_openssl`]);
+    /// else the usual moves.
     fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
         if let Setback::Unusable { log } = setback
-            && let Some(next) = build_first::next_spec(tried, log, context.files)
-                .or_else(|| build_first::legacy_openssl_spec(tried, log))
+            && let Some(next) =
+                build_first::next_spec(tried, log, context.files).or_else(|| legacy_openssl::next_spec(tried, log))
         {
             return Move::Climb(next);
         }

@@ -38,6 +38,11 @@ releases() {
         /^\{/ { print field("vers"), field("rust_version"), field("pubtime"), ($0 ~ /"yanked": *true/) ? "yes" : "no" }'
 }
 
+# One release of a crate: "rust_version pubtime yanked", nothing when the index has none.
+release_of() { # name version
+    releases "$1" | awk -v wanted="$2" '$1 == wanted { print $2, $3, $4; exit }'
+}
+
 # Whether a release fits: its rust-version is the runtime's or older, and it was
 # published by the task's date (an entry without a publication time counts as old).
 fits() { # rust_version pubtime
@@ -50,7 +55,7 @@ declare -A locked_fits=()
 locked_release_fits() { # name version
     local rust published
     if [ -z "${locked_fits["$1@$2"]:-}" ]; then
-        read -r rust published < <(releases "$1" | awk -v wanted="$2" '$1 == wanted { print $2, $3; exit }'; echo "none none")
+        read -r rust published _ < <(release_of "$1" "$2"; echo "none none")
         if fits "$rust" "$published"; then locked_fits["$1@$2"]=yes; else locked_fits["$1@$2"]="no (Rust $rust, published $published)"; fi
     fi
     [ "${locked_fits["$1@$2"]}" = yes ]
@@ -58,9 +63,9 @@ locked_release_fits() { # name version
 
 # Whether a crate has a release of that version that is not yanked and fits.
 release_fits() { # name version
-    local rust published
-    read -r rust published < <(releases "$1" | awk -v wanted="$2" '$1 == wanted && $4 == "no" { print $2, $3; exit }'; echo "missing missing")
-    [ "$rust" != missing ] && fits "$rust" "$published"
+    local rust published yanked
+    read -r rust published yanked < <(release_of "$1" "$2"; echo "none none missing")
+    [ "$yanked" = no ] && fits "$rust" "$published"
 }
 
 # Whether version $1 is older than version $2.
