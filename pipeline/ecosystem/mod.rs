@@ -1019,6 +1019,41 @@ mod tests {
     }
 
     #[test]
+    fn a_rust_project_that_maturin_packages_for_python_is_tested_by_cargo() {
+        use super::fixtures::paths;
+        let detect_in = |files: &[(&str, &str)]| {
+            let listed: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+            let mut read =
+                |wanted: &str| files.iter().find(|(path, _)| *path == wanted).map(|(_, text)| text.to_string());
+            detect_with_framework(&paths(&listed), &mut read, None).name()
+        };
+        let maturin = "[build-system]\nrequires = [\"maturin>=1.0,<2.0\"]\nbuild-backend = \"maturin\"\n\n[tool.maturin]\nbindings = \"bin\"\n";
+        // ruff's shape: a workspace whose wheel ships its binary; no Python test runner anywhere.
+        let ruff = [
+            ("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n"),
+            ("pyproject.toml", maturin),
+            ("docs/requirements.txt", "mkdocs\n"),
+        ];
+        assert_eq!(detect_in(&ruff), "rust");
+        // Bindings whose Python side has pytest tests (pydantic-core, orjson: in its config or its CI) stay Python.
+        let tested = format!("{maturin}\n[tool.pytest.ini_options]\ntestpaths = \"tests\"\n");
+        let bindings = [("Cargo.toml", "[package]\nname = \"core\"\n"), ("pyproject.toml", tested.as_str())];
+        assert_eq!(detect_in(&bindings), "python");
+        let in_ci =
+            [("Cargo.toml", ""), ("pyproject.toml", maturin), (".github/workflows/ci.yaml", "run: pytest -q test\n")];
+        assert_eq!(detect_in(&in_ci), "python");
+        // Another backend beside a Cargo.toml, or maturin without one: Python.
+        assert_eq!(
+            detect_in(&[
+                ("Cargo.toml", ""),
+                ("pyproject.toml", "[build-system]\nbuild-backend = \"setuptools.build_meta\"\n")
+            ]),
+            "python"
+        );
+        assert_eq!(detect_in(&[("pyproject.toml", maturin)]), "python");
+    }
+
+    #[test]
     fn detection_and_names_find_the_registered_ecosystems() {
         use super::fixtures::paths;
         assert_eq!(detect(&paths(&["setup.py"])).name(), "python");

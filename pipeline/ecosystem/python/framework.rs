@@ -63,6 +63,48 @@ fn is_test_file(path: &str) -> bool {
     name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
+/// What the files that say how tests run (requirement, config, CI) say of Python's runners.
+struct Runners {
+    mentions_pytest: bool,
+    runs_unittest: bool,
+}
+
+fn runners(paths: &[String], read: &mut dyn FnMut(&str) -> Option<String>) -> Runners {
+    let mut runners = Runners { mentions_pytest: false, runs_unittest: false };
+    for path in paths.iter().filter(|path| says_how_tests_run(path)) {
+        let Some(text) = read(path) else { continue };
+        let text = text.to_lowercase();
+        runners.mentions_pytest |= text.contains("pytest") || text.contains("py.test");
+        runners.runs_unittest |= text.contains("-m unittest")
+            || text.contains("unittest discover")
+            || text.contains("setup.py test")
+            || text.contains("test_suite=")
+            || text.contains("test_suite =");
+    }
+    runners
+}
+
+/// Whether the project is a Rust project that maturin packages for Python (ruff:
+/// `build-backend = "maturin"` beside a root `Cargo.toml`) and none of its requirement,
+/// config or CI files runs a Python test: its tests are cargo's. SWE-bench Multilingual's
+/// ruff rows are Rust tasks; taken for Python they were built as a wheel and dropped.
+/// Bindings with Python tests of their own (pydantic-core, orjson: pytest in their
+/// config or requirements) stay Python.
+pub fn is_rust_packaged_for_python(paths: &[String], read: &mut dyn FnMut(&str) -> Option<String>) -> bool {
+    let has = |wanted: &str| paths.iter().any(|path| path == wanted);
+    if !has("Cargo.toml") || !has("pyproject.toml") {
+        return false;
+    }
+    let built_by_maturin = read("pyproject.toml").is_some_and(|text| {
+        text.lines().any(|line| {
+            let line = line.replace(' ', "");
+            line.starts_with("build-backend=") && line.contains("\"maturin\"")
+        })
+    });
+    let Runners { mentions_pytest, runs_unittest } = runners(paths, read);
+    built_by_maturin && !mentions_pytest && !runs_unittest
+}
+
 /// The project's test framework from its paths at the environment commit, reading
 /// files through `read` (see the module's text for the rules).
 pub fn detect(paths: &[String], read: &mut dyn FnMut(&str) -> Option<String>) -> TestFramework {
@@ -74,18 +116,7 @@ pub fn detect(paths: &[String], read: &mut dyn FnMut(&str) -> Option<String>) ->
     if has("bin/test") && has_package("sympy") {
         return TestFramework::Sympy;
     }
-    let mut mentions_pytest = false;
-    let mut runs_unittest = false;
-    for path in paths.iter().filter(|path| says_how_tests_run(path)) {
-        let Some(text) = read(path) else { continue };
-        let text = text.to_lowercase();
-        mentions_pytest |= text.contains("pytest") || text.contains("py.test");
-        runs_unittest |= text.contains("-m unittest")
-            || text.contains("unittest discover")
-            || text.contains("setup.py test")
-            || text.contains("test_suite=")
-            || text.contains("test_suite =");
-    }
+    let Runners { mentions_pytest, runs_unittest } = runners(paths, read);
     if mentions_pytest {
         return TestFramework::Pytest;
     }

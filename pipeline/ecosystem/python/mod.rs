@@ -154,12 +154,16 @@ impl Ecosystem for Pytest {
         !paths.iter().any(|path| matches!(path.as_str(), "pyproject.toml" | "setup.py" | "setup.cfg"))
     }
 
-    /// The project's test framework ([`framework::detect`]).
+    /// The project's test framework ([`framework::detect`]), or cargo's for a Rust
+    /// project packaged for Python ([`framework::is_rust_packaged_for_python`]).
     fn by_test_framework(
         &self,
         paths: &[String],
         read: &mut dyn FnMut(&str) -> Option<String>,
     ) -> Option<&'static dyn Ecosystem> {
+        if framework::is_rust_packaged_for_python(paths, read) {
+            return Some(&crate::ecosystem::rust::CargoTest);
+        }
         Some(framework::detect(paths, read).ecosystem())
     }
 
