@@ -115,6 +115,16 @@ precise() { # spec version
     cargo update --quiet -p "$1" --precise "$2" > /tmp/swe-harvest-update.txt 2>&1
 }
 
+# The crates the workspace builds on this platform ("name version" a line), as
+# `cargo tree` says (it downloads what it reads; `--offline` once vendored); fails
+# when cargo cannot tell.
+built_here() { # cargo tree's own options
+    local host
+    host=$(rustc -vV | sed -n 's/^host: //p')
+    cargo tree --quiet "$@" --workspace --all-features --target "$host" -e normal,build,dev --prefix none --format '{p}' \
+        | awk '{ sub(/^v/, "", $2); print $1 " " $2 }' | sort -u
+}
+
 # Time travel: every locked crate that does not fit (published after the task's date,
 # or needing a newer rustc than the runtime's) is taken down to the newest release of
 # its series that fits. When a crate up the chain requires the newer release (trybuild
@@ -124,14 +134,25 @@ precise() { # spec version
 # over the lockfile repeat while they move something (a crate blocked in one pass may
 # be free in the next; a move down can float the crate's own dependencies up). A move
 # that failed is tried again only once a crate its failure named as requiring it has
-# moved: each `cargo update` resolves the whole graph, a second or more.
+# moved: each `cargo update` resolves the whole graph, a second or more. Crates the
+# workspace never builds here (windows-sys, wasm-bindgen) are left as resolved:
+# stub_unused empties them, and moving them was 27 of axum's 218 resolutions.
 travel() {
-    local pass name version target dependent dependent_target requirers changed moved moves=0
-    declare -A no_release=() blocked=()
+    local pass name version target dependent dependent_target requirers changed moved moves=0 built
+    declare -A no_release=() blocked=() elsewhere=()
+    if built=$(built_here) && [ -n "$built" ]; then
+        while read -r name version; do
+            grep -qxF "$name $version" <<< "$built" || elsewhere["$name@$version"]=1
+        done < <(locked)
+        echo "swe-harvest: ${#elsewhere[@]} locked crates are never built on this platform: left as resolved"
+    else
+        echo "swe-harvest: cargo tree failed; every locked crate travels"
+    fi
     for pass in $(seq 1 20); do
         changed=no
         while read -r name version; do
             [ -z "${no_release["$name@$version"]:-}" ] || continue
+            [ -z "${elsewhere["$name@$version"]:-}" ] || continue
             is_locked "$name" "$version" || continue
             if locked_release_fits "$name" "$version"; then continue; fi
             if [ -n "${blocked["$name@$version"]:-}" ] && all_locked ${blocked["$name@$version"]}; then continue; fi
@@ -172,7 +193,7 @@ travel() {
     rm -f /tmp/swe-harvest-update.txt
     echo "swe-harvest: $moves crates moved back to releases of $cutoff or earlier that fit Rust $toolchain"
     while read -r name version; do
-        locked_release_fits "$name" "$version" \
+        [ -n "${elsewhere["$name@$version"]:-}" ] || locked_release_fits "$name" "$version" \
             || echo "swe-harvest: kept $name $version (${locked_fits["$name@$version"]#no (}: nothing older in its series fits or resolves"
     done < <(locked)
 }
@@ -182,9 +203,7 @@ travel() {
 stub_unused() {
     local host name version checksum dir stubbed=0
     host=$(rustc -vV | sed -n 's/^host: //p')
-    if cargo tree --offline --workspace --all-features --target "$host" -e normal,build,dev --prefix none --format '{p}' \
-        > /tmp/swe-harvest-tree.txt; then
-        awk '{ sub(/^v/, "", $2); print $1 " " $2 }' /tmp/swe-harvest-tree.txt | sort -u > /tmp/swe-harvest-used.txt
+    if built_here --offline > /tmp/swe-harvest-used.txt; then
         for dir in "$out"/vendor/*/; do
             [ -d "$dir" ] || continue # no crate at all: the pattern stays as written
             name=$(sed -n 's/^name = "\(.*\)"$/\1/p' "${dir}Cargo.toml" | head -n 1)
@@ -199,7 +218,7 @@ stub_unused() {
             stubbed=$((stubbed + 1))
         done
         echo "swe-harvest: $stubbed vendored crates are never built on $host: kept as empty files"
-        rm -f /tmp/swe-harvest-tree.txt /tmp/swe-harvest-used.txt
+        rm -f /tmp/swe-harvest-used.txt
     else
         echo "swe-harvest: cargo tree failed; every vendored crate is kept whole"
     fi

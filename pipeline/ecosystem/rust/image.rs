@@ -621,7 +621,8 @@ mod tests {
     /// requirer is locked at a version, and logs every call. p waits for q (which can
     /// go down), x for y (which cannot), s for h (whose only release, 1.10.0, is the
     /// number s would go down to: lockstep names h's own version), t for k (whose
-    /// release of t's number, 1.3.0, is newer than k's and does not fit).
+    /// release of t's number, 1.3.0, is newer than k's and does not fit). w, which the
+    /// fake `cargo tree` leaves out (a Windows-only crate), is never moved.
     #[test]
     fn a_refused_move_is_tried_again_only_once_a_crate_that_refused_it_has_moved() {
         let dir = tempfile::tempdir().unwrap();
@@ -641,6 +642,7 @@ mod tests {
             ("h", vec![("1.10.0", new)]),
             ("t", vec![("1.3.0", old), ("1.5.0", new)]),
             ("k", vec![("1.2.0", new), ("1.3.0", new)]),
+            ("w", vec![("1.4.0", old), ("1.5.0", new)]),
         ] {
             let folder = home.join("registry/index/index.crates.io-1949cf8c6b5b557f/.cache/1");
             fs_err::create_dir_all(&folder).unwrap();
@@ -653,7 +655,7 @@ mod tests {
         fs_err::create_dir_all(&project).unwrap();
         let lock: String = [("p", "1.5.0"), ("q", "1.5.0"), ("x", "1.5.0"), ("y", "1.5.0")]
             .into_iter()
-            .chain([("s", "1.16.6"), ("h", "1.10.0"), ("t", "1.5.0"), ("k", "1.2.0")])
+            .chain([("s", "1.16.6"), ("h", "1.10.0"), ("t", "1.5.0"), ("k", "1.2.0"), ("w", "1.5.0")])
             .map(|(name, version)| {
                 format!(
                     "[[package]]\nname = \"{name}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n"
@@ -668,6 +670,7 @@ mod tests {
         fs_err::write(
             bin.join("cargo"),
             r#"#!/bin/bash
+if [ "$1" = tree ]; then printf '%s\n' "p v1.5.0" "q v1.5.0" "x v1.5.0" "y v1.5.0" "s v1.16.6" "h v1.10.0" "t v1.5.0" "k v1.2.0"; exit; fi
 spec=$4 target=$6 name=${4%@*} version=${4#*@}
 echo "$spec -> $target" >> calls.txt
 case $name in p) requirer="q 1.5.0" ;; x) requirer="y 1.5.0" ;; s) requirer="h 1.10.0" ;; t) requirer="k 1.2.0" ;; *) requirer= ;; esac
@@ -696,7 +699,10 @@ sed -i "/^name = \"$name\"$/{n;s/^version = .*/version = \"$target\"/}" Cargo.lo
         assert_eq!(count("h@1.10.0 -> 1.10.0"), 0, "not a move: {calls}");
         assert_eq!(count("t@1.5.0 -> 1.3.0"), 1, "{calls}");
         assert_eq!(count("k@1.2.0 -> 1.3.0"), 0, "up, and to a release that does not fit: {calls}");
+        assert_eq!(count("w@1.5.0 -> 1.4.0"), 0, "never built here (not in cargo tree): {calls}");
         assert_eq!(calls.lines().count(), 6, "{calls}");
+        assert!(text.contains("swe-harvest: 1 locked crates are never built on this platform"), "{text}");
+        assert!(!text.contains("kept w"), "{text}");
         assert!(text.contains("swe-harvest: 2 crates moved back"), "{text}");
         for kept in ["kept x 1.5.0", "kept y 1.5.0", "kept s 1.16.6", "kept h 1.10.0", "kept t 1.5.0", "kept k 1.2.0"] {
             assert!(text.contains(kept), "{kept}: {text}");
