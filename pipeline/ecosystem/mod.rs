@@ -713,6 +713,25 @@ pub fn detect(paths: &[String]) -> &'static dyn Ecosystem {
 /// At most this many build files below the root are named when none is at the root.
 const BUILD_FILES_NAMED: usize = 6;
 
+/// Build files at a project's root that name a build system or language no ecosystem
+/// here runs, with its name: a diagnosis says which it is (lombok's 17 SWE-bench
+/// Multilingual rows are an Ant build; Ruby's and PHP's rows have their own files).
+const UNSUPPORTED_BUILDS: &[(&str, &str)] = &[
+    ("build.xml", "Ant"),
+    ("Gemfile", "Ruby (Bundler)"),
+    ("Rakefile", "Ruby (Rake)"),
+    ("composer.json", "PHP (Composer)"),
+    ("meson.build", "Meson"),
+    ("MODULE.bazel", "Bazel"),
+    ("WORKSPACE", "Bazel"),
+    ("WORKSPACE.bazel", "Bazel"),
+    ("build.sbt", "sbt (Scala)"),
+    ("mix.exs", "Elixir (Mix)"),
+    ("Package.swift", "Swift (SwiftPM)"),
+    ("stack.yaml", "Haskell (Stack)"),
+    ("dune-project", "OCaml (dune)"),
+];
+
 /// When no ecosystem recognises a project by the files at its root, what its inference
 /// failure says in place of the fallback's ("no Python project file"): the files each
 /// language is recognised by, and the shallowest build files below the root, since a
@@ -744,9 +763,20 @@ pub fn unrecognised(paths: &[String]) -> Option<String> {
             )
         }
     };
+    let unsupported: Vec<String> = UNSUPPORTED_BUILDS
+        .iter()
+        .filter(|(file, _)| paths.iter().any(|path| path == file))
+        .map(|(file, build)| format!("{build} (`{file}`)"))
+        .collect();
+    let unsupported = match unsupported.is_empty() {
+        true => String::new(),
+        false => {
+            format!("its root has the build files of {}, which swe-harvest does not run; ", unsupported.join(", "))
+        }
+    };
     Some(format!(
-        "no supported language recognises the project: none of the files it is recognised by is at the repository's \
-         root at the environment commit ({}){below}; add an [[environment]] entry to \
+        "no supported language recognises the project: {unsupported}none of the files it is recognised by is at the \
+         repository's root at the environment commit ({}){below}; add an [[environment]] entry to \
          configs/repos/<owner>__<name>.toml that says how to build and test it",
         recognised_files.join("; ")
     ))
@@ -1013,6 +1043,17 @@ mod tests {
         assert!(message.contains("configs/repos/<owner>__<name>.toml"), "{message}");
         let bare = unrecognised(&paths(&["README", "src/a.c"])).expect("nothing recognised");
         assert!(!bare.contains("below the root"), "{bare}");
+        assert!(!bare.contains("does not run"), "{bare}");
+        // A build system no language here runs is named (lombok's root: Ant, and a Maven
+        // file of a Docker example below it).
+        let lombok = unrecognised(&paths(&["build.xml", "src/core/lombok/Lombok.java", "docker/maven/pom.xml"]))
+            .expect("nothing recognised");
+        assert!(
+            lombok.contains("its root has the build files of Ant (`build.xml`), which swe-harvest does not run"),
+            "{lombok}"
+        );
+        let ruby = unrecognised(&paths(&["Gemfile", "Rakefile", "lib/x.rb"])).expect("nothing recognised");
+        assert!(ruby.contains("Ruby (Bundler) (`Gemfile`), Ruby (Rake) (`Rakefile`)"), "{ruby}");
         // A project some language recognises keeps that language's own message.
         assert_eq!(unrecognised(&paths(&["Makefile", "ports/unix/Makefile"])), None);
         assert_eq!(unrecognised(&paths(&["docs/requirements.txt", "requirements.txt"])), None);
