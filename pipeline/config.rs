@@ -213,8 +213,9 @@ impl Default for ExtractConfig {
 /// Test files of every language at once (a repository is rarely of two): Python's
 /// `tests/`, `test_*.py`, `conftest.py`; Go's `_test.go` files and `testdata/`; Rust's
 /// integration tests (`tests/`, which also holds an integration-test crate's files),
-/// `benches/` and test modules in files of their own (`tests.rs`, `test.rs`; examples
-/// are not tests); JavaScript's and TypeScript's `__tests__/`, `*.test.*`, `*.spec.*`
+/// `benches/`, test modules in files of their own (`tests.rs`, `test.rs`; examples
+/// are not tests) and insta's snapshots (`snapshots/*.snap`); JavaScript's and
+/// TypeScript's `__tests__/`, `*.test.*`, `*.spec.*`
 /// (their `test/` and `tests/` are everyone's). Rust's inline `#[cfg(test)]` modules live in source files, which
 /// stay in `patch` (decision: a file is in one patch or the other, and splitting a
 /// file's hunks would hand the task a gold patch that does not compile on its own).
@@ -236,6 +237,7 @@ pub fn default_test_patterns() -> Vec<String> {
         "**/*.spec.*",
         "**/tests.rs",
         "**/test.rs",
+        "**/snapshots/*.snap",
     ]
     .into_iter()
     .map(String::from)

@@ -108,6 +108,7 @@ mod tests {
             "src/slice/test.rs",
             "src/parser/tests.rs",
             "test_suite/tests/ui/remote/getter.stderr",
+            "crates/ruff_linter/src/rules/pie/snapshots/ruff_linter__rules__pie__tests__PIE800.py.snap",
         ] {
             assert!(rule.is_test(path), "{path} should be a test path");
         }

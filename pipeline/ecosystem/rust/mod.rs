@@ -28,7 +28,8 @@
 //! of `src/` the library's unit tests (`--lib`), another file under `tests/` every test
 //! target of its member; never the whole workspace, never benches, examples or
 //! doc-tests. A test patch that touches no `.rs` file runs nothing (its fixtures alone
-//! say no Rust test changed).
+//! say no Rust test changed), unless it touches an insta snapshot
+//! (`src/<folder>/snapshots/*.snap`: the unit tests of that source folder's target).
 //!
 //! Compile errors: each target runs in its own `cargo test`; a target that does not
 //! compile before the gold patch (a new test calling what the fix adds) reports no
@@ -51,8 +52,9 @@ use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 pub struct CargoTest;
 
 /// Whether a changed file of a Rust test patch can select a test target: a `.rs`
-/// file outside `benches/` and `examples/` and other than a build script, or any
-/// file under a `tests/` folder (fixtures such as trybuild's `.stderr`).
+/// file outside `benches/` and `examples/` and other than a build script, any file
+/// under a `tests/` folder (fixtures such as trybuild's `.stderr`), or an insta
+/// snapshot ([`is_insta_snapshot`]).
 fn selects_a_target(path: &str) -> bool {
     let components: Vec<&str> = path.split('/').collect();
     let folders = &components[..components.len() - 1];
@@ -60,14 +62,24 @@ fn selects_a_target(path: &str) -> bool {
         return false;
     }
     let name = components[components.len() - 1];
-    (path.ends_with(".rs") && name != "build.rs") || folders.contains(&"tests")
+    (path.ends_with(".rs") && name != "build.rs") || folders.contains(&"tests") || is_insta_snapshot(path)
+}
+
+/// An insta snapshot: `<folder>/snapshots/<crate>__<module path>__<name>.snap`, written
+/// by a test of a source file in `<folder>`, so it selects that file's target (under
+/// `src/`, the library's unit tests). ruff's test patches are fixtures and snapshots
+/// only: their tests are the lint rules' `#[test_case]`s, which the patch leaves alone.
+fn is_insta_snapshot(path: &str) -> bool {
+    let mut components = path.rsplit('/');
+    let name = components.next().unwrap_or(path);
+    name.ends_with(".snap") && name.contains("__") && components.next() == Some("snapshots")
 }
 
 /// The files of a diff that select a Rust test target: none unless the diff touches a
-/// `.rs` file; then those of [`selects_a_target`].
+/// `.rs` file or an insta snapshot; then those of [`selects_a_target`].
 pub fn rust_test_files(diff: &str) -> Vec<String> {
     let files = files_changed_by(diff);
-    if !files.iter().any(|file| file.ends_with(".rs")) {
+    if !files.iter().any(|file| file.ends_with(".rs") || is_insta_snapshot(file)) {
         return Vec::new();
     }
     files.into_iter().filter(|file| selects_a_target(file)).collect()
@@ -292,6 +304,14 @@ mod tests {
         // Fixtures alone, or a Python test patch: no Rust test to run.
         assert!(rust_test_files(&diff_of(&["tests/ui/x.stderr"])).is_empty());
         assert!(rust_test_files(&diff_of(&["tests/test_x.py", "tests/data/a.json"])).is_empty());
+        // ruff's shape: a fixture and the insta snapshot of the test that reads it. A
+        // Jest snapshot (`__snapshots__/`) is not insta's.
+        let snapshot = "crates/ruff_linter/src/rules/flake8_pie/snapshots/ruff_linter__rules__flake8_pie__tests__PIE800_PIE800.py.snap";
+        let ruff =
+            rust_test_files(&diff_of(&["crates/ruff_linter/resources/test/fixtures/flake8_pie/PIE800.py", snapshot]));
+        assert_eq!(ruff, vec![snapshot]);
+        assert!(rust_test_files(&diff_of(&["src/__snapshots__/app.test.js.snap", "src/app.test.js"])).is_empty());
+        assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&[snapshot])), "rust");
     }
 
     #[test]
