@@ -305,6 +305,9 @@ crate::spelled::spelled_enum! {
         /// (Node) OpenSSL 3's legacy provider for every run (`NODE_OPTIONS`): a tool
         /// the tests run hashed with what OpenSSL 3 refuses (webpack 4's md4).
         LegacyOpenssl => "legacy-openssl",
+        /// (Node) npm's install with `--legacy-peer-deps`: npm 7 and later refused the
+        /// tree because peer dependencies conflict (`ERESOLVE`), as npm 6 did not.
+        LegacyPeerDeps => "legacy-peer-deps",
     }
 }
 

@@ -520,6 +520,36 @@ fn tests_whose_tool_hashes_with_md4_get_openssls_legacy_provider() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A project of 2024 whose dev dependencies' peers conflict (dayjs of 2020-2021:
+/// `rollup-plugin-babel` asks for a newer `rollup` than the project pins; here
+/// `react-dom` 16 beside `react` 17): npm 10 refuses the tree (`ERESOLVE`), which npm
+/// 6 installed with a warning, and the ladder's `legacy-peer-deps` rung installs it
+/// so (dropped `environment_build_failed` before).
+#[test]
+fn dev_dependencies_whose_peers_conflict_install_as_npm_6_did() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true,
+  "scripts": {"test": "mocha --exit"},
+  "devDependencies": {"mocha": "^10.2.0", "react": "17.0.2", "react-dom": "16.14.0"}}
+"#;
+    let tests = |extra: &str| mocha_add_tests("../lib/calc", extra);
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", BUGGY_ADD_JS),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix =
+        Scenario::new("negative").gold("lib/calc.js", FIXED_ADD_JS).test("test/calc.test.js", &tests(NEGATIVE_CASE_JS));
+    let spec = labelled_negative_mocha_task(&workspace, &project, fix);
+    assert_eq!(spec.rung.as_str(), "legacy-peer-deps", "{spec:?}");
+    assert!(
+        spec.install.iter().any(|step| step.contains("npm install --no-audit --no-fund --legacy-peer-deps")),
+        "{spec:?}"
+    );
+    assert!(workspace.containers().is_empty());
+}
+
 /// A Node 18 project whose `test` script is `script`, with `lib/calc.js`'s buggy `add`
 /// and Mocha tests of it that begin with `prelude`; and the fix that adds
 /// [`NEGATIVE_CASE_JS`].

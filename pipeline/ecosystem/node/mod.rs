@@ -29,6 +29,7 @@ pub mod build_first;
 pub mod image;
 pub mod infer;
 pub mod legacy_openssl;
+pub mod legacy_peer_deps;
 pub mod results;
 pub mod runtimes;
 
@@ -181,9 +182,14 @@ impl Ecosystem for NodeTest {
     /// publish times, or the package is younger than the task), the same install
     /// without the date bound (`relaxed-packages`): the newest versions that
     /// `package.json`'s ranges (or the lockfile) allow.
+    /// When npm refused conflicting peer dependencies, the same install as npm 6 did
+    /// it ([`legacy_peer_deps`]).
     fn next_rung(&self, failed: &FailedRung<'_>) -> Option<EnvironmentSpec> {
         let last = failed.tried.last()?;
         let RungFailure::BuildFailed { log } = failed.failure else { return None };
+        if let Some(next) = legacy_peer_deps::next_spec(last, log) {
+            return Some(next);
+        }
         if failed.tried.iter().any(|spec| spec.rung == Rung::RelaxedPackages) || !infer::refused_by_date(log) {
             return None;
         }
