@@ -31,10 +31,12 @@
 //! 2. **Environment**, on the runtime's base image: the vendored sources, the
 //!    lockfile and a cargo config that replaces crates.io with them, owned by the
 //!    unprivileged user; then the spec's install steps in `/testbed`: the image's
-//!    lockfile where the repository has none, and `cargo test --no-run` of the
-//!    default workspace members, which compiles the dependencies (and dev-dependencies)
-//!    into `CARGO_TARGET_DIR=/home/harvest/target` outside `/testbed`, so every run
-//!    starts from a warm target dir and compiles only the workspace's own crates.
+//!    lockfile where the repository has none, and `cargo build` and `cargo test
+//!    --no-run --lib --bins` of the default workspace members, which compile the
+//!    dependencies (and dev-dependencies) and the members' own libraries into
+//!    `CARGO_TARGET_DIR=/home/harvest/target` outside `/testbed`, so every run starts
+//!    from a warm target dir and compiles only what the patches change and the
+//!    integration test it selects.
 //!
 //! Old cargo (the 1.65 of Debian's Rust 1.63) cannot read the sparse index, and the
 //! git index is out of reach here: the vendored directory is what makes any
@@ -246,7 +248,8 @@ mod tests {
         assert!(!stage_two.contains("ca.crt") && !stage_two.contains("CAINFO"), "{stage_two}");
         assert!(stage_two.contains("CARGO_NET_OFFLINE=true"), "{stage_two}");
         assert!(stage_two.contains("apt-get install -y --no-install-recommends libssl-dev"), "{stage_two}");
-        assert!(stage_two.contains("RUN set -e; cargo test --offline --no-run"), "{stage_two}");
+        assert!(stage_two.contains("RUN set -e; cargo build --offline"), "{stage_two}");
+        assert!(stage_two.contains("cargo test --offline --no-run --lib --bins"), "{stage_two}");
     }
 
     #[test]
