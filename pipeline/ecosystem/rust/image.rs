@@ -161,7 +161,9 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
 /// closely (`cargo metadata --no-deps`), then to a test target of that member:
 /// `tests/NAME.rs` and `tests/NAME/main.rs` are `--test NAME`; any other file under
 /// `tests/` (a shared module, a trybuild fixture) is every test target of the member
-/// (its library's unit tests and each integration test); a file under `src/` is the
+/// (its library's unit tests and each integration test), filtered to the file's own
+/// module when it holds tests (coreutils' `tests/by-util/test_cp.rs`: `-- test_cp::`;
+/// unfiltered when the filter ran none); a file under `src/` is the
 /// library's unit tests (`--lib`; `src/main.rs` and `src/bin/` the binaries'); a file
 /// of `benches/` or `examples/` runs nothing; any other file of the member is every
 /// test target. Files that do not exist (deleted by the patch) select no single
