@@ -768,11 +768,10 @@ pub fn unrecognised(paths: &[String]) -> Option<String> {
         .filter(|(file, _)| paths.iter().any(|path| path == file))
         .map(|(file, build)| format!("{build} (`{file}`)"))
         .collect();
-    let unsupported = match unsupported.is_empty() {
-        true => String::new(),
-        false => {
-            format!("its root has the build files of {}, which swe-harvest does not run; ", unsupported.join(", "))
-        }
+    let unsupported = if unsupported.is_empty() {
+        String::new()
+    } else {
+        format!("its root has the build files of {}, which swe-harvest does not run; ", unsupported.join(", "))
     };
     Some(format!(
         "no supported language recognises the project: {unsupported}none of the files it is recognised by is at the \

@@ -89,7 +89,7 @@ fn runners(paths: &[String], read: &mut dyn FnMut(&str) -> Option<String>) -> Ru
 /// config or CI files runs a Python test: its tests are cargo's. SWE-bench Multilingual's
 /// ruff rows are Rust tasks; taken for Python they were built as a wheel and dropped.
 /// Bindings with Python tests of their own (pydantic-core, orjson: pytest in their
-/// config or requirements) stay Python.
+/// config or their CI) stay Python.
 pub fn is_rust_packaged_for_python(paths: &[String], read: &mut dyn FnMut(&str) -> Option<String>) -> bool {
     let has = |wanted: &str| paths.iter().any(|path| path == wanted);
     if !has("Cargo.toml") || !has("pyproject.toml") {
