@@ -128,6 +128,8 @@ run_target() { # member target [cargo arguments...]
 output=$(mktemp)
 status=0
 index=0
+filtered=()
+filtered_ran=no
 while [ "$index" -lt "${#runs[@]}" ]; do
     member=${runs[$index]%%|*}; target=${runs[$index]#*|}
     index=$((index + 1))
@@ -157,12 +159,8 @@ while [ "$index" -lt "${#runs[@]}" ]; do
         echo "swe-harvest: cargo test of $member $target$asked, only the tests of ${modules[*]} (the touched test modules)"
         run_target "$member" "$target" -- "${modules[@]}"
         code=$?
-        # Nothing of them ran (a module named otherwise than its file): the whole target.
-        if grep -q "^running 0 tests" "$output" && ! grep -q "^running [1-9]" "$output"; then
-            echo "swe-harvest: no test of ${modules[*]} ran; cargo test of $member $target$asked"
-            run_target "$member" "$target"
-            code=$?
-        fi
+        filtered+=("$member|$target|$cfg_flags")
+        grep -q "^running [1-9]" "$output" && filtered_ran=yes
     else
         echo "swe-harvest: cargo test of $member $target$asked"
         run_target "$member" "$target"
@@ -179,5 +177,15 @@ while [ "$index" -lt "${#runs[@]}" ]; do
         elif [ "$member" = . ]; then every_target "$member" ""; else every_target "$member" "$member/"; fi
     fi
 done
+# No filtered run ran a test (a module named otherwise than its file): those targets whole.
+if [ "${#filtered[@]}" -gt 0 ] && [ "$filtered_ran" = no ]; then
+    for run in "${filtered[@]}"; do
+        IFS='|' read -r member target cfg_flags <<< "$run"
+        echo "swe-harvest: no test of the touched modules ran; cargo test of $member $target"
+        run_target "$member" "$target"
+        code=$?
+        [ "$code" -eq 0 ] || status=$code
+    done
+fi
 rm -f "$output"
 exit $status

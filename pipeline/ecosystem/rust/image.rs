@@ -163,7 +163,7 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
 /// `tests/` (a shared module, a trybuild fixture) is every test target of the member
 /// (its library's unit tests and each integration test), filtered to the file's own
 /// module when it holds tests (coreutils' `tests/by-util/test_cp.rs`: `-- test_cp::`;
-/// unfiltered when the filter ran none); a file under `src/` is the
+/// whole when no filtered run ran a test); a file under `src/` is the
 /// library's unit tests (`--lib`; `src/main.rs` and `src/bin/` the binaries'); a file
 /// of `benches/` or `examples/` runs nothing; any other file of the member is every
 /// test target. Files that do not exist (deleted by the patch) select no single
@@ -434,6 +434,60 @@ mod tests {
             "{text}"
         );
         assert_eq!(code, Some(101), "the failed run still counts");
+    }
+
+    /// coreutils' shape: test modules below `tests/` of one target (`tests`) beside
+    /// another target (`util`). A touched module filters every target to its tests; a
+    /// helper module without tests filters nothing; when no filtered run ran a test
+    /// (the module is named otherwise), those targets run whole, once.
+    #[test]
+    fn a_touched_test_module_filters_its_targets_to_its_tests() {
+        // Runs 2 tests when filtered to `test_cp::`, 0 for any other filter, 5 unfiltered.
+        let cargo = "#!/bin/bash\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                     case \"$*\" in *'-- test_cp::'*) echo 'running 2 tests' ;; *' -- '*) echo 'running 0 tests' ;; \
+                     *) echo 'running 5 tests' ;; esac\nexit 0\n";
+        let files = [
+            ("Cargo.toml", ""),
+            ("tests/tests.rs", "#[path = \"by-util/test_cp.rs\"]\nmod test_cp;\n"),
+            ("tests/util.rs", "#[test]\nfn u() {}\n"),
+            ("tests/by-util/test_cp.rs", "#[test]\nfn copies() {}\n"),
+            ("tests/by-util/test_mv.rs", "#[test]\nfn moves() {}\n"),
+            ("tests/common/helpers.rs", "pub fn helper() {}\n"),
+        ];
+        let (ran, text, _) = helper_with_cargo_in(&files, cargo, &["tests/by-util/test_cp.rs"]);
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=tests -- test_cp::",
+                "--manifest-path ./Cargo.toml --test=util -- test_cp::"
+            ],
+            "{text}"
+        );
+        // Two modules: both filters in one run.
+        let (ran, text, _) =
+            helper_with_cargo_in(&files, cargo, &["tests/by-util/test_cp.rs", "tests/by-util/test_mv.rs"]);
+        assert_eq!(ran[0], "--manifest-path ./Cargo.toml --test=tests -- test_cp:: test_mv::", "{text}");
+        // A helper module of the tests beside it: every target whole.
+        let (ran, text, _) =
+            helper_with_cargo_in(&files, cargo, &["tests/by-util/test_cp.rs", "tests/common/helpers.rs"]);
+        assert_eq!(
+            ran,
+            vec!["--manifest-path ./Cargo.toml --test=tests", "--manifest-path ./Cargo.toml --test=util"],
+            "{text}"
+        );
+        // No filtered run ran a test: the targets again, whole.
+        let (ran, text, _) = helper_with_cargo_in(&files, cargo, &["tests/by-util/test_mv.rs"]);
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=tests -- test_mv::",
+                "--manifest-path ./Cargo.toml --test=util -- test_mv::",
+                "--manifest-path ./Cargo.toml --test=tests",
+                "--manifest-path ./Cargo.toml --test=util",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("no test of the touched modules ran"), "{text}");
     }
 
     /// A fake cargo that prints the arguments and the RUSTFLAGS of each run.
