@@ -134,13 +134,18 @@ built_here() { # cargo tree's own options
 # over the lockfile repeat while they move something (a crate blocked in one pass may
 # be free in the next; a move down can float the crate's own dependencies up). A move
 # that failed is tried again only once a crate its failure named as requiring it has
-# moved: each `cargo update` resolves the whole graph, a second or more. Crates the
-# workspace never builds here (windows-sys, wasm-bindgen) are left as resolved:
-# stub_unused empties them, and moving them took axum's 218 resolutions to 185.
+# moved: each `cargo update` resolves the whole graph, a second or more. For the newest
+# toolchain, crates the workspace never builds here (windows-sys, wasm-bindgen) are left
+# as resolved: stub_unused empties them, and not moving them took axum's 218 resolutions
+# to 185. An older cargo still reads their manifests, and reads a new one otherwise
+# (tracing of 2022 on Rust 1.63: wasm-bindgen-test 0.3.36 asked js-sys 0.3.107 for a
+# feature that cargo 1.63 did not see in it): for it every crate travels.
 travel() {
     local pass name version target dependent dependent_target requirers changed moved moves=0 built
     declare -A no_release=() blocked=() elsewhere=()
-    if built=$(built_here) && [ -n "$built" ]; then
+    if [ "$wanted" -lt 85 ]; then
+        echo "swe-harvest: every locked crate travels (cargo of Rust $toolchain reads the manifests of those never built too)"
+    elif built=$(built_here) && [ -n "$built" ]; then
         while read -r name version; do
             grep -qxF "$name $version" <<< "$built" || elsewhere["$name@$version"]=1
         done < <(locked)

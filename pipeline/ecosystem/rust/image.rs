@@ -721,7 +721,10 @@ mod tests {
                 )
             })
             .collect();
-        fs_err::write(project.join("Cargo.lock"), lock).unwrap();
+        fs_err::write(project.join("Cargo.lock"), &lock).unwrap();
+        let older_toolchain = dir.path().join("project-1.63");
+        fs_err::create_dir_all(&older_toolchain).unwrap();
+        fs_err::write(older_toolchain.join("Cargo.lock"), &lock).unwrap();
         // `cargo update --quiet -p NAME@VERSION --precise TARGET`: refused while the
         // crate's requirer is locked where the table says.
         let bin = dir.path().join("bin");
@@ -745,7 +748,7 @@ sed -i "/^name = \"$name\"$/{n;s/^version = .*/version = \"$target\"/}" Cargo.lo
         std::process::Command::new("chmod").arg("+x").arg(bin.join("cargo")).status().unwrap();
         let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
         let (text, ok) = with_dependency_functions(
-            &format!("cd {} && travel", project.display()),
+            &format!("cd {} && wanted=85 && travel", project.display()),
             &[("PATH", path.as_str()), ("CARGO_HOME", home.to_str().unwrap())],
         );
         assert!(ok, "{text}");
@@ -766,6 +769,16 @@ sed -i "/^name = \"$name\"$/{n;s/^version = .*/version = \"$target\"/}" Cargo.lo
         for kept in ["kept x 1.5.0", "kept y 1.5.0", "kept s 1.16.6", "kept h 1.10.0", "kept t 1.5.0", "kept k 1.2.0"] {
             assert!(text.contains(kept), "{kept}: {text}");
         }
+        // For an older toolchain every crate travels: its cargo reads the manifests of
+        // those never built too (tracing of 2022 on Rust 1.63).
+        let (text, ok) = with_dependency_functions(
+            &format!("cd {} && travel", older_toolchain.display()),
+            &[("PATH", path.as_str()), ("CARGO_HOME", home.to_str().unwrap())],
+        );
+        assert!(ok, "{text}");
+        let calls = fs_err::read_to_string(older_toolchain.join("calls.txt")).unwrap();
+        assert_eq!(calls.lines().filter(|line| *line == "w@1.5.0 -> 1.4.0").count(), 1, "{calls}");
+        assert!(text.contains("every locked crate travels"), "{text}");
     }
 
     /// The stub step on a fake vendor folder (bash, GNU sed, awk), with a fake `cargo
