@@ -338,6 +338,9 @@ pub const NPM_VERSION: &str = "10.9.2";
 /// conflict (`ERESOLVE`); npm 6 and older installed it with a warning.
 const NPM_7_RELEASED: &str = "2020-10-13T00:00:00Z";
 
+/// npm's flag for installing as npm 6 did, peer conflicts and all.
+pub const LEGACY_PEER_DEPS: &str = "--legacy-peer-deps";
+
 /// Yarn 1's install, and that of Yarn 2 and later: the image tells each the registry
 /// in its own variable.
 pub const YARN_CLASSIC_INSTALL: &str = "yarn install --frozen-lockfile --non-interactive --ignore-engines";
@@ -376,7 +379,7 @@ fn npm_rungs(rungs: &[String]) -> String {
 pub fn install_steps(manager: &PackageManager, date: DateTime<Utc>) -> Vec<String> {
     let before = date.format("%Y-%m-%dT%H:%M:%SZ");
     let npm_7: DateTime<Utc> = NPM_7_RELEASED.parse().expect("a valid date");
-    let peers = if date < npm_7 { " --legacy-peer-deps" } else { "" };
+    let peers = if date < npm_7 { format!(" {LEGACY_PEER_DEPS}") } else { String::new() };
     let npm_install = format!("npm install --no-audit --no-fund{peers} --before={before}");
     // `hash -r`: the shell found `npm` in /usr/bin for this command and would keep it.
     let npm =

@@ -7,9 +7,8 @@
 //! `rollup-plugin-babel` asks for a newer `rollup` than the project pins, and both rows
 //! were dropped `environment_build_failed`).
 
+use super::infer::LEGACY_PEER_DEPS;
 use crate::model::{EnvironmentSpec, Rung};
-
-const FLAG: &str = " --legacy-peer-deps";
 
 /// Whether a build log says npm refused conflicting peer dependencies.
 fn refused_peers(log: &str) -> bool {
@@ -17,16 +16,14 @@ fn refused_peers(log: &str) -> bool {
 }
 
 /// An install step with `--legacy-peer-deps` on each project install of npm (`npm ci`,
-/// `npm install` of the project; not the global install of npm itself).
+/// `npm install` of the project, as inference writes them; not the global install of
+/// npm itself). A step that has the flag already is kept as it is.
 fn with_legacy_peers(step: &str) -> String {
-    let pattern =
-        regex::Regex::new(r"\bnpm (ci|install) --no-audit --no-fund( --legacy-peer-deps)?").expect("valid regex");
-    pattern
-        .replace_all(step, |found: &regex::Captures| match found.get(2) {
-            Some(_) => found[0].to_string(),
-            None => format!("{}{FLAG}", &found[0]),
-        })
-        .into_owned()
+    if step.contains(LEGACY_PEER_DEPS) {
+        return step.to_string();
+    }
+    let install = regex::Regex::new(r"\bnpm (ci|install) --no-audit --no-fund").expect("valid regex");
+    install.replace_all(step, format!("$0 {LEGACY_PEER_DEPS}")).into_owned()
 }
 
 /// The next environment after `last`'s image failed to build with `log`: the same

@@ -101,8 +101,11 @@ pub fn is_rust_packaged_for_python(paths: &[String], read: &mut dyn FnMut(&str) 
             line.starts_with("build-backend=") && line.contains("\"maturin\"")
         })
     });
+    if !built_by_maturin {
+        return false;
+    }
     let Runners { mentions_pytest, runs_unittest } = runners(paths, read);
-    built_by_maturin && !mentions_pytest && !runs_unittest
+    !mentions_pytest && !runs_unittest
 }
 
 /// The project's test framework from its paths at the environment commit, reading
