@@ -93,10 +93,16 @@ swarm_up() {
     log "swarm initialised on the host's engine ($HOST_IP)"
 }
 
+# Whether network namespace $1 exists. grep reads all of ip's output: `grep -q` may
+# exit at the first match and, under pipefail, ip's SIGPIPE would read as "absent".
+netns_exists() {
+    ip netns list | grep -w -- "$1" >/dev/null
+}
+
 node_up() {
     local i=$1 ns="swh-node$1" veth="swh-v$1" dir="$STATE/node$1"
     mkdir -p "$dir" "$DATA/node$i"
-    ip netns list | grep -qw "$ns" || ip netns add "$ns"
+    netns_exists "$ns" || ip netns add "$ns"
     if ! ip link show "$veth" >/dev/null 2>&1; then
         ip link add "$veth" type veth peer name eth0 netns "$ns"
         ip link set "$veth" master "$BRIDGE" up
@@ -144,7 +150,7 @@ node_up() {
 node_kill() {
     local i=$1 ns="swh-node$1"
     local pids=""
-    ip netns list | grep -qw "$ns" && pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+    netns_exists "$ns" && pids="$(ip netns pids "$ns" 2>/dev/null || true)"
     for procs in /sys/fs/cgroup/*/"$ns"; do
         [ -d "$procs" ] && pids="$pids $(find "$procs" -name cgroup.procs -exec cat {} + 2>/dev/null || true)"
     done
@@ -169,7 +175,7 @@ node_down() {
     done
     rm -rf "$dir" "$DATA/node$i"
     ip link del "swh-v$i" 2>/dev/null || true
-    ip netns list | grep -qw "$ns" && ip netns del "$ns"
+    netns_exists "$ns" && ip netns del "$ns"
     for controller in /sys/fs/cgroup/*/"$ns"; do
         [ -d "$controller" ] && find "$controller" -depth -type d -exec rmdir {} \; 2>/dev/null || true
     done

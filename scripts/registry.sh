@@ -57,7 +57,8 @@ http:
   addr: $ADDR
 EOF
     # The package's service may hold the port with its own config (htpasswd): say so.
-    if ss -ltn "sport = :$PORT" 2>/dev/null | grep -q LISTEN; then
+    # Not `grep -q`: under pipefail, ss killed by SIGPIPE after an early match reads as free.
+    if ss -ltn "sport = :$PORT" 2>/dev/null | grep LISTEN >/dev/null; then
         die "port $PORT is taken by something that is not a registry; set SWE_HARVEST_REGISTRY_PORT"
     fi
     setsid nohup docker-registry serve "$DIR/config.yml" </dev/null >>"$DIR/registry.log" 2>&1 &
