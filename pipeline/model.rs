@@ -394,6 +394,10 @@ pub struct ValidationRun {
     /// How the run chose its tests (see [`crate::ecosystem::ParsedRun::selection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_selection: Option<String>,
+    /// The tests reported as parts of a test the runner ran (see
+    /// [`crate::ecosystem::ParsedRun::part_of`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub part_of: std::collections::BTreeMap<String, String>,
     /// The modules the run's output says it could not import (Python's `No module
     /// named 'py'`), kept with the run: a validate that resumes after it still adds
     /// their packages.

@@ -124,6 +124,11 @@ pub struct ParsedRun {
     /// run time (C: the CTest tests mapped from the touched files, or every test when
     /// none mapped); `None` when the tests to run were given.
     pub selection: Option<String>,
+    /// The tests reported as parts of a test the runner ran, with that test: a
+    /// GoogleTest case → the CTest test whose program reported it. Other benchmarks
+    /// name the runner's test (Multi-SWE-bench's `format-test`), so a comparison
+    /// needs both names.
+    pub part_of: BTreeMap<String, String>,
 }
 
 /// What a run's output says of why some of its tests gave no result: the runner or a

@@ -67,6 +67,11 @@ pub struct Labels {
     /// patch: CTest tests that ...`); empty when the tests to run were given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub test_selection: Vec<String>,
+    /// The tests the runs reported as parts of a test their runner ran, with that
+    /// test (a GoogleTest case → its CTest test): a published row that names the
+    /// runner's test compares with them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub part_of: BTreeMap<String, String>,
 }
 
 impl Labels {

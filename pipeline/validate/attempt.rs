@@ -293,6 +293,7 @@ pub(super) async fn run_all(
                     asked_for: parsed.asked_for,
                     time_zone: Some(request.time_zone.to_string()),
                     test_selection: parsed.selection,
+                    part_of: parsed.part_of,
                     missing_modules: missing(name),
                 }
             })

@@ -60,6 +60,7 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
         }
     }
     labels.test_selection = selections(pre, post);
+    labels.part_of = pre.iter().chain(post).flat_map(|run| run.part_of.clone()).collect();
     let verdict = if labels.fail_to_pass.is_empty() {
         Err(dropped(
             ValidateDropReason::NoFailToPass,
@@ -139,6 +140,7 @@ mod tests {
             time_zone: Some(time_zone.into()),
             test_selection: None,
             missing_modules: Default::default(),
+            part_of: Default::default(),
         }
     }
 
@@ -184,6 +186,26 @@ mod tests {
         };
         let labels = judge(&given, &["t.py".to_string()], Path::new("logs")).labels.expect("results");
         assert!(labels.test_selection.is_empty(), "the tests to run were given");
+    }
+
+    #[test]
+    fn the_tests_each_case_was_part_of_come_from_the_runs_of_both_phases() {
+        use TestStatus::{Failed, Passed};
+        let part = |phase: RunPhase, status: TestStatus, case: &str| ValidationRun {
+            part_of: [(case.to_string(), "unit".to_string())].into(),
+            ..run(phase, 1, "UTC", &[(case, status)])
+        };
+        // Before the fix the program stopped after its first case; after it, both ran.
+        let mut post = part(RunPhase::Post, Passed, "Add.Negative");
+        post.tests.insert("Add.Small".into(), Passed);
+        post.part_of.insert("Add.Small".into(), "unit".into());
+        let attempts = Attempts { pre: vec![part(RunPhase::Pre, Failed, "Add.Negative")], post: vec![post] };
+        let labels = judge(&attempts, &["t.cc".to_string()], Path::new("logs")).labels.expect("results");
+        assert_eq!(labels.fail_to_pass, ["Add.Negative", "Add.Small"]);
+        assert_eq!(
+            labels.part_of.iter().map(|(case, test)| (case.as_str(), test.as_str())).collect::<Vec<_>>(),
+            [("Add.Negative", "unit"), ("Add.Small", "unit")]
+        );
     }
 
     #[test]

@@ -306,14 +306,21 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
 
 /// Our ids as compared with a published list: each normalised, and the other names
 /// its ecosystem says published rows give it ([`crate::ecosystem::Ecosystem::published_forms`]:
-/// Multi-SWE-bench's JS rows name a test `title` or `file:title`).
+/// Multi-SWE-bench's JS rows name a test `title` or `file:title`), and the test of the
+/// runner it was part of ([`crate::model::labels::Labels::part_of`]: Multi-SWE-bench names fmt's CTest test
+/// `format-test` where ours are its GoogleTest cases): a published test that holds one
+/// of ours is in ours as Java's published classes are.
 fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
     let ecosystem = ecosystem_of(outcome);
+    let part_of = outcome.observed.as_ref().or(outcome.result.as_ref().ok()).map(|labels| &labels.part_of);
     let mut set = BTreeSet::new();
     for id in ids {
-        set.insert(normalize_id(id));
-        if let Some(ecosystem) = ecosystem {
-            set.extend(ecosystem.published_forms(id).iter().map(|form| normalize_id(form)));
+        let whole = part_of.and_then(|part_of| part_of.get(id));
+        for name in std::iter::once(id).chain(whole) {
+            set.insert(normalize_id(name));
+            if let Some(ecosystem) = ecosystem {
+                set.extend(ecosystem.published_forms(name).iter().map(|form| normalize_id(form)));
+            }
         }
     }
     set
@@ -435,6 +442,46 @@ mod tests {
         );
         assert_eq!(published_list(&rows[0].fields, "PASS_TO_PASS", None), ["TestKept".to_string()].into());
         assert!(rows[0].fields.contains_key("f2p_tests"), "the row's own fields are kept");
+    }
+
+    /// Multi-SWE-bench names fmt's CTest tests (`chrono-test`) where ours are the
+    /// GoogleTest cases their programs report (`chrono_test.glibc_extensions`).
+    #[test]
+    fn a_published_test_that_ran_our_cases_compares_with_them() {
+        let msb_row = |number: u64, n2p: &str| {
+            serde_json::json!({
+                "org": "acme", "repo": "gadget", "number": number,
+                "base": {"label": "acme:main", "ref": "main", "sha": "c".repeat(40)},
+                "resolved_issues": [], "fix_patch": "", "test_patch": PATCH,
+                "f2p_tests": {}, "s2p_tests": {}, "p2p_tests": {},
+                "n2p_tests": {n2p: {"run": "PASS", "test": "NONE", "fix": "PASS"}},
+            })
+            .to_string()
+        };
+        let (_dir, path) = rows_file(&[msb_row(1, "chrono-test"), msb_row(2, "format-test")]);
+        let rows = read_rows(&path).unwrap();
+        let part_of: BTreeMap<String, String> = [
+            ("chrono_test.glibc_extensions", "chrono-test"),
+            ("chrono_test.format", "chrono-test"),
+            ("format_test.width", "format-test"),
+        ]
+        .map(|(case, test)| (case.to_string(), test.to_string()))
+        .into();
+        // Row 1: a case of `chrono-test` fails before the fix and passes after it.
+        // Row 2: every case of `format-test` passes before it.
+        let chrono = Labels { part_of: part_of.clone(), ..labels(&["chrono_test.glibc_extensions"], &["chrono_test.format"]) };
+        let format = Labels { part_of, ..labels(&["chrono_test.glibc_extensions"], &["format_test.width"]) };
+        let summary = Summary {
+            outcomes: vec![outcome("acme__gadget-1", Ok(chrono)), outcome("acme__gadget-2", Ok(format))],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.contains("acme__gadget-1\tFAIL_TO_PASS same\t"), "{text}");
+        assert!(
+            text.contains("acme__gadget-2\tFAIL_TO_PASS missing [\"format-test\" (passes before the gold patch here, as in the published row's own base run)] extra [\"chrono_test.glibc_extensions\"]"),
+            "not the cause of a test never run: {text}"
+        );
+        assert!(text.contains("every published fail-to-pass test in ours: 1 of 2 rows"), "{text}");
     }
 
     /// Multi-SWE-bench's `n2p` holds every test of a build that stopped at the test

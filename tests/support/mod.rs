@@ -139,6 +139,7 @@ pub fn validation_run(instance_id: &str, phase: RunPhase, attempt: u32) -> Valid
         time_zone: None,
         test_selection: None,
         missing_modules: Default::default(),
+        part_of: Default::default(),
     }
 }
 

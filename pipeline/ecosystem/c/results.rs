@@ -195,6 +195,7 @@ pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
                     run.durations.remove(&name);
                     for (case, status) in cases {
                         run.record(&case, status);
+                        run.part_of.insert(case, name.clone());
                     }
                 }
                 output.clear();
@@ -331,6 +332,11 @@ mod tests {
             "the summary's list of failures is no second result, and `unit` gives way to its cases"
         );
         assert!(!run.durations.contains_key("unit"));
+        assert_eq!(
+            run.part_of.iter().map(|(case, test)| (case.as_str(), test.as_str())).collect::<Vec<_>>(),
+            [("Add.Negative", "unit"), ("Add.Small", "unit")],
+            "each case keeps the CTest test that ran it"
+        );
         let parameterised = googletest_cases(
             "[       OK ] Sizes/ParseTest.Reads/0 (1 ms)\n[  SKIPPED ] Net.Online (0 ms)\n\
              [  FAILED  ] Sizes/ParseTest.Reads/1, where GetParam() = 8 (2 ms)\n[  FAILED  ] 1 test, listed below:\n",
@@ -344,7 +350,9 @@ mod tests {
             ]
         );
         // A CTest test without GoogleTest output keeps its own name.
-        assert_eq!(parse_ctest_junit(CTEST_JUNIT).tests.get("adds"), Some(&TestStatus::Passed));
+        let plain = parse_ctest_junit(CTEST_JUNIT);
+        assert_eq!(plain.tests.get("adds"), Some(&TestStatus::Passed));
+        assert!(plain.part_of.is_empty(), "{:?}", plain.part_of);
     }
 
     #[test]
