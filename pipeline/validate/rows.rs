@@ -469,7 +469,8 @@ mod tests {
         .into();
         // Row 1: a case of `chrono-test` fails before the fix and passes after it.
         // Row 2: every case of `format-test` passes before it.
-        let chrono = Labels { part_of: part_of.clone(), ..labels(&["chrono_test.glibc_extensions"], &["chrono_test.format"]) };
+        let chrono =
+            Labels { part_of: part_of.clone(), ..labels(&["chrono_test.glibc_extensions"], &["chrono_test.format"]) };
         let format = Labels { part_of, ..labels(&["chrono_test.glibc_extensions"], &["format_test.width"]) };
         let summary = Summary {
             outcomes: vec![outcome("acme__gadget-1", Ok(chrono)), outcome("acme__gadget-2", Ok(format))],
