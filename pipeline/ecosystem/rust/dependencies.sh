@@ -203,6 +203,33 @@ travel() {
     done < <(locked)
 }
 
+# Releases that a newer compiler no longer builds, as rustc itself names them ("this is
+# an inference error on crate `time` caused by an API change in Rust 1.80.0; update
+# `time` to version `>=0.3.35` by calling `cargo update`"): "name series first-fixed
+# since-minor". A lockfile resolved as of a date before the fix holds a broken release
+# (axum and tracing tasks of 2022-2023 on Rust 1.85: their first rung failed on `time`).
+NEWER_RUSTC_BREAKS=("time 0.3 0.3.35 80")
+
+# Moves each such release up to the first that builds, past the task's date: on this
+# compiler, no release of that date compiles.
+past_newer_rustc_breaks() {
+    local entry name series_wanted first since locked_name version
+    for entry in "${NEWER_RUSTC_BREAKS[@]}"; do
+        read -r name series_wanted first since <<< "$entry"
+        [ "$wanted" -ge "$since" ] || continue
+        while read -r locked_name version; do
+            [ "$locked_name" = "$name" ] && [ "$(series "$version")" = "$series_wanted" ] || continue
+            older "$version" "$first" || continue
+            if precise "$name@$version" "$first"; then
+                echo "swe-harvest: $name $version -> $first (Rust 1.$since and later do not build $name before $first; past $cutoff)"
+            else
+                echo "swe-harvest: kept $name $version, which Rust 1.$since and later do not build: $(tail -n 1 /tmp/swe-harvest-update.txt)"
+            fi
+        done < <(locked)
+    done
+    rm -f /tmp/swe-harvest-update.txt
+}
+
 # Crates the workspace never builds on this platform (windows*, wasm*, ...) keep
 # their manifest (resolution reads it) and their files' names, emptied.
 stub_unused() {
@@ -286,6 +313,7 @@ main() {
         echo "swe-harvest: no Cargo.lock; resolving as of $cutoff for Rust $toolchain"
         cargo generate-lockfile --quiet
         travel
+        past_newer_rustc_breaks
     fi
     cargo vendor --quiet --versioned-dirs "$out/vendor" > /dev/null
     mkdir -p "$out/vendor" # a project without dependencies

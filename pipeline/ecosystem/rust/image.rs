@@ -781,6 +781,57 @@ sed -i "/^name = \"$name\"$/{n;s/^version = .*/version = \"$target\"/}" Cargo.lo
         assert!(text.contains("every locked crate travels"), "{text}");
     }
 
+    /// A release that a newer rustc no longer builds (`time` before 0.3.35 on Rust 1.80
+    /// and later, as rustc's own note says) moves up to the first that it builds, past
+    /// the date; other series and older toolchains keep theirs.
+    #[test]
+    fn a_release_a_newer_rustc_cannot_build_moves_up_to_the_first_it_can() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        fs_err::create_dir_all(&bin).unwrap();
+        fs_err::write(
+            bin.join("cargo"),
+            "#!/bin/bash\necho \"$4 -> $6\" >> calls.txt\nname=${4%@*} version=${4#*@}\n\
+             sed -i \"/^name = \\\"$name\\\"$/{n;s/^version = \\\"$version\\\"$/version = \\\"$6\\\"/}\" Cargo.lock\n",
+        )
+        .unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(bin.join("cargo")).status().unwrap();
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let lock = |time: &str| -> String {
+            [("time", time), ("time", "0.2.27"), ("time-core", "0.1.0")]
+                .map(|(name, version)| {
+                    format!("[[package]]\nname = \"{name}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n")
+                })
+                .concat()
+        };
+        for (wanted, time, moved) in
+            [(85, "0.3.20", true), (80, "0.3.34", true), (79, "0.3.20", false), (85, "0.3.36", false)]
+        {
+            let project = dir.path().join(format!("project-{wanted}-{time}"));
+            fs_err::create_dir_all(&project).unwrap();
+            fs_err::write(project.join("Cargo.lock"), lock(time)).unwrap();
+            let (text, ok) = with_dependency_functions(
+                &format!(
+                    "cd {} && wanted={wanted} cutoff=2023-01-01T00:00:00Z && past_newer_rustc_breaks",
+                    project.display()
+                ),
+                &[("PATH", path.as_str())],
+            );
+            assert!(ok, "{text}");
+            let calls = fs_err::read_to_string(project.join("calls.txt")).unwrap_or_default();
+            let after = fs_err::read_to_string(project.join("Cargo.lock")).unwrap();
+            if moved {
+                assert_eq!(calls, format!("time@{time} -> 0.3.35\n"), "Rust 1.{wanted}");
+                assert!(after.contains("version = \"0.3.35\""), "{after}");
+                assert!(text.contains(&format!("swe-harvest: time {time} -> 0.3.35 (Rust 1.80 and later")), "{text}");
+            } else {
+                assert_eq!(calls, "", "Rust 1.{wanted}, time {time}");
+                assert_eq!(after, lock(time));
+            }
+            assert!(after.contains("version = \"0.2.27\""), "another series stays: {after}");
+        }
+    }
+
     /// The stub step on a fake vendor folder (bash, GNU sed, awk), with a fake `cargo
     /// tree` that says only serde is built here.
     #[test]
