@@ -104,6 +104,30 @@ names_of_cfg() {
         | grep -vxE 'test|debug_assertions|unix|windows|miri|doc|doctest|proc_macro|overflow_checks|ub_checks|clippy|rustfmt|target_thread_local|contract_checks' \
         | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
+# A test that runs on and on holds the phase until its timeout, and the task loses
+# every result (tokio-7111: before the fix a `select!` loop never yields). libtest says
+# "test NAME has been running for over 60 seconds"; a test that has given no result
+# SWE_HARVEST_HANG_SECS (240) after that is stopped: the test binary (cargo's child) is
+# killed, the results already printed stay, cargo says `(signal: 9, SIGKILL: kill)`
+# (the run's evidence that tests gave no result), and the next target runs.
+stop_hung_tests() { # cargo-pid raw-output
+    local limit=${SWE_HARVEST_HANG_SECS:-240} name
+    declare -A warned=()
+    while kill -0 "$1" 2>/dev/null; do
+        sleep 2
+        while IFS= read -r name; do
+            [ -n "${warned["$name"]:-}" ] || warned["$name"]=$SECONDS
+        done < <(sed -n 's/^test \(.*\) has been running for over 60 seconds$/\1/p' "$2")
+        for name in "${!warned[@]}"; do
+            grep -qF "test $name ... " "$2" && continue
+            if [ $((SECONDS - warned["$name"])) -ge "$limit" ]; then
+                echo "swe-harvest: stopped the test binary: $name gave no result $limit s after libtest's 60 s warning"
+                pkill -KILL -P "$1"
+                break
+            fi
+        done
+    done
+}
 run_target() { # member target [cargo arguments...]
     # RUSTFLAGS only when there are cfgs: set at all, it replaces the project's own
     # `build.rustflags` and rebuilds every dependency.
@@ -117,11 +141,15 @@ run_target() { # member target [cargo arguments...]
     raw=$(mktemp)
     "${with_cfgs[@]}" "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" >"$raw" 2>&1 &
     local cargo=$!
+    stop_hung_tests "$cargo" "$raw" &
+    local watch=$!
     tail -s 0.2 -n +1 -f --pid="$cargo" "$raw" \
         | sed -u -e 's/^\(test .*\) - should panic \.\.\. /\1 ... /' -e 's/^\(test .* \.\.\. ignored\), .*$/\1/' \
         | tee "$output"
     wait "$cargo"
     local code=$?
+    kill "$watch" 2>/dev/null
+    wait "$watch" 2>/dev/null
     rm -f "$raw"
     return "$code"
 }

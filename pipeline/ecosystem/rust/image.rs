@@ -378,6 +378,16 @@ mod tests {
         cargo: &str,
         touched: &[&str],
     ) -> (Vec<String>, String, Option<i32>) {
+        helper_with_cargo_and_env(files, cargo, touched, &[])
+    }
+
+    /// [`helper_with_cargo_in`], with variables set for the helper.
+    fn helper_with_cargo_and_env(
+        files: &[(&str, &str)],
+        cargo: &str,
+        touched: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Vec<String>, String, Option<i32>) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for (path, text) in files {
@@ -396,6 +406,7 @@ mod tests {
             .args(touched)
             .current_dir(root)
             .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
+            .envs(env.iter().copied())
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -488,6 +499,32 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("no test of the touched modules ran"), "{text}");
+    }
+
+    /// tokio-7111: before the fix a test never returns. Its binary is stopped once it has
+    /// given no result for the limit after libtest's 60 s warning (here 1 s, and the
+    /// fake binary warns at once); a warned test that finishes is left alone.
+    #[test]
+    fn a_test_that_never_returns_is_stopped_and_the_targets_results_stay() {
+        // A test binary as cargo's child: `spins` never returns; cargo says how it ended.
+        let cargo = "#!/bin/bash\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                     bash -c 'echo \"running 3 tests\"; echo \"test quick ... ok\"; \
+                     echo \"test slow has been running for over 60 seconds\"; echo \"test slow ... ok\"; \
+                     echo \"test spins has been running for over 60 seconds\"; exec sleep 600' &\n\
+                     wait $!\necho \"exit status $?\"\nexit 101\n";
+        let files = [("Cargo.toml", ""), ("tests/select.rs", "#[test]\nfn spins() {}\n")];
+        let (ran, text, _) =
+            helper_with_cargo_and_env(&files, cargo, &["tests/select.rs"], &[("SWE_HARVEST_HANG_SECS", "1")]);
+        assert_eq!(ran, vec!["--manifest-path ./Cargo.toml --test=select"], "{text}");
+        assert!(text.contains("test quick ... ok\ntest slow has been running"), "{text}");
+        assert!(
+            text.contains(
+                "swe-harvest: stopped the test binary: spins gave no result 1 s after libtest's 60 s warning"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("stopped the test binary: slow"), "slow gave its result: {text}");
+        assert!(text.contains("exit status 137"), "killed (128 + SIGKILL): {text}");
     }
 
     /// A fake cargo that prints the arguments and the RUSTFLAGS of each run.
