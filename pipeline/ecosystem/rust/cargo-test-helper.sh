@@ -105,23 +105,30 @@ names_of_cfg() {
         | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 # A test that runs on and on holds the phase until its timeout, and the task loses
-# every result (tokio-7111: before the fix a `select!` loop never yields). libtest says
-# "test NAME has been running for over 60 seconds"; a test that has given no result
-# SWE_HARVEST_HANG_SECS (240) after that is stopped: the test binary (cargo's child) is
-# killed, the results already printed stay, cargo says `(signal: 9, SIGKILL: kill)`
-# (the run's evidence that tests gave no result), and the next target runs.
+# every result (tokio-7111: before the fix a `select!` loop never yields). A test is
+# running when libtest's last line names it without a result (`test NAME ... `: one
+# test at a time, as in a container of one CPU) or says "test NAME has been running for
+# over 60 seconds" (tests in parallel); one that has given no result after
+# SWE_HARVEST_HANG_SECS (300) is stopped: the test binary (cargo's child) is killed, the
+# results already printed stay, cargo says `(signal: 9, SIGKILL: kill)` (the run's
+# evidence that tests gave no result), and the next target runs.
 stop_hung_tests() { # cargo-pid raw-output
-    local limit=${SWE_HARVEST_HANG_SECS:-240} name
-    declare -A warned=()
+    local limit=${SWE_HARVEST_HANG_SECS:-300} name last
+    declare -A since=()
     while kill -0 "$1" 2>/dev/null; do
         sleep 2
         while IFS= read -r name; do
-            [ -n "${warned["$name"]:-}" ] || warned["$name"]=$SECONDS
+            [ -n "${since["$name"]:-}" ] || since["$name"]=$((SECONDS - 60))
         done < <(sed -n 's/^test \(.*\) has been running for over 60 seconds$/\1/p' "$2")
-        for name in "${!warned[@]}"; do
-            grep -qF "test $name ... " "$2" && continue
-            if [ $((SECONDS - warned["$name"])) -ge "$limit" ]; then
-                echo "swe-harvest: stopped the test binary: $name gave no result $limit s after libtest's 60 s warning"
+        last=$(tail -n 1 "$2")
+        if [[ $last =~ ^test\ (.+)\ \.\.\.\ $ ]] && [ -z "${since["${BASH_REMATCH[1]}"]:-}" ]; then
+            since["${BASH_REMATCH[1]}"]=$SECONDS
+        fi
+        for name in "${!since[@]}"; do
+            # Its result: the name's line, no longer ending at ` ... `.
+            grep -F -- "test $name ... " "$2" | grep -qv ' \.\.\. $' && continue
+            if [ $((SECONDS - since["$name"])) -ge "$limit" ]; then
+                echo "swe-harvest: stopped the test binary: $name gave no result in $limit s"
                 pkill -KILL -P "$1"
                 break
             fi

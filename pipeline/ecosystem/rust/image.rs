@@ -501,30 +501,42 @@ mod tests {
         assert!(text.contains("no test of the touched modules ran"), "{text}");
     }
 
-    /// tokio-7111: before the fix a test never returns. Its binary is stopped once it has
-    /// given no result for the limit after libtest's 60 s warning (here 1 s, and the
-    /// fake binary warns at once); a warned test that finishes is left alone.
+    /// tokio-7111: before the fix a test never returns. Its binary is stopped once the
+    /// test has given no result for the limit (here 1 s), whether libtest runs one test
+    /// at a time (`test NAME ... ` stays the last line: a container of one CPU) or
+    /// several (libtest's 60 s warning names it); a test that gives its result is left
+    /// alone, and the results printed stay.
     #[test]
     fn a_test_that_never_returns_is_stopped_and_the_targets_results_stay() {
         // A test binary as cargo's child: `spins` never returns; cargo says how it ended.
-        let cargo = "#!/bin/bash\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
-                     bash -c 'echo \"running 3 tests\"; echo \"test quick ... ok\"; \
-                     echo \"test slow has been running for over 60 seconds\"; echo \"test slow ... ok\"; \
-                     echo \"test spins has been running for over 60 seconds\"; exec sleep 600' &\n\
-                     wait $!\necho \"exit status $?\"\nexit 101\n";
+        let cargo = |binary: &str| {
+            format!(
+                "#!/bin/bash\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                 bash -c '{binary}; exec sleep 600' &\nwait $!\necho \"exit status $?\"\nexit 101\n"
+            )
+        };
+        let one_at_a_time = "echo \"running 3 tests\"; echo \"test quick ... ok\"; printf \"test slow ... \"; \
+                             sleep 3; echo ok; printf \"test spins ... \"";
+        let in_parallel = "echo \"running 3 tests\"; echo \"test quick ... ok\"; \
+                           echo \"test slow has been running for over 60 seconds\"; echo \"test slow ... ok\"; \
+                           echo \"test spins has been running for over 60 seconds\"";
         let files = [("Cargo.toml", ""), ("tests/select.rs", "#[test]\nfn spins() {}\n")];
-        let (ran, text, _) =
-            helper_with_cargo_and_env(&files, cargo, &["tests/select.rs"], &[("SWE_HARVEST_HANG_SECS", "1")]);
-        assert_eq!(ran, vec!["--manifest-path ./Cargo.toml --test=select"], "{text}");
-        assert!(text.contains("test quick ... ok\ntest slow has been running"), "{text}");
-        assert!(
-            text.contains(
-                "swe-harvest: stopped the test binary: spins gave no result 1 s after libtest's 60 s warning"
-            ),
-            "{text}"
-        );
-        assert!(!text.contains("stopped the test binary: slow"), "slow gave its result: {text}");
-        assert!(text.contains("exit status 137"), "killed (128 + SIGKILL): {text}");
+        for (binary, limit) in [(one_at_a_time, "4"), (in_parallel, "1")] {
+            let (ran, text, _) = helper_with_cargo_and_env(
+                &files,
+                &cargo(binary),
+                &["tests/select.rs"],
+                &[("SWE_HARVEST_HANG_SECS", limit)],
+            );
+            assert_eq!(ran, vec!["--manifest-path ./Cargo.toml --test=select"], "{text}");
+            assert!(text.contains("test quick ... ok\ntest slow "), "{text}");
+            assert!(
+                text.contains(&format!("swe-harvest: stopped the test binary: spins gave no result in {limit} s")),
+                "{text}"
+            );
+            assert!(!text.contains("stopped the test binary: slow"), "slow gave its result: {text}");
+            assert!(text.contains("exit status 137"), "killed (128 + SIGKILL): {text}");
+        }
     }
 
     /// A fake cargo that prints the arguments and the RUSTFLAGS of each run.
