@@ -137,7 +137,7 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
         "fail to pass here"
     } else if has(&observed.pass_to_pass) {
         if passed_in_published_base_run(published, test) {
-            "passes before the gold patch here, as in the published row's own base run"
+            PASSES_HERE_AS_IN_BASE_RUN
         } else {
             "passes before the gold patch here"
         }
@@ -167,6 +167,12 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
 /// patch touches, whose tests that fail to compile are FAIL_TO_PASS (decision:
 /// unchanged tests of other targets that pass on the base commit are not).
 pub const BUILD_STOPPED: &str = "not run here (not in a target the test patch touches); it passed in the published row's own base run, and is n2p there only because that row's build stopped at a compile error";
+
+/// The cause of a published `n2p` test that passed in the published row's own base
+/// run and passes before the gold patch here: its `n2p` says only that the published
+/// test-patch run gave it no result, as a build stopped by a compile error does.
+pub const PASSES_HERE_AS_IN_BASE_RUN: &str =
+    "passes before the gold patch here, as in the published row's own base run";
 
 /// Whether a Multi-SWE-bench row lists `test` as `n2p` although its own run of the
 /// base commit (`run`) passed it.
@@ -208,7 +214,8 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
     // tests do not, or they failed after its fix).
     let mut exact_but_unlisted = 0;
     // Rows whose every published fail-to-pass test is ours; and those whose only
-    // misses are tests of Multi-SWE-bench's stopped builds (`BUILD_STOPPED`).
+    // misses are tests of Multi-SWE-bench's stopped builds (`BUILD_STOPPED`, and
+    // `PASSES_HERE_AS_IN_BASE_RUN`: tests the stopped test-patch run gave no result).
     let (mut recovered, mut recovered_but_stopped_builds) = (0, 0);
     // Rows whose every missed test needs the network, and the misses by cause.
     let mut network_only = 0;
@@ -240,7 +247,7 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
         let extra = unpublished(&labels.fail_to_pass, &published_f2p, outcome);
         if missed.is_empty() {
             recovered += 1;
-        } else if missed.iter().all(|(_, cause)| cause == BUILD_STOPPED) {
+        } else if missed.iter().all(|(_, cause)| cause == BUILD_STOPPED || cause == PASSES_HERE_AS_IN_BASE_RUN) {
             recovered_but_stopped_builds += 1;
         }
         let f2p = if missed.is_empty() && extra.is_empty() {
@@ -524,7 +531,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "every published fail-to-pass test in ours: 0 of 3 rows; 1 of 3 with the n2p tests of builds stopped by a compile error set aside"
+                "every published fail-to-pass test in ours: 0 of 3 rows; 2 of 3 with the n2p tests of builds stopped by a compile error set aside"
             ),
             "{text}"
         );
