@@ -129,23 +129,25 @@ stop_hung_tests() { # cargo-pid raw-output
             grep -F -- "test $name ... " "$2" | grep -qv ' \.\.\. $' && continue
             if [ $((SECONDS - since["$name"])) -ge "$limit" ]; then
                 echo "swe-harvest: stopped the test binary: $name gave no result in $limit s"
+                printf '%s' "$name" > "$2.stopped"
                 pkill -KILL -P "$1"
                 break
             fi
         done
     done
 }
-run_target() { # member target [cargo arguments...]
+# One `cargo test` of a target; a stopped test's name is left in "$raw.stopped".
+run_cargo() { # raw member target [cargo arguments...]
     # RUSTFLAGS only when there are cfgs: set at all, it replaces the project's own
     # `build.rustflags` and rebuilds every dependency.
-    local with_cfgs=()
+    local with_cfgs=() raw=$1
+    shift
     [ -n "$cfg_flags" ] && with_cfgs=(env "RUSTFLAGS=${RUSTFLAGS:+$RUSTFLAGS }$cfg_flags")
     # Cargo writes to a file that is followed until cargo exits, not to a pipe: a
     # process a test leaves behind keeps the output it inherited open, and a pipe
     # would wait for it (sharkdp/bat-2393: the test binary aborted, its `bat` child
     # lived on, and the run hung until the timeout).
-    local raw
-    raw=$(mktemp)
+    : >"$raw" # emptied before tail starts: a second run's tail must not read the first's
     "${with_cfgs[@]}" "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" >"$raw" 2>&1 &
     local cargo=$!
     stop_hung_tests "$cargo" "$raw" &
@@ -157,7 +159,26 @@ run_target() { # member target [cargo arguments...]
     local code=$?
     kill "$watch" 2>/dev/null
     wait "$watch" 2>/dev/null
-    rm -f "$raw"
+    return "$code"
+}
+# A target's tests; when one was stopped (it never returned), the target again without
+# it (libtest's `--skip`), up to twice: the tests after it give their own results
+# instead of none (one test at a time, libtest never reached them).
+run_target() { # member target [cargo arguments...]
+    local raw code skips=() stopped attempt
+    raw=$(mktemp)
+    for attempt in 1 2 3; do
+        rm -f "$raw.stopped"
+        run_cargo "$raw" "$@" "${skips[@]}"
+        code=$?
+        [ -s "$raw.stopped" ] && [ "$attempt" -lt 3 ] || break
+        stopped=$(cat "$raw.stopped")
+        # Libtest's own options go after `--`, once.
+        if [ "${#skips[@]}" -eq 0 ] && [[ " ${*:3} " != *" -- "* ]]; then skips=(--); fi
+        skips+=(--skip "$stopped")
+        echo "swe-harvest: cargo test of $1 $2 again without $stopped, for the results of its other tests"
+    done
+    rm -f "$raw" "$raw.stopped"
     return "$code"
 }
 output=$(mktemp)

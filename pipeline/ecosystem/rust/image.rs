@@ -505,13 +505,16 @@ mod tests {
     /// test has given no result for the limit (here 1 s), whether libtest runs one test
     /// at a time (`test NAME ... ` stays the last line: a container of one CPU) or
     /// several (libtest's 60 s warning names it); a test that gives its result is left
-    /// alone, and the results printed stay.
+    /// alone, the results printed stay, and the target runs again without the stopped
+    /// test for the results of the tests after it.
     #[test]
     fn a_test_that_never_returns_is_stopped_and_the_targets_results_stay() {
         // A test binary as cargo's child: `spins` never returns; cargo says how it ended.
+        // Asked to skip `spins`, the binary runs the test after it, `later`.
         let cargo = |binary: &str| {
             format!(
                 "#!/bin/bash\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                 case \"$*\" in *'--skip spins'*) echo 'test quick ... ok'; echo 'test later ... ok'; exit 0 ;; esac\n\
                  bash -c '{binary}; exec sleep 600' &\nwait $!\necho \"exit status $?\"\nexit 101\n"
             )
         };
@@ -528,7 +531,15 @@ mod tests {
                 &["tests/select.rs"],
                 &[("SWE_HARVEST_HANG_SECS", limit)],
             );
-            assert_eq!(ran, vec!["--manifest-path ./Cargo.toml --test=select"], "{text}");
+            assert_eq!(
+                ran,
+                vec![
+                    "--manifest-path ./Cargo.toml --test=select",
+                    "--manifest-path ./Cargo.toml --test=select -- --skip spins"
+                ],
+                "{text}"
+            );
+            assert!(text.contains("test later ... ok"), "the test after the stopped one gives its result: {text}");
             assert!(text.contains("test quick ... ok\ntest slow "), "{text}");
             assert!(
                 text.contains(&format!("swe-harvest: stopped the test binary: spins gave no result in {limit} s")),
