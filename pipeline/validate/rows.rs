@@ -322,6 +322,8 @@ fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
     let part_of = outcome.observed.as_ref().or(outcome.result.as_ref().ok()).map(|labels| &labels.part_of);
     let mut set = BTreeSet::new();
     for id in ids {
+        // Multi-SWE-bench's one result of a whole run (zstd's `make test`) holds every test.
+        set.insert(WHOLE_RUN.to_string());
         let whole = part_of.and_then(|part_of| part_of.get(id));
         for name in std::iter::once(id).chain(whole) {
             set.insert(normalize_id(name));
@@ -332,6 +334,11 @@ fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
     }
     set
 }
+
+/// Multi-SWE-bench's id of the one result of a whole test run (facebook/zstd's rows:
+/// `make test` failed before the fix and passed after it): a published list naming it
+/// holds every test of ours.
+const WHOLE_RUN: &str = "all tests";
 
 /// Our ids of which no form is in either published list (FAIL_TO_PASS or
 /// PASS_TO_PASS): tests the published run did not run, or that failed after its fix.
@@ -490,6 +497,36 @@ mod tests {
             "not the cause of a test never run: {text}"
         );
         assert!(text.contains("every published fail-to-pass test in ours: 1 of 2 rows"), "{text}");
+    }
+
+    /// Multi-SWE-bench publishes zstd's whole `make test` as the one test `all tests`.
+    #[test]
+    fn a_published_whole_run_holds_every_test_of_ours() {
+        let msb_row = |number: u64| {
+            serde_json::json!({
+                "org": "acme", "repo": "gadget", "number": number,
+                "base": {"label": "acme:main", "ref": "main", "sha": "c".repeat(40)},
+                "resolved_issues": [], "fix_patch": "", "test_patch": PATCH,
+                "f2p_tests": {"all tests": {"run": "PASS", "test": "FAIL", "fix": "PASS"}},
+                "n2p_tests": {}, "s2p_tests": {}, "p2p_tests": {},
+            })
+            .to_string()
+        };
+        let (_dir, path) = rows_file(&[msb_row(1), msb_row(2)]);
+        let rows = read_rows(&path).unwrap();
+        let summary = Summary {
+            outcomes: vec![
+                outcome("acme__gadget-1", Ok(labels(&["tests/make-test-fuzzer"], &[]))),
+                outcome("acme__gadget-2", Ok(labels(&[], &["tests/make-test-fuzzer"]))),
+            ],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.contains("acme__gadget-1\tFAIL_TO_PASS same\t"), "{text}");
+        assert!(
+            text.contains("acme__gadget-2\tFAIL_TO_PASS missing [\"all tests\" (passes before the gold patch here)]"),
+            "a whole run that passed before is no fail-to-pass of ours: {text}"
+        );
     }
 
     /// Multi-SWE-bench's `n2p` holds every test of a build that stopped at the test
