@@ -418,6 +418,17 @@ mod tests {
         }
     }
 
+    /// A Multi-SWE-bench row of acme/gadget with these `f2p` and `n2p` tests.
+    fn msb_row(number: u64, f2p: Value, n2p: Value) -> String {
+        serde_json::json!({
+            "org": "acme", "repo": "gadget", "number": number,
+            "base": {"label": "acme:main", "ref": "main", "sha": "c".repeat(40)},
+            "resolved_issues": [], "fix_patch": "", "test_patch": PATCH,
+            "f2p_tests": f2p, "n2p_tests": n2p, "s2p_tests": {}, "p2p_tests": {},
+        })
+        .to_string()
+    }
+
     fn labels(fail_to_pass: &[&str], pass_to_pass: &[&str]) -> Labels {
         Labels {
             fail_to_pass: fail_to_pass.iter().map(ToString::to_string).collect(),
@@ -462,17 +473,11 @@ mod tests {
     /// GoogleTest cases their programs report (`chrono_test.glibc_extensions`).
     #[test]
     fn a_published_test_that_ran_our_cases_compares_with_them() {
-        let msb_row = |number: u64, n2p: &str| {
-            serde_json::json!({
-                "org": "acme", "repo": "gadget", "number": number,
-                "base": {"label": "acme:main", "ref": "main", "sha": "c".repeat(40)},
-                "resolved_issues": [], "fix_patch": "", "test_patch": PATCH,
-                "f2p_tests": {}, "s2p_tests": {}, "p2p_tests": {},
-                "n2p_tests": {n2p: {"run": "PASS", "test": "NONE", "fix": "PASS"}},
-            })
-            .to_string()
-        };
-        let (_dir, path) = rows_file(&[msb_row(1, "chrono-test"), msb_row(2, "format-test")]);
+        let n2p = |test: &str| serde_json::json!({test: {"run": "PASS", "test": "NONE", "fix": "PASS"}});
+        let (_dir, path) = rows_file(&[
+            msb_row(1, serde_json::json!({}), n2p("chrono-test")),
+            msb_row(2, serde_json::json!({}), n2p("format-test")),
+        ]);
         let rows = read_rows(&path).unwrap();
         let part_of: BTreeMap<String, String> = [
             ("chrono_test.glibc_extensions", "chrono-test"),
@@ -502,17 +507,9 @@ mod tests {
     /// Multi-SWE-bench publishes zstd's whole `make test` as the one test `all tests`.
     #[test]
     fn a_published_whole_run_holds_every_test_of_ours() {
-        let msb_row = |number: u64| {
-            serde_json::json!({
-                "org": "acme", "repo": "gadget", "number": number,
-                "base": {"label": "acme:main", "ref": "main", "sha": "c".repeat(40)},
-                "resolved_issues": [], "fix_patch": "", "test_patch": PATCH,
-                "f2p_tests": {"all tests": {"run": "PASS", "test": "FAIL", "fix": "PASS"}},
-                "n2p_tests": {}, "s2p_tests": {}, "p2p_tests": {},
-            })
-            .to_string()
-        };
-        let (_dir, path) = rows_file(&[msb_row(1), msb_row(2)]);
+        let whole = serde_json::json!({"all tests": {"run": "PASS", "test": "FAIL", "fix": "PASS"}});
+        let (_dir, path) =
+            rows_file(&[msb_row(1, whole.clone(), serde_json::json!({})), msb_row(2, whole, serde_json::json!({}))]);
         let rows = read_rows(&path).unwrap();
         let summary = Summary {
             outcomes: vec![
@@ -533,21 +530,12 @@ mod tests {
     /// patch's compile error, also unchanged ones that passed on the base commit.
     #[test]
     fn n2p_tests_that_the_published_base_run_passed_and_we_did_not_run_are_set_aside_by_their_own_cause() {
-        let msb_row = |number: u64, n2p: Value| {
-            serde_json::json!({
-                "org": "acme", "repo": "gadget", "number": number,
-                "base": {"label": "acme:main", "ref": "main", "sha": "c".repeat(40)},
-                "resolved_issues": [], "fix_patch": "", "test_patch": PATCH,
-                "f2p_tests": {}, "n2p_tests": n2p, "s2p_tests": {}, "p2p_tests": {},
-            })
-            .to_string()
-        };
         let new = serde_json::json!({"run": "NONE", "test": "NONE", "fix": "PASS"});
         let old = serde_json::json!({"run": "PASS", "test": "NONE", "fix": "PASS"});
         let (_dir, path) = rows_file(&[
-            msb_row(1, serde_json::json!({"tests::new": new, "other::unchanged": old})),
-            msb_row(2, serde_json::json!({"tests::new": new, "tests::lost": new})),
-            msb_row(3, serde_json::json!({"tests::new": new, "tests::ran": old})),
+            msb_row(1, serde_json::json!({}), serde_json::json!({"tests::new": new, "other::unchanged": old})),
+            msb_row(2, serde_json::json!({}), serde_json::json!({"tests::new": new, "tests::lost": new})),
+            msb_row(3, serde_json::json!({}), serde_json::json!({"tests::new": new, "tests::ran": old})),
         ]);
         let rows = read_rows(&path).unwrap();
         let ran = Labels { pass_to_pass: vec!["tests::ran".into()], ..labels(&["tests::new"], &[]) };
