@@ -321,9 +321,11 @@ fn comparable(ids: &[String], outcome: &TaskOutcome) -> BTreeSet<String> {
     let ecosystem = ecosystem_of(outcome);
     let part_of = outcome.observed.as_ref().or(outcome.result.as_ref().ok()).map(|labels| &labels.part_of);
     let mut set = BTreeSet::new();
-    for id in ids {
+    if !ids.is_empty() {
         // Multi-SWE-bench's one result of a whole run (zstd's `make test`) holds every test.
         set.insert(WHOLE_RUN.to_string());
+    }
+    for id in ids {
         let whole = part_of.and_then(|part_of| part_of.get(id));
         for name in std::iter::once(id).chain(whole) {
             set.insert(normalize_id(name));

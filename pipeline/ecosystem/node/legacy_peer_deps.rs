@@ -7,6 +7,10 @@
 //! `rollup-plugin-babel` asks for a newer `rollup` than the project pins, and both rows
 //! were dropped `environment_build_failed`).
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 use super::infer::LEGACY_PEER_DEPS;
 use crate::model::{EnvironmentSpec, Rung};
 
@@ -22,8 +26,9 @@ fn with_legacy_peers(step: &str) -> String {
     if step.contains(LEGACY_PEER_DEPS) {
         return step.to_string();
     }
-    let install = regex::Regex::new(r"\bnpm (ci|install) --no-audit --no-fund").expect("valid regex");
-    install.replace_all(step, format!("$0 {LEGACY_PEER_DEPS}")).into_owned()
+    static INSTALL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\bnpm (ci|install) --no-audit --no-fund").expect("valid regex"));
+    INSTALL.replace_all(step, format!("$0 {LEGACY_PEER_DEPS}")).into_owned()
 }
 
 /// The next environment after `last`'s image failed to build with `log`: the same

@@ -125,8 +125,12 @@ stop_hung_tests() { # cargo-pid raw-output
             since["${BASH_REMATCH[1]}"]=$SECONDS
         fi
         for name in "${!since[@]}"; do
-            # Its result: the name's line, no longer ending at ` ... `.
-            grep -F -- "test $name ... " "$2" | grep -qv ' \.\.\. $' && continue
+            # Its result: the name's line, no longer ending at ` ... `. A test that
+            # gave one is forgotten: a long target's tests are each seen pending once.
+            if grep -F -- "test $name ... " "$2" | grep -qv ' \.\.\. $'; then
+                unset -v 'since[$name]'
+                continue
+            fi
             if [ $((SECONDS - since["$name"])) -ge "$limit" ]; then
                 echo "swe-harvest: stopped the test binary: $name gave no result in $limit s"
                 printf '%s' "$name" > "$2.stopped"
