@@ -161,16 +161,17 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
 
 /// The cause of a published `n2p` test that our runs did not run and that the
 /// published row's own run of the base commit passed: Multi-SWE-bench runs the whole
-/// build (`cargo test` over the workspace, `mvn test` over every module), which stops
-/// when the test patch does not compile before the fix, so every test of the build is
-/// absent from its test-patch run and counts as `n2p`. Ours runs the targets the test
+/// build (`cargo test` over the workspace, `mvn test` over every module, every Mocha
+/// file), which stops when the test patch does not compile before the fix, or ends
+/// early when a failing test takes the run down (express-5555: 678 of 939 tests gave a
+/// result), so every test it did not reach counts as `n2p`. Ours runs the targets the test
 /// patch touches, whose tests that fail to compile are FAIL_TO_PASS (decision:
 /// unchanged tests of other targets that pass on the base commit are not).
-pub const BUILD_STOPPED: &str = "not run here (not in a target the test patch touches); it passed in the published row's own base run, and is n2p there only because that row's build stopped at a compile error";
+pub const BUILD_STOPPED: &str = "not run here (not in a target the test patch touches); it passed in the published row's own base run, and is n2p there only because that row's run with the test patch stopped before it (a compile error, or a run ended early)";
 
 /// The cause of a published `n2p` test that passed in the published row's own base
 /// run and passes before the gold patch here: its `n2p` says only that the published
-/// test-patch run gave it no result, as a build stopped by a compile error does.
+/// test-patch run gave it no result, as a stopped build or run does.
 pub const PASSES_HERE_AS_IN_BASE_RUN: &str =
     "passes before the gold patch here, as in the published row's own base run";
 
@@ -295,7 +296,7 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
             String::new()
         } else {
             format!(
-                "; {} of {total} with the n2p tests of builds stopped by a compile error set aside",
+                "; {} of {total} with the n2p tests of stopped published runs (a compile error, a run ended early) set aside",
                 recovered + recovered_but_stopped_builds
             )
         }
@@ -558,7 +559,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "every published fail-to-pass test in ours: 0 of 3 rows; 2 of 3 with the n2p tests of builds stopped by a compile error set aside"
+                "every published fail-to-pass test in ours: 0 of 3 rows; 2 of 3 with the n2p tests of stopped published runs (a compile error, a run ended early) set aside"
             ),
             "{text}"
         );
