@@ -398,6 +398,50 @@ fn a_plain_makefile_project_runs_the_targets_of_its_touched_files_and_reads_its_
     assert!(workspace.containers().is_empty());
 }
 
+/// A plain Makefile whose objects depend on their `.c` files only, as zstd's
+/// tests/Makefile: the gold patch changes a header alone, which an object of the warm
+/// build includes. Unless the objects are built again, the fixed program links the old
+/// one and the task has no fail-to-pass test.
+const STALE_HEADER_MAKEFILE: &str = "CC ?= cc\n\
+    OBJS = src/calc.o src/bias.o\n\
+    all: $(OBJS)\n\
+    src/calc.o: src/calc.c\n\t$(CC) -c -o src/calc.o src/calc.c\n\
+    src/bias.o: src/bias.c\n\t$(CC) -c -o src/bias.o src/bias.c\n\
+    tests/test_add: tests/test_add.c $(OBJS)\n\t$(CC) -o tests/test_add tests/test_add.c $(OBJS)\n\
+    .PHONY: all check test-unit\n\
+    check: test-unit\n\
+    test-unit: tests/test_add\n\t./tests/test_add\n";
+
+#[test]
+fn a_header_a_patch_changes_rebuilds_the_objects_a_plain_makefile_does_not_know_include_it() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let project = Project::of_files(&[
+        ("Makefile", STALE_HEADER_MAKEFILE),
+        ("src/calc.h", "#define BIAS 1\nint add(int a, int b);\nint bias(void);\n"),
+        ("src/bias.c", "#include \"calc.h\"\nint bias(void) { return BIAS; }\n"),
+        ("src/calc.c", "#include \"calc.h\"\nint add(int a, int b) { return a + b + bias(); }\n"),
+        ("tests/test_add.c", "#include \"../src/calc.h\"\nint main(void) { return add(2, 2) > 0 ? 0 : 1; }\n"),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("bias").gold("src/calc.h", "#define BIAS 0\nint add(int a, int b);\nint bias(void);\n").test(
+            "tests/test_add.c",
+            "#include \"../src/calc.h\"\nint main(void) { return add(1, 2) == 3 ? 0 : 1; }\n",
+        ),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["make-test-unit"]), "{log}");
+    assert!(
+        log.contains(
+            "swe-harvest: src/calc.h changed since the build (a plain Makefile may not know which objects include it)"
+        ),
+        "{log}"
+    );
+}
+
 /// A project with Redis's shape: the top Makefile hands every target to `src/`
 /// (`.DEFAULT`), whose `test` runs `./runtest`, a Tcl harness (`tests/test_helper.tcl`)
 /// that runs the units given with `--single` and prints `[ok]: NAME (N ms)` /

@@ -133,6 +133,7 @@ mod tests {
             .arg(dir.path().join("report"))
             .args(["make", "check", "--"])
             .current_dir(dir.path())
+            .env("SWE_HARVEST_SOURCES_STAMP", dir.path().join("stamp"))
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
@@ -142,9 +143,54 @@ mod tests {
         assert_ne!(output.status.code(), Some(0), "make's status: {text}");
     }
 
+    /// SWE-bench's harness on an instance image: no warm sync, so no stamp; a header
+    /// newer than the oldest object (a patch changed it after the image's build) makes
+    /// the helper touch every source, and a plain Makefile that knows no header builds
+    /// the stale object again.
+    #[test]
+    fn a_header_newer_than_the_objects_rebuilds_them_without_the_warm_syncs_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        };
+        write(
+            "Makefile",
+            "src/bias.o: src/bias.c\n\tcc -c -o src/bias.o src/bias.c\n\
+             tests/test_bias: tests/test_bias.c src/bias.o\n\tcc -o tests/test_bias tests/test_bias.c src/bias.o\n\
+             test-bias: tests/test_bias\n\t./tests/test_bias\n",
+        );
+        write("src/bias.h", "#define BIAS 1\nint bias(void);\n");
+        write("src/bias.c", "#include \"bias.h\"\nint bias(void) { return BIAS; }\n");
+        write("tests/test_bias.c", "#include \"../src/bias.h\"\nint main(void) { return bias() == 0 ? 0 : 1; }\n");
+        let built = std::process::Command::new("make").arg("tests/test_bias").current_dir(dir.path()).output().unwrap();
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        write("src/bias.h", "#define BIAS 0\nint bias(void);\n");
+        let helper = dir.path().join("helper.sh");
+        fs_err::write(&helper, C_TEST_HELPER_SCRIPT).unwrap();
+        let stamp = dir.path().join("stamp");
+        let output = std::process::Command::new("bash")
+            .arg(&helper)
+            .arg(dir.path().join("report"))
+            .args(["make", "test-bias", "--", "tests/test_bias.c"])
+            .current_dir(dir.path())
+            .env("SWE_HARVEST_SOURCES_STAMP", &stamp)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        assert!(text.contains("swe-harvest: src/bias.h changed since the build"), "{text}");
+        // (The results file is the helper's fixed path in /tmp: on this host another
+        // test's run may add its own lines.)
+        let results = text.split("swe-harvest results:\n").nth(1).unwrap_or_default();
+        assert!(results.lines().any(|line| line == "PASS: make-test-bias"), "the object built again: {text}");
+        assert!(stamp.exists(), "the next run compares with the stamp: {text}");
+    }
+
     /// The warm sync run in two temporary folders: what changed comes in newer than
     /// every build output, what did not keeps the warm tree's time, the build outputs
-    /// come along, a file the checkout lacks goes, and `.git` stays.
+    /// come along, a file the checkout lacks goes, `.git` stays, and the test helper's
+    /// stamp lies between the build and what changed.
     #[test]
     fn the_warm_sync_keeps_the_build_and_takes_what_changed_with_the_current_time() {
         use std::time::{Duration, SystemTime};
@@ -172,6 +218,7 @@ mod tests {
             .arg(WARM_SYNC_SCRIPT)
             .env("SWE_HARVEST_C_WARM", &warm)
             .env("SWE_HARVEST_TESTBED", &testbed)
+            .env("SWE_HARVEST_SOURCES_STAMP", root.path().join("stamp"))
             .output()
             .unwrap();
         let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
@@ -185,5 +232,10 @@ mod tests {
         assert_eq!(modified("src/a.o"), built, "the build's outputs come along as they were");
         assert!(!testbed.join("src/gone.c").exists(), "a file the checkout lacks is removed");
         assert!(testbed.join(".git/HEAD").exists());
+        let stamp = fs_err::metadata(root.path().join("stamp")).unwrap().modified().unwrap();
+        assert!(
+            built < stamp && stamp <= modified("src/a.c"),
+            "the helper's stamp: newer than the build, not newer than what changed"
+        );
     }
 }

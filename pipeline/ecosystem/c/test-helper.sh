@@ -254,6 +254,31 @@ run_tcl_units() {
     return "$code"
 }
 
+# A plain Makefile seldom says which objects include a header (zstd's tests/Makefile
+# lists .c files only), so an object built before a patch changed a header keeps the
+# old header beside objects built after it (zstd-2094: a struct with the fix's new
+# field in one object and without it in another, an assertion of the library after
+# the fix). When a header is newer than the sources were last made current (the
+# warm-sync's stamp, else the oldest object), every C/C++ source is touched, so that
+# make builds each object again.
+SOURCES_STAMP="${SWE_HARVEST_SOURCES_STAMP:-/tmp/swe-harvest-sources-current}" # set otherwise only by a unit test
+HEADERS=(-name '*.h' -o -name '*.hh' -o -name '*.hpp' -o -name '*.hxx' -o -name '*.inc' -o -name '*.inl' -o -name '*.ipp' -o -name '*.tcc')
+rebuild_after_changed_headers() {
+    local since="$SOURCES_STAMP" header
+    if [ ! -e "$since" ]; then
+        # No warm-sync ran (SWE-bench's harness on an instance image): the oldest object.
+        since=$(find . -path ./.git -prune -o -type f -name '*.o' -printf '%T@ %p\n' | sort -n | head -n 1 | cut -d ' ' -f 2-)
+    fi
+    if [ -n "$since" ]; then
+        header=$(find . -path ./.git -prune -o -type f \( "${HEADERS[@]}" \) -newer "$since" -print -quit)
+        if [ -n "$header" ]; then
+            echo "swe-harvest: ${header#./} changed since the build (a plain Makefile may not know which objects include it); every C/C++ source is touched so that make builds it again"
+            find . -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.c++' \) -exec touch {} +
+        fi
+    fi
+    touch "$SOURCES_STAMP"
+}
+
 run_make() {
     local target="${command[1]:-check}" tests selected=() code units
     units=$(tcl_units)
@@ -315,6 +340,7 @@ run_make() {
              END { for (id in worst) { r = (id in global) ? global[id] : worst[id]; if (r == "XPASS") r = "FAIL"; print r ": " id } }' "$report" | sort -k2
     else
         local targets
+        rebuild_after_changed_headers
         targets=$(make_targets_of_touched_files)
         if [ -n "$targets" ]; then
             echo "swe-harvest: make targets that run the touched files: $(awk -F '\t' '{ printf "%s%s%s", (NR > 1 ? ", " : ""), $2, ($1 == "." ? "" : " (in " $1 "/)") }' <<<"$targets")"

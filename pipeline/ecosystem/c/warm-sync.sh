@@ -36,6 +36,9 @@ fi
 find "$TESTBED" -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} + || exit 1
 cp -a "$WARM/tree/." "$TESTBED/" || exit 1
 while IFS= read -r p; do rm -f -- "$TESTBED/$p"; done <"$stage/deleted"
+# Older than every changed file, newer than every output of the warm build: the test
+# helper rebuilds each object of a plain Makefile when a header is newer than this.
+touch "${SWE_HARVEST_SOURCES_STAMP:-/tmp/swe-harvest-sources-current}" # set otherwise only by the unit test
 # Changed files get the current time (tar -m): newer than every output of the warm build.
 [ -f "$stage/changed.tar" ] && { tar -xmf "$stage/changed.tar" -C "$TESTBED" || exit 1; }
 echo "swe-harvest: warm build of the environment commit in place; $(wc -l <"$stage/changed") files differ from it, $(wc -l <"$stage/deleted") removed"
