@@ -1378,6 +1378,32 @@ fn a_crate_that_the_gold_patch_adds_is_vendored_in_the_tasks_environment() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A project without a `Cargo.lock` whose gold patch adds a requirement to its manifest
+/// alone (tracing-1853's fix moves `opentelemetry` to 0.17): the environment resolves
+/// it as of the task's date, vendors it, and the runs after the patch resolve offline.
+#[test]
+fn a_requirement_that_the_gold_patch_adds_to_a_manifest_without_a_lockfile_is_vendored() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let manifest = CALC_MANIFEST_ALONE;
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[("Cargo.toml", manifest), ("src/lib.rs", BUGGY_ADD_RS), ("tests/add.rs", ADD_TESTS)],
+    );
+    let fixed_with_cfg_if = "cfg_if::cfg_if! {\n    if #[cfg(unix)] {\n        /// Adds.\n        pub fn add(a: i32, b: i32) -> i32 {\n            a + b\n        }\n    }\n}\n";
+    let fix = Scenario::new("negative")
+        .gold("Cargo.toml", &format!("{manifest}\n[dependencies]\ncfg-if = \"1.0\"\n"))
+        .gold("src/lib.rs", fixed_with_cfg_if);
+    let task = labelled_add_fix(&workspace, &project, fix.test("tests/add.rs", &add_tests_with(ADD_NEGATIVE_RS)));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(spec.extra_packages, ["cfg-if@^1.0"], "{spec:?}");
+    let build = workspace.build_logs();
+    assert!(
+        build.contains("swe-harvest: 1 crates for the requirements that the task's patches add vendored (cfg-if@^1.0)"),
+        "{build}"
+    );
+    assert!(workspace.containers().is_empty());
+}
+
 /// An integration test file compiled only under a feature of its crate and the
 /// project's own cfg, its `#![cfg]` over several lines (tokio's rt_metrics.rs:
 /// `feature = "full"`, `tokio_unstable`), which uses what another feature gives (tokio's

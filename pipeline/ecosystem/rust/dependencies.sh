@@ -2,7 +2,8 @@
 # Runs in /testbed (the repository at the environment commit) as root, on a Rust
 # image whose cargo reads crates.io's sparse index; the only step with the network.
 # Arguments: the runtime's Rust version (1.63), the task's date (2024-08-12T20:06:46Z),
-# then the crates the task's patches add to Cargo.lock (serial_test@0.5.1 ...).
+# then the crates the task's patches add to Cargo.lock (serial_test@0.5.1 ...) or the
+# requirements they add to a manifest (opentelemetry@^0.17).
 # Leaves in /swe-harvest-deps: vendor/ (the sources), Cargo.lock, config.toml.
 # With SWE_HARVEST_SOURCE_ONLY=1 it only defines its functions (for its tests).
 set -euo pipefail
@@ -298,6 +299,42 @@ vendor_added() {
     echo "swe-harvest: $kept crates that the task's patches add vendored ($*)"
 }
 
+# The crates whose requirements the task's patches add to a manifest and not to a
+# lockfile (`name@^0.17`: a project without a Cargo.lock, tracing-1853's fix moving
+# `opentelemetry` to 0.17), vendored so that the runs after the patches resolve
+# offline. A scratch package asks for each requirement, starting from the
+# environment's resolution (the crates both need keep its releases); the rest travel to
+# the task's date and the runtime's rustc as the environment's did, and every crate it
+# vendors that the environment lacks is kept.
+vendor_required() {
+    [ "$#" -gt 0 ] || return 0
+    local scratch=/tmp/swe-harvest-required spec dir i=0 kept=0
+    rm -rf "$scratch" && mkdir -p "$scratch/src" && : > "$scratch/src/lib.rs"
+    {
+        printf '[package]\nname = "swe-harvest-required"\nversion = "0.0.0"\nedition = "2018"\nrust-version = "%s"\n\n[dependencies]\n' "$toolchain"
+        for spec in "$@"; do
+            printf 'required%d = { package = "%s", version = "%s" }\n' "$i" "${spec%@*}" "${spec#*@}"
+            i=$((i + 1))
+        done
+    } > "$scratch/Cargo.toml"
+    cp Cargo.lock "$scratch/Cargo.lock"
+    if ! (cd "$scratch" && cargo fetch --quiet && travel && cargo vendor --quiet --versioned-dirs vendor > /dev/null); then
+        echo "swe-harvest: could not resolve the requirements that the task's patches add ($*); the runs after them may not build offline"
+        rm -rf "$scratch"
+        return 0
+    fi
+    for dir in "$scratch"/vendor/*/; do
+        [ -d "$dir" ] || continue
+        dir=${dir%/}
+        if [ ! -e "$out/vendor/${dir##*/}" ]; then
+            cp -r "$dir" "$out/vendor/"
+            kept=$((kept + 1))
+        fi
+    done
+    rm -rf "$scratch"
+    echo "swe-harvest: $kept crates for the requirements that the task's patches add vendored ($*)"
+}
+
 main() {
     mkdir -p "$out"
     cd /testbed
@@ -319,7 +356,16 @@ main() {
     mkdir -p "$out/vendor" # a project without dependencies
 
     stub_unused
-    vendor_added "${added[@]}"
+    # A lockfile's release (`name@1.5.0`), else a manifest's requirement (`name@^0.17`).
+    local spec exact=() required=()
+    for spec in "${added[@]}"; do
+        case "${spec#*@}" in
+            [\^~=\<\>*]*) required+=("$spec") ;;
+            *) exact+=("$spec") ;;
+        esac
+    done
+    vendor_added "${exact[@]}"
+    vendor_required "${required[@]}"
 
     if [ "$wanted" -lt 78 ]; then
         # Lockfile format 4 needs cargo 1.78 (for crates.io dependencies 3 says the same).

@@ -162,12 +162,18 @@ impl Ecosystem for CargoTest {
         missing::lacking(log)
     }
 
-    /// The crates.io packages that the patches' `Cargo.lock` adds (`name@version`):
-    /// the environment vendors them beside the environment commit's, for the runs
-    /// after the gold patch resolve offline (sharkdp/bat-1402's fix adds
-    /// `serial_test`).
+    /// The crates.io packages that the patches' `Cargo.lock` adds (`name@version`),
+    /// or, for a patch that changes no `Cargo.lock`, the requirements its manifests
+    /// add (`name@^0.17`): the environment vendors them beside the environment
+    /// commit's, for the runs after the gold patch resolve offline (sharkdp/bat-1402's
+    /// fix adds `serial_test`; tracing-1853's, a project without a lockfile, moves
+    /// `opentelemetry` to 0.17).
     fn packages_the_patches_add(&self, patches: &[&str]) -> Vec<String> {
-        super::each_once(patches, crates_added_to_cargo_lock)
+        super::each_once(patches, |diff| {
+            let mut crates = crates_added_to_cargo_lock(diff);
+            crates.extend(requirements_added_to_manifests(diff));
+            crates
+        })
     }
 
     /// One rung: the neighbouring toolchain (the nearest newer image, else the
@@ -253,6 +259,118 @@ pub fn crates_added_to_cargo_lock(diff: &str) -> Vec<String> {
     }
     finish(&mut package);
     crates
+}
+
+/// The crates.io requirements (`name@REQ`, REQ with its operator: `^0.17` for
+/// Cargo's bare `0.17`) that a diff adds to a `Cargo.toml`'s dependency tables, when
+/// the diff changes no `Cargo.lock` (whose exact versions say more). A line counts in
+/// a table the hunk shows as one of dependencies (`[dependencies]`,
+/// `[target.'cfg(unix)'.dev-dependencies]`, `[dependencies.name]`'s `version`, its
+/// `package` the crate's name when the hunk shows it before), or, in
+/// a hunk that shows no table, as an inline table with a `version`. Path, git and
+/// workspace dependencies have no requirement of a registry.
+pub fn requirements_added_to_manifests(diff: &str) -> Vec<String> {
+    if diff.lines().any(|line| line.strip_prefix("diff --git ").is_some_and(|header| header.ends_with("/Cargo.lock"))) {
+        return Vec::new();
+    }
+    let mut crates = Vec::new();
+    let (mut in_manifest, mut table): (bool, Option<String>) = (false, None);
+    // A `[dependencies.name]` table's `package`: the crate's own name.
+    let mut package: Option<String> = None;
+    for line in diff.lines() {
+        if let Some(header) = line.strip_prefix("diff --git ") {
+            in_manifest = header.ends_with("/Cargo.toml");
+            table = None;
+            continue;
+        }
+        if !in_manifest || line.starts_with("+++") || line.starts_with("---") {
+            continue;
+        }
+        if line.starts_with("@@") {
+            table = None;
+            continue;
+        }
+        let (added, text) = match line.split_at_checked(1) {
+            Some(("+", text)) => (true, text.trim()),
+            Some((" ", text)) => (false, text.trim()),
+            _ => continue,
+        };
+        if let Some(header) = text.strip_prefix('[') {
+            table = Some(header.trim_start_matches('[').split(']').next().unwrap_or_default().trim().to_string());
+            package = None;
+            continue;
+        }
+        let Some((key, value)) = single_entry(text) else { continue };
+        if key == "package" {
+            package = value.as_str().map(str::to_string);
+        }
+        if !added {
+            continue;
+        }
+        let requirement = match table.as_deref().map(dependency_table) {
+            Some(DependencyTable::List) => dependency_requirement(&key, &value),
+            Some(DependencyTable::One(name)) if key == "version" => {
+                let name = package.as_deref().unwrap_or(name);
+                value.as_str().map(|version| (name.to_string(), version.to_string()))
+            }
+            Some(_) => None,
+            None if value.is_table() => dependency_requirement(&key, &value),
+            None => None,
+        };
+        if let Some((name, version)) = requirement {
+            let version = version.trim();
+            let operator = version.starts_with(['^', '~', '=', '<', '>', '*']);
+            crates.push(if operator { format!("{name}@{version}") } else { format!("{name}@^{version}") });
+        }
+    }
+    crates
+}
+
+enum DependencyTable<'a> {
+    /// `[dependencies]`, `[workspace.dependencies]`, `[target.X.dev-dependencies]`.
+    List,
+    /// `[dependencies.name]`.
+    One(&'a str),
+    Other,
+}
+
+fn dependency_table(table: &str) -> DependencyTable<'_> {
+    const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let kind = |word: &str| KINDS.contains(&word);
+    let last = table.rsplit('.').next().unwrap_or(table);
+    if kind(last) {
+        return DependencyTable::List;
+    }
+    match table.rsplit_once('.') {
+        Some((rest, name)) if kind(rest.rsplit('.').next().unwrap_or(rest)) => {
+            DependencyTable::One(name.trim_matches('"'))
+        }
+        _ => DependencyTable::Other,
+    }
+}
+
+/// One `key = value` line as TOML, when it is one.
+fn single_entry(text: &str) -> Option<(String, toml::Value)> {
+    let parsed: toml::Table = toml::from_str(text).ok()?;
+    let mut entries = parsed.into_iter();
+    let entry = entries.next()?;
+    entries.next().is_none().then_some(entry)
+}
+
+/// A dependency's crates.io name and requirement: `name = "1"`, or an inline table
+/// with a `version` (its `package` is the crate's name) and no `path`, `git` or
+/// `registry` of another source.
+fn dependency_requirement(key: &str, value: &toml::Value) -> Option<(String, String)> {
+    match value {
+        toml::Value::String(version) => Some((key.to_string(), version.clone())),
+        toml::Value::Table(fields) => {
+            let elsewhere = ["path", "git", "registry"].iter().any(|field| fields.contains_key(*field));
+            let version = fields.get("version")?.as_str()?;
+            let name = fields.get("package").and_then(toml::Value::as_str).unwrap_or(key);
+            (!elsewhere).then(|| (name.to_string(), version.to_string()))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -356,5 +474,32 @@ mod tests {
         assert_eq!(crates_added_to_cargo_lock(diff), ["lazy_static@1.5.0", "serial_test@0.5.1"]);
         assert_eq!(CargoTest.packages_the_patches_add(&[diff, diff]), ["lazy_static@1.5.0", "serial_test@0.5.1"]);
         assert!(crates_added_to_cargo_lock("diff --git a/Cargo.toml b/Cargo.toml\n+x = \"1\"\n").is_empty());
+        assert!(requirements_added_to_manifests(diff).is_empty(), "the lockfile's versions say more");
+    }
+
+    /// tracing-1853's fix: a manifest's requirement moved, in a project without a
+    /// lockfile; and the shapes of a dependency a hunk can show.
+    #[test]
+    fn the_requirements_a_diff_adds_to_a_manifest_without_a_lockfile_are_its_dependencies() {
+        let diff = "diff --git a/tracing-opentelemetry/Cargo.toml b/tracing-opentelemetry/Cargo.toml\n\
+                    --- a/tracing-opentelemetry/Cargo.toml\n+++ b/tracing-opentelemetry/Cargo.toml\n\
+                    @@ -1,5 +1,5 @@\n [package]\n name = \"tracing-opentelemetry\"\n-version = \"0.16.0\"\n+version = \"0.17.0\"\n\
+                    -edition = \"2018\"\n+edition = \"2021\"\n\
+                    @@ -22,7 +22,7 @@ rust-version = \"1.46.0\"\n\
+                    -opentelemetry = { version = \"0.16\", default-features = false, features = [\"trace\"] }\n\
+                    +opentelemetry = { version = \"0.17\", default-features = false, features = [\"trace\"] }\n\
+                    +tracing-core = { path = \"../tracing-core\", version = \"0.1\" }\n\
+                    +log = \"0.4\"\n\
+                    @@ -40,6 +40,9 @@\n [dev-dependencies]\n+async-trait = \"0.1\"\n+tokio = { package = \"tokio\", version = \">= 1.8, < 2\" }\n\
+                    +local = { path = \"../local\" }\n+shared = { workspace = true }\n\
+                    +\n+[target.'cfg(unix)'.build-dependencies]\n+cc = \"~1.0.50\"\n\
+                    +\n+[dependencies.renamed]\n+package = \"serde\"\n+version = \"1.0.100\"\n\
+                    +\n+[features]\n+default = \"x\"\n\
+                    diff --git a/src/lib.rs b/src/lib.rs\n+x = { version = \"1\" }\n";
+        assert_eq!(
+            requirements_added_to_manifests(diff),
+            ["opentelemetry@^0.17", "async-trait@^0.1", "tokio@>= 1.8, < 2", "cc@~1.0.50", "serde@^1.0.100"]
+        );
+        assert_eq!(CargoTest.packages_the_patches_add(&[diff])[0], "opentelemetry@^0.17");
     }
 }
