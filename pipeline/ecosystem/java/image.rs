@@ -41,7 +41,15 @@ const JAVA_ENV: &str = "HOME=/home/harvest MAVEN_OPTS=-Duser.home=/home/harvest"
 /// measured on gson and jackson-dataformat-xml (two cores, loaded), a run took about
 /// half the time. Not in the image's `ENV` (images stay as they were built; the
 /// dependency resolution there is a different load).
-const RUN_MAVEN_OPTS: &str = "export MAVEN_OPTS=\"$MAVEN_OPTS -XX:TieredStopAtLevel=1 -XX:+UseSerialGC\"";
+const RUN_MAVEN_OPTS: &str =
+    "export MAVEN_OPTS=\"$MAVEN_OPTS -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:MaxRAMPercentage=50\"";
+
+/// Maven's own JVM, where `javac` runs, in the install step and in runs
+/// ([`RUN_MAVEN_OPTS`]): half the container's memory for its heap, not the JVM's
+/// default quarter (fastjson2's 2,025 test sources ran `javac` out of a 1 GiB heap in a
+/// 4 GiB build: `OutOfMemoryError`). Surefire's forks, where the tests run, keep their
+/// own.
+const MAVEN_HEAP: &str = "-XX:MaxRAMPercentage=50";
 
 /// Adds the certificates of a PEM bundle (argument 2) to a copy of a truststore
 /// (argument 1), written to argument 3. Run as a single-file source program (Java 11+).
@@ -114,10 +122,10 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     let trust_the_ca = add_extra_ca_to_truststore(&mut dockerfile, settings);
     let maven_opts = if trust_the_ca {
         format!(
-            "export MAVEN_OPTS=\"$MAVEN_OPTS -Djavax.net.ssl.trustStore={TRUSTSTORE} -Djavax.net.ssl.trustStorePassword=changeit\"; "
+            "export MAVEN_OPTS=\"$MAVEN_OPTS {MAVEN_HEAP} -Djavax.net.ssl.trustStore={TRUSTSTORE} -Djavax.net.ssl.trustStorePassword=changeit\"; "
         )
     } else {
-        String::new()
+        format!("export MAVEN_OPTS=\"$MAVEN_OPTS {MAVEN_HEAP}\"; ")
     };
     dockerfile.enter_testbed(JAVA_ENV);
     let before = format!("{maven_opts}{}", MAVEN_PROXY_BEFORE.replace("{split}", SPLIT_PROXY));
@@ -276,6 +284,19 @@ mod tests {
         assert!(text.contains("java /tmp/ImportCa.java /etc/ssl/certs/java/cacerts /etc/swe-harvest/ca.crt"), "{text}");
         let without = dockerfile(&settings(None));
         assert!(!without.contains("trustStore") && !without.contains("ca.crt"), "{without}");
+    }
+
+    /// fastjson2's `javac` ran out of the JVM's default heap (a quarter of the build's
+    /// memory): Maven's JVM gets half, in the install step with or without a CA, and
+    /// in runs.
+    #[test]
+    fn mavens_jvm_gets_half_the_containers_memory_in_the_install_step_and_in_runs() {
+        for with_ca in [Some(b"CA".as_slice()), None] {
+            let text = dockerfile(&settings(with_ca));
+            let install = fixtures::step_line(&text, "mvn -B test-compile", &[]);
+            assert!(install.contains(&format!("export MAVEN_OPTS=\"$MAVEN_OPTS {MAVEN_HEAP}")), "{install}");
+        }
+        assert!(RUN_MAVEN_OPTS.contains(MAVEN_HEAP), "{RUN_MAVEN_OPTS}");
     }
 
     /// The helper run with a fake `mvn` (`echo`) in a folder with the given files.

@@ -37,11 +37,22 @@ use crate::model::EnvironmentSpec;
 /// style violation in the test patch) no longer hides the tests' verdict. Plugins that
 /// make what tests may read are kept: code generators, resources, the OSGi manifest
 /// (bnd, bundle: gson's `OSGiManifestIT` reads it).
-pub const TEST_COMMAND: &str = "mvn -B -o -ntp -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false \
-                                -Denforcer.skip=true -Dcheckstyle.skip=true -Djacoco.skip=true \
-                                -Danimal.sniffer.skip=true -Drat.skip=true -Dlicense.skip=true \
-                                -Dforbiddenapis.skip=true -Dspotless.check.skip=true -Dspotbugs.skip=true \
-                                -Dpmd.skip=true -Dcpd.skip=true -Dmaven.javadoc.skip=true -Dgpg.skip=true";
+pub const TEST_COMMAND: &str =
+    concat!("mvn -B -o -ntp -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false ", skipped_plugins!());
+
+/// The flags of the skipped plugins (above), in the test command and in the image's
+/// install steps too: fastjson2's `package` (tried when its `test-compile` failed) ran
+/// javadoc, which fetches the JDK's API docs from docs.oracle.com for its links, and
+/// the image failed on the refused host.
+macro_rules! skipped_plugins {
+    () => {
+        "-Denforcer.skip=true -Dcheckstyle.skip=true -Djacoco.skip=true \
+         -Danimal.sniffer.skip=true -Drat.skip=true -Dlicense.skip=true \
+         -Dforbiddenapis.skip=true -Dspotless.check.skip=true -Dspotbugs.skip=true \
+         -Dpmd.skip=true -Dcpd.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dgpg.skip=true"
+    };
+}
+use skipped_plugins;
 
 /// A parent POM at a `-SNAPSHOT` version that cannot be resolved (snapshot
 /// repositories purge old snapshots, and Sonatype's cannot be reached here: Jackson's
@@ -60,9 +71,15 @@ pub const RELEASE_FOR_SNAPSHOT_PARENT: &str = r#"parent=$(sed -n '/<parent>/,/<\
 /// whose jar only packaging makes (a shaded bundle: dubbo's `dubbo-native-plugin`
 /// depends on `dubbo`, the shade of every other module, with no sources of its own)
 /// has none, so the module does not compile.
-pub const RESOLVE_AND_COMPILE: &str = "mvn -B -ntp -DskipTests test-compile \
+pub const RESOLVE_AND_COMPILE: &str = concat!(
+    "mvn -B -ntp -DskipTests ",
+    skipped_plugins!(),
+    " test-compile \
     || { echo 'swe-harvest: test-compile failed; trying package, whose reactor hands each module the jars its siblings package'; \
-    mvn -B -ntp -DskipTests package; }";
+    mvn -B -ntp -DskipTests ",
+    skipped_plugins!(),
+    " package; }"
+);
 
 /// Starts Surefire on every test class with a method filter that matches no method,
 /// failures ignored: Surefire resolves its test-framework provider (surefire-junit4,
@@ -72,11 +89,14 @@ pub const RESOLVE_AND_COMPILE: &str = "mvn -B -ntp -DskipTests test-compile \
 /// it keeps only its last lines. Its own failure never fails the image: the install
 /// step runs under `set -e`, and a warm-up that failed (javaparser's, after a
 /// `test-compile` that succeeded) had dropped the task as `environment_build_failed`.
-pub const WARM_TEST_RUN: &str = "timeout 1200 mvn -B -ntp -Dmaven.test.failure.ignore=true -DfailIfNoTests=false \
-                                 -Dsurefire.failIfNoSpecifiedTests=false '-Dtest=*#swe_harvest_no_such_method' \
-                                 test >/tmp/swe-harvest-warm.log 2>&1 \
+pub const WARM_TEST_RUN: &str = concat!(
+    "timeout 1200 mvn -B -ntp -Dmaven.test.failure.ignore=true -DfailIfNoTests=false \
+                                 -Dsurefire.failIfNoSpecifiedTests=false '-Dtest=*#swe_harvest_no_such_method' ",
+    skipped_plugins!(),
+    " test >/tmp/swe-harvest-warm.log 2>&1 \
                                  || echo 'swe-harvest: the warm-up test run failed (the tests run later, offline); its last lines:'; \
-                                 tail -n 20 /tmp/swe-harvest-warm.log";
+                                 tail -n 20 /tmp/swe-harvest-warm.log"
+);
 
 /// The JDK of a base image runtime (`jdk17` -> 17).
 fn jdk_of(runtime: &str) -> Option<u32> {
@@ -298,6 +318,12 @@ mod tests {
             "{stdout}"
         );
         assert!(stdout.ends_with("installed\n"), "{stdout}");
+        for step in [RESOLVE_AND_COMPILE, WARM_TEST_RUN, TEST_COMMAND] {
+            assert!(
+                step.contains("-Dmaven.javadoc.skip=true -Dmaven.source.skip=true"),
+                "every Maven run skips them: {step}"
+            );
+        }
     }
 
     #[test]
