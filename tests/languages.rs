@@ -1384,7 +1384,9 @@ fn a_crate_that_the_gold_patch_adds_is_vendored_in_the_tasks_environment() {
 #[test]
 fn a_requirement_that_the_gold_patch_adds_to_a_manifest_without_a_lockfile_is_vendored() {
     let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
-    let manifest = CALC_MANIFEST_ALONE;
+    // A manifest of its own, so that its environment is built now and the build logged.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let manifest = &format!("# {nonce}\n{CALC_MANIFEST_ALONE}");
     let project = Project::dated_of_files(
         "2021-06-01T12:00:00+00:00",
         &[("Cargo.toml", manifest), ("src/lib.rs", BUGGY_ADD_RS), ("tests/add.rs", ADD_TESTS)],
