@@ -34,6 +34,13 @@ pub(crate) const TRUSTSTORE: &str = "/etc/swe-harvest/cacerts";
 /// the JVM takes `user.home` from the password entry, not from `HOME`).
 const JAVA_ENV: &str = "HOME=/home/harvest MAVEN_OPTS=-Duser.home=/home/harvest";
 
+/// The flag of [`MAVEN_HEAP`], for the constants built from it.
+macro_rules! maven_heap {
+    () => {
+        "-XX:MaxRAMPercentage=50"
+    };
+}
+
 /// Maven's own JVM in test runs (not the tests' JVM, which Surefire forks with the
 /// POM's `argLine`): the client compiler only and the serial collector. A Maven run of
 /// a task is short (a minute of plugin loading and `javac`, which runs inside Maven's
@@ -42,14 +49,14 @@ const JAVA_ENV: &str = "HOME=/home/harvest MAVEN_OPTS=-Duser.home=/home/harvest"
 /// half the time. Not in the image's `ENV` (images stay as they were built; the
 /// dependency resolution there is a different load).
 const RUN_MAVEN_OPTS: &str =
-    "export MAVEN_OPTS=\"$MAVEN_OPTS -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:MaxRAMPercentage=50\"";
+    concat!("export MAVEN_OPTS=\"$MAVEN_OPTS -XX:TieredStopAtLevel=1 -XX:+UseSerialGC ", maven_heap!(), "\"");
 
 /// Maven's own JVM, where `javac` runs, in the install step and in runs
 /// ([`RUN_MAVEN_OPTS`]): half the container's memory for its heap, not the JVM's
 /// default quarter (fastjson2's 2,025 test sources ran `javac` out of a 1 GiB heap in a
 /// 4 GiB build: `OutOfMemoryError`). Surefire's forks, where the tests run, keep their
 /// own.
-const MAVEN_HEAP: &str = "-XX:MaxRAMPercentage=50";
+const MAVEN_HEAP: &str = maven_heap!();
 
 /// Adds the certificates of a PEM bundle (argument 2) to a copy of a truststore
 /// (argument 1), written to argument 3. Run as a single-file source program (Java 11+).

@@ -23,6 +23,19 @@ use quick_xml::events::{BytesStart, Event};
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
+/// The flags of the skipped plugins (which and why: [`TEST_COMMAND`]), in the test
+/// command and in the image's install steps too: fastjson2's `package` (tried when its `test-compile` failed) ran
+/// javadoc, which fetches the JDK's API docs from docs.oracle.com for its links, and
+/// the image failed on the refused host.
+macro_rules! skipped_plugins {
+    () => {
+        "-Denforcer.skip=true -Dcheckstyle.skip=true -Djacoco.skip=true \
+         -Danimal.sniffer.skip=true -Drat.skip=true -Dlicense.skip=true \
+         -Dforbiddenapis.skip=true -Dspotless.check.skip=true -Dspotbugs.skip=true \
+         -Dpmd.skip=true -Dcpd.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dgpg.skip=true"
+    };
+}
+
 /// The test command: batch mode (no colours, no progress), offline, with the checks
 /// and reports that builds bind before `test` turned off by their standard skip
 /// properties. The helper adds `-Dtest=`, `-pl` and the goal.
@@ -39,20 +52,6 @@ use crate::model::EnvironmentSpec;
 /// (bnd, bundle: gson's `OSGiManifestIT` reads it).
 pub const TEST_COMMAND: &str =
     concat!("mvn -B -o -ntp -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false ", skipped_plugins!());
-
-/// The flags of the skipped plugins (above), in the test command and in the image's
-/// install steps too: fastjson2's `package` (tried when its `test-compile` failed) ran
-/// javadoc, which fetches the JDK's API docs from docs.oracle.com for its links, and
-/// the image failed on the refused host.
-macro_rules! skipped_plugins {
-    () => {
-        "-Denforcer.skip=true -Dcheckstyle.skip=true -Djacoco.skip=true \
-         -Danimal.sniffer.skip=true -Drat.skip=true -Dlicense.skip=true \
-         -Dforbiddenapis.skip=true -Dspotless.check.skip=true -Dspotbugs.skip=true \
-         -Dpmd.skip=true -Dcpd.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -Dgpg.skip=true"
-    };
-}
-use skipped_plugins;
 
 /// A parent POM at a `-SNAPSHOT` version that cannot be resolved (snapshot
 /// repositories purge old snapshots, and Sonatype's cannot be reached here: Jackson's

@@ -337,14 +337,10 @@ enum DependencyTable<'a> {
 fn dependency_table(table: &str) -> DependencyTable<'_> {
     const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
     let kind = |word: &str| KINDS.contains(&word);
-    let last = table.rsplit('.').next().unwrap_or(table);
-    if kind(last) {
-        return DependencyTable::List;
-    }
-    match table.rsplit_once('.') {
-        Some((rest, name)) if kind(rest.rsplit('.').next().unwrap_or(rest)) => {
-            DependencyTable::One(name.trim_matches('"'))
-        }
+    let mut words = table.rsplit('.');
+    match (words.next(), words.next()) {
+        (Some(last), _) if kind(last) => DependencyTable::List,
+        (Some(name), Some(before)) if kind(before) => DependencyTable::One(name.trim_matches('"')),
         _ => DependencyTable::Other,
     }
 }
