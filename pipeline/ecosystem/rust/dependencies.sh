@@ -335,18 +335,34 @@ vendor_required() {
     echo "swe-harvest: $kept crates for the requirements that the task's patches add vendored ($*)"
 }
 
+# Every package is resolved for the runtime's rustc (in this stage only): one that
+# declares no rust-version is given the runtime's, and one that declares an older one
+# is raised to it. cargo's rust-version-aware resolution goes by the lowest of the
+# workspace, and where no release of a crate declares one that low, "fallback" takes
+# the newest: tracing of 2022 declares 1.42, older than every futures 0.3 release that
+# declares one, so its lockfile held futures-util 0.3.34 (Rust 1.71), which neither
+# the runtime (1.63) builds nor the time travel could take down (futures-util and
+# futures-macro require each other's exact release).
+resolve_for_the_runtime() {
+    local manifest declared
+    while IFS= read -r -d '' manifest; do
+        if grep -q '^\[package\]' "$manifest" && ! grep -q '^rust-version' "$manifest"; then
+            sed -i "0,/^\[package\]/s//[package]\nrust-version = \"$toolchain\"/" "$manifest"
+        fi
+        while read -r declared; do
+            [ "$(minor_of "$declared")" -lt "$wanted" ] || continue
+            sed -i "s/^rust-version *= *\"${declared//./\\.}\"/rust-version = \"$toolchain\"/" "$manifest"
+        done < <(sed -n 's/^rust-version *= *"\([0-9][0-9.]*\)".*/\1/p' "$manifest" | sort -u)
+    done < <(find . -name Cargo.toml -not -path './target/*' -print0)
+}
+
 main() {
     mkdir -p "$out"
     cd /testbed
     if [ -f Cargo.lock ]; then
         echo "swe-harvest: the repository's Cargo.lock"
     else
-        # Packages that declare no rust-version are resolved for the runtime's (this stage only).
-        while IFS= read -r -d '' manifest; do
-            if grep -q '^\[package\]' "$manifest" && ! grep -q '^rust-version' "$manifest"; then
-                sed -i "0,/^\[package\]/s//[package]\nrust-version = \"$toolchain\"/" "$manifest"
-            fi
-        done < <(find . -name Cargo.toml -not -path './target/*' -print0)
+        resolve_for_the_runtime
         echo "swe-harvest: no Cargo.lock; resolving as of $cutoff for Rust $toolchain"
         cargo generate-lockfile --quiet
         travel

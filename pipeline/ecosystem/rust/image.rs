@@ -11,8 +11,10 @@
 //!    `Cargo.lock` when it has one (it is what the project tested with). Otherwise
 //!    (decision, for libraries such as bytes, serde and rayon that commit none) one is
 //!    made as of the task's date for the runtime: every package that declares no
-//!    `rust-version` is given the runtime's (in this stage only), `cargo
-//!    generate-lockfile` runs with `CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback`,
+//!    `rust-version`, or an older one, is given the runtime's (in this stage only:
+//!    resolution goes by the workspace's lowest, and below every release's a crate
+//!    falls back to its newest), `cargo generate-lockfile` runs with
+//!    `CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback`,
 //!    then every locked crate that was published after the date (the sparse index
 //!    carries each release's `pubtime`) or needs a newer rustc than the runtime's is
 //!    taken down with `cargo update --precise` to the newest release of its semver
@@ -709,6 +711,49 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line}: {text}");
         }
+    }
+
+    /// tracing of 2022 declares rust-version 1.42; resolved for that, its lockfile held
+    /// futures-util 0.3.34 (Rust 1.71), and its dated rung (Rust 1.63) could not build it.
+    #[test]
+    fn every_package_resolves_for_the_runtimes_rustc_when_it_declares_an_older_one_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifests = [
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\"a\", \"b\", \"c\", \"d\"]\n\n[workspace.package]\nrust-version = \"1.42\"\n",
+            ),
+            ("a/Cargo.toml", "[package]\nname = \"a\"\nrust-version = \"1.42.0\"\n"),
+            ("b/Cargo.toml", "[package]\nname = \"b\"\nrust-version = \"1.70\"\n"),
+            ("c/Cargo.toml", "[package]\nname = \"c\"\n"),
+            ("d/Cargo.toml", "[package]\nname = \"d\"\nrust-version.workspace = true\n"),
+            ("e/Cargo.toml", "[package]\nname = \"e\"\nrust-version = \"1.4200\"\n"),
+            ("target/package/f/Cargo.toml", "[package]\nname = \"f\"\nrust-version = \"1.42\"\n"),
+        ];
+        for (path, text) in manifests {
+            let path = dir.path().join(path);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        }
+        let (text, ok) =
+            with_dependency_functions(&format!("cd {} && resolve_for_the_runtime", dir.path().display()), &[]);
+        assert!(ok, "{text}");
+        let read = |path: &str| fs_err::read_to_string(dir.path().join(path)).unwrap();
+        assert!(
+            read("Cargo.toml").ends_with("[workspace.package]\nrust-version = \"1.63\"\n"),
+            "{}",
+            read("Cargo.toml")
+        );
+        assert_eq!(
+            read("a/Cargo.toml"),
+            "[package]\nname = \"a\"\nrust-version = \"1.63\"\n",
+            "an older one is raised"
+        );
+        assert_eq!(read("b/Cargo.toml"), manifests[2].1, "a newer one stays");
+        assert_eq!(read("c/Cargo.toml"), "[package]\nrust-version = \"1.63\"\nname = \"c\"\n", "none: the runtime's");
+        assert_eq!(read("d/Cargo.toml"), manifests[4].1, "the workspace's, raised there");
+        assert_eq!(read("e/Cargo.toml"), manifests[5].1, "1.4200 is newer, whatever its first digits");
+        assert_eq!(read("target/package/f/Cargo.toml"), manifests[6].1, "build output is not the project");
     }
 
     /// The first crate of a long lockfile (awk is still writing when grep has found it).
