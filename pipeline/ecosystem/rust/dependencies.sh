@@ -77,15 +77,23 @@ older() { # version version
 series() { local major=${1%%.*} rest=${1#*.}; if [ "$major" = 0 ]; then echo "0.${rest%%.*}"; else echo "$major"; fi; }
 
 # The newest release of a crate's semver series (same major; same minor below 1.0)
-# that fits.
+# that fits; a yanked one only when every release that fits is yanked, as a release
+# can be long after the date it served: futures-util yanked each 0.3 release before
+# 0.3.31 in 2024, so a 2022 task had none to go back to and kept 0.3.34, which needs
+# Rust 1.71 (tracing of 2022 on its dated rung, Rust 1.63).
 newest_fitting() { # name version
-    local release rust published yanked
-    releases "$1" | while read -r release rust published yanked; do
-        [ "$yanked" = no ] || continue
+    local release rust published yanked fitting
+    fitting=$(releases "$1" | while read -r release rust published yanked; do
         case "${release%%+*}" in *-*) continue ;; esac # a pre-release (build metadata is fine)
         [ "$(series "$release")" = "$(series "$2")" ] || continue
-        if fits "$rust" "$published"; then echo "$release"; fi
-    done | sort -V | tail -n 1
+        if fits "$rust" "$published"; then echo "$yanked $release"; fi
+    done)
+    { grep '^no ' <<< "$fitting" || grep '^yes ' <<< "$fitting" || true; } | cut -d ' ' -f 2 | sort -V | tail -n 1
+}
+
+# Whether a release is yanked.
+yanked() { # name version
+    [ "$(release_of "$1" "$2" | cut -d ' ' -f 3)" = yes ]
 }
 
 # The crates.io packages of Cargo.lock: "name version".
@@ -168,7 +176,7 @@ travel() {
                 continue
             fi
             if precise "$name@$version" "$target"; then
-                echo "swe-harvest: $name $version -> $target"
+                echo "swe-harvest: $name $version -> $target$(yanked "$name" "$target" && echo ' (yanked since: no release of the series that fits is not)')"
                 changed=yes
                 moves=$((moves + 1))
                 continue
@@ -185,7 +193,7 @@ travel() {
                 # and 1.10.0 for smallvec, and hyper went back and forth pass after pass.
                 older "$dependent_target" "${dependent#*@}" || continue
                 if precise "$dependent" "$dependent_target"; then
-                    echo "swe-harvest: ${dependent%@*} ${dependent#*@} -> $dependent_target (for $name $version)"
+                    echo "swe-harvest: ${dependent%@*} ${dependent#*@} -> $dependent_target (for $name $version)$(yanked "${dependent%@*}" "$dependent_target" && echo ', yanked since: no release of the series that fits is not')"
                     changed=yes
                     moved=yes
                     moves=$((moves + 1))

@@ -713,6 +713,47 @@ mod tests {
         }
     }
 
+    /// futures-util yanked every 0.3 release before 0.3.31 in 2024: a task of 2022 goes
+    /// back to the release of its date, yanked since, not to none.
+    #[test]
+    fn a_yanked_release_is_chosen_only_when_every_release_that_fits_is_yanked() {
+        let home = tempfile::tempdir().unwrap();
+        let index = home.path().join("registry/index/index.crates.io-1949cf8c6b5b557f/.cache/fu/tu");
+        fs_err::create_dir_all(&index).unwrap();
+        let release = |name: &str, version: &str, rust: &str, published: &str, yanked: bool| {
+            format!(
+                "{{\"name\": \"{name}\", \"vers\": \"{version}\", \"yanked\": {yanked}, \"rust_version\": \"{rust}\", \"pubtime\": \"{published}\"}}"
+            )
+        };
+        let util = [
+            release("futures-util", "0.3.12", "1.36", "2021-01-01T00:00:00Z", true),
+            release("futures-util", "0.3.15", "1.45", "2021-05-11T00:00:00Z", true),
+            release("futures-util", "0.3.16", "1.45", "2021-07-23T00:00:00Z", true),
+            release("futures-util", "0.3.31", "1.56", "2024-10-05T00:00:00Z", false),
+            release("futures-util", "0.3.34", "1.71", "2026-08-11T00:00:00Z", false),
+        ];
+        let refs: Vec<&str> = util.iter().map(String::as_str).collect();
+        fs_err::write(index.join("futures-util"), index_cache(&refs)).unwrap();
+        let unyanked = [
+            release("futures-task", "0.3.14", "1.36", "2021-04-01T00:00:00Z", false),
+            release("futures-task", "0.3.15", "1.45", "2021-05-11T00:00:00Z", true),
+            release("futures-task", "0.3.34", "1.71", "2026-08-11T00:00:00Z", false),
+        ];
+        let refs: Vec<&str> = unyanked.iter().map(String::as_str).collect();
+        fs_err::write(index.join("futures-task"), index_cache(&refs)).unwrap();
+        let (text, ok) = with_dependency_functions(
+            "echo \"util: $(newest_fitting futures-util 0.3.34)\"\n\
+             echo \"task: $(newest_fitting futures-task 0.3.34)\"\n\
+             yanked futures-util 0.3.15 && echo 'util 0.3.15 is yanked'\n\
+             yanked futures-util 0.3.31 || echo 'util 0.3.31 is not'",
+            &[("CARGO_HOME", home.path().to_str().unwrap())],
+        );
+        assert!(ok, "{text}");
+        assert!(text.contains("util: 0.3.15\n"), "every release by the date is yanked: the newest of them: {text}");
+        assert!(text.contains("task: 0.3.14\n"), "an unyanked release by the date comes first: {text}");
+        assert!(text.contains("util 0.3.15 is yanked\nutil 0.3.31 is not\n"), "{text}");
+    }
+
     /// tracing of 2022 declares rust-version 1.42; resolved for that, its lockfile held
     /// futures-util 0.3.34 (Rust 1.71), and its dated rung (Rust 1.63) could not build it.
     #[test]
