@@ -18,10 +18,11 @@
 //!    then every locked crate that was published after the date (the sparse index
 //!    carries each release's `pubtime`) or needs a newer rustc than the runtime's is
 //!    taken down with `cargo update --precise` to the newest release of its semver
-//!    series that fits; when a crate up the chain requires the newer release (serde
-//!    pins serde_derive exactly; trybuild requires a newer serde_json), that crate is
-//!    taken down instead. What cannot go down (no release of the series by the date,
-//!    or only yanked ones) stays and is named in the build log. Without this, a 2024
+//!    series that fits (a release yanked since only when every one that fits is:
+//!    futures-util yanked each 0.3 release before 0.3.31 in 2024); when a crate up the
+//!    chain requires the newer release (serde pins serde_derive exactly; trybuild
+//!    requires a newer serde_json), that crate is taken down instead. What cannot go
+//!    down (no release of the series by the date) stays and is named in the build log. Without this, a 2024
 //!    serde checkout met 2026's serde_json and trybuild, which do not compile against
 //!    it, and old toolchains met crates of edition 2024. Then `cargo vendor`: the
 //!    sources of every locked crate in a directory. Crates that the workspace never
