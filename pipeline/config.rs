@@ -263,6 +263,10 @@ pub struct ValidateConfig {
     /// CPUs per container (fractions allowed).
     pub cpus: f64,
     pub pids_limit: i64,
+    /// The largest file a job's processes may write (`ulimit -f`): a test that writes a
+    /// larger one is stopped (SIGXFSZ, "File size limit exceeded"). zstd's
+    /// `playTests.sh` writes a 4 GiB file; raise this for such a project.
+    pub file_size_bytes: u64,
     /// Base image per runtime: Python's by version (`3.11`), Go's as `go1.24`, Java's as `jdk17`,
     /// Rust's as `rust1.85`, C's as `gcc12` (the forms of the runtime catalogue,
     /// [`crate::ecosystem::runtimes`]). The defaults are the catalogue's images, made by
@@ -303,6 +307,7 @@ impl Default for ValidateConfig {
             memory_bytes: 4 * 1024 * 1024 * 1024,
             cpus: 1.0,
             pids_limit: 512,
+            file_size_bytes: crate::sandbox::DEFAULT_FILE_SIZE_BYTES,
             base_images: crate::ecosystem::runtimes::default_base_images(),
             extra_ca_file: None,
             gradle_distributions: BTreeMap::new(),
@@ -332,6 +337,7 @@ impl ValidateConfig {
             memory_bytes: self.memory_bytes as i64,
             nano_cpus: (self.cpus * 1e9) as i64,
             pids_limit: self.pids_limit,
+            file_size_bytes: self.file_size_bytes.min(i64::MAX as u64) as i64,
             run_timeout: std::time::Duration::from_secs(self.run_timeout_secs),
         }
     }
@@ -659,6 +665,9 @@ impl Check for Config {
         if validate.pids_limit < 16 {
             return Err(invalid(origin, "validate.pids_limit", "must be at least 16"));
         }
+        if validate.file_size_bytes < 1024 * 1024 {
+            return Err(invalid(origin, "validate.file_size_bytes", "must be at least 1048576 (1 MiB)"));
+        }
         for version in validate.base_images.keys() {
             if !crate::ecosystem::runtimes::is_runtime_key(version) {
                 return Err(invalid(
@@ -969,6 +978,10 @@ mod tests {
         assert!(error.contains("github.per_page") && error.contains("between 1 and 100"), "{error}");
         let error = load_text("[extract]\ntest_patterns = [\"[unclosed\"]\n", &[]).unwrap_err().to_string();
         assert!(error.contains("extract.test_patterns"), "{error}");
+        let error = load_text("[validate]\nfile_size_bytes = 4096\n", &[]).unwrap_err().to_string();
+        assert!(error.contains("validate.file_size_bytes") && error.contains("1 MiB"), "{error}");
+        let loaded = load_text("[validate]\nfile_size_bytes = 8589934592\n", &[]).unwrap();
+        assert_eq!(loaded.config.validate.container_limits().file_size_bytes, 8 << 30, "a job's file-size limit");
     }
 
     #[test]

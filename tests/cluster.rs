@@ -12,7 +12,7 @@
 //! - a run removes the job images it used from the registry and every node when it
 //!   ends; `gc` removes those older than its age (a killed run's), and only those;
 //! - `--backend swarm` without `validate.registry`, and an unknown backend, are clear errors;
-//! - a hostile job (network probe, fork storm, memory hog) on a worker is contained;
+//! - a hostile job (network probe, fork storm, memory hog, a file past its size limit) on a worker is contained;
 //! - a worker killed while it runs a job costs that placement only: the job ends on
 //!   another node with its whole output; identical jobs started at once make their
 //!   image once.
@@ -397,6 +397,9 @@ mark fork end 0
 mark memory begin
 python3 -c 'b = bytearray(1024 * 1024 * 1024); print("ALLOC" + "ATED 1 GiB")'
 mark memory end $?
+mark disk begin
+head -c 2097152 /dev/zero > /tmp/big
+mark disk end $?
 mark after begin
 echo still-here
 mark after end 0
@@ -406,6 +409,7 @@ mark after end 0
         memory_bytes: 256 << 20,
         nano_cpus: 500_000_000,
         pids_limit: 64,
+        file_size_bytes: 1 << 20,
         run_timeout: Duration::from_secs(120),
     };
     let output = runtime().block_on(async {
@@ -430,6 +434,8 @@ mark after end 0
     // Read from the container's own count of OOM kills (the task's status has none),
     // though the job went on and ended with 0: what Docker's OOMKilled says too.
     assert!(output.oom_killed, "the memory hog was killed by the OOM killer:\n{}", output.log);
+    // A file larger than the job's file-size limit (1 MiB) is cut off: the writer is stopped.
+    assert_ne!(steps["disk"].exit_code, Some(0), "2 MiB were written under a 1 MiB limit:\n{}", output.log);
     assert!(steps["after"].text.contains("still-here"), "the job went on after each attack:\n{}", output.log);
     assert_eq!(output.exit_code, Some(0));
     // The worker it ran on is still there and answers.
@@ -464,6 +470,7 @@ fn workers_default_to_the_jobs_the_swarms_nodes_hold() {
         memory_bytes: 256 << 20,
         nano_cpus: 500_000_000,
         pids_limit: 64,
+        file_size_bytes: swe_harvest::sandbox::DEFAULT_FILE_SIZE_BYTES as i64,
         run_timeout: Duration::from_secs(60),
     };
     let capacity = |constraints: &[&str]| {
@@ -501,6 +508,7 @@ fn a_worker_killed_mid_run_loses_no_job() {
         memory_bytes: 128 << 20,
         nano_cpus: 250_000_000,
         pids_limit: 64,
+        file_size_bytes: swe_harvest::sandbox::DEFAULT_FILE_SIZE_BYTES as i64,
         run_timeout: Duration::from_secs(120),
     };
     let runtime = runtime();

@@ -140,9 +140,16 @@ fn validate_labels_fail_to_pass_and_keeps_broken_flaky_networked_and_forged_test
 const HANGING_TEST: &str = "import time\n\n\ndef test_hangs():\n    time.sleep(3600)\n";
 const FORK_BOMB_TEST: &str = "import os\n\n\ndef test_fork_bomb():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n";
 const MEMORY_HOG_TEST: &str = "def test_memory_hog():\n    hog = b'x' * (2 * 1024 ** 3)\n    assert hog\n";
+/// Writes 2 MiB: past a file-size limit of 1 MiB, Python (which ignores SIGXFSZ) gets
+/// "File too large" and the test fails before and after the fix.
+const LARGE_FILE_TEST: &str =
+    "def test_large_file(tmp_path):\n    (tmp_path / 'big').write_bytes(b'x' * (2 * 1024 ** 2))\n";
+
+/// The file-size limit of the test below: 1 MiB.
+const FILE_SIZE_BYTES: &str = "1048576";
 
 #[test]
-fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
+fn validate_contains_a_hanging_test_a_fork_bomb_a_memory_hog_and_a_large_file() {
     let workspace = Workspace::with_docker();
     let project = Project::new();
     let hazard = |number, name, file, text| project.candidate(number, &Scenario::fixing_add(name).test(file, text));
@@ -150,6 +157,7 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
         hazard(11, "hangs", "tests/test_hang.py", HANGING_TEST),
         hazard(12, "fork-bomb", "tests/test_bomb.py", FORK_BOMB_TEST),
         hazard(13, "memory-hog", "tests/test_hog.py", MEMORY_HOG_TEST),
+        hazard(14, "large-file", "tests/test_large.py", LARGE_FILE_TEST),
     ];
     workspace.seeded(&project, &candidates);
 
@@ -159,6 +167,7 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
             ("SWE_HARVEST_VALIDATE__RUN_TIMEOUT_SECS", "15"),
             ("SWE_HARVEST_VALIDATE__MEMORY_BYTES", "268435456"),
             ("SWE_HARVEST_VALIDATE__PIDS_LIMIT", "64"),
+            ("SWE_HARVEST_VALIDATE__FILE_SIZE_BYTES", FILE_SIZE_BYTES),
         ],
         &["--runs", "1", "--workers", "3"],
     );
@@ -169,7 +178,14 @@ fn validate_contains_a_hanging_test_a_fork_bomb_and_a_memory_hog() {
     let bomb = &drops["acme__calc-12"].0;
     assert_eq!(bomb, "timeout", "the fork bomb is stopped by the limits: {:?}", drops["acme__calc-12"]);
     assert_eq!(drops["acme__calc-13"].0, "out_of_memory", "{:?}", drops["acme__calc-13"]);
-    assert!(tasks(&workspace.harvest).is_empty());
+    // The large file is cut off at the configured limit: its test fails before and after
+    // the fix, in neither list, while the task's own regression test is labelled.
+    let tasks = tasks(&workspace.harvest);
+    assert_eq!(tasks.keys().collect::<Vec<_>>(), vec!["acme__calc-14"], "{drops:#?}");
+    let large = &tasks["acme__calc-14"];
+    assert!(!large.fail_to_pass.is_empty(), "{large:?}");
+    let in_lists = large.fail_to_pass.iter().chain(&large.pass_to_pass).any(|test| test.contains("test_large_file"));
+    assert!(!in_lists, "a 2 MiB file was written under a 1 MiB limit: {large:?}");
     assert!(workspace.containers().is_empty(), "every container is removed, also after timeouts");
     eprintln!("drops: {drops:#?}");
     // The limits hold: nothing ran anywhere near the hanging test's hour.

@@ -488,7 +488,7 @@ impl Backend for DockerBackend {
                 security_opt: Some(vec!["no-new-privileges".into()]),
                 init: Some(true),
                 tmpfs: Some([("/tmp".to_string(), format!("rw,nosuid,nodev,size={}", limits.memory_bytes))].into()),
-                ulimits: Some(job_ulimits()),
+                ulimits: Some(job_ulimits(&limits)),
                 // The output is read through the attached streams; the engine keeps none of it.
                 log_config: Some(HostConfigLogConfig { typ: Some("none".into()), config: None }),
                 binds: None,

@@ -839,7 +839,13 @@ mod tests {
             log_path: dir.path().join("a__b-1").join("run-2.log"),
             data_dir_label: String::new(),
         };
-        let limits = Limits { memory_bytes: 1, nano_cpus: 1, pids_limit: 1, run_timeout: Duration::from_secs(1) };
+        let limits = Limits {
+            memory_bytes: 1,
+            nano_cpus: 1,
+            pids_limit: 1,
+            file_size_bytes: 1,
+            run_timeout: Duration::from_secs(1),
+        };
         let output = crate::sandbox::run_job(&FakeBackend::default(), &job, limits).await.unwrap();
         let steps = crate::sandbox::script::split_steps(&output.log, "tok");
         assert_eq!(steps["pre"].exit_code, Some(0));

@@ -33,19 +33,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The largest file a job may write, and how many files it may hold open.
-const FILE_SIZE_LIMIT_BYTES: i64 = 2 << 30;
+/// The largest file a job may write unless `validate.file_size_bytes` says otherwise.
+pub const DEFAULT_FILE_SIZE_BYTES: u64 = 2 << 30;
+/// How many files a job may hold open.
 const OPEN_FILES_LIMIT: i64 = 4096;
 
 /// The `ulimit`s of every job's container, whatever the backend: the largest file
 /// it may write and how many files it may hold open.
-fn job_ulimits() -> Vec<bollard::models::ResourcesUlimits> {
+fn job_ulimits(limits: &Limits) -> Vec<bollard::models::ResourcesUlimits> {
     let limit = |name: &str, value: i64| bollard::models::ResourcesUlimits {
         name: Some(name.into()),
         soft: Some(value),
         hard: Some(value),
     };
-    vec![limit("fsize", FILE_SIZE_LIMIT_BYTES), limit("nofile", OPEN_FILES_LIMIT)]
+    vec![limit("fsize", limits.file_size_bytes), limit("nofile", OPEN_FILES_LIMIT)]
 }
 
 /// Every job's host name, which its hosts file maps to the loopback address: with no
@@ -93,6 +94,8 @@ pub struct Limits {
     pub memory_bytes: i64,
     pub nano_cpus: i64,
     pub pids_limit: i64,
+    /// The largest file a job's processes may write (`ulimit -f`, in bytes).
+    pub file_size_bytes: i64,
     /// Per test phase, enforced inside the container by the script; the job as a
     /// whole gets this times its phases plus [`SETUP_ALLOWANCE`].
     pub run_timeout: Duration,

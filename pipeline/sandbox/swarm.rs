@@ -576,7 +576,7 @@ fn service_spec(
         init: Some(true),
         capability_drop: Some(vec!["ALL".into()]),
         capability_add: Some(job.user.kept_capabilities()),
-        ulimits: Some(job_ulimits()),
+        ulimits: Some(job_ulimits(&limits)),
         secrets: None,
         configs: None,
         ..Default::default()
@@ -927,6 +927,7 @@ mod tests {
             memory_bytes: 1 << 30,
             nano_cpus: 1_000_000_000,
             pids_limit: 100,
+            file_size_bytes: 3 << 20,
             run_timeout: Duration::from_secs(60),
         };
         let spec = service_spec(&job, "reg/job:1", limits, "swh-x", "net1", HashMap::new(), &[]);
@@ -934,6 +935,9 @@ mod tests {
         let container = task.container_spec.unwrap();
         assert_eq!(container.capability_drop, Some(vec!["ALL".to_string()]));
         assert_eq!(container.capability_add, Some(Vec::new()), "an unprivileged job keeps no capability");
+        let ulimits: Vec<(Option<String>, Option<i64>)> =
+            container.ulimits.unwrap().into_iter().map(|ulimit| (ulimit.name, ulimit.hard)).collect();
+        assert!(ulimits.contains(&(Some("fsize".into()), Some(3 << 20))), "the configured file size: {ulimits:?}");
         assert_eq!(container.user.as_deref(), Some("1000:1000"));
         assert_eq!(container.env, Some(vec!["A=1".to_string()]), "only the job's environment");
         let mounts = container.mounts.unwrap();
