@@ -203,7 +203,11 @@ while [ "$index" -lt "${#runs[@]}" ]; do
         echo "swe-harvest: cargo test of $member $target --features '$features'$asked (the file's #![cfg])"
         run_target "$member" "$target" --features "$features"
         code=$?
-        if [ "$code" -ne 0 ] && grep -q "features\? .* not\|does not \(have\|contain\) th\|none of the selected packages contains" "$output"; then
+        # Cargo's own error line only: rustc's warnings quote source lines such as
+        # `#[cfg(all(feature = "rt-multi-thread", not(target_os = "wasi")))]`, and tokio's
+        # on Rust 1.85 (`unexpected cfg` warnings) were read as a missing feature, so the
+        # run with every feature never came.
+        if [ "$code" -ne 0 ] && grep -q "^error: .*\(features\? .* not\|does not \(have\|contain\) th\|none of the selected packages contains\)" "$output"; then
             echo "swe-harvest: the member has no such feature; cargo test of $member $target$asked"
             run_target "$member" "$target"
             code=$?

@@ -586,8 +586,11 @@ mod tests {
     /// when the file's features do not compile it, every feature of the member.
     #[test]
     fn a_test_file_whose_features_are_too_few_to_compile_runs_with_all_features() {
+        // Rust 1.85 warns of tokio's own cfgs, quoting lines that name a feature and `not`.
         let cargo = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
-                     [ \"$6\" = --features ] && { echo 'error[E0433]: failed to resolve: could not find `test` in `tokio`'; \
+                     [ \"$6\" = --features ] && { echo 'warning: unexpected `cfg` condition name: `tokio_unstable`'; \
+                     echo '38 |     #[cfg(all(tokio_unstable, feature = \"rt-multi-thread\", not(target_os = \"wasi\")))]'; \
+                     echo 'error[E0433]: failed to resolve: could not find `test` in `tokio`'; \
                      echo 'error: could not compile `tokio` (test \"sync_mpsc\") due to 1 previous error'; exit 101; }\n\
                      echo 'test send_recv ... ok'\nexit 0\n";
         let files = [("Cargo.toml", ""), ("tests/sync_mpsc.rs", "#![cfg(feature = \"sync\")]\n")];
@@ -602,6 +605,21 @@ mod tests {
         );
         assert_eq!(code, Some(0), "{text}");
         assert!(text.contains("test send_recv ... ok"), "{text}");
+
+        // A member without the feature: cargo's own error, then the run without features.
+        let cargo = "#!/bin/sh\n[ \"$1\" = metadata ] && exit 1\necho \"ran $*\"\n\
+                     [ \"$6\" = --features ] && { echo 'error: none of the selected packages contains these features: sync'; exit 101; }\n\
+                     echo 'test send_recv ... ok'\nexit 0\n";
+        let (ran, text, code) = helper_with_cargo_in(&files, cargo, &["tests/sync_mpsc.rs"]);
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=sync_mpsc --features sync",
+                "--manifest-path ./Cargo.toml --test=sync_mpsc",
+            ],
+            "{text}"
+        );
+        assert_eq!(code, Some(0), "{text}");
     }
 
     /// ripgrep's shape: `tests/regression.rs` is a module of the one test target
