@@ -348,9 +348,8 @@ vendor_required() {
 # is raised to it. cargo's rust-version-aware resolution goes by the lowest of the
 # workspace, and where no release of a crate declares one that low, "fallback" takes
 # the newest: tracing of 2022 declares 1.42, older than every futures 0.3 release that
-# declares one, so its lockfile held futures-util 0.3.34 (Rust 1.71), which neither
-# the runtime (1.63) builds nor the time travel could take down (futures-util and
-# futures-macro require each other's exact release).
+# declares one, so its lockfile held futures-util 0.3.34 (Rust 1.71), which the
+# runtime (1.63) cannot build.
 resolve_for_the_runtime() {
     local manifest declared
     while IFS= read -r -d '' manifest; do
