@@ -263,9 +263,10 @@ pub struct ValidateConfig {
     /// CPUs per container (fractions allowed).
     pub cpus: f64,
     pub pids_limit: i64,
-    /// The largest file a job's processes may write (`ulimit -f`): a test that writes a
-    /// larger one is stopped (SIGXFSZ, "File size limit exceeded"). zstd's
-    /// `playTests.sh` writes a 4 GiB file; raise this for such a project.
+    /// The largest file a job's processes may write (`ulimit -f`): past it a write fails
+    /// (SIGXFSZ stops a process that does not ignore it, "File size limit exceeded";
+    /// Python gets "File too large"). zstd's `playTests.sh` writes a 4 GiB file; raise
+    /// this for such a project.
     pub file_size_bytes: u64,
     /// Base image per runtime: Python's by version (`3.11`), Go's as `go1.24`, Java's as `jdk17`,
     /// Rust's as `rust1.85`, C's as `gcc12` (the forms of the runtime catalogue,
