@@ -91,9 +91,9 @@ newest_fitting() { # name version
     { grep '^no ' <<< "$fitting" || grep '^yes ' <<< "$fitting" || true; } | cut -d ' ' -f 2 | sort -V | tail -n 1
 }
 
-# Whether a release is yanked.
-yanked() { # name version
-    [ "$(release_of "$1" "$2" | cut -d ' ' -f 3)" = yes ]
+# What the build log says of a move to a release yanked since; nothing for any other.
+yanked_since() { # name version
+    [ "$(release_of "$1" "$2" | cut -d ' ' -f 3)" = yes ] && echo "yanked since: no release of the series that fits is not"
 }
 
 # The crates.io packages of Cargo.lock: "name version".
@@ -150,7 +150,7 @@ built_here() { # cargo tree's own options
 # (tracing of 2022 on Rust 1.63: wasm-bindgen-test 0.3.36 asked js-sys 0.3.107 for a
 # feature that cargo 1.63 did not see in it): for it every crate travels.
 travel() {
-    local pass name version target dependent dependent_target requirers changed moved moves=0 built
+    local pass name version target dependent dependent_target requirers changed moved moves=0 built since
     declare -A no_release=() blocked=() elsewhere=()
     if [ "$wanted" -lt 85 ]; then
         echo "swe-harvest: every locked crate travels (cargo of Rust $toolchain reads the manifests of those never built too)"
@@ -176,7 +176,8 @@ travel() {
                 continue
             fi
             if precise "$name@$version" "$target"; then
-                echo "swe-harvest: $name $version -> $target$(yanked "$name" "$target" && echo ' (yanked since: no release of the series that fits is not)')"
+                since=$(yanked_since "$name" "$target" || true)
+                echo "swe-harvest: $name $version -> $target${since:+ ($since)}"
                 changed=yes
                 moves=$((moves + 1))
                 continue
@@ -193,7 +194,8 @@ travel() {
                 # and 1.10.0 for smallvec, and hyper went back and forth pass after pass.
                 older "$dependent_target" "${dependent#*@}" || continue
                 if precise "$dependent" "$dependent_target"; then
-                    echo "swe-harvest: ${dependent%@*} ${dependent#*@} -> $dependent_target (for $name $version)$(yanked "${dependent%@*}" "$dependent_target" && echo ', yanked since: no release of the series that fits is not')"
+                    since=$(yanked_since "${dependent%@*}" "$dependent_target" || true)
+                    echo "swe-harvest: ${dependent%@*} ${dependent#*@} -> $dependent_target (for $name $version)${since:+, $since}"
                     changed=yes
                     moved=yes
                     moves=$((moves + 1))

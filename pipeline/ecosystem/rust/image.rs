@@ -22,15 +22,16 @@
 //!    futures-util yanked each 0.3 release before 0.3.31 in 2024); when a crate up the
 //!    chain requires the newer release (serde pins serde_derive exactly; trybuild
 //!    requires a newer serde_json), that crate is taken down instead. What cannot go
-//!    down (no release of the series by the date) stays and is named in the build log. Without this, a 2024
-//!    serde checkout met 2026's serde_json and trybuild, which do not compile against
-//!    it, and old toolchains met crates of edition 2024. Then `cargo vendor`: the
-//!    sources of every locked crate in a directory. Crates that the workspace never
-//!    builds on this platform (`cargo tree --target <host> --all-features`, normal,
-//!    build and dev edges: the `windows*` crates were 320 of bytes' 360 MB) keep their
-//!    manifest and the names of their files, emptied: resolution still reads them,
-//!    nothing compiles them. A lockfile of format 4 is written as format 3 for a cargo
-//!    older than 1.78 (the same content for crates.io dependencies).
+//!    down (no release of the series by the date) stays and is named in the build log.
+//!    Without this, a 2024 serde checkout met 2026's serde_json and trybuild, which do
+//!    not compile against it, and old toolchains met crates of edition 2024. Then
+//!    `cargo vendor`: the sources of every locked crate in a directory. Crates that the
+//!    workspace never builds on this platform (`cargo tree --target <host>
+//!    --all-features`, normal, build and dev edges: the `windows*` crates were 320 of
+//!    bytes' 360 MB) keep their manifest and the names of their files, emptied:
+//!    resolution still reads them, nothing compiles them. A lockfile of format 4 is
+//!    written as format 3 for a cargo older than 1.78 (the same content for crates.io
+//!    dependencies).
 //! 2. **Environment**, on the runtime's base image: the vendored sources, the
 //!    lockfile and a cargo config that replaces crates.io with them, owned by the
 //!    unprivileged user; then the spec's install steps in `/testbed`: the image's
@@ -763,8 +764,8 @@ mod tests {
         let (text, ok) = with_dependency_functions(
             "echo \"util: $(newest_fitting futures-util 0.3.34)\"\n\
              echo \"task: $(newest_fitting futures-task 0.3.34)\"\n\
-             yanked futures-util 0.3.15 && echo 'util 0.3.15 is yanked'\n\
-             yanked futures-util 0.3.31 || echo 'util 0.3.31 is not'",
+             yanked_since futures-util 0.3.15 > /dev/null && echo 'util 0.3.15 is yanked'\n\
+             yanked_since futures-util 0.3.31 || echo 'util 0.3.31 is not'",
             &[("CARGO_HOME", home.path().to_str().unwrap())],
         );
         assert!(ok, "{text}");
