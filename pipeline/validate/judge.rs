@@ -65,11 +65,12 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
         Err(dropped(
             ValidateDropReason::NoFailToPass,
             format!(
-                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch, {} need the network){}",
+                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch, {} need the network){}{}",
                 labels.pass_to_pass.len(),
                 labels.flaky.len(),
                 labels.pass_to_fail.len(),
                 labels.needs_network.len(),
+                vanished_after(&labels.fail_to_fail, post),
                 not_importable(&missing)
             ),
         ))
@@ -102,6 +103,22 @@ fn selections(pre: &[ValidationRun], post: &[ValidationRun]) -> Vec<String> {
         statements.push(format!("after the gold patch: {selection}"));
     }
     statements
+}
+
+/// `; failed before the gold patch and gave no result after it: X, Y`, or nothing: a
+/// test that vanishes with the fix is no fail-to-pass test, yet it may be what the
+/// test patch checks (Jest's `D > encountered a declaration exception`, its report of
+/// a `describe` block whose own code, outside any test, threw: dayjs-867).
+fn vanished_after(fail_to_fail: &[String], post: &[ValidationRun]) -> String {
+    let vanished: Vec<&str> = fail_to_fail
+        .iter()
+        .filter(|test| post.iter().all(|run| !run.tests.contains_key(*test)))
+        .map(String::as_str)
+        .collect();
+    if vanished.is_empty() {
+        return String::new();
+    }
+    format!("; failed before the gold patch and gave no result after it: {}", vanished.join(", "))
 }
 
 /// `; the runs could not import py, appdirs (not in the environment)`, or nothing.
@@ -205,6 +222,27 @@ mod tests {
         assert_eq!(
             labels.part_of.iter().map(|(case, test)| (case.as_str(), test.as_str())).collect::<Vec<_>>(),
             [("Add.Negative", "unit"), ("Add.Small", "unit")]
+        );
+    }
+
+    #[test]
+    fn a_drop_names_the_tests_that_failed_before_the_fix_and_vanished_with_it() {
+        use TestStatus::{Failed, Passed};
+        let declaration = "test/d.test.js > Seconds > encountered a declaration exception";
+        let attempts = Attempts {
+            pre: vec![run(
+                RunPhase::Pre,
+                1,
+                "UTC",
+                &[(declaration, Failed), ("test/d.test.js > kept", Passed), ("old", Failed)],
+            )],
+            post: vec![run(RunPhase::Post, 1, "UTC", &[("test/d.test.js > kept", Passed), ("old", Failed)])],
+        };
+        let judged = judge(&attempts, &["test/d.test.js".to_string()], Path::new("logs"));
+        let detail = judged.verdict.expect_err("no fail-to-pass test").detail;
+        assert!(
+            detail.ends_with(&format!("(1 pass to pass, 0 flaky, 0 broken by the patch, 0 need the network); failed before the gold patch and gave no result after it: {declaration}")),
+            "{detail}"
         );
     }
 
