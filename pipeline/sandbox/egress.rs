@@ -314,7 +314,27 @@ pub fn diagnosis(refused: &[String]) -> String {
             format!("`{target}` (to let builds reach it: \"{entry}\" in validate.registries.allow)")
         })
         .collect();
-    format!("the build proxy refused {}: builds reach only the registries of validate.registries", entries.join(", "))
+    format!("{REFUSED}{}{REFUSED_END}", entries.join(", "))
+}
+
+const REFUSED: &str = "the build proxy refused ";
+const REFUSED_END: &str = ": builds reach only the registries of validate.registries";
+
+/// The destinations that the [`diagnosis`] texts within `text` (a drop's detail, which
+/// may tell of several rungs) name, each once, in order.
+pub fn refused_in(text: &str) -> Vec<String> {
+    let mut targets: Vec<String> = Vec::new();
+    for (start, _) in text.match_indices(REFUSED) {
+        let rest = &text[start + REFUSED.len()..];
+        let listed = rest.split_once(REFUSED_END).map_or(rest, |(listed, _)| listed);
+        // Each entry is `target` (...): the targets are the odd pieces between backticks.
+        for target in listed.split('`').skip(1).step_by(2) {
+            if !targets.iter().any(|known| known == target) {
+                targets.push(target.to_string());
+            }
+        }
+    }
+    targets
 }
 
 /// The proxy's image: tinyproxy from the Debian suite, tagged by its recipe.
@@ -730,6 +750,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\"http://pypi.org\" in validate.registries.allow"), "{text}");
+        // A drop's detail tells of each rung: the destinations come back once each.
+        let detail = format!("rung dated: {text}; more\nrung relaxed: {}", diagnosis(&refused[..1]));
+        assert_eq!(refused_in(&detail), refused);
+        assert!(refused_in("the build failed: no space left").is_empty());
     }
 
     #[test]

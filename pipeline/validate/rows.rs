@@ -126,13 +126,20 @@ fn ecosystem_of(outcome: &TaskOutcome) -> Option<&'static dyn crate::ecosystem::
 pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Value>) -> String {
     let Some(observed) = &outcome.observed else {
         return match &outcome.result {
-            Err(dropped) => format!("not run: the task was dropped ({})", dropped.reason),
+            Err(dropped) => match crate::sandbox::egress::refused_in(&dropped.detail).as_slice() {
+                [] => format!("not run: the task was dropped ({})", dropped.reason),
+                refused => format!(
+                    "{NEEDS_NETWORK}: the task was dropped ({}): its build reached for {}, which no registry is",
+                    dropped.reason,
+                    refused.join(", ")
+                ),
+            },
             Ok(_) => "not run".to_string(),
         };
     };
     let has = |list: &[String]| comparable(list, outcome).contains(test);
     let cause = if has(&observed.needs_network) {
-        "needs the network"
+        NEEDS_NETWORK
     } else if has(&observed.fail_to_pass) {
         "fail to pass here"
     } else if has(&observed.pass_to_pass) {
@@ -153,11 +160,17 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
         "skipped here"
     } else if passed_in_published_base_run(published, test) {
         BUILD_STOPPED
+    } else if unreached_by_published_runs_before_the_fix(published, test) {
+        UNREACHED_BEFORE_THE_FIX
     } else {
         "no result here (not collected under this id)"
     };
     cause.to_string()
 }
+
+/// The cause of a miss that the network would have decided: a test that failed for
+/// lack of it, or a task whose build reached for a host that is no registry.
+const NEEDS_NETWORK: &str = "needs the network";
 
 /// The cause of a published `n2p` test that our runs did not run and that the
 /// published row's own run of the base commit passed: Multi-SWE-bench runs the whole
@@ -168,6 +181,12 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
 /// patch touches, whose tests that fail to compile are FAIL_TO_PASS (decision:
 /// unchanged tests of other targets that pass on the base commit are not).
 pub const BUILD_STOPPED: &str = "not run here (not in a target the test patch touches); it passed in the published row's own base run, and is n2p there only because that row's run with the test patch stopped before it (a compile error, or a run ended early)";
+
+/// The cause of a published `n2p` test that our runs did not run and that neither of
+/// the published row's runs before the fix reached: both ended early (tracing-1291:
+/// `cargo test` stops at the first test binary that fails, and the bug's test failed
+/// in both; 116 of the 287 tests that its run after the fix counts gave a result).
+pub const UNREACHED_BEFORE_THE_FIX: &str = "not run here (not in a target the test patch touches); neither of the published row's runs before the fix reached it (both ended early: they gave fewer tests a result than its run after the fix), and it is n2p there only for that";
 
 /// The cause of a published `n2p` test that passed in the published row's own base
 /// run and passes before the gold patch here: its `n2p` says only that the published
@@ -183,6 +202,44 @@ fn passed_in_published_base_run(published: &Map<String, Value>, test: &str) -> b
             normalize_id(name) == test && states.get("run").and_then(Value::as_str) == Some("PASS")
         })
     })
+}
+
+/// Whether a Multi-SWE-bench row lists `test` as `n2p` with no result in its own runs
+/// of the base commit and of the test patch, each of which gave fewer tests a result
+/// than its run after the fix, while its fix declares no test of that name.
+fn unreached_by_published_runs_before_the_fix(published: &Map<String, Value>, test: &str) -> bool {
+    let no_result_before = published.get("n2p_tests").and_then(Value::as_object).is_some_and(|tests| {
+        tests.iter().any(|(name, states)| {
+            normalize_id(name) == test
+                && ["run", "test"].iter().all(|phase| states.get(*phase).and_then(Value::as_str) == Some("NONE"))
+        })
+    });
+    let results = |key: &str| -> Option<u64> {
+        let result = published.get(key)?;
+        ["passed_count", "failed_count", "skipped_count"].iter().map(|count| result.get(*count)?.as_u64()).sum()
+    };
+    let ended_early = match (results("run_result"), results("test_patch_result"), results("fix_patch_result")) {
+        (Some(base), Some(test_patch), Some(fix)) => base < fix && test_patch < fix,
+        _ => false,
+    };
+    no_result_before && ended_early && !declared_by_the_fix(published, test)
+}
+
+/// Whether the row's fix adds a line that declares a test function of `test`'s last
+/// name (`fn name`, `def name`, `func name`, `void name`) or a test titled with it
+/// (`it("... name`): such a test has no result before the fix for its own reason.
+fn declared_by_the_fix(published: &Map<String, Value>, test: &str) -> bool {
+    let name = test.rsplit([':', '.', '>', '/']).next().unwrap_or(test).trim();
+    let Some(patch) = published.get("fix_patch").and_then(Value::as_str) else { return false };
+    if name.is_empty() {
+        return false;
+    }
+    let escaped = regex::escape(name);
+    let declaration = regex::Regex::new(&format!(
+        r#"(\b(fn|def|func|void)\s+{escaped}\b)|(\b(it|test)\s*\(\s*["'`][^"'`]*{escaped})"#
+    ))
+    .expect("an escaped name makes a valid pattern");
+    patch.lines().any(|line| line.starts_with('+') && declaration.is_match(line))
 }
 
 /// Writes the rows back, in their order, with fresh labels and a diagnosis
@@ -215,8 +272,9 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
     // tests do not, or they failed after its fix).
     let mut exact_but_unlisted = 0;
     // Rows whose every published fail-to-pass test is ours; and those whose only
-    // misses are tests of Multi-SWE-bench's stopped builds (`BUILD_STOPPED`, and
-    // `PASSES_HERE_AS_IN_BASE_RUN`: tests the stopped test-patch run gave no result).
+    // misses are tests of Multi-SWE-bench's stopped builds (`BUILD_STOPPED`,
+    // `UNREACHED_BEFORE_THE_FIX`, and `PASSES_HERE_AS_IN_BASE_RUN`: tests the stopped
+    // test-patch run gave no result).
     let (mut recovered, mut recovered_but_stopped_builds) = (0, 0);
     // Rows whose every missed test needs the network, and the misses by cause.
     let mut network_only = 0;
@@ -248,7 +306,9 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
         let extra = unpublished(&labels.fail_to_pass, &published_f2p, outcome);
         if missed.is_empty() {
             recovered += 1;
-        } else if missed.iter().all(|(_, cause)| cause == BUILD_STOPPED || cause == PASSES_HERE_AS_IN_BASE_RUN) {
+        } else if missed.iter().all(|(_, cause)| {
+            [BUILD_STOPPED, UNREACHED_BEFORE_THE_FIX, PASSES_HERE_AS_IN_BASE_RUN].contains(&cause.as_str())
+        }) {
             recovered_but_stopped_builds += 1;
         }
         let f2p = if missed.is_empty() && extra.is_empty() {
@@ -366,7 +426,7 @@ fn tally(missed: &[(String, String)], causes: &mut BTreeMap<String, usize>, netw
     for (_, cause) in missed {
         *causes.entry(cause.clone()).or_default() += 1;
     }
-    if !missed.is_empty() && missed.iter().all(|(_, cause)| cause == "needs the network") {
+    if !missed.is_empty() && missed.iter().all(|(_, cause)| cause.starts_with(NEEDS_NETWORK)) {
         *network_only += 1;
     }
 }
@@ -565,6 +625,46 @@ mod tests {
         );
     }
 
+    /// Multi-SWE-bench's runs end early too (`cargo test` stops after the first test
+    /// binary that fails): a test that neither run before the fix reached is `n2p`.
+    #[test]
+    fn n2p_tests_that_no_published_run_before_the_fix_reached_are_set_aside_unless_the_fix_adds_them() {
+        let new = serde_json::json!({"run": "NONE", "test": "NONE", "fix": "PASS"});
+        let counts = |passed: u64, failed: u64| serde_json::json!({"passed_count": passed, "failed_count": failed, "skipped_count": 1});
+        let row = |number: u64, n2p: Value, fix_patch: &str, before: u64| -> String {
+            let mut row: Value = serde_json::from_str(&msb_row(number, serde_json::json!({}), n2p)).unwrap();
+            row["fix_patch"] = fix_patch.into();
+            row["run_result"] = counts(before, 1);
+            row["test_patch_result"] = counts(before, 1);
+            row["fix_patch_result"] = counts(285, 0);
+            row.to_string()
+        };
+        // A test the fix declares has no result before it for its own reason; a word
+        // of the fix that only names a test does not make it the fix's.
+        let fix = "diff --git a/src/lib.rs b/src/lib.rs\n+    #[test]\n+    fn added_by_fix() {}\n+    let unreached = fields(1);\n";
+        let (_dir, path) = rows_file(&[
+            row(1, serde_json::json!({"tests::new": new, "other::unreached": new}), fix, 114),
+            row(2, serde_json::json!({"tests::new": new, "other::added_by_fix": new}), fix, 114),
+            // Runs before the fix that gave as many tests a result: nothing ended early.
+            row(3, serde_json::json!({"tests::new": new, "other::lost": new}), fix, 284),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let summary = Summary {
+            outcomes: (1..=3)
+                .map(|n| outcome(&format!("acme__gadget-{n}"), Ok(labels(&["tests::new"], &[]))))
+                .collect(),
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.contains(&format!("\"other::unreached\" ({UNREACHED_BEFORE_THE_FIX})")), "{text}");
+        assert!(text.contains("\"other::added_by_fix\" (no result here (not collected under this id))"), "{text}");
+        assert!(text.contains("\"other::lost\" (no result here (not collected under this id))"), "{text}");
+        assert!(
+            text.contains("every published fail-to-pass test in ours: 0 of 3 rows; 1 of 3 with the n2p tests of stopped published runs"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn a_language_that_cannot_measure_coverage_says_so_in_the_row_and_leaves_the_figures_empty() {
         let (dir, path) = rows_file(&[row_line("acme__calc-1", &["old"], &[])]);
@@ -682,6 +782,36 @@ mod tests {
         };
         assert_eq!(unlisted(4), serde_json::json!(["t::new"]));
         assert_eq!(unlisted(5), serde_json::json!([]));
+    }
+
+    /// A task dropped because its build reached for a host that is no registry (a
+    /// crate from GitHub) misses its tests for want of the network, and says where.
+    #[test]
+    fn a_task_whose_build_was_refused_a_host_misses_its_tests_for_want_of_the_network() {
+        let (_dir, path) =
+            rows_file(&[row_line("acme__calc-1", &["t::a"], &[]), row_line("acme__calc-2", &["t::b"], &[])]);
+        let rows = read_rows(&path).unwrap();
+        let refused = crate::sandbox::egress::diagnosis(&["github.com:443".to_string()]);
+        let build_failed = Dropped {
+            reason: ValidateDropReason::EnvironmentBuildFailed,
+            detail: format!(
+                "every rung of the environment ladder failed:\nrung dated (rust1.85): {refused}; the build log is x"
+            ),
+        };
+        let summary = Summary {
+            outcomes: vec![
+                outcome("acme__calc-1", Err(build_failed)),
+                outcome("acme__calc-2", Err(Dropped { reason: ValidateDropReason::Timeout, detail: String::new() })),
+            ],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(
+            text.contains("acme__calc-1\tdropped: environment_build_failed missing [\"t::a\" (needs the network: the task was dropped (environment_build_failed): its build reached for github.com:443, which no registry is)]"),
+            "{text}"
+        );
+        assert!(text.contains("(not run: the task was dropped (timeout))"), "{text}");
+        assert!(text.ends_with("rows that differ only by tests that need the network: 1\n"), "{text}");
     }
 
     /// A Java row that names classes (Multi-SWE-bench's) and one that names each case of
