@@ -145,6 +145,19 @@ pub struct Interruption {
     pub voids_passes: bool,
 }
 
+/// What a process says when it writes past the container's file-size limit
+/// (`validate.file_size_bytes`): the shell's report of `SIGXFSZ`, and Python's
+/// `EFBIG`.
+pub const FILE_SIZE_LIMIT_WORDS: &[&str] = &["File size limit exceeded", "[Errno 27] File too large"];
+
+/// A run that wrote past the file-size limit, in any language (zstd's `playTests.sh`
+/// writes a 4 GiB file: zstd-1726, zstd-3942), whose results stand.
+fn file_size_limit(log: &str) -> Option<Interruption> {
+    log.lines()
+        .find(|line| FILE_SIZE_LIMIT_WORDS.iter().any(|words| line.contains(words)))
+        .map(|line| Interruption::keeping_results(line.trim()))
+}
+
 impl Interruption {
     /// An interruption whose reported results stand (a runner that prints each
     /// result as it comes: `go test -v`, cargo's libtest).
@@ -463,7 +476,7 @@ pub trait Ecosystem: Send + Sync {
             Some(run) => (run, ResultsSource::Report),
             None => (self.parse_log(log, test_files), ResultsSource::Log),
         };
-        if let Some(interruption) = self.interruption(log) {
+        if let Some(interruption) = self.interruption(log).or_else(|| file_size_limit(log)) {
             if interruption.voids_passes {
                 run.tests.retain(|_, status| matches!(status, TestStatus::Failed | TestStatus::Error));
             }
@@ -999,6 +1012,23 @@ mod tests {
         let (run, source) = ShellTests.parse_results(None, "ok t/a.t::one\nnot ok t/a.t::two\n", &[]);
         assert_eq!(source, ResultsSource::Log);
         assert_eq!(run.tests["t/a.t::two"], TestStatus::Failed);
+    }
+
+    /// In any language: a run that wrote past the container's file-size limit says so
+    /// (zstd-1726: `make test-zstd` stopped at it after the fix), and what it reported
+    /// stands.
+    #[test]
+    fn a_run_that_wrote_past_the_file_size_limit_says_so_and_keeps_its_results() {
+        let log = "ok t/a.t::one\n./playTests.sh: line 9:  41 File size limit exceeded (core dumped) ./datagen -g5G\nnot ok t/a.t::two\n";
+        let (run, _) = ShellTests.parse_results(None, log, &[]);
+        assert_eq!(
+            run.interrupted.as_deref(),
+            Some("./playTests.sh: line 9:  41 File size limit exceeded (core dumped) ./datagen -g5G")
+        );
+        assert_eq!(run.tests.len(), 2, "{:?}", run.tests);
+        let python = ShellTests.parse_results(None, "ok t/a.t::one\nOSError: [Errno 27] File too large\n", &[]).0;
+        assert_eq!(python.interrupted.as_deref(), Some("OSError: [Errno 27] File too large"));
+        assert_eq!(ShellTests.parse_results(None, "ok t/a.t::one\n", &[]).0.interrupted, None);
     }
 
     #[test]

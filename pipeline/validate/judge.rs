@@ -65,12 +65,13 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
         Err(dropped(
             ValidateDropReason::NoFailToPass,
             format!(
-                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch, {} need the network){}{}",
+                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch, {} need the network){}{}{}",
                 labels.pass_to_pass.len(),
                 labels.flaky.len(),
                 labels.pass_to_fail.len(),
                 labels.needs_network.len(),
                 vanished_after(&labels.fail_to_fail, post),
+                past_the_file_size_limit(pre.iter().chain(post)),
                 not_importable(&missing)
             ),
         ))
@@ -119,6 +120,22 @@ fn vanished_after(fail_to_fail: &[String], post: &[ValidationRun]) -> String {
         return String::new();
     }
     format!("; failed before the gold patch and gave no result after it: {}", vanished.join(", "))
+}
+
+/// How a drop's detail says that a run wrote past the container's file-size limit.
+pub(super) const PAST_THE_FILE_SIZE_LIMIT: &str = "a run wrote past the file-size limit";
+
+/// `; a run wrote past the file-size limit (...)`, or nothing: its tests may pass
+/// with `validate.file_size_bytes` raised.
+fn past_the_file_size_limit<'a>(mut runs: impl Iterator<Item = &'a ValidationRun>) -> String {
+    let words = crate::ecosystem::FILE_SIZE_LIMIT_WORDS;
+    runs.find_map(|run| run.interrupted.as_ref().filter(|evidence| words.iter().any(|w| evidence.contains(w))))
+        .map(|evidence| {
+            format!(
+                "; {PAST_THE_FILE_SIZE_LIMIT} (`{evidence}`): its tests write larger files than validate.file_size_bytes allows, and may pass with it raised"
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// `; the runs could not import py, appdirs (not in the environment)`, or nothing.
@@ -242,6 +259,24 @@ mod tests {
         let detail = judged.verdict.expect_err("no fail-to-pass test").detail;
         assert!(
             detail.ends_with(&format!("(1 pass to pass, 0 flaky, 0 broken by the patch, 0 need the network); failed before the gold patch and gave no result after it: {declaration}")),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn a_drop_says_that_a_run_wrote_past_the_file_size_limit() {
+        use TestStatus::Failed;
+        let stopped = |phase: RunPhase| ValidationRun {
+            interrupted: Some("File size limit exceeded".into()),
+            ..run(phase, 1, "UTC", &[("tests/make-test-zstd", Failed)])
+        };
+        let attempts = Attempts { pre: vec![stopped(RunPhase::Pre)], post: vec![stopped(RunPhase::Post)] };
+        let detail = judge(&attempts, &["tests/playTests.sh".to_string()], Path::new("logs"))
+            .verdict
+            .expect_err("no fail-to-pass test")
+            .detail;
+        assert!(
+            detail.ends_with("; a run wrote past the file-size limit (`File size limit exceeded`): its tests write larger files than validate.file_size_bytes allows, and may pass with it raised"),
             "{detail}"
         );
     }

@@ -149,7 +149,12 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
             "passes before the gold patch here"
         }
     } else if has(&observed.fail_to_fail) {
-        "fails after the gold patch here too"
+        match &outcome.result {
+            Err(dropped) if dropped.detail.contains(super::judge::PAST_THE_FILE_SIZE_LIMIT) => {
+                "fails after the gold patch here too, where a run wrote past the file-size limit (validate.file_size_bytes): depends on the environment"
+            }
+            _ => "fails after the gold patch here too",
+        }
     } else if has(&observed.pass_to_fail) {
         "passes before and fails after the gold patch here"
     } else if has(&observed.time_zone_dependent) {
@@ -812,6 +817,27 @@ mod tests {
         );
         assert!(text.contains("(not run: the task was dropped (timeout))"), "{text}");
         assert!(text.ends_with("rows that differ only by tests that need the network: 1\n"), "{text}");
+    }
+
+    /// A published test that fails after the fix here only because a run wrote past
+    /// the container's file-size limit depends on the environment, and says so.
+    #[test]
+    fn a_test_stopped_by_the_file_size_limit_after_the_fix_depends_on_the_environment() {
+        let (_dir, path) = rows_file(&[row_line("acme__calc-1", &["all tests"], &[])]);
+        let rows = read_rows(&path).unwrap();
+        let detail = format!(
+            "no test failed before the gold patch ...; {} (`File size limit exceeded`)",
+            super::super::judge::PAST_THE_FILE_SIZE_LIMIT
+        );
+        let stopped = TaskOutcome {
+            observed: Some(Labels { fail_to_fail: vec!["all tests".into()], ..Labels::default() }),
+            ..outcome("acme__calc-1", Err(Dropped { reason: ValidateDropReason::NoFailToPass, detail }))
+        };
+        let text = compare(&rows, &Summary { outcomes: vec![stopped], ..Summary::default() });
+        assert!(
+            text.contains("\"all tests\" (fails after the gold patch here too, where a run wrote past the file-size limit (validate.file_size_bytes): depends on the environment)"),
+            "{text}"
+        );
     }
 
     /// A Java row that names classes (Multi-SWE-bench's) and one that names each case of
