@@ -653,6 +653,35 @@ fn an_optional_test_dependency_with_no_wheel_of_its_date_comes_from_a_newer_whee
     assert!(workspace.containers().is_empty());
 }
 
+/// An optional test dependency that requires a newer release of the project itself
+/// (cytoolz requires toolz 0.8 or later; this project is toolz 0.1.0, as pvfactors
+/// 1.5.2 requires a newer pvlib than pvlib-python-1154's): it is skipped, and the
+/// environment keeps the project's own editable install instead of a release of it.
+#[test]
+fn an_optional_test_dependency_never_replaces_the_project_with_a_release_of_it() {
+    let workspace = Workspace::with_docker();
+    let pyproject =
+        project::PYPROJECT.replace("name = \"calc\"\nversion = \"1.0.0\"", "name = \"toolz\"\nversion = \"0.1.0\"");
+    assert!(pyproject.contains("name = \"toolz\""), "{pyproject}");
+    // A commit of its own, so that its environment is built now and the build logged.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let tox = format!("# {nonce}\n[tox]\nenvlist = py311\n\n[testenv]\ndeps =\n    cytoolz\ncommands = pytest\n");
+    let project =
+        Project::dated_with_files("2023-01-15T12:00:00+00:00", &[("pyproject.toml", &pyproject), ("tox.ini", &tox)]);
+    let candidate = project.candidate(76, &Scenario::fixing_add("own-release"));
+    let task = workspace.labelled_alone(&project, &candidate);
+    assert_eq!(task.fail_to_pass, names(&[ADD_NEGATIVE]));
+    let logs = workspace.build_logs();
+    assert!(logs.contains("swe-harvest: optional test dependency cytoolz skipped"), "{logs}");
+    let image = task.image.expect("the task's environment image");
+    let listed = std::process::Command::new("docker")
+        .args(["run", "--rm", "--network", "none", &image, "uv", "pip", "list", "--editable", "--format", "freeze"])
+        .output()
+        .expect("docker runs");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "toolz==0.1.0", "{logs}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A test that resolves its own host name, as Surefire does before it forks
 /// (apache/dubbo): the container has no network, but its host name resolves.
 #[test]

@@ -811,8 +811,12 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
 /// The install step of test dependencies named only in the CI's files: best effort,
 /// after the main install and never failing it. All at once; when that fails, one by
 /// one, each allowed to fail (`swe-harvest: optional test dependency X skipped`).
-/// Each install is constrained to what is installed already (but the editable
-/// project), so that no optional package moves the environment's own versions.
+/// Each install is constrained to what is installed already, the project itself
+/// included (`uv pip list --format freeze` names the editable install by name and
+/// version, where `uv pip freeze` gives only its path), so that no optional package
+/// moves the environment's own versions, nor replaces the project with a release of
+/// it: pvfactors 1.5.2, a test dependency of pvlib 0.8, requires pvlib 0.9, and
+/// installed it from PyPI over the editable install (pvlib-python-1154).
 ///
 /// Optional packages come from wheels: of the environment's date first, else the
 /// newest that fit what is installed, and only then from source, for at most
@@ -823,7 +827,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
 fn optional_install(requirements: &[String]) -> String {
     let list = requirements.iter().map(|requirement| shell_quote(requirement)).collect::<Vec<_>>().join(" ");
     let constraints = "/tmp/swe-harvest-installed.txt";
-    let pin = format!("{{ uv pip freeze | grep -vE '^-e |@ file:' > {constraints} || true; }}");
+    let pin = format!("{{ uv pip list --format freeze > {constraints} || true; }}");
     let wheels = format!("uv pip install --no-build -c {constraints}");
     let prefix = "swe-harvest: optional test dependency $requirement";
     format!(
