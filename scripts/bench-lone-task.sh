@@ -20,13 +20,16 @@
 #
 # Prints per row: validate's seconds (and of them building images), the plain
 # script's, their ratio, and whether each one's FAIL_TO_PASS equals the published
-# list; then the medians and sums.
+# list (validate's by its own comparison with the published row); then the medians and
+# sums, and the sums over the rows where the plain script's install succeeded.
 #
 # usage: SWE_HARVEST_MIRRORS=<mirrors> scripts/bench-lone-task.sh [ROWS.jsonl]
 #   (default: ../shared/groundtruth/swe-bench-lite-dev.jsonl, the rows with a mirror)
 #   BENCH_ROWS=N          only the first N rows with a mirror
 #   SWE_HARVEST_BIN=PATH  a built swe-harvest (default: `cargo build` here)
 #   KEEP_DIRS=1           keep the work dir (printed)
+#   PLAIN_CPUS=N          the plain script's container limited to N CPUs, as validate's
+#                         containers are (validate.cpus); unlimited by default
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${SWE_HARVEST_MIRRORS:?set SWE_HARVEST_MIRRORS to a directory of mirrors (see scripts/validate-groundtruth.sh)}"
@@ -52,6 +55,7 @@ rows_file, work, binary = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 mirrors = Path(os.environ["SWE_HARVEST_MIRRORS"])
 limit = int(os.environ.get("BENCH_ROWS") or 0)
 ca_file = os.environ["SWE_HARVEST_VALIDATE__EXTRA_CA_FILE"]
+plain_limits = ["--cpus", os.environ["PLAIN_CPUS"]] if os.environ.get("PLAIN_CPUS") else []
 
 def mirror_of(repo):
     owner, name = repo.split("/")
@@ -145,8 +149,8 @@ def plain(row, image, folder):
             bundle.addfile(info, io.BytesIO(data.encode()))
     files = sorted({m for m in re.findall(r"^diff --git a/(\S+) b/", row["test_patch"], re.M) if m.endswith(".py") and "test" in m})
     started = time.monotonic()
-    done = subprocess.run(["docker", "run", "--rm", "-i", "-e", f"DATE={row['created_at'][:10]}", "-e", f"FILES={' '.join(files)}",
-                           image, "bash", "-c", PLAIN], input=stream.getvalue(), capture_output=True)
+    done = subprocess.run(["docker", "run", "--rm", "-i", *plain_limits, "-e", f"DATE={row['created_at'][:10]}",
+                           "-e", f"FILES={' '.join(files)}", image, "bash", "-c", PLAIN], input=stream.getvalue(), capture_output=True)
     seconds = time.monotonic() - started
     (folder / "plain.log").write_bytes(done.stderr)
     out = done.stdout.decode(errors="replace")
@@ -171,7 +175,9 @@ chosen = chosen[:limit] if limit else chosen
 if not chosen:
     sys.exit(f"bench-lone-task: no row of {rows_file} has a mirror in {mirrors}")
 print(f"{'task':38} {'validate s':>10} {'images s':>8} {'plain s':>8} {'ratio':>6}  exact (validate, plain)")
-ratios, sums = [], [0.0, 0.0]
+ratios, sums, installed = [], [0.0, 0.0], []
+# The plain script's exit codes for a failed install (uv, then the project).
+PLAIN_INSTALL_FAILED = (3, 4)
 for row in chosen:
     instance, repo = row["instance_id"], row["repo"]
     env_repo = "swe-harvest/env." + repo.replace("/", "__").lower()
@@ -192,7 +198,12 @@ for row in chosen:
     diagnosis = written.get("diagnosis", {})
     building = re.search(re.escape(instance) + r": [\d.]+s in containers' tests.*?, ([\d.]+)s building images", log)
     published = sorted(as_list(row["FAIL_TO_PASS"]))
-    validate_exact = diagnosis.get("status") == "labelled" and sorted(as_list(written.get("FAIL_TO_PASS"))) == published
+    # validate's own comparison with the published row knows SWE-bench's id forms (a
+    # parameter id cut at its first space, `\n` in an id); the plain script's list is
+    # compared as it is.
+    compared = diagnosis.get("published_fail_to_pass", {}).get("same")
+    validate_exact = diagnosis.get("status") == "labelled" and (
+        compared if compared is not None else sorted(as_list(written.get("FAIL_TO_PASS"))) == published)
     runtime = diagnosis.get("runtime") or "3.11"
     if diagnosis.get("image"):
         keep_shared_steps(diagnosis["image"], runtime)
@@ -205,10 +216,19 @@ for row in chosen:
     ratios.append(ratio)
     sums[0] += validate_secs
     sums[1] += plain_secs
+    if code not in PLAIN_INSTALL_FAILED:
+        installed.append((validate_secs, plain_secs))
     note = "" if code == 0 else f" (plain exit {code})"
     print(f"{instance:38} {validate_secs:10.1f} {float(building.group(1)) if building else 0:8.1f} {plain_secs:8.1f} {ratio:6.2f}  "
           f"{'yes' if validate_exact else 'no'}, {'yes' if plain_f2p == published else 'no'}{note}  (py{runtime})")
 print(f"median ratio {statistics.median(ratios):.2f}; sums: validate {sums[0]:.0f} s, plain {sums[1]:.0f} s ({sums[0] / sums[1]:.2f}x)")
+# A plain run whose install failed is quick for having done less: the rows where it
+# installed the project are the like-for-like comparison.
+if installed and len(installed) < len(ratios):
+    v, p = sum(pair[0] for pair in installed), sum(pair[1] for pair in installed)
+    each = ", ".join(f"{pair[0] / pair[1]:.2f}" for pair in installed)
+    print(f"where the plain script installed the project ({len(installed)} of {len(ratios)}): ratios {each}; "
+          f"sums: validate {v:.0f} s, plain {p:.0f} s ({v / p:.2f}x)")
 kept = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", KEEPER], capture_output=True, text=True).stdout.split()
 if kept:
     subprocess.run(["docker", "rmi", *kept], capture_output=True)
