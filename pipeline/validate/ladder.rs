@@ -31,7 +31,12 @@
 //! - the run files of an environment the loop leaves are set aside in a folder of
 //!   their own ([`super::rung_logs`]), brought back when its runs give the verdict;
 //! - a task lost to its environment while its project needs a runtime that no base
-//!   image provides is dropped as `runtime_unavailable`, naming that runtime.
+//!   image provides is dropped as `runtime_unavailable`, naming that runtime;
+//! - a build that the proxy refused a host (one no registry setting names) climbs to
+//!   no other runtime and to no runner pins: neither changes the hosts the project's
+//!   own declarations reach (ruff's crates from GitHub: the other Rust toolchain's
+//!   build was refused the same host, 19 s later). A rung that changes how the
+//!   dependencies resolve (relaxed packages, npm's peer dependencies) is still tried.
 
 use super::attempt::{self, Attempts};
 use super::check;
@@ -42,7 +47,7 @@ use super::{Context, Dropped, TaskOutcome, dropped, spec};
 use crate::ecosystem::{InferError, Move, RunsSeen, Setback};
 use crate::model::drop_reason::ValidateDropReason;
 use crate::model::labels::Labels;
-use crate::model::{Candidate, EnvironmentSpec};
+use crate::model::{Candidate, EnvironmentSpec, Rung as ModelRung};
 use crate::sandbox::images::{BuiltImage, EnvironmentRequest, ImageError, Recipe};
 use crate::store::validation;
 
@@ -274,9 +279,19 @@ impl<'a> Ladder<'a> {
         detail: String,
         setback: &Setback<'_>,
     ) -> Step {
+        let refused = crate::sandbox::egress::refused_in(&detail);
         self.failures.push(detail);
         self.tried.push(spec);
         match self.ask(setback) {
+            Some(next)
+                if !refused.is_empty() && matches!(next.rung, ModelRung::NeighbourRuntime | ModelRung::RunnerPins) =>
+            {
+                tracing::info!(
+                    instance_id = %self.project.candidate.instance_id, refused = %refused.join(", "), passed_over = %next.rung,
+                    "the build was refused a host that no registry is; another runtime or runner reaches the same hosts, so the ladder stops"
+                );
+                self.give_up(reason, None)
+            }
             Some(next) => {
                 self.set_aside_logs();
                 let why =
