@@ -202,23 +202,27 @@ pub const PASSES_HERE_AS_IN_BASE_RUN: &str =
 /// Whether a Multi-SWE-bench row lists `test` as `n2p` although its own run of the
 /// base commit (`run`) passed it.
 fn passed_in_published_base_run(published: &Map<String, Value>, test: &str) -> bool {
-    published.get("n2p_tests").and_then(Value::as_object).is_some_and(|tests| {
-        tests.iter().any(|(name, states)| {
-            normalize_id(name) == test && states.get("run").and_then(Value::as_str) == Some("PASS")
-        })
-    })
+    n2p_states(published, test).any(|states| states.get("run").and_then(Value::as_str) == Some("PASS"))
+}
+
+/// The states (`run`, `test`, `fix`) of each `n2p` entry of a Multi-SWE-bench row
+/// that names `test`.
+fn n2p_states<'a>(published: &'a Map<String, Value>, test: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    published
+        .get("n2p_tests")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(move |(name, _)| normalize_id(name) == test)
+        .map(|(_, states)| states)
 }
 
 /// Whether a Multi-SWE-bench row lists `test` as `n2p` with no result in its own runs
 /// of the base commit and of the test patch, each of which gave fewer tests a result
 /// than its run after the fix, while its fix declares no test of that name.
 fn unreached_by_published_runs_before_the_fix(published: &Map<String, Value>, test: &str) -> bool {
-    let no_result_before = published.get("n2p_tests").and_then(Value::as_object).is_some_and(|tests| {
-        tests.iter().any(|(name, states)| {
-            normalize_id(name) == test
-                && ["run", "test"].iter().all(|phase| states.get(*phase).and_then(Value::as_str) == Some("NONE"))
-        })
-    });
+    let no_result_before = n2p_states(published, test)
+        .any(|states| ["run", "test"].iter().all(|phase| states.get(*phase).and_then(Value::as_str) == Some("NONE")));
     let results = |key: &str| -> Option<u64> {
         let result = published.get(key)?;
         ["passed_count", "failed_count", "skipped_count"].iter().map(|count| result.get(*count)?.as_u64()).sum()
