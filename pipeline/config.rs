@@ -59,6 +59,8 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
+    /// Probe's settings live with the stage (`probe::ProbeConfig`).
+    pub probe: crate::probe::ProbeConfig,
 }
 
 /// The GitHub API client.
@@ -714,6 +716,11 @@ impl Check for Config {
             return Err(invalid(origin, "release.swt_min_runs", "must be at least 1"));
         }
         self.screen.check(origin)?;
+        self.probe.check().map_err(|invalid| ConfigError::Invalid {
+            origin: origin.to_string(),
+            key: format!("probe.{}", invalid.key),
+            message: invalid.message.to_string(),
+        })?;
         Ok(())
     }
 }

@@ -31,6 +31,7 @@ mod language_c;
 mod languages;
 mod mirror;
 mod owner;
+mod probe;
 mod release;
 mod review;
 mod runners;
