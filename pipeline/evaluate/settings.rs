@@ -60,6 +60,7 @@ impl EvaluateSettings {
         let data_dir_label =
             fs_err::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
         Ok(EvaluateSettings {
+            mutants: config.config.probe.mutants,
             release_dir: flags.release.clone(),
             predictions_path: flags.predictions.clone(),
             mode: flags.mode,

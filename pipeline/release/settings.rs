@@ -34,6 +34,9 @@ impl ReleaseRequest {
         if let Some(max) = given.max_quality_score.filter(|max| !(0.0..=1.0).contains(max)) {
             return Err(ReleaseError::BadMaxQualityScore(max));
         }
+        if let Some(min) = given.min_mutation_score.filter(|min| !(0.0..=1.0).contains(min)) {
+            return Err(ReleaseError::BadMinMutationScore(min));
+        }
         let file: ReleaseFile = match config.release_file(&flags.name)? {
             Some((file, path)) => {
                 tracing::info!(path = %path.display(), "using the release settings file");
@@ -62,6 +65,7 @@ impl ReleaseRequest {
                     },
                     only_kept: given.only_kept || file.only_kept,
                 },
+                min_mutation_score: given.min_mutation_score.or(file.min_mutation_score),
                 reviewed_only: given.reviewed_only || file.reviewed_only,
                 exclude_rejected: given.exclude_rejected || file.exclude_rejected,
             },
