@@ -68,6 +68,10 @@ pub fn probe_fields(outcome: Option<&TaskProbe>, not_validated: Option<&str>) ->
             .collect();
         probe["mutants"] = Value::Object(counts);
         probe["candidates"] = record.candidates.into();
+        // The task's seconds in probe (its containers, this run or the one that made
+        // the record), and in the mutants' test phases alone.
+        probe["seconds"] = ((record.seconds * 10.0).round() / 10.0).into();
+        probe["test_seconds"] = ((record.runs.iter().map(|run| run.seconds).sum::<f64>() * 10.0).round() / 10.0).into();
     }
     if let Some(set_aside) = &outcome.set_aside {
         probe["reason"] = set_aside.reason.as_str().into();
