@@ -29,6 +29,7 @@ mod git_diff;
 mod images;
 mod language_c;
 mod languages;
+mod ledger;
 mod mirror;
 mod owner;
 mod probe;
