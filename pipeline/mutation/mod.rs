@@ -44,7 +44,7 @@ pub struct Made {
 }
 
 /// The order in which operators take turns when mutants are chosen.
-pub const TURN_ORDER: [MutationOperator; 8] = [
+pub const TURN_ORDER: [MutationOperator; 9] = [
     MutationOperator::OmitHunk,
     MutationOperator::RevertLine,
     MutationOperator::NegateCondition,
@@ -52,6 +52,7 @@ pub const TURN_ORDER: [MutationOperator; 8] = [
     MutationOperator::DropStatement,
     MutationOperator::MoveBoundary,
     MutationOperator::DropCondition,
+    MutationOperator::DropArgument,
     MutationOperator::ReplaceLiteral,
 ];
 
@@ -75,6 +76,8 @@ enum Edit {
     Replace(String),
     /// The added line is dropped.
     Drop,
+    /// The removed line stays (becomes context).
+    Keep,
 }
 
 /// The mutants of `gold_patch`, at most `cap` of them (see the module's text).
@@ -144,6 +147,15 @@ fn hunk_changes_code(hunk: &Hunk, language: Language) -> bool {
         .any(|(index, line)| (line.added() || line.removed()) && lines.code(index).is_some_and(|code| !code.is_inert()))
 }
 
+/// Whether a patch changes a line of code in a code file.
+fn changes_code(patch: &str) -> bool {
+    Patch::parse(patch).files.iter().any(|file| {
+        file.opaque
+            || Language::of_path(&file.path)
+                .is_some_and(|language| file.hunks.iter().any(|hunk| hunk_changes_code(hunk, language)))
+    })
+}
+
 fn ordinal_word(n: usize) -> String {
     const WORDS: [&str; 10] =
         ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
@@ -172,7 +184,9 @@ fn choose(patch: &Patch, drafts: Vec<Draft>, cap: usize) -> Vec<Mutant> {
             // An operator whose next draft is a no-op or a duplicate takes its next one.
             while let Some(draft) = queue.pop_front() {
                 let rendered = render(patch, &draft);
-                if rendered == gold || !seen.insert(rendered.clone()) {
+                // No change at all is not a wrong fix: validation's run before the gold
+                // patch already is that one.
+                if rendered == gold || !changes_code(&rendered) || !seen.insert(rendered.clone()) {
                     continue;
                 }
                 chosen.push(mutant_of(patch, &draft, rendered, &mut ids));
@@ -208,6 +222,7 @@ fn render(patch: &Patch, draft: &Draft) -> String {
         Edit::Drop => {
             hunks[draft.hunk].lines.remove(draft.line);
         }
+        Edit::Keep => hunks[draft.hunk].lines[draft.line].marker = ' ',
     }
     edited.render()
 }

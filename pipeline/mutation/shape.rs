@@ -89,6 +89,17 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
         drafts.push(Draft { operator, file: 0, hunk: 0, line, edit, change });
     };
     for (index, hunk_line) in hunk.lines.iter().enumerate() {
+        if hunk_line.removed() && !hunk.line_is_marked(index) {
+            if let Some(old) = kept_removal(lines, hunk, index, language) {
+                push(
+                    MutationOperator::RevertLine,
+                    index,
+                    Edit::Keep,
+                    format!("the removed line `{}` stays", snippet(&old)),
+                );
+            }
+            continue;
+        }
         if !hunk_line.added() || hunk.line_is_marked(index) {
             continue;
         }
@@ -106,6 +117,11 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
             );
         }
         let whole = lines.depth_before[index] == 0 && syntax::balanced(&code.masked());
+        if lines.depth_before[index] > 0 {
+            if let Some((operator, change)) = continued_part(code, language) {
+                push(operator, index, Edit::Drop, change);
+            }
+        }
         if let Some(condition) = condition_span(code, language) {
             let inner = &text[condition.clone()];
             let negated =
@@ -163,9 +179,70 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
                     format!("`return {}` returns `{default}` instead", snippet(&expression)),
                 );
             }
+            if let Some(expression) = rust_tail_expression(lines, index, code, language) {
+                let indent = &text[..syntax::indent_of(text)];
+                push(
+                    MutationOperator::ReturnDefault,
+                    index,
+                    Edit::Replace(format!("{indent}Default::default()")),
+                    format!("the function's value `{}` becomes `Default::default()`", snippet(&expression)),
+                );
+            }
         }
     }
     drafts
+}
+
+/// The text of a removed line that a mutant could keep: code that the gold patch
+/// deletes outright (no added line in its change block), whole on its line (its
+/// brackets balance, it opens no block) and not a definition or an import.
+fn kept_removal(lines: &HunkLines, hunk: &Hunk, index: usize, language: Language) -> Option<String> {
+    let mut start = index;
+    while start > 0 && hunk.lines[start - 1].removed() {
+        start -= 1;
+    }
+    let mut end = index;
+    while end + 1 < hunk.lines.len() && hunk.lines[end + 1].removed() {
+        end += 1;
+    }
+    if hunk.lines.get(end + 1).is_some_and(|next| next.added()) {
+        return None;
+    }
+    let old = lines.code(index)?;
+    let masked = old.masked();
+    let trimmed = masked.trim();
+    let first = trimmed.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default();
+    const DEFINITIONS: [&str; 11] =
+        ["def", "class", "import", "from", "fn", "func", "use", "package", "struct", "impl", "async"];
+    let opens_block = trimmed.ends_with(':') || trimmed.ends_with('{') || trimmed.ends_with('\\');
+    (!old.is_inert()
+        && syntax::balanced(&masked)
+        && !opens_block
+        && !DEFINITIONS.contains(&first)
+        && !trimmed.starts_with(['@', '#'])
+        && (language != Language::Python || !trimmed.ends_with(',')))
+    .then(|| old.code_text().trim().to_string())
+}
+
+/// A line inside brackets that another line opened, which is one whole part of what
+/// they hold: an argument or element (`x=1,`), or a clause of a condition written over
+/// lines (`or y`, `&& z`). Dropping it is a wrong fix a model could write.
+fn continued_part(code: &CodeLine, language: Language) -> Option<(MutationOperator, String)> {
+    let masked = code.masked();
+    let trimmed = masked.trim();
+    if !syntax::balanced(trimmed) || trimmed.is_empty() {
+        return None;
+    }
+    let [and, or] = language.and_or();
+    let clause = [and, or].iter().any(|operator| trimmed.starts_with(operator.trim_start()));
+    if clause {
+        return Some((
+            MutationOperator::DropCondition,
+            format!("the clause `{}` is dropped", snippet(&code.code_text())),
+        ));
+    }
+    (trimmed.ends_with(',') && trimmed.len() > 1)
+        .then(|| (MutationOperator::DropArgument, format!("the argument `{}` is dropped", snippet(&code.code_text()))))
 }
 
 /// A reader's view of a line: trimmed, and cut at 80 characters.
@@ -192,11 +269,13 @@ fn revert_partner(lines: &HunkLines, hunk: &Hunk, index: usize) -> Option<String
     }
     let new = lines.new_code(index)?;
     let new_code = normalise(&new.code_text());
+    // The old line must open and close what the new one does, or the file would not parse.
+    let new_delta = bracket_delta(&new.masked(), false);
     (removed_start..start)
         .filter_map(|removed| {
             let old = lines.code(removed)?;
             let old_code = normalise(&old.code_text());
-            (!old.is_inert() && old_code != new_code)
+            (!old.is_inert() && old_code != new_code && bracket_delta(&old.masked(), false) == new_delta)
                 .then(|| (similarity(&old_code, &new_code), hunk.lines[removed].text.clone()))
         })
         .filter(|(score, _)| *score >= 0.4)
@@ -312,7 +391,7 @@ fn top_level(text: &str, needle: char) -> Vec<usize> {
 }
 
 fn negation(condition: &str, language: Language) -> String {
-    format!("{}({condition})", language.not())
+    format!("{}({condition})", language.negation())
 }
 
 /// For a condition of two or more clauses joined by one operator (all `and` or all
@@ -620,8 +699,34 @@ fn return_default(
         }
     };
     let same = |a: &str, b: &str| a.replace(' ', "") == b.replace(' ', "");
-    (!same(expression, &default) && !(language == Language::C && ["NULL", "false", "nullptr"].contains(&expression)))
-        .then(|| (expression.to_string(), default))
+    let already_empty =
+        same(expression, &default) || (language == Language::C && ["NULL", "false", "nullptr"].contains(&expression));
+    (!already_empty).then(|| (expression.to_string(), default))
+}
+
+/// The expression of a Rust function's last line, its value (no `;`, and the next
+/// code line closes the block, less indented); `None` for any other line.
+fn rust_tail_expression(lines: &HunkLines, index: usize, code: &CodeLine, language: Language) -> Option<String> {
+    if language != Language::Rust {
+        return None;
+    }
+    let code_text = code.code_text();
+    let expression = code_text.trim();
+    let first = expression.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default();
+    const NOT_VALUES: [&str; 12] =
+        ["let", "if", "match", "for", "while", "loop", "return", "fn", "use", "pub", "impl", "struct"];
+    if expression.is_empty()
+        || expression.ends_with([';', '{', ',', '}'])
+        || expression.starts_with(['}', '#', '.', '?'])
+        || NOT_VALUES.contains(&first)
+        || expression == "Default::default()"
+    {
+        return None;
+    }
+    let closes = lines.code_after(index).next().is_some_and(|after| {
+        after.code_text().trim().starts_with('}') && syntax::indent_of(&after.text) < syntax::indent_of(&code.text)
+    });
+    closes.then(|| expression.to_string())
 }
 
 /// The empty value of the expression's own shape: a string, a number, a boolean, a

@@ -46,7 +46,8 @@ impl Language {
         matches!(self, Language::Script | Language::Java | Language::C | Language::Cpp)
     }
 
-    pub fn not(self) -> &'static str {
+    /// The prefix that negates a condition.
+    pub fn negation(self) -> &'static str {
         if self == Language::Python { "not " } else { "!" }
     }
 

@@ -198,6 +198,11 @@ fn rust_javascript_java_and_c_mutants_are_made_in_each_languages_spelling() {
     assert!(has(&files, "    if !(x < low && low != 0) {\n"));
     assert!(has(&files, "    if low != 0 {\n"));
     assert!(has(&files, "        return Default::default();\n"));
+    // A function's value, its last line without `return`, is emptied too.
+    let tail_old = "pub fn mul(a: i32, b: i32) -> i32 {\n    0\n}\n";
+    let tail_new = "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n";
+    let files = applied("src/mul.rs", tail_old, &make(&diff_of("src/mul.rs", tail_old, tail_new), 100).mutants);
+    assert!(has(&files, "pub fn mul(a: i32, b: i32) -> i32 {\n    Default::default()\n}\n"), "{files:?}");
 
     let js_old = "function clamp(x, low) {\n  return x;\n}\n";
     let js_new = "function clamp(x, low) {\n  if (x < low) {\n    return low;\n  }\n  const label = 'clamped';\n  return x;\n}\n";
@@ -261,4 +266,35 @@ fn spreading_takes_the_first_the_middle_and_the_quarters_first() {
         .collect();
     let order: Vec<usize> = spread(drafts).into_iter().map(|draft| draft.line).collect();
     assert_eq!(order, [0, 4, 2, 6, 1, 5, 3, 7]);
+}
+
+#[test]
+fn a_removed_line_may_stay_and_parts_of_a_statement_over_lines_may_go() {
+    let old = "def f(path, extra):\n    paths = list(path)\n    paths.sort()\n    return make(\n        paths,\n        strict=True,\n    )\n";
+    let new = "def f(path, extra):\n    paths = list(path)\n    return make(\n        paths,\n        strict=True,\n        extra=extra,\n    ) or (\n        fallback\n        or paths\n    )\n";
+    let gold = diff_of("m.py", old, new);
+    let made = make(&gold, 100);
+    let files = applied("m.py", old, &made.mutants);
+    let has = |needle: &str| files.iter().any(|file| file.contains(needle));
+    // The deleted `paths.sort()` stays.
+    assert!(has("    paths = list(path)\n    paths.sort()\n    return make("), "{files:?}");
+    let kept = by_operator(&made.mutants, MutationOperator::RevertLine);
+    assert!(kept.iter().any(|mutant| mutant.change == "the removed line `paths.sort()` stays"), "{kept:?}");
+    // An added argument of a call written over lines is dropped; so is a clause.
+    assert!(has("        strict=True,\n    ) or ("), "{files:?}");
+    assert!(
+        by_operator(&made.mutants, MutationOperator::DropArgument)
+            .iter()
+            .any(|mutant| mutant.change.contains("extra=extra,"))
+    );
+    assert!(has("        fallback\n    )\n"), "{files:?}");
+    // A line that opens a block is never kept alone, nor is a line the change replaced.
+    assert!(kept.iter().all(|mutant| !mutant.change.contains("return make(")));
+}
+
+#[test]
+fn a_gold_patch_that_only_deletes_a_line_gives_no_mutant_that_is_no_fix_at_all() {
+    let old = "def f(x):\n    x = clean(x)\n    return x\n";
+    let new = "def f(x):\n    return x\n";
+    assert!(make(&diff_of("m.py", old, new), 100).mutants.is_empty());
 }
