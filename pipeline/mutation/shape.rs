@@ -12,11 +12,74 @@ use super::syntax::{self, CodeLine, Language};
 use super::{Draft, Edit};
 use crate::model::probe::MutationOperator;
 
+/// Where a hunk starts in its file: what is open there (a docstring, a comment), the
+/// depth of open brackets, and the first word of the statement it starts inside
+/// (`from` for a line of `from x import (`). Read from the file before the fix when
+/// it is at hand; a hunk of a file not at hand starts at the margin.
+#[derive(Debug, Clone, Default)]
+pub struct Start {
+    pub open: syntax::Open,
+    pub depth: i32,
+    pub head: String,
+}
+
+impl Start {
+    /// The state at the start of line `line` (from 1) of `text`.
+    pub fn of(text: &str, line: u32, language: Language) -> Start {
+        let before: Vec<&str> = text.lines().take(line.saturating_sub(1) as usize).collect();
+        let scanned = syntax::scan_lines(before.iter().copied(), language);
+        let mut start = Start::default();
+        let braces_are_blocks = language != Language::Python;
+        for (code, text) in scanned.iter().zip(&before) {
+            if start.depth == 0 && !continues(text) {
+                start.head = first_word(&code.masked());
+            }
+            start.depth = (start.depth + bracket_delta(&code.masked(), braces_are_blocks)).max(0);
+        }
+        // What is open at the line's start: the scan of the last line says.
+        let mut open = syntax::Open::Nothing;
+        for text in &before {
+            open = syntax::scan(text, language, open).open_after;
+        }
+        start.open = open;
+        start
+    }
+}
+
+/// A line that ends with a backslash continues on the next one.
+fn continues(text: &str) -> bool {
+    text.trim_end().ends_with('\\')
+}
+
+fn first_word(masked: &str) -> String {
+    masked
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
+        .find(|word| !word.is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Whether a statement that begins with `head` imports (or, in C, includes): an edit
+/// of it is no fix (a missing name fails to load; an unused one changes nothing).
+pub fn imports(head: &str, language: Language) -> bool {
+    match language {
+        Language::Python => head == "import" || head == "from",
+        Language::Go | Language::Java => head == "import",
+        Language::Script => head == "import" || head == "require",
+        Language::Rust => head == "use",
+        Language::C | Language::Cpp => head == "#include",
+    }
+}
+
 /// A hunk's lines as code: the new side (context and added lines) and the old side
 /// (context and removed lines) scanned in order, each by its index in the hunk.
 pub struct HunkLines {
     new_side: Vec<Option<CodeLine>>,
     old_side: Vec<Option<CodeLine>>,
+    /// The first word of the statement each line belongs to, on its own side.
+    head: Vec<String>,
+    /// Whether a line continues the one before it (a backslash), on its own side.
+    continued: Vec<bool>,
     /// Depth of open expression brackets at the start of each new-side line (0 for
     /// others): a line that starts inside one continues a statement. A C-like
     /// language's braces open blocks, not expressions, and do not count.
@@ -24,11 +87,15 @@ pub struct HunkLines {
 }
 
 impl HunkLines {
-    pub fn of(hunk: &Hunk, language: Language) -> HunkLines {
+    pub fn of(hunk: &Hunk, language: Language, start: &Start) -> HunkLines {
         let side = |keep: fn(char) -> bool| -> Vec<Option<CodeLine>> {
             let indices: Vec<usize> =
                 hunk.lines.iter().enumerate().filter(|(_, line)| keep(line.marker)).map(|(index, _)| index).collect();
-            let scanned = syntax::scan_lines(indices.iter().map(|&index| hunk.lines[index].text.as_str()), language);
+            let scanned = syntax::scan_lines_from(
+                indices.iter().map(|&index| hunk.lines[index].text.as_str()),
+                language,
+                start.open,
+            );
             let mut out: Vec<Option<CodeLine>> = vec![None; hunk.lines.len()];
             for (index, line) in indices.into_iter().zip(scanned) {
                 out[index] = Some(line);
@@ -37,16 +104,40 @@ impl HunkLines {
         };
         let new_side = side(|marker| marker == '+' || marker == ' ');
         let old_side = side(|marker| marker == '-' || marker == ' ');
+        // Each line's depth, statement and continuation, read on its own side.
+        let walk = |side: &[Option<CodeLine>]| -> Vec<(i32, String, bool)> {
+            let (mut depth, mut current, mut after_backslash) = (start.depth, start.head.clone(), false);
+            let braces_are_blocks = language != Language::Python;
+            side.iter()
+                .map(|line| {
+                    let Some(line) = line else { return (0, String::new(), false) };
+                    if depth == 0 && !after_backslash {
+                        current = first_word(&line.masked());
+                    }
+                    let here = (depth, current.clone(), after_backslash);
+                    depth = (depth + bracket_delta(&line.masked(), braces_are_blocks)).max(0);
+                    after_backslash = continues(&line.text);
+                    here
+                })
+                .collect()
+        };
+        let (new_walk, old_walk) = (walk(&new_side), walk(&old_side));
         let mut depth_before = vec![0; hunk.lines.len()];
-        let mut depth = 0i32;
-        let braces_are_blocks = language != Language::Python;
-        for (index, line) in new_side.iter().enumerate() {
-            if let Some(line) = line {
-                depth_before[index] = depth;
-                depth = (depth + bracket_delta(&line.masked(), braces_are_blocks)).max(0);
-            }
+        let mut head = vec![String::new(); hunk.lines.len()];
+        let mut continued = vec![false; hunk.lines.len()];
+        for (index, line) in hunk.lines.iter().enumerate() {
+            let (depth, statement, after_backslash) =
+                if line.removed() { old_walk[index].clone() } else { new_walk[index].clone() };
+            depth_before[index] = depth;
+            head[index] = statement;
+            continued[index] = after_backslash;
         }
-        HunkLines { new_side, old_side, depth_before }
+        HunkLines { new_side, old_side, head, continued, depth_before }
+    }
+
+    /// Whether line `index` belongs to an import statement.
+    pub fn imports(&self, index: usize, language: Language) -> bool {
+        imports(&self.head[index], language)
     }
 
     /// The line as code, on the side it belongs to (the old side for removed lines).
@@ -89,6 +180,9 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
         drafts.push(Draft { operator, file: 0, hunk: 0, line, edit, change });
     };
     for (index, hunk_line) in hunk.lines.iter().enumerate() {
+        if lines.imports(index, language) {
+            continue;
+        }
         if hunk_line.removed() && !hunk.line_is_marked(index) {
             if let Some(old) = kept_removal(lines, hunk, index, language) {
                 push(
@@ -108,7 +202,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
             continue;
         }
         let text = &code.text;
-        if let Some(old) = revert_partner(lines, hunk, index) {
+        if let Some(old) = revert_partner(lines, hunk, index).filter(|_| !lines.continued[index] && !continues(text)) {
             push(
                 MutationOperator::RevertLine,
                 index,
@@ -116,8 +210,11 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
                 format!("`{}` keeps its old text `{}`", snippet(text), snippet(&old)),
             );
         }
-        let whole = lines.depth_before[index] == 0 && syntax::balanced(&code.masked());
-        if lines.depth_before[index] > 0 {
+        let whole = lines.depth_before[index] == 0
+            && !lines.continued[index]
+            && !continues(text)
+            && syntax::balanced(&code.masked());
+        if lines.depth_before[index] > 0 && !message_head(&lines.head[index]) {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
             }
@@ -151,7 +248,10 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
                 format!("`{}` becomes `{}` in `{}`", text[range].trim(), replacement.trim(), snippet(text)),
             );
         }
-        for (range, replacement) in literals(code, language) {
+        // A statement that only talks to people (a warning, a log line, an exception
+        // raised with its message): its texts and arguments are no behaviour.
+        let message = message_head(&lines.head[index]);
+        for (range, replacement) in literals(code, language).into_iter().filter(|_| !message) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::ReplaceLiteral,
@@ -275,8 +375,12 @@ fn revert_partner(lines: &HunkLines, hunk: &Hunk, index: usize) -> Option<String
         .filter_map(|removed| {
             let old = lines.code(removed)?;
             let old_code = normalise(&old.code_text());
-            (!old.is_inert() && old_code != new_code && bracket_delta(&old.masked(), false) == new_delta)
-                .then(|| (similarity(&old_code, &new_code), hunk.lines[removed].text.clone()))
+            (!old.is_inert()
+                && old_code != new_code
+                && bracket_delta(&old.masked(), false) == new_delta
+                && !lines.continued[removed]
+                && !continues(&old.text))
+            .then(|| (similarity(&old_code, &new_code), hunk.lines[removed].text.clone()))
         })
         .filter(|(score, _)| *score >= 0.4)
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -448,9 +552,13 @@ fn clauses_dropped(code: &CodeLine, span: Range<usize>, language: Language) -> V
 
 /// Each boundary of the line and what it becomes: comparisons written with blanks
 /// around them (generics and arrows never are), and `+ 1` / `- 1` after an operand.
+/// A comparison with a tolerance (`err < atol`) is left alone: for numbers measured,
+/// `<` and `<=` differ on a set of measure zero.
 fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
     let masked = code.masked();
     let mut found = Vec::new();
+    let tolerance = regex_once(r"(?i)\b\w*(tol|eps|epsilon|tolerance|threshold)\w*\b");
+    let compares_tolerance = tolerance.is_match(&masked);
     for (from, to) in
         [(" <= ", " < "), (" >= ", " > "), (" < ", " <= "), (" > ", " >= "), (" += 1", " -= 1"), (" -= 1", " += 1")]
     {
@@ -459,7 +567,8 @@ fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
             let start = at + offset;
             let end = start + from.len();
             let digit_follows = masked[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_');
-            if !(from.ends_with('1') && digit_follows) {
+            let comparison = !from.ends_with('1');
+            if !(from.ends_with('1') && digit_follows) && !(comparison && compares_tolerance) {
                 found.push((start..end, to.to_string()));
             }
             at = end;
@@ -489,11 +598,20 @@ fn regex_once(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("a valid pattern")
 }
 
+/// The first words of statements that talk to people.
+fn message_head(head: &str) -> bool {
+    const HEADS: [&str; 12] = [
+        "warnings", "logging", "logger", "log", "LOG", "print", "println", "raise", "throw", "assert", "console",
+        "panic",
+    ];
+    HEADS.contains(&head)
+}
+
 /// Lines where a string is a message to people (an error, a log line, an assertion's
 /// text) or a name of something outside the program (an import): replacing it
 /// changes no behaviour a fix is asked for.
 fn message_line(code: &str) -> bool {
-    const MARKS: [&str; 30] = [
+    const MARKS: [&str; 35] = [
         "raise ",
         "throw ",
         "Error(",
@@ -524,6 +642,11 @@ fn message_line(code: &str) -> bool {
         "#include",
         "@",
         "expect(",
+        "message=",
+        "msg=",
+        "match=",
+        "help=",
+        "reason=",
     ];
     MARKS.iter().any(|mark| code.contains(mark)) || code.trim_start().starts_with("use ")
 }
@@ -564,8 +687,14 @@ fn literals(code: &CodeLine, language: Language) -> Vec<(Range<usize>, String)> 
         found.push((start..end, replacement.to_string()));
     }
     if !message_line(&code.code_text()) {
+        let definition = definition_name(&code.code_text(), language).is_some();
         for range in code.literals() {
             let literal = &text[range.clone()];
+            // A type named in a string (`node: "Unknown"`, `-> "Self"`) is no value.
+            let before = masked[..range.start].trim_end();
+            if before.ends_with("->") || (definition && before.ends_with(':')) {
+                continue;
+            }
             if let Some(replacement) = replaced_string(literal, language) {
                 found.push((range, replacement));
             }
@@ -820,7 +949,7 @@ pub fn definition_name(text: &str, language: Language) -> Option<String> {
 /// level, or a definition's own head), else the nearest definition above it in the
 /// hunk that is less indented, else the one the hunk header names.
 pub fn function_at(hunk: &Hunk, index: usize, language: Language) -> String {
-    let lines = HunkLines::of(hunk, language);
+    let lines = HunkLines::of(hunk, language, &Start::default());
     let Some(indent) = lines.code(index).map(|line| syntax::indent_of(&line.text)) else { return String::new() };
     if indent == 0 {
         return String::new();
