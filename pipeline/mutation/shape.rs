@@ -568,8 +568,9 @@ fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
             let end = start + from.len();
             let digit_follows = masked[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_');
             let comparison = !from.ends_with('1');
-            let step_of_a_number = from.ends_with('1') && digit_follows;
-            if !step_of_a_number && !(comparison && compares_tolerance) {
+            // A step of `+ 1` inside a longer number is none; a tolerance's bound is left alone.
+            let left_alone = (from.ends_with('1') && digit_follows) || (comparison && compares_tolerance);
+            if !left_alone {
                 found.push((start..end, to.to_string()));
             }
             at = end;
