@@ -355,6 +355,15 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                     format!("`return {}` returns `{default}` instead", snippet(&expression)),
                 );
             }
+            if let Some((range, expression, default)) = inline_value(code, language) {
+                let edited = format!("{}{default}{}", &text[..range.start], &text[range.end..]);
+                push(
+                    MutationOperator::ReturnDefault,
+                    index,
+                    Edit::Replace(edited),
+                    format!("the value `{}` of `{}` becomes `{default}`", snippet(&expression), snippet(text)),
+                );
+            }
             if let Some(expression) = rust_tail_expression(lines, index, code, language) {
                 let indent = &text[..syntax::indent_of(text)];
                 push(
@@ -1000,6 +1009,43 @@ fn return_default(
     let already_empty =
         same(expression, &default) || (language == Language::C && ["NULL", "false", "nullptr"].contains(&expression));
     (!already_empty).then(|| (expression.to_string(), default))
+}
+
+/// A function's value written on its head's line: `int f(...) { return EXPR; }` in a
+/// C-like language, a JavaScript arrow function's concise body (`(a, b) => EXPR;`).
+/// The range of EXPR in the line, EXPR, and the value that empties it.
+fn inline_value(code: &CodeLine, language: Language) -> Option<(Range<usize>, String, String)> {
+    let masked = code.masked();
+    let text = &code.text;
+    let (range, head) = match language {
+        Language::Script => {
+            let arrow = masked.rfind("=> ")?;
+            let start = arrow + 3;
+            let end = masked.trim_end().trim_end_matches(';').len();
+            if masked[start..].trim_start().starts_with('{') || end <= start {
+                return None;
+            }
+            (start..end, &masked[..arrow])
+        }
+        Language::C | Language::Cpp | Language::Java => {
+            let found = regex_once(r"\{\s*return\s+([^;]+);\s*\}\s*$").captures(&masked)?;
+            let expression = found.get(1)?;
+            (expression.start()..expression.end(), &masked[..found.get(0)?.start()])
+        }
+        _ => return None,
+    };
+    if !syntax::balanced(&masked[range.clone()]) {
+        return None;
+    }
+    let expression = text[range.clone()].trim().to_string();
+    let default = match language {
+        Language::Script => shaped_default(&expression, "null", ["''", "0", "false", "[]", "{}"]),
+        Language::C => "0".to_string(),
+        Language::Cpp => "{}".to_string(),
+        Language::Java => java_default(head)?,
+        _ => return None,
+    };
+    (expression.replace(' ', "") != default.replace(' ', "")).then_some((range, expression, default))
 }
 
 /// The expression of a Rust function's last line, its value (no `;`, and the next

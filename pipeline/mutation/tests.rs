@@ -397,3 +397,19 @@ fn a_guard_the_issue_did_not_ask_for_and_a_call_that_only_makes_writes_durable_g
     assert!(!changes.iter().any(|change| change.contains("x < 0") || change.contains("negative")), "{changes:#?}");
     assert!(changes.iter().any(|change| change.contains("x * 2")), "{changes:#?}");
 }
+
+#[test]
+fn a_value_written_on_its_functions_line_is_emptied_in_c_java_and_javascript() {
+    let c_old = "int add(int a, int b) { return b < 0 ? a - b : a + b; }\nint mul(int a, int b) { return 0; }\n";
+    let c_new = "int add(int a, int b) { return a + b; }\nint mul(int a, int b) { return 0; }\n";
+    let files = applied("src/calc.c", c_old, &make_alone(&diff_of("src/calc.c", c_old, c_new), 100).mutants);
+    assert!(files.iter().any(|file| file.starts_with("int add(int a, int b) { return 0; }")), "{files:?}");
+    let js_old = "exports.add = (a, b) => a;\n";
+    let js_new = "exports.add = (a, b) => a;\nexports.mul = (a, b) => a * b;\n";
+    let files = applied("lib/calc.js", js_old, &make_alone(&diff_of("lib/calc.js", js_old, js_new), 100).mutants);
+    assert!(files.iter().any(|file| file.contains("exports.mul = (a, b) => null;")), "{files:?}");
+    let java_old = "class A {\n}\n";
+    let java_new = "class A {\n    public static boolean odd(int x) { return x % 2 == 1; }\n}\n";
+    let files = applied("src/A.java", java_old, &make_alone(&diff_of("src/A.java", java_old, java_new), 100).mutants);
+    assert!(files.iter().any(|file| file.contains("{ return false; }")), "{files:?}");
+}
