@@ -189,9 +189,9 @@ fn changes_code(patch: &str, before: &FilesBefore, tested: &shape::TestWords) ->
     Patch::parse(patch).files.iter().any(|file| {
         file.opaque
             || Language::of_path(&file.path).is_some_and(|language| {
-                file.hunks.iter().any(|hunk| {
-                    hunk_changes_code(hunk, language, &start_of(file, hunk, language, before), tested)
-                })
+                file.hunks
+                    .iter()
+                    .any(|hunk| hunk_changes_code(hunk, language, &start_of(file, hunk, language, before), tested))
             })
     })
 }

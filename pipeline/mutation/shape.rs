@@ -165,7 +165,8 @@ impl HunkLines {
             return true;
         }
         let indent = syntax::indent_of(&line.text);
-        let mut following = (index + 1..hunk.lines.len()).filter_map(|other| side(other)).filter(|code| !code.is_inert());
+        let mut following =
+            (index + 1..hunk.lines.len()).filter_map(|other| side(other)).filter(|code| !code.is_inert());
         let Some(body) = following.next() else { return false };
         if syntax::indent_of(&body.text) <= indent || !raises(&body.masked(), language) {
             return false;
@@ -208,7 +209,6 @@ impl HunkLines {
         statements.sort();
         statements
     }
-
 
     /// Whether removed line `index` assigns a name that no line of the fixed code in the
     /// hunk mentions at all (neither reads nor writes again): keeping it, or removing
@@ -466,12 +466,8 @@ fn raises(masked: &str, language: Language) -> bool {
     let after_condition = trimmed.rsplit_once(':').map_or(trimmed, |(_, rest)| rest).trim();
     let starts = |text: &str| match language {
         Language::Python => text.starts_with("raise ") || text == "raise",
-        Language::Rust => {
-            text.starts_with("panic!(") || text.starts_with("bail!(") || text.starts_with("return Err(")
-        }
-        Language::Go => {
-            text.starts_with("return ") && (text.contains("errors.New(") || text.contains("fmt.Errorf("))
-        }
+        Language::Rust => text.starts_with("panic!(") || text.starts_with("bail!(") || text.starts_with("return Err("),
+        Language::Go => text.starts_with("return ") && (text.contains("errors.New(") || text.contains("fmt.Errorf(")),
         _ => text.starts_with("throw "),
     };
     starts(trimmed)
@@ -559,8 +555,25 @@ fn revert_partner(lines: &HunkLines, hunk: &Hunk, index: usize) -> Option<String
         .map(|(_, text)| text)
 }
 
+/// A line's code with its blanks made single and the words that only say who may see
+/// or change a thing (`private`, `final`, `pub`, ...) left out: a changed line that
+/// differs from its old text only by them behaves the same in every test.
 fn normalise(code: &str) -> String {
-    code.split_whitespace().collect::<Vec<_>>().join(" ")
+    const MODIFIERS: [&str; 12] = [
+        "private",
+        "public",
+        "protected",
+        "final",
+        "static",
+        "readonly",
+        "inline",
+        "virtual",
+        "override",
+        "pub",
+        "pub(crate)",
+        "internal",
+    ];
+    code.split_whitespace().filter(|word| !MODIFIERS.contains(word)).collect::<Vec<_>>().join(" ")
 }
 
 /// How much of two lines their common start and end make up (0 to 1).

@@ -384,7 +384,10 @@ fn a_guard_the_issue_did_not_ask_for_and_a_call_that_only_makes_writes_durable_g
     let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
     assert!(!changes.iter().any(|change| change.contains("upper < lower") || change.contains("raise")), "{changes:#?}");
     assert!(!changes.iter().any(|change| change.contains("fsync")), "{changes:#?}");
-    assert!(changes.iter().any(|change| change.contains("(upper - lower) / 2")), "the fix's own change is mutated: {changes:#?}");
+    assert!(
+        changes.iter().any(|change| change.contains("(upper - lower) / 2")),
+        "the fix's own change is mutated: {changes:#?}"
+    );
     // A guard whose error the tests name is the fix under test: it is mutated.
     let tests = "+    with pytest.raises(ValueError):\n+        save('p', 'd', 2, 1)\n";
     let made = make(&diff_of("m.py", old, new), tests, 100, &FilesBefore::new());
@@ -412,4 +415,14 @@ fn a_value_written_on_its_functions_line_is_emptied_in_c_java_and_javascript() {
     let java_new = "class A {\n    public static boolean odd(int x) { return x % 2 == 1; }\n}\n";
     let files = applied("src/A.java", java_old, &make_alone(&diff_of("src/A.java", java_old, java_new), 100).mutants);
     assert!(files.iter().any(|file| file.contains("{ return false; }")), "{files:?}");
+}
+
+#[test]
+fn a_line_that_only_changes_who_may_see_a_thing_is_not_reverted() {
+    let old = "class A {\n    char[] chars;\n    int size() { return 0; }\n}\n";
+    let new = "class A {\n    private char[] chars;\n    int size() { return chars.length; }\n}\n";
+    let made = make_alone(&diff_of("src/A.java", old, new), 100);
+    let reverted = by_operator(&made.mutants, MutationOperator::RevertLine);
+    assert!(reverted.iter().all(|mutant| !mutant.change.contains("char[] chars")), "{reverted:#?}");
+    assert!(reverted.iter().any(|mutant| mutant.change.contains("chars.length")), "{reverted:#?}");
 }
