@@ -166,7 +166,7 @@ impl HunkLines {
         }
         let indent = syntax::indent_of(&line.text);
         let mut following =
-            (index + 1..hunk.lines.len()).filter_map(|other| side(other)).filter(|code| !code.is_inert());
+            (index + 1..hunk.lines.len()).filter_map(side).filter(|code| !code.is_inert());
         let Some(body) = following.next() else { return false };
         if syntax::indent_of(&body.text) <= indent || !raises(&body.masked(), language) {
             return false;
