@@ -165,8 +165,7 @@ impl HunkLines {
             return true;
         }
         let indent = syntax::indent_of(&line.text);
-        let mut following =
-            (index + 1..hunk.lines.len()).filter_map(side).filter(|code| !code.is_inert());
+        let mut following = (index + 1..hunk.lines.len()).filter_map(side).filter(|code| !code.is_inert());
         let Some(body) = following.next() else { return false };
         if syntax::indent_of(&body.text) <= indent || !raises(&body.masked(), language) {
             return false;
@@ -198,7 +197,9 @@ impl HunkLines {
             if (!added && self.dead_assignment(hunk, index)) || self.guard(hunk, index, language, tested) {
                 continue;
             }
-            pending.extend(code.code_text().chars().filter(|c| !c.is_whitespace() && *c != '\\'));
+            // A line that only talks to people counts by its code, not its words.
+            let text = if message_line(&code.code_text()) { words_blanked(code) } else { code.code_text() };
+            pending.extend(text.chars().filter(|c| !c.is_whitespace() && *c != '\\'));
             if !continues(&code.text) {
                 statements.push(std::mem::take(&mut pending));
             }
@@ -785,6 +786,25 @@ fn regex_once(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("a valid pattern")
 }
 
+/// A line's code with each literal emptied (`"..."` becomes `""`).
+fn words_blanked(code: &CodeLine) -> String {
+    let masked = code.masked();
+    let mut out = String::new();
+    let mut in_literal = false;
+    for c in masked.chars() {
+        if c == '\u{1}' {
+            if !in_literal {
+                out.push_str("\"\"");
+            }
+            in_literal = true;
+        } else {
+            in_literal = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The first words of statements that talk to people.
 fn message_head(head: &str) -> bool {
     const HEADS: [&str; 12] = [
@@ -798,7 +818,7 @@ fn message_head(head: &str) -> bool {
 /// text) or a name of something outside the program (an import): replacing it
 /// changes no behaviour a fix is asked for.
 fn message_line(code: &str) -> bool {
-    const MARKS: [&str; 35] = [
+    const MARKS: [&str; 37] = [
         "raise ",
         "throw ",
         "Error(",
@@ -834,6 +854,8 @@ fn message_line(code: &str) -> bool {
         "match=",
         "help=",
         "reason=",
+        "_error(",
+        "_msg(",
     ];
     MARKS.iter().any(|mark| code.contains(mark)) || code.trim_start().starts_with("use ")
 }
@@ -1080,9 +1102,13 @@ fn rust_tail_expression(lines: &HunkLines, index: usize, code: &CodeLine, langua
     {
         return None;
     }
-    let closes = lines.code_after(index).next().is_some_and(|after| {
-        after.code_text().trim().starts_with('}') && syntax::indent_of(&after.text) < syntax::indent_of(&code.text)
-    });
+    let closes = lines.new_side[index + 1..]
+        .iter()
+        .flatten()
+        .find(|after| !after.code_text().trim().is_empty())
+        .is_some_and(|after| {
+            after.code_text().trim().starts_with('}') && syntax::indent_of(&after.text) < syntax::indent_of(&code.text)
+        });
     closes.then(|| expression.to_string())
 }
 

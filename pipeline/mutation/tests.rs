@@ -426,3 +426,12 @@ fn a_line_that_only_changes_who_may_see_a_thing_is_not_reverted() {
     assert!(reverted.iter().all(|mutant| !mutant.change.contains("char[] chars")), "{reverted:#?}");
     assert!(reverted.iter().any(|mutant| mutant.change.contains("chars.length")), "{reverted:#?}");
 }
+
+#[test]
+fn a_lone_brace_or_semicolon_and_a_c_error_message_give_no_mutant() {
+    let old = "int f(int x) {\n  if (x < 0) {\n    return ret_error(x, \"bad input\");\n  }\n  return x;\n};\n";
+    let new =
+        "int f(int x) {\n  if (x < 0) {\n    return ret_error(x, \"x must not be negative\");\n  }\n  return x;\n}\n";
+    let made = make_alone(&diff_of("src/f.c", old, new), 100);
+    assert!(made.mutants.is_empty(), "{:#?}", made.mutants);
+}
