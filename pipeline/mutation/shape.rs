@@ -275,7 +275,9 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             continue;
         }
         let Some(code) = lines.new_code(index) else { continue };
-        if code.is_inert() || quiets_warnings(code, language) {
+        // A statement that only talks to people (a warning, a log line, the message of
+        // an error raised): none of its parts is behaviour.
+        if code.is_inert() || quiets_warnings(code, language) || message_head(&lines.head[index]) {
             continue;
         }
         let text = &code.text;
@@ -291,7 +293,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             && !lines.continued[index]
             && !continues(text)
             && syntax::balanced(&code.masked());
-        if lines.depth_before[index] > 0 && !message_head(&lines.head[index]) {
+        if lines.depth_before[index] > 0 {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
             }
@@ -325,10 +327,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                 format!("`{}` becomes `{}` in `{}`", text[range].trim(), replacement.trim(), snippet(text)),
             );
         }
-        // A statement that only talks to people (a warning, a log line, an exception
-        // raised with its message): its texts and arguments are no behaviour.
-        let message = message_head(&lines.head[index]);
-        for (range, replacement) in literals(code, language).into_iter().filter(|_| !message) {
+        for (range, replacement) in literals(code, language) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::ReplaceLiteral,
@@ -721,7 +720,9 @@ fn clauses_dropped(code: &CodeLine, span: Range<usize>, language: Language) -> V
             start = cut + operator.len();
         }
         clauses.push(inner[start..].trim().to_string());
+        // A clause that only checks for null is a guard the tests rarely reach: left alone.
         return (0..clauses.len())
+            .filter(|&dropped| !null_check(&clauses[dropped]))
             .map(|dropped| {
                 let kept: Vec<&str> = clauses
                     .iter()
@@ -734,6 +735,16 @@ fn clauses_dropped(code: &CodeLine, span: Range<usize>, language: Language) -> V
             .collect();
     }
     Vec::new()
+}
+
+/// Whether a clause only checks that something is there: a bare name (`ptr`, `!ptr`),
+/// or a comparison with the language's null (`x is not None`, `p != NULL`, `e != nil`).
+fn null_check(clause: &str) -> bool {
+    regex_once(r"^!?\s*[A-Za-z_][A-Za-z0-9_.]*(->[A-Za-z_][A-Za-z0-9_]*)*$").is_match(clause.trim())
+        || regex_once(
+            r"^[A-Za-z_][A-Za-z0-9_.\[\]]*\s*(is not|is|!=|==|!==|===)\s*(None|NULL|nullptr|nil|null|undefined)$",
+        )
+        .is_match(clause.trim())
 }
 
 /// Each boundary of the line and what it becomes: comparisons written with blanks
