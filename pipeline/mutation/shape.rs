@@ -275,9 +275,12 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             continue;
         }
         let Some(code) = lines.new_code(index) else { continue };
-        // A statement that only talks to people (a warning, a log line, the message of
-        // an error raised): none of its parts is behaviour.
-        if code.is_inert() || quiets_warnings(code, language) || message_head(&lines.head[index]) {
+        // A statement that only talks to people (a warning, a log line) is no behaviour;
+        // an error raised is, as a whole (it can be reverted or dropped), but none of its
+        // parts (the message, the arguments that build it) is.
+        let head = lines.head[index].as_str();
+        let raises = raises_head(head);
+        if code.is_inert() || quiets_warnings(code, language) || (message_head(head) && !raises) {
             continue;
         }
         let text = &code.text;
@@ -293,6 +296,19 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             && !lines.continued[index]
             && !continues(text)
             && syntax::balanced(&code.masked());
+        if raises {
+            if whole {
+                if let Some(edit) = drop_statement(lines, index, code, language) {
+                    push(
+                        MutationOperator::DropStatement,
+                        index,
+                        edit,
+                        format!("the statement `{}` is dropped", snippet(&code.code_text())),
+                    );
+                }
+            }
+            continue;
+        }
         if lines.depth_before[index] > 0 {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
@@ -817,6 +833,11 @@ fn words_blanked(code: &CodeLine) -> String {
 }
 
 /// The first words of statements that talk to people.
+/// Whether a statement's head raises an error: the statement is behaviour, its message is not.
+fn raises_head(head: &str) -> bool {
+    matches!(head, "raise" | "throw" | "panic")
+}
+
 fn message_head(head: &str) -> bool {
     const HEADS: [&str; 12] = [
         "warnings", "logging", "logger", "log", "LOG", "print", "println", "raise", "throw", "assert", "console",
