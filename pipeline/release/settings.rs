@@ -141,4 +141,32 @@ mod tests {
         let flags = ReleaseFlags { name: "bench".into(), images: true, push: true, ..ReleaseFlags::default() };
         assert!(matches!(ReleaseRequest::resolve(&config, &flags), Err(ReleaseError::NoRegistry)));
     }
+
+    #[test]
+    fn a_release_file_that_is_not_valid_is_refused_naming_the_file_and_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_with_releases_dir(dir.path());
+        let flags = ReleaseFlags { name: "bench".into(), version: "1".into(), ..ReleaseFlags::default() };
+        let message = |text: &str| {
+            fs_err::write(dir.path().join("bench.toml"), text).unwrap();
+            let error = ReleaseRequest::resolve(&config, &flags).unwrap_err();
+            assert!(matches!(error, ReleaseError::Config(_)), "{error}");
+            error.to_string().replace(&dir.path().display().to_string(), "<dir>")
+        };
+        assert_eq!(
+            message("max_quality = 0.3\n"),
+            "invalid config `<dir>/bench.toml`: key `max_quality`: unknown field `max_quality`, expected one of \
+             `created_after`, `created_before`, `repos`, `exclude_datasets`, `split_by`, `swt`, `max_quality_score`, \
+             `exclude_flags`, `only_kept`, `reviewed_only`, `exclude_rejected`\n"
+        );
+        assert_eq!(
+            message("split_by = \"week\"\n"),
+            "invalid config `<dir>/bench.toml`: key `split_by`: unknown variant `week`, expected `month`\nin `split_by`\n"
+        );
+        assert_eq!(
+            message("swt = [\n"),
+            "the config file `<dir>/bench.toml` is not valid TOML: TOML parse error at line 1, column 8\n  |\n\
+             1 | swt = [\n  |        ^\nunclosed array, expected `]`\n"
+        );
+    }
 }
