@@ -14,38 +14,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::model::RepoSlug;
+use crate::settings::{ConfigError, from_table, invalid};
 
 /// Where configs live when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "configs/pipeline.toml";
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("failed to read the config file `{path}`")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("the config file `{path}` is not valid TOML: {message}")]
-    Syntax { path: PathBuf, message: String },
-    #[error("invalid config `{origin}`: key `{key}`: {message}")]
-    Invalid { origin: String, key: String, message: String },
-}
-
-impl ConfigError {
-    /// A line of advice for the person at the terminal.
-    pub fn hint(&self) -> String {
-        match self {
-            ConfigError::Read { .. } => {
-                "pass an existing file with `--config FILE`, or omit it to use the defaults".into()
-            }
-            ConfigError::Syntax { .. } => "fix the TOML syntax at the position shown".into(),
-            ConfigError::Invalid { .. } => {
-                "every key and its allowed values are documented in `configs/pipeline.toml`".into()
-            }
-        }
-    }
-}
 
 /// The whole pipeline's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -587,15 +559,11 @@ impl LoadedConfig {
     /// The overrides of one repository; defaults when it has no file.
     pub fn repo(&self, repo: &RepoSlug) -> Result<RepoConfig, ConfigError> {
         let path = self.repos_dir.join(format!("{}.toml", repo.double_underscore()));
-        match fs_err::read_to_string(&path) {
-            Ok(text) => {
-                let config: RepoConfig = parse(&text, &path)?;
-                config.check(&path.display().to_string())?;
-                Ok(config)
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
-            Err(source) => Err(ConfigError::Read { path, source }),
-        }
+        let Some(config) = crate::settings::read_optional::<RepoConfig>(&path)? else {
+            return Ok(RepoConfig::default());
+        };
+        config.check(&path.display().to_string())?;
+        Ok(config)
     }
 }
 
@@ -606,28 +574,13 @@ impl LoadedConfig {
         T: serde::de::DeserializeOwned,
     {
         let path = self.releases_dir.join(format!("{name}.toml"));
-        match fs_err::read_to_string(&path) {
-            Ok(text) => {
-                let origin = path.display().to_string();
-                let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
-                    path: path.clone(),
-                    message: error.to_string(),
-                })?;
-                Ok(Some((from_table::<T>(table, &origin)?, path)))
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(ConfigError::Read { path, source }),
-        }
+        Ok(crate::settings::read_optional(&path)?.map(|file| (file, path)))
     }
 }
 
 /// Things serde cannot check: ranges, URLs, patterns.
 trait Check {
     fn check(&self, origin: &str) -> Result<(), ConfigError>;
-}
-
-fn invalid(origin: &str, key: &str, message: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { origin: origin.to_string(), key: key.to_string(), message: message.into() }
 }
 
 impl Check for Config {
@@ -809,27 +762,14 @@ fn check_patterns(origin: &str, key: &str, patterns: &[String]) -> Result<(), Co
     Ok(())
 }
 
-/// Parses TOML into `T`, naming the file and the key in every error.
+/// Parses TOML into `T` and runs its checks, naming the file and the key in every error.
 fn parse<T>(text: &str, path: &Path) -> Result<T, ConfigError>
 where
     T: serde::de::DeserializeOwned + Check,
 {
-    let origin = path.display().to_string();
-    let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    })?;
-    let value = from_table::<T>(table, &origin)?;
-    value.check(&origin)?;
+    let value: T = crate::settings::parse(text, path)?;
+    value.check(&path.display().to_string())?;
     Ok(value)
-}
-
-fn from_table<T: serde::de::DeserializeOwned>(table: toml::Table, origin: &str) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
-        let key = error.path().to_string();
-        let key = if key == "." { "(top level)".to_string() } else { key };
-        invalid(origin, &key, error.into_inner().to_string())
-    })
 }
 
 /// Applies `SWE_HARVEST_API_URL` and every `SWE_HARVEST_<SECTION>__<KEY>` variable.

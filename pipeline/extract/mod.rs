@@ -107,7 +107,7 @@ impl ExtractSettings {
         config: &crate::config::LoadedConfig,
         repo: &RepoSlug,
         compat: Option<Compat>,
-    ) -> Result<ExtractSettings, crate::config::ConfigError> {
+    ) -> Result<ExtractSettings, crate::settings::ConfigError> {
         let repo_config = config.repo(repo)?.extract;
         let config_file = &config.config.extract;
         let compat_variable = format!("{}EXTRACT__COMPAT", crate::env_vars::CONFIG_OVERRIDE_PREFIX);

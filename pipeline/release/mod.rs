@@ -84,7 +84,7 @@ pub enum ReleaseError {
     #[error("`--push` needs a registry to push to")]
     NoRegistry,
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] crate::settings::ConfigError),
     #[error("`--max-quality-score {0}` is not a probability between 0 and 1")]
     BadMaxQualityScore(f64),
 }

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, LoadedConfig};
+use crate::config::LoadedConfig;
 use crate::model::RepoSlug;
+use crate::settings::ConfigError;
 
 /// `[screen]` in `configs/pipeline.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

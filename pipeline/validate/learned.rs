@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Summary;
-use crate::config::{ConfigError, RepoEnvironment};
+use crate::config::RepoEnvironment;
 use crate::model::{EnvironmentSpec, RepoSlug};
+use crate::settings::ConfigError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {
