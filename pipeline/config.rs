@@ -255,7 +255,7 @@ pub struct ValidateConfig {
     /// of a Gradle project that wants that version (see `ecosystem::java::gradle`).
     pub gradle_distributions: BTreeMap<String, PathBuf>,
     /// The package registries that environment image builds reach, one per language.
-    pub registries: Registries,
+    pub registries: crate::sandbox::Registries,
     /// Deprecated: the PyPI index, now `registries.pypi_index` (still read; setting
     /// both to different values is an error).
     pub index_url: Option<String>,
@@ -284,7 +284,7 @@ impl Default for ValidateConfig {
             base_images: crate::ecosystem::runtimes::default_base_images(),
             extra_ca_file: None,
             gradle_distributions: BTreeMap::new(),
-            registries: Registries::default(),
+            registries: crate::sandbox::Registries::default(),
             index_url: None,
             backend: crate::sandbox::BackendKind::Local,
             registry: None,
@@ -296,7 +296,7 @@ impl Default for ValidateConfig {
 impl ValidateConfig {
     /// The registries in effect: `registries`, with the deprecated `index_url` as the
     /// PyPI index when it is set.
-    pub fn effective_registries(&self) -> Registries {
+    pub fn effective_registries(&self) -> crate::sandbox::Registries {
         let mut registries = self.registries.clone();
         if let Some(index_url) = &self.index_url {
             registries.pypi_index = index_url.clone();
@@ -340,92 +340,6 @@ pub fn default_workers(memory_bytes: u64) -> usize {
         .map(|kib| kib * 1024);
     let by_memory = memory.map_or(cores, |total| (total / memory_bytes.max(1)) as usize);
     cores.min(by_memory).max(1)
-}
-
-/// The package registries that environment image builds reach (and nothing else:
-/// test runs have no network), one setting per registry. The defaults are the public
-/// registries; a mirror or a proxy of one is set here. [`Registries::all`] lists them
-/// (an egress allowlist is made of these).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Registries {
-    /// PyPI's simple index: pip and uv in Python builds (`PIP_INDEX_URL`, `UV_INDEX_URL`).
-    pub pypi_index: String,
-    /// The npm registry: npm, Yarn and pnpm in Node builds (`npm_config_registry`,
-    /// `YARN_REGISTRY`, `YARN_NPM_REGISTRY_SERVER`).
-    pub npm_registry: String,
-    /// The Go module proxy: `go mod download` and `go get` in Go builds (`GOPROXY`).
-    /// Go's own default adds `,direct` (modules the proxy lacks come from their
-    /// version control host); that host is then reached too.
-    pub go_proxy: String,
-    /// The Maven repository that replaces Maven Central in Maven builds (a mirror of
-    /// `central` in `~/.m2/settings.xml`).
-    pub maven_repository: String,
-    /// The crates index: cargo in Rust builds (a source replacing crates.io; the
-    /// `sparse+` protocol).
-    pub crates_index: String,
-    /// The Debian archive that apt reaches in builds that add system packages: the
-    /// mirror the base images were made from (`scripts/setup.sh`,
-    /// `SWE_HARVEST_DEBIAN_MIRROR`). Plain HTTP by default, as Debian serves it: apt
-    /// checks every file against the archive's signed `Release`.
-    pub debian_archive: String,
-    /// More destinations that builds may reach (`https://host[:port]` for a tunnel to
-    /// the host, `http://host[:port]` for plain requests to it): a registry that a
-    /// project's own files name (a Yarn or Gradle registry, a POM repository). Every
-    /// destination not listed here or above is refused by the build proxy.
-    pub allow: Vec<String>,
-}
-
-impl Default for Registries {
-    fn default() -> Self {
-        Registries {
-            pypi_index: Registries::PYPI.into(),
-            npm_registry: Registries::NPM.into(),
-            go_proxy: Registries::GO.into(),
-            maven_repository: Registries::MAVEN.into(),
-            crates_index: Registries::CRATES.into(),
-            debian_archive: Registries::DEBIAN.into(),
-            allow: Vec::new(),
-        }
-    }
-}
-
-impl Registries {
-    pub const PYPI: &str = "https://pypi.org/simple";
-    pub const NPM: &str = "https://registry.npmjs.org/";
-    pub const GO: &str = "https://proxy.golang.org";
-    pub const MAVEN: &str = "https://repo.maven.apache.org/maven2";
-    pub const CRATES: &str = "sparse+https://index.crates.io/";
-    pub const DEBIAN: &str = "http://deb.debian.org/debian";
-
-    /// Every registry as (setting, language of the builds that reach it, URL).
-    pub fn all(&self) -> [(&'static str, &'static str, &str); 6] {
-        [
-            ("pypi_index", "python", &self.pypi_index),
-            ("npm_registry", "javascript/typescript", &self.npm_registry),
-            ("go_proxy", "go", &self.go_proxy),
-            ("maven_repository", "java", &self.maven_repository),
-            ("crates_index", "rust", &self.crates_index),
-            ("debian_archive", "system packages", &self.debian_archive),
-        ]
-    }
-
-    /// The hosts that a public registry sends its clients on to, as (setting, URL):
-    /// PyPI's files, crates.io's downloads, the Go checksum database. A mirror set in
-    /// place of the public registry serves these itself (or its hosts go in `allow`).
-    pub fn companions(&self) -> Vec<(&'static str, &'static str)> {
-        let mut companions = Vec::new();
-        if self.pypi_index == Registries::PYPI {
-            companions.push(("pypi_index", "https://files.pythonhosted.org"));
-        }
-        if self.crates_index == Registries::CRATES {
-            companions.push(("crates_index", "https://static.crates.io"));
-        }
-        if self.go_proxy == Registries::GO {
-            companions.push(("go_proxy", "https://sum.golang.org"));
-        }
-        companions
-    }
 }
 
 /// The release stage.
@@ -631,17 +545,14 @@ impl Check for Config {
                 ));
             }
         }
-        for (key, _, url) in validate.registries.all() {
-            check_registry_url(origin, &format!("validate.registries.{key}"), url)?;
-        }
-        for url in &validate.registries.allow {
-            check_registry_url(origin, "validate.registries.allow", url)?;
-        }
-        crate::sandbox::egress::Allowlist::of(&validate.effective_registries())
-            .map_err(|message| invalid(origin, "validate.registries", message))?;
+        validate.registries.check_urls(origin, "validate.registries")?;
+        // The allowlist of the registries in effect, the deprecated `index_url` included.
+        validate.effective_registries().check_allowlist(origin, "validate.registries")?;
         if let Some(index_url) = &validate.index_url {
-            check_registry_url(origin, "validate.index_url", index_url)?;
-            if validate.registries.pypi_index != Registries::PYPI && validate.registries.pypi_index != *index_url {
+            crate::sandbox::registries::check_url(origin, "validate.index_url", index_url)?;
+            if validate.registries.pypi_index != crate::sandbox::Registries::PYPI
+                && validate.registries.pypi_index != *index_url
+            {
                 return Err(invalid(
                     origin,
                     "validate.index_url",
@@ -732,20 +643,6 @@ where
     Ok(base_images)
 }
 
-/// A registry's URL: http(s) (cargo's `sparse+https://` too), nothing that a shell or
-/// an XML file would read differently.
-fn check_registry_url(origin: &str, key: &str, url: &str) -> Result<(), ConfigError> {
-    let scheme_ok = ["http://", "https://", "sparse+http://", "sparse+https://"].iter().any(|s| url.starts_with(s));
-    if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control() || "<>&\"'`$\\".contains(c)) {
-        return Err(invalid(
-            origin,
-            key,
-            format!("`{url}` is not an http(s) URL (a crates index may start with `sparse+`)"),
-        ));
-    }
-    Ok(())
-}
-
 fn is_major_minor(text: &str) -> bool {
     let mut parts = text.split('.');
     let numeric = |part: Option<&str>| part.is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
@@ -814,6 +711,7 @@ fn toml_value(raw: &str) -> toml::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::Registries;
 
     fn load_text(text: &str, env: &[(&str, &str)]) -> Result<LoadedConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();

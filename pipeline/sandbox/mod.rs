@@ -23,10 +23,13 @@ pub mod egress;
 pub mod images;
 pub mod job_images;
 pub mod output;
+pub mod registries;
 pub mod registry_api;
 pub mod script;
 pub mod swarm;
 pub mod tool_image;
+
+pub use registries::Registries;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
