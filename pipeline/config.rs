@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::RepoSlug;
+use crate::ecosystem::repo_config::{Compat, check_test_patterns, default_test_patterns};
 use crate::settings::{ConfigError, from_table, invalid};
 
 /// Where configs live when `--config` is not given.
@@ -141,17 +141,6 @@ impl Default for MirrorConfig {
     }
 }
 
-/// Which rule decides that a file is a test file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Compat {
-    /// Path components (`tests/`, `test_*.py`, ...) from `test_patterns`.
-    #[default]
-    Native,
-    /// SWE-bench's rule: the path contains `test`; `patch` keeps only `.py` files.
-    Swebench,
-}
-
 /// The extract stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -180,40 +169,6 @@ impl Default for ExtractConfig {
             workers: 0,
         }
     }
-}
-
-/// Test files of every language at once (a repository is rarely of two): Python's
-/// `tests/`, `test_*.py`, `conftest.py`; Go's `_test.go` files and `testdata/`; Rust's
-/// integration tests (`tests/`, which also holds an integration-test crate's files),
-/// `benches/`, test modules in files of their own (`tests.rs`, `test.rs`; examples
-/// are not tests) and insta's snapshots (`snapshots/*.snap`); JavaScript's and
-/// TypeScript's `__tests__/`, `*.test.*`, `*.spec.*`
-/// (their `test/` and `tests/` are everyone's). Rust's inline `#[cfg(test)]` modules live in source files, which
-/// stay in `patch` (decision: a file is in one patch or the other, and splitting a
-/// file's hunks would hand the task a gold patch that does not compile on its own).
-pub fn default_test_patterns() -> Vec<String> {
-    [
-        "**/test/**",
-        "**/tests/**",
-        "**/testing/**",
-        "**/test_*.py",
-        "**/*_test.py",
-        "**/*_tests.py",
-        "**/conftest.py",
-        "**/*_test.go",
-        "**/testdata/**",
-        "**/benches/**",
-        "**/__tests__/**",
-        "**/__snapshots__/**",
-        "**/*.test.*",
-        "**/*.spec.*",
-        "**/tests.rs",
-        "**/test.rs",
-        "**/snapshots/*.snap",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
 }
 
 /// The validate stage.
@@ -360,61 +315,6 @@ impl Default for ReleaseConfig {
     }
 }
 
-/// Per-repository overrides, `configs/repos/<owner>__<name>.toml`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct RepoConfig {
-    pub extract: RepoExtractConfig,
-    /// The test framework (`pytest`, `unittest`, `django`, `sympy`), when detection
-    /// from the project's files (see `ecosystem::python::framework`) gets it wrong.
-    pub test_framework: Option<crate::ecosystem::TestFramework>,
-    /// Environments by version; the first entry whose `versions` holds the task's
-    /// version (or `*`) wins.
-    pub environment: Vec<RepoEnvironment>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct RepoExtractConfig {
-    pub compat: Option<Compat>,
-    pub test_patterns: Option<Vec<String>>,
-    /// A regex over tag names with two groups, major and minor.
-    pub version_tag_pattern: Option<String>,
-    /// A file holding the version string, read at base_commit when no tag fits.
-    pub version_file: Option<String>,
-    /// Which source of the version is tried first: `tag` (the default) or `file`
-    /// (for projects whose version string names the coming release, e.g. astroid).
-    pub version_source: Option<VersionSource>,
-}
-
-/// Where a candidate's `major.minor` version comes from first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum VersionSource {
-    /// The nearest release tag reachable from base_commit, else the version file.
-    #[default]
-    Tag,
-    /// The version string in the package's files at base_commit, else the tag.
-    File,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct RepoEnvironment {
-    /// `major.minor` versions this entry is for; `*` for all.
-    pub versions: Vec<String>,
-    pub runtime: Option<String>,
-    pub system_packages: Vec<String>,
-    pub pre_install: Vec<String>,
-    pub install: Vec<String>,
-    pub extra_packages: Vec<String>,
-    pub test_command: Option<String>,
-    pub test_path_patterns: Vec<String>,
-    /// The ladder rung that found this environment, when `validate --write-config`
-    /// wrote the entry: released as the tasks' `environment_rung`.
-    pub rung: Option<crate::model::Rung>,
-}
-
 /// A config with where it came from, and where the per-repository files are.
 #[derive(Debug, Clone)]
 pub struct LoadedConfig {
@@ -469,16 +369,6 @@ impl LoadedConfig {
     pub fn for_tests() -> LoadedConfig {
         LoadedConfig::load_with_env(None, Vec::new()).unwrap()
     }
-
-    /// The overrides of one repository; defaults when it has no file.
-    pub fn repo(&self, repo: &RepoSlug) -> Result<RepoConfig, ConfigError> {
-        let path = self.repos_dir.join(format!("{}.toml", repo.double_underscore()));
-        let Some(config) = crate::settings::read_optional::<RepoConfig>(&path)? else {
-            return Ok(RepoConfig::default());
-        };
-        config.check(&path.display().to_string())?;
-        Ok(config)
-    }
 }
 
 impl LoadedConfig {
@@ -518,7 +408,7 @@ impl Check for Config {
         if !self.mirror.clone_url.contains("{owner}") && !self.mirror.clone_url.contains("{name}") {
             tracing::debug!("mirror.clone_url has no placeholders: every repository is cloned from one URL");
         }
-        check_patterns(origin, "extract.test_patterns", &self.extract.test_patterns)?;
+        check_test_patterns(origin, "extract.test_patterns", &self.extract.test_patterns)?;
         let validate = &self.validate;
         if validate.runs == 0 {
             return Err(invalid(origin, "validate.runs", "must be at least 1"));
@@ -582,56 +472,6 @@ impl Check for Config {
     }
 }
 
-impl Check for RepoConfig {
-    fn check(&self, origin: &str) -> Result<(), ConfigError> {
-        if let Some(patterns) = &self.extract.test_patterns {
-            check_patterns(origin, "extract.test_patterns", patterns)?;
-        }
-        if let Some(pattern) = &self.extract.version_tag_pattern {
-            let regex = regex::Regex::new(pattern)
-                .map_err(|error| invalid(origin, "extract.version_tag_pattern", error.to_string()))?;
-            if regex.captures_len() < 3 {
-                return Err(invalid(
-                    origin,
-                    "extract.version_tag_pattern",
-                    "needs two capture groups, major and minor, e.g. `^v?(\\d+)\\.(\\d+)`",
-                ));
-            }
-        }
-        for (index, environment) in self.environment.iter().enumerate() {
-            if environment.versions.is_empty() {
-                return Err(invalid(
-                    origin,
-                    &format!("environment[{index}].versions"),
-                    "list the `major.minor` versions this entry is for, or `*`",
-                ));
-            }
-            for version in &environment.versions {
-                if version != "*" && !is_major_minor(version) {
-                    return Err(invalid(
-                        origin,
-                        &format!("environment[{index}].versions"),
-                        format!("`{version}` is neither `*` nor of the form `1.2`"),
-                    ));
-                }
-            }
-            if let Some(runtime) = &environment.runtime {
-                if !crate::ecosystem::runtimes::is_runtime_key(runtime) {
-                    return Err(invalid(
-                        origin,
-                        &format!("environment[{index}].runtime"),
-                        format!(
-                            "`{runtime}` is not a runtime version of the forms {}",
-                            crate::ecosystem::runtimes::key_forms()
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 /// `validate.base_images` as a config gives it: its entries over the defaults (the
 /// catalogue's images), so that naming one runtime of one's own keeps the others.
 fn over_default_base_images<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
@@ -641,22 +481,6 @@ where
     let mut base_images = crate::ecosystem::runtimes::default_base_images();
     base_images.extend(BTreeMap::<String, String>::deserialize(deserializer)?);
     Ok(base_images)
-}
-
-fn is_major_minor(text: &str) -> bool {
-    let mut parts = text.split('.');
-    let numeric = |part: Option<&str>| part.is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
-}
-
-fn check_patterns(origin: &str, key: &str, patterns: &[String]) -> Result<(), ConfigError> {
-    if patterns.is_empty() {
-        return Err(invalid(origin, key, "needs at least one pattern"));
-    }
-    for pattern in patterns {
-        globset::Glob::new(pattern).map_err(|error| invalid(origin, key, error.to_string()))?;
-    }
-    Ok(())
 }
 
 /// Parses TOML into `T` and runs its checks, naming the file and the key in every error.
@@ -718,21 +542,6 @@ mod tests {
         let path = dir.path().join("pipeline.toml");
         fs_err::write(&path, text).unwrap();
         LoadedConfig::load_with_env(Some(&path), env.iter().map(|(name, value)| (name.to_string(), value.to_string())))
-    }
-
-    /// An empty `pipeline.toml` beside a `repos/` folder holding `repo_files` (name,
-    /// text), loaded; the folder lives as long as the returned guard, since the
-    /// repository files are read when asked for.
-    fn load_with_repo_files(repo_files: &[(&str, &str)]) -> (tempfile::TempDir, LoadedConfig) {
-        let dir = tempfile::tempdir().unwrap();
-        fs_err::create_dir(dir.path().join("repos")).unwrap();
-        let path = dir.path().join("pipeline.toml");
-        fs_err::write(&path, "").unwrap();
-        for (name, text) in repo_files {
-            fs_err::write(dir.path().join("repos").join(name), text).unwrap();
-        }
-        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
-        (dir, loaded)
     }
 
     #[test]
@@ -906,11 +715,6 @@ mod tests {
             let text = format!("[validate.base_images]\n\"{key}\" = \"mine/{key}\"\n");
             assert!(load_text(&text, &[]).is_ok(), "{key} is a runtime key without an image of setup.sh's");
         }
-
-        let (_dir, loaded) =
-            load_with_repo_files(&[("a__b.toml", "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n")]);
-        let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
-        assert!(error.contains("environment[0].runtime") && error.contains("`jdk21` (java)"), "{error}");
     }
 
     #[test]
@@ -945,23 +749,6 @@ mod tests {
         let error = LoadedConfig::load_with_env(Some(Path::new("/nonexistent/pipeline.toml")), []).unwrap_err();
         assert!(matches!(error, ConfigError::Read { .. }));
         assert!(error.to_string().contains("/nonexistent/pipeline.toml"));
-    }
-
-    #[test]
-    fn repo_overrides_are_read_and_checked() {
-        let (_dir, loaded) = load_with_repo_files(&[
-            (
-                "psf__requests.toml",
-                "[extract]\ncompat = \"swebench\"\n\n[[environment]]\nversions = [\"2.0\"]\nruntime = \"3.9\"\n",
-            ),
-            ("a__b.toml", "[[environment]]\nversions = [\"two\"]\n"),
-        ]);
-        let requests = loaded.repo(&"psf/requests".parse().unwrap()).unwrap();
-        assert_eq!(requests.extract.compat, Some(Compat::Swebench));
-        assert_eq!(requests.environment[0].runtime.as_deref(), Some("3.9"));
-        assert_eq!(loaded.repo(&"x/none".parse().unwrap()).unwrap(), RepoConfig::default());
-        let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
-        assert!(error.contains("a__b.toml") && error.contains("environment[0].versions"), "{error}");
     }
 
     /// A config file's text, the environment's variables, and the whole message.
@@ -1179,78 +966,13 @@ mod tests {
         ),
     ];
 
-    /// The same for `configs/repos/<owner>__<name>.toml`.
-    const REFUSED_REPO_FILES: &[(&str, &str)] = &[
-        (
-            "[extract]\ntest_patterns = []\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.test_patterns`: needs at least one pattern",
-        ),
-        (
-            "[extract]\ntest_patterns = [\"[unclosed\"]\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.test_patterns`: error parsing glob '[unclosed': unclosed character class; missing ']'",
-        ),
-        (
-            "[extract]\nversion_tag_pattern = \"(\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.version_tag_pattern`: regex parse error:\n    (\n    ^\nerror: unclosed group",
-        ),
-        (
-            "[extract]\nversion_tag_pattern = \"^v(\\\\d+)\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.version_tag_pattern`: needs two capture groups, major and minor, e.g. `^v?(\\d+)\\.(\\d+)`",
-        ),
-        (
-            "[extract]\nversion_source = \"branch\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.version_source`: unknown variant `branch`, expected `tag` or `file`\nin `extract.version_source`\n",
-        ),
-        (
-            "[extract]\ncompat = \"loose\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.compat`: unknown variant `loose`, expected `native` or `swebench`\nin `extract.compat`\n",
-        ),
-        (
-            "test_framework = \"nose\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `test_framework`: unknown variant `nose`, expected one of `pytest`, `unittest`, `django`, `sympy`\nin `test_framework`\n",
-        ),
-        (
-            "[[environment]]\nversions = []\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].versions`: list the `major.minor` versions this entry is for, or `*`",
-        ),
-        (
-            "[[environment]]\nversions = [\"two\"]\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].versions`: `two` is neither `*` nor of the form `1.2`",
-        ),
-        (
-            "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].runtime`: `java17` is not a runtime version of the forms `3.14` (python), `go1.27` (go), `node20` (node), `jdk21` (java), `rust1.85` (rust), `gcc14` (c)",
-        ),
-        (
-            "[[environment]]\nversions = [\"1.0\"]\nrung = \"lucky\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].rung`: unknown variant `lucky`, expected one of `dated`, `relaxed-packages`, `neighbour-runtime`, `runner-pins`, `system-tools`, `build-first`, `legacy-openssl`, `legacy-peer-deps`\nin `environment.rung`\n",
-        ),
-        (
-            "[[environment]]\nversions = [\"1.0\"]\nimage = \"x\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].image`: unknown field `image`, expected one of `versions`, `runtime`, `system_packages`, `pre_install`, `install`, `extra_packages`, `test_command`, `test_path_patterns`, `rung`\nin `environment`\n",
-        ),
-        (
-            "[environment]\nversions = [\"1.0\"]\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment`: invalid type: map, expected a sequence\nin `environment`\n",
-        ),
-    ];
-
-    /// `text`'s error (as a config file, or as a repository's file), the folder it was
-    /// read from written `<dir>`.
-    fn refusal(text: &str, env: &[(&str, &str)], as_repo_file: bool) -> String {
+    /// `text`'s error as a config file, the folder it was read from written `<dir>`.
+    fn refusal(text: &str, env: &[(&str, &str)]) -> String {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pipeline.toml");
-        let error = if as_repo_file {
-            fs_err::create_dir(dir.path().join("repos")).unwrap();
-            fs_err::write(&path, "").unwrap();
-            fs_err::write(dir.path().join("repos").join("a__b.toml"), text).unwrap();
-            let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
-            loaded.repo(&"a/b".parse().unwrap()).unwrap_err()
-        } else {
-            fs_err::write(&path, text).unwrap();
-            let env = env.iter().map(|(name, value)| (name.to_string(), value.to_string()));
-            LoadedConfig::load_with_env(Some(&path), env).unwrap_err()
-        };
+        fs_err::write(&path, text).unwrap();
+        let env = env.iter().map(|(name, value)| (name.to_string(), value.to_string()));
+        let error = LoadedConfig::load_with_env(Some(&path), env).unwrap_err();
         error.to_string().replace(&dir.path().display().to_string(), "<dir>")
     }
 
@@ -1258,15 +980,9 @@ mod tests {
     fn every_refused_value_keeps_its_message_byte_for_byte() {
         let mut wrong = Vec::new();
         for (text, env, expected) in REFUSED {
-            let actual = refusal(text, env, false);
+            let actual = refusal(text, env);
             if actual != *expected {
                 wrong.push(format!("{text:?} {env:?}\n  {actual:?}"));
-            }
-        }
-        for (text, expected) in REFUSED_REPO_FILES {
-            let actual = refusal(text, &[], true);
-            if actual != *expected {
-                wrong.push(format!("{text:?} (repository file)\n  {actual:?}"));
             }
         }
         assert!(wrong.is_empty(), "messages changed:\n{}", wrong.join("\n"));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use swe_harvest::config::Compat;
+use swe_harvest::ecosystem::repo_config::Compat;
 use swe_harvest::model::RepoSlug;
 
 #[derive(Debug, Parser)]

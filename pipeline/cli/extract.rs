@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::config::Compat;
+use swe_harvest::ecosystem::repo_config::Compat;
 use swe_harvest::extract::{self, ExtractSettings};
 use swe_harvest::git::mirror::mirror_path;
 use swe_harvest::model::drop_reason::format_counts;

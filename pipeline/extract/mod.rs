@@ -48,7 +48,7 @@ use git2::Oid;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::config::Compat;
+use crate::ecosystem::repo_config::Compat;
 use crate::git::{ChangedFile, GitError, Mirror};
 use crate::model::drop_reason::ExtractDropReason;
 use crate::model::{Candidate, RawPullRequest, Rejection, RepoSlug, Stage};
@@ -91,7 +91,7 @@ pub struct ExtractSettings {
     /// A file holding the version string, read when no tag gives one.
     pub version_file: Option<String>,
     /// Tags first (default) or the version file first.
-    pub version_source: crate::config::VersionSource,
+    pub version_source: crate::ecosystem::repo_config::VersionSource,
     /// Worker threads for git work; 0 = one per core.
     pub workers: usize,
     /// Linked issues also include GitHub's closing references (stored by a GraphQL crawl).
@@ -108,7 +108,7 @@ impl ExtractSettings {
         repo: &RepoSlug,
         compat: Option<Compat>,
     ) -> Result<ExtractSettings, crate::settings::ConfigError> {
-        let repo_config = config.repo(repo)?.extract;
+        let repo_config = crate::ecosystem::repo_config::RepoConfig::read(&config.repos_dir, repo)?.extract;
         let config_file = &config.config.extract;
         let compat_variable = format!("{}EXTRACT__COMPAT", crate::env_vars::CONFIG_OVERRIDE_PREFIX);
         // The loaded config already holds the variable's value when it is set.
