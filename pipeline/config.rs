@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::ecosystem::repo_config::{Compat, check_test_patterns, default_test_patterns};
+use crate::github::GithubConfig;
 use crate::settings::{ConfigError, from_table, invalid};
 
 /// Where configs live when `--config` is not given.
@@ -31,60 +32,6 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
-}
-
-/// The GitHub API client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GithubConfig {
-    /// The API root: github.com, a GitHub Enterprise server, or the simulator.
-    pub api_url: String,
-    /// Our own ceiling per token, below GitHub's 5,000 an hour.
-    pub requests_per_hour_per_token: u32,
-    /// Page size of list endpoints (GitHub's maximum is 100).
-    pub per_page: u32,
-    /// Timeout of one request.
-    pub request_timeout_secs: u64,
-    /// Retries of one request after 5xx, timeouts, broken connections and secondary limits.
-    pub max_retries: u32,
-    /// First backoff delay; doubles per retry, with jitter, up to `backoff_max_secs`.
-    pub backoff_initial_ms: u64,
-    pub backoff_max_secs: u64,
-    /// Rotate to another token when this one has fewer requests left than this.
-    pub rotate_below_remaining: u32,
-    /// Wait after a secondary rate limit that names no `Retry-After` (GitHub asks for a minute).
-    pub secondary_limit_wait_secs: u64,
-    /// The longest `Retry-After` obeyed: a longer one (a broken proxy's) is waited this
-    /// long, not a day. GitHub's own windows are an hour at most.
-    pub max_retry_after_secs: u64,
-}
-
-impl GithubConfig {
-    /// This config with `api_url` (the `--api-url` flag) over the file's and
-    /// `SWE_HARVEST_API_URL`'s value, which the loaded config already holds.
-    pub fn with_api_url(mut self, api_url: Option<&str>) -> GithubConfig {
-        if let Some(api_url) = api_url {
-            self.api_url = api_url.to_string();
-        }
-        self
-    }
-}
-
-impl Default for GithubConfig {
-    fn default() -> Self {
-        GithubConfig {
-            api_url: "https://api.github.com".into(),
-            requests_per_hour_per_token: 4_800,
-            per_page: 100,
-            request_timeout_secs: 30,
-            max_retries: 6,
-            backoff_initial_ms: 500,
-            backoff_max_secs: 60,
-            rotate_below_remaining: 50,
-            secondary_limit_wait_secs: 60,
-            max_retry_after_secs: 3600,
-        }
-    }
 }
 
 crate::spelled::spelled_enum! {
@@ -389,21 +336,12 @@ trait Check {
 
 impl Check for Config {
     fn check(&self, origin: &str) -> Result<(), ConfigError> {
-        let github = &self.github;
-        if !(github.api_url.starts_with("http://") || github.api_url.starts_with("https://")) {
-            return Err(invalid(origin, "github.api_url", format!("`{}` is not an http(s) URL", github.api_url)));
-        }
-        if !(1..=100).contains(&github.per_page) {
-            return Err(invalid(origin, "github.per_page", "must be between 1 and 100 (GitHub's maximum)"));
-        }
+        self.github.check(origin)?;
         if !(1..=100).contains(&self.crawl.graphql_page_size) {
             return Err(invalid(origin, "crawl.graphql_page_size", "must be between 1 and 100 (GitHub's maximum)"));
         }
         if !(1..=100).contains(&self.crawl.graphql_issues_per_query) {
             return Err(invalid(origin, "crawl.graphql_issues_per_query", "must be between 1 and 100"));
-        }
-        if github.requests_per_hour_per_token == 0 {
-            return Err(invalid(origin, "github.requests_per_hour_per_token", "must be at least 1"));
         }
         if !self.mirror.clone_url.contains("{owner}") && !self.mirror.clone_url.contains("{name}") {
             tracing::debug!("mirror.clone_url has no placeholders: every repository is cloned from one URL");

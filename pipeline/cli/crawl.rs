@@ -5,9 +5,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use swe_harvest::config::GithubConfig;
 use swe_harvest::crawl::{self, CrawlFlags, CrawlSettings, CrawlSummary};
 use swe_harvest::env_vars;
+use swe_harvest::github::GithubConfig;
 use swe_harvest::github::{ClientSettings, GithubClient};
 
 use super::args::{CrawlArgs, CrawlOptions};

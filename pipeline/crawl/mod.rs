@@ -123,7 +123,7 @@ pub struct CrawlFlags {
 #[derive(Debug, Clone)]
 pub struct CrawlSettings {
     /// The API client's settings, `--api-url` applied.
-    pub github: crate::config::GithubConfig,
+    pub github: crate::github::GithubConfig,
     pub options: CrawlOptions,
 }
 
