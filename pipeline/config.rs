@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::crawl::CrawlConfig;
 use crate::ecosystem::repo_config::{Compat, check_test_patterns, default_test_patterns};
 use crate::github::GithubConfig;
 use crate::settings::{ConfigError, from_table, invalid};
@@ -32,46 +33,6 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
-}
-
-crate::spelled::spelled_enum! {
-    /// Which GitHub API the crawl uses.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-    #[serde(rename_all = "lowercase")]
-    pub enum CrawlApi {
-        /// GraphQL when a token is set (GitHub refuses anonymous GraphQL), else REST.
-        #[default]
-        Auto => "auto",
-        Graphql => "graphql",
-        Rest => "rest",
-    }
-}
-
-/// The crawl stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CrawlConfig {
-    /// REST: fetch referenced issues one by one instead of listing all issues when a
-    /// repository has more than this many issues per referenced issue.
-    pub per_issue_fetch_ratio: u32,
-    /// `auto` (GraphQL with a token, REST without), `graphql` or `rest`; `--api` wins.
-    pub api: CrawlApi,
-    /// Merged PRs (or updated issues) per GraphQL query (GitHub's maximum is 100);
-    /// halved for the rest of the run when GitHub answers with a timeout or its node limit.
-    pub graphql_page_size: u32,
-    /// Referenced issues fetched by number in one GraphQL query; halved like the page size.
-    pub graphql_issues_per_query: u32,
-}
-
-impl Default for CrawlConfig {
-    fn default() -> Self {
-        CrawlConfig {
-            per_issue_fetch_ratio: 20,
-            api: CrawlApi::Auto,
-            graphql_page_size: 100,
-            graphql_issues_per_query: 100,
-        }
-    }
 }
 
 /// The mirror stage.
@@ -337,12 +298,7 @@ trait Check {
 impl Check for Config {
     fn check(&self, origin: &str) -> Result<(), ConfigError> {
         self.github.check(origin)?;
-        if !(1..=100).contains(&self.crawl.graphql_page_size) {
-            return Err(invalid(origin, "crawl.graphql_page_size", "must be between 1 and 100 (GitHub's maximum)"));
-        }
-        if !(1..=100).contains(&self.crawl.graphql_issues_per_query) {
-            return Err(invalid(origin, "crawl.graphql_issues_per_query", "must be between 1 and 100"));
-        }
+        self.crawl.check(origin)?;
         if !self.mirror.clone_url.contains("{owner}") && !self.mirror.clone_url.contains("{name}") {
             tracing::debug!("mirror.clone_url has no placeholders: every repository is cloned from one URL");
         }

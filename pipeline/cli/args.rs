@@ -195,11 +195,11 @@ pub enum ApiArg {
     Rest,
 }
 
-impl From<ApiArg> for swe_harvest::config::CrawlApi {
+impl From<ApiArg> for swe_harvest::crawl::CrawlApi {
     fn from(value: ApiArg) -> Self {
         match value {
-            ApiArg::Graphql => swe_harvest::config::CrawlApi::Graphql,
-            ApiArg::Rest => swe_harvest::config::CrawlApi::Rest,
+            ApiArg::Graphql => swe_harvest::crawl::CrawlApi::Graphql,
+            ApiArg::Rest => swe_harvest::crawl::CrawlApi::Rest,
         }
     }
 }

@@ -33,7 +33,8 @@ fn flags(options: &CrawlOptions) -> CrawlFlags {
 }
 
 pub fn crawl(global: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<ExitStatus> {
-    let settings = CrawlSettings::resolve(&global.config, &flags(&args.options))?;
+    let settings =
+        CrawlSettings::resolve(&global.config.config.github, &global.config.config.crawl, &flags(&args.options))?;
     let repos = args.selection.repos.clone();
     let mut store = global.open_store(WhenMissing::Create)?;
     let summary = runtime()?.block_on(async {
