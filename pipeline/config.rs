@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::crawl::CrawlConfig;
 use crate::ecosystem::repo_config::{Compat, check_test_patterns, default_test_patterns};
 use crate::github::GithubConfig;
+use crate::mirror::MirrorConfig;
 use crate::settings::{ConfigError, from_table, invalid};
 
 /// Where configs live when `--config` is not given.
@@ -33,20 +34,6 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
-}
-
-/// The mirror stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MirrorConfig {
-    /// Where mirrors are cloned from; `{owner}` and `{name}` are replaced.
-    pub clone_url: String,
-}
-
-impl Default for MirrorConfig {
-    fn default() -> Self {
-        MirrorConfig { clone_url: "https://github.com/{owner}/{name}.git".into() }
-    }
 }
 
 /// The extract stage.
@@ -299,9 +286,7 @@ impl Check for Config {
     fn check(&self, origin: &str) -> Result<(), ConfigError> {
         self.github.check(origin)?;
         self.crawl.check(origin)?;
-        if !self.mirror.clone_url.contains("{owner}") && !self.mirror.clone_url.contains("{name}") {
-            tracing::debug!("mirror.clone_url has no placeholders: every repository is cloned from one URL");
-        }
+        self.mirror.check(origin)?;
         check_test_patterns(origin, "extract.test_patterns", &self.extract.test_patterns)?;
         let validate = &self.validate;
         if validate.runs == 0 {
