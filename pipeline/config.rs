@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::crawl::CrawlConfig;
-use crate::ecosystem::repo_config::{Compat, check_test_patterns, default_test_patterns};
+use crate::extract::ExtractConfig;
 use crate::github::GithubConfig;
 use crate::mirror::MirrorConfig;
 use crate::settings::{ConfigError, from_table, invalid};
@@ -34,36 +34,6 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
-}
-
-/// The extract stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ExtractConfig {
-    pub compat: Compat,
-    /// Glob patterns of test files (native mode), matched against the whole path.
-    pub test_patterns: Vec<String>,
-    /// PRs changing more files than this are dropped (`too_many_files`).
-    pub max_files_changed: usize,
-    /// PRs changing more lines than this are dropped (`too_many_lines`).
-    pub max_lines_changed: usize,
-    /// Also trust the API's own closing references, not only the closing keywords.
-    pub use_api_closing_references: bool,
-    /// Threads doing git work (diffs, merge-bases); 0 = one per core.
-    pub workers: usize,
-}
-
-impl Default for ExtractConfig {
-    fn default() -> Self {
-        ExtractConfig {
-            compat: Compat::Native,
-            test_patterns: default_test_patterns(),
-            max_files_changed: 100,
-            max_lines_changed: 5_000,
-            use_api_closing_references: false,
-            workers: 0,
-        }
-    }
 }
 
 /// The validate stage.
@@ -287,7 +257,7 @@ impl Check for Config {
         self.github.check(origin)?;
         self.crawl.check(origin)?;
         self.mirror.check(origin)?;
-        check_test_patterns(origin, "extract.test_patterns", &self.extract.test_patterns)?;
+        self.extract.check(origin)?;
         let validate = &self.validate;
         if validate.runs == 0 {
             return Err(invalid(origin, "validate.runs", "must be at least 1"));
@@ -414,6 +384,7 @@ fn toml_value(raw: &str) -> toml::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ecosystem::repo_config::Compat;
     use crate::sandbox::Registries;
 
     fn load_text(text: &str, env: &[(&str, &str)]) -> Result<LoadedConfig, ConfigError> {
