@@ -8,7 +8,6 @@
 //! instead of a setting silently ignored. `configs/pipeline.toml` documents every
 //! default; a test keeps it equal to [`Config::default`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +17,7 @@ use crate::extract::ExtractConfig;
 use crate::github::GithubConfig;
 use crate::mirror::MirrorConfig;
 use crate::settings::{ConfigError, from_table, invalid};
+use crate::validate::ValidateConfig;
 
 /// Where configs live when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "configs/pipeline.toml";
@@ -34,132 +34,6 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
-}
-
-/// The validate stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ValidateConfig {
-    /// Tasks validated at once; 0 chooses from cores and memory.
-    pub workers: usize,
-    /// Repetitions of the pre and of the post run.
-    pub runs: u32,
-    /// Wall-time limit of one test run inside a container.
-    pub run_timeout_secs: u64,
-    /// Wall-time limit of the ladder's check run of a new environment image (at most
-    /// `run_timeout_secs`): a check that runs out of time does not condemn the image.
-    pub check_timeout_secs: u64,
-    /// Wall-time limit of building one environment image.
-    pub build_timeout_secs: u64,
-    pub memory_bytes: u64,
-    /// CPUs per container (fractions allowed).
-    pub cpus: f64,
-    pub pids_limit: i64,
-    /// The largest file a job's processes may write (`ulimit -f`): past it a write fails
-    /// (SIGXFSZ stops a process that does not ignore it, "File size limit exceeded";
-    /// Python gets "File too large"). zstd's `playTests.sh` writes a 4 GiB file; raise
-    /// this for such a project.
-    pub file_size_bytes: u64,
-    /// Base image per runtime: Python's by version (`3.11`), Go's as `go1.24`, Java's as `jdk17`,
-    /// Rust's as `rust1.85`, C's as `gcc12` (the forms of the runtime catalogue,
-    /// [`crate::ecosystem::runtimes`]). The defaults are the catalogue's images, made by
-    /// scripts/setup.sh; a config's entries are added to them (the same key: replaced).
-    #[serde(deserialize_with = "over_default_base_images")]
-    pub base_images: BTreeMap<String, String>,
-    /// A CA bundle made available inside containers at build time (for a
-    /// TLS-intercepting proxy in front of the package index).
-    pub extra_ca_file: Option<PathBuf>,
-    /// Gradle distributions downloaded elsewhere (services.gradle.org cannot be
-    /// reached from image builds), by the version a project's wrapper asks for:
-    /// `{ "8.5" = "/srv/gradle/gradle-8.5-bin.zip" }`. Put into the environment image
-    /// of a Gradle project that wants that version (see `ecosystem::java::gradle`).
-    pub gradle_distributions: BTreeMap<String, PathBuf>,
-    /// The package registries that environment image builds reach, one per language.
-    pub registries: crate::sandbox::Registries,
-    /// Deprecated: the PyPI index, now `registries.pypi_index` (still read; setting
-    /// both to different values is an error).
-    pub index_url: Option<String>,
-    /// Where the runs go: `local` (the Docker engine) or `swarm` (a swarm whose
-    /// manager is that engine); `--backend` overrides it.
-    pub backend: crate::sandbox::BackendKind,
-    /// The registry the swarm backend pushes job images to and every node pulls
-    /// from (`host:port`); credentials come from the environment only.
-    pub registry: Option<String>,
-    /// Swarm placement constraints for every job, e.g. `["node.role==worker"]`.
-    pub swarm_constraints: Vec<String>,
-}
-
-impl Default for ValidateConfig {
-    fn default() -> Self {
-        ValidateConfig {
-            workers: 0,
-            runs: 3,
-            run_timeout_secs: 900,
-            check_timeout_secs: 300,
-            build_timeout_secs: 1_800,
-            memory_bytes: 4 * 1024 * 1024 * 1024,
-            cpus: 1.0,
-            pids_limit: 512,
-            file_size_bytes: crate::sandbox::DEFAULT_FILE_SIZE_BYTES,
-            base_images: crate::ecosystem::runtimes::default_base_images(),
-            extra_ca_file: None,
-            gradle_distributions: BTreeMap::new(),
-            registries: crate::sandbox::Registries::default(),
-            index_url: None,
-            backend: crate::sandbox::BackendKind::Local,
-            registry: None,
-            swarm_constraints: Vec::new(),
-        }
-    }
-}
-
-impl ValidateConfig {
-    /// The registries in effect: `registries`, with the deprecated `index_url` as the
-    /// PyPI index when it is set.
-    pub fn effective_registries(&self) -> crate::sandbox::Registries {
-        let mut registries = self.registries.clone();
-        if let Some(index_url) = &self.index_url {
-            registries.pypi_index = index_url.clone();
-        }
-        registries
-    }
-
-    /// The limits of every job's container, validate's and evaluate's alike.
-    pub fn container_limits(&self) -> crate::sandbox::Limits {
-        crate::sandbox::Limits {
-            memory_bytes: self.memory_bytes as i64,
-            nano_cpus: (self.cpus * 1e9) as i64,
-            pids_limit: self.pids_limit,
-            file_size_bytes: self.file_size_bytes.min(i64::MAX as u64) as i64,
-            run_timeout: std::time::Duration::from_secs(self.run_timeout_secs),
-        }
-    }
-
-    /// How many jobs run at once: `flag` (`--workers`) when it is above 0, else
-    /// `workers`, else (0) from the machine.
-    pub fn workers(&self, flag: Option<usize>) -> usize {
-        flag.filter(|&workers| workers > 0).unwrap_or(match self.workers {
-            0 => default_workers(self.memory_bytes),
-            workers => workers,
-        })
-    }
-}
-
-/// Workers from the machine: one per core, no more than memory allows at the
-/// per-container limit, at least one.
-pub fn default_workers(memory_bytes: u64) -> usize {
-    let cores = std::thread::available_parallelism().map(|cores| cores.get()).unwrap_or(1);
-    let memory = fs_err::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("MemTotal:"))
-                .and_then(|line| line.split_whitespace().nth(1))
-                .and_then(|kib| kib.parse::<u64>().ok())
-        })
-        .map(|kib| kib * 1024);
-    let by_memory = memory.map_or(cores, |total| (total / memory_bytes.max(1)) as usize);
-    cores.min(by_memory).max(1)
 }
 
 /// The release stage.
@@ -258,58 +132,7 @@ impl Check for Config {
         self.crawl.check(origin)?;
         self.mirror.check(origin)?;
         self.extract.check(origin)?;
-        let validate = &self.validate;
-        if validate.runs == 0 {
-            return Err(invalid(origin, "validate.runs", "must be at least 1"));
-        }
-        if validate.memory_bytes < 64 * 1024 * 1024 {
-            return Err(invalid(origin, "validate.memory_bytes", "must be at least 67108864 (64 MiB)"));
-        }
-        // Written so that NaN fails too.
-        if validate.cpus.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            return Err(invalid(origin, "validate.cpus", "must be greater than 0"));
-        }
-        if validate.pids_limit < 16 {
-            return Err(invalid(origin, "validate.pids_limit", "must be at least 16"));
-        }
-        if validate.file_size_bytes < 1024 * 1024 {
-            return Err(invalid(origin, "validate.file_size_bytes", "must be at least 1048576 (1 MiB)"));
-        }
-        for version in validate.base_images.keys() {
-            if !crate::ecosystem::runtimes::is_runtime_key(version) {
-                return Err(invalid(
-                    origin,
-                    &format!("validate.base_images.\"{version}\""),
-                    format!("keys are runtime versions of the forms {}", crate::ecosystem::runtimes::key_forms()),
-                ));
-            }
-        }
-        validate.registries.check_urls(origin, "validate.registries")?;
-        // The allowlist of the registries in effect, the deprecated `index_url` included.
-        validate.effective_registries().check_allowlist(origin, "validate.registries")?;
-        if let Some(index_url) = &validate.index_url {
-            crate::sandbox::registries::check_url(origin, "validate.index_url", index_url)?;
-            if validate.registries.pypi_index != crate::sandbox::Registries::PYPI
-                && validate.registries.pypi_index != *index_url
-            {
-                return Err(invalid(
-                    origin,
-                    "validate.index_url",
-                    "is the deprecated name of validate.registries.pypi_index, and both are set to different URLs; \
-                     keep only validate.registries.pypi_index",
-                ));
-            }
-            tracing::warn!("validate.index_url is deprecated: set validate.registries.pypi_index instead");
-        }
-        for version in validate.gradle_distributions.keys() {
-            if !crate::ecosystem::is_gradle_version(version) {
-                return Err(invalid(
-                    origin,
-                    &format!("validate.gradle_distributions.\"{version}\""),
-                    "keys are Gradle versions as a wrapper's distributionUrl names them (`8.5`, `7.6.4`)",
-                ));
-            }
-        }
+        self.validate.check(origin)?;
         if self.release.image_prefix.is_empty() {
             return Err(invalid(origin, "release.image_prefix", "must not be empty"));
         }
@@ -319,17 +142,6 @@ impl Check for Config {
         self.screen.check(origin)?;
         Ok(())
     }
-}
-
-/// `validate.base_images` as a config gives it: its entries over the defaults (the
-/// catalogue's images), so that naming one runtime of one's own keeps the others.
-fn over_default_base_images<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    let mut base_images = crate::ecosystem::runtimes::default_base_images();
-    base_images.extend(BTreeMap::<String, String>::deserialize(deserializer)?);
-    Ok(base_images)
 }
 
 /// Parses TOML into `T` and runs its checks, naming the file and the key in every error.
@@ -383,6 +195,8 @@ fn toml_value(raw: &str) -> toml::Value {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::ecosystem::repo_config::Compat;
     use crate::sandbox::Registries;

@@ -104,6 +104,51 @@ pub struct Limits {
     pub run_timeout: Duration,
 }
 
+/// A job container's limits as the config gives them (keys of `[validate]`, which
+/// evaluate and release's image builds read too): what [`Limits`] are made from, and
+/// the least that a container is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimitSettings {
+    pub memory_bytes: u64,
+    /// CPUs (fractions allowed).
+    pub cpus: f64,
+    pub pids_limit: i64,
+    pub file_size_bytes: u64,
+    pub run_timeout_secs: u64,
+}
+
+impl LimitSettings {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.memory_bytes as i64,
+            nano_cpus: (self.cpus * 1e9) as i64,
+            pids_limit: self.pids_limit,
+            file_size_bytes: self.file_size_bytes.min(i64::MAX as u64) as i64,
+            run_timeout: Duration::from_secs(self.run_timeout_secs),
+        }
+    }
+
+    /// A value below what a container needs is refused; `at` is the section that holds
+    /// these keys (`validate`).
+    pub fn check(&self, origin: &str, at: &str) -> Result<(), crate::settings::ConfigError> {
+        let refused = |key: &str, message: &str| Err(crate::settings::invalid(origin, &format!("{at}.{key}"), message));
+        if self.memory_bytes < 64 * 1024 * 1024 {
+            return refused("memory_bytes", "must be at least 67108864 (64 MiB)");
+        }
+        // Written so that NaN fails too.
+        if self.cpus.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            return refused("cpus", "must be greater than 0");
+        }
+        if self.pids_limit < 16 {
+            return refused("pids_limit", "must be at least 16");
+        }
+        if self.file_size_bytes < 1024 * 1024 {
+            return refused("file_size_bytes", "must be at least 1048576 (1 MiB)");
+        }
+        Ok(())
+    }
+}
+
 impl Limits {
     /// The wall-time limit of a job with `phases` test phases.
     pub fn wall_limit(&self, phases: u32) -> Duration {

@@ -44,7 +44,7 @@ impl<'a> Project<'a> {
         let settings = context.settings;
         let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
             .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
-        let config = RepoConfig::read(&settings.config.repos_dir, &candidate.repo)
+        let config = RepoConfig::read(&settings.repos_dir, &candidate.repo)
             .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
         let Environment { ecosystem, files, date, unrecognised } = {
             let mirror = mirror.clone();
