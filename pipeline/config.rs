@@ -16,6 +16,7 @@ use crate::crawl::CrawlConfig;
 use crate::extract::ExtractConfig;
 use crate::github::GithubConfig;
 use crate::mirror::MirrorConfig;
+use crate::release::ReleaseConfig;
 use crate::settings::{ConfigError, from_table, invalid};
 use crate::validate::ValidateConfig;
 
@@ -34,24 +35,6 @@ pub struct Config {
     pub release: ReleaseConfig,
     /// The screen's settings live with the stage (`screen::ScreenConfig`).
     pub screen: crate::screen::ScreenConfig,
-}
-
-/// The release stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ReleaseConfig {
-    /// Instance images are tagged `<image_prefix>/<instance_id>:<version>`.
-    pub image_prefix: String,
-    /// Where `release --images --push` pushes; none means pushing is an error.
-    pub registry: Option<String>,
-    /// `release --swt` keeps tasks validated in at least this many runs (SWT-Bench: 5).
-    pub swt_min_runs: u32,
-}
-
-impl Default for ReleaseConfig {
-    fn default() -> Self {
-        ReleaseConfig { image_prefix: "swe-harvest".into(), registry: None, swt_min_runs: 5 }
-    }
 }
 
 /// A config with where it came from, and where the per-repository files are.
@@ -110,17 +93,6 @@ impl LoadedConfig {
     }
 }
 
-impl LoadedConfig {
-    /// The settings file of a release, `<releases_dir>/<name>.toml`, if there is one.
-    pub fn release_file<T>(&self, name: &str) -> Result<Option<(T, PathBuf)>, ConfigError>
-    where
-        T: serde::de::DeserializeOwned,
-    {
-        let path = self.releases_dir.join(format!("{name}.toml"));
-        Ok(crate::settings::read_optional(&path)?.map(|file| (file, path)))
-    }
-}
-
 /// Things serde cannot check: ranges, URLs, patterns.
 trait Check {
     fn check(&self, origin: &str) -> Result<(), ConfigError>;
@@ -133,12 +105,7 @@ impl Check for Config {
         self.mirror.check(origin)?;
         self.extract.check(origin)?;
         self.validate.check(origin)?;
-        if self.release.image_prefix.is_empty() {
-            return Err(invalid(origin, "release.image_prefix", "must not be empty"));
-        }
-        if self.release.swt_min_runs == 0 {
-            return Err(invalid(origin, "release.swt_min_runs", "must be at least 1"));
-        }
+        self.release.check(origin)?;
         self.screen.check(origin)?;
         Ok(())
     }

@@ -36,7 +36,7 @@ use crate::store::{Store, StoreError};
 
 pub use filter::Filters;
 pub use manifest::Manifest;
-pub use settings::ReleaseFlags;
+pub use settings::{ReleaseConfig, ReleaseFlags};
 
 /// The extra columns after SWE-bench's twelve, in order.
 /// `environment_rung` says how faithful the task's environment is to its date (the
