@@ -1,7 +1,17 @@
-//! The pipeline's configuration: `configs/pipeline.toml` for the whole pipeline and
-//! optional `configs/repos/<owner>__<name>.toml` overrides per repository.
+//! The pipeline's configuration, composed: `configs/pipeline.toml` holds one section
+//! per module, and each module owns its section's type, defaults and checks
+//! (`[github]` is [`GithubConfig`], `[crawl]` [`CrawlConfig`], `[mirror]`
+//! [`MirrorConfig`], `[extract]` [`ExtractConfig`], `[validate]` [`ValidateConfig`],
+//! `[release]` [`ReleaseConfig`], `[screen]` [`ScreenConfig`]). A repository's
+//! overrides (`configs/repos/<owner>__<name>.toml`) are `ecosystem::repo_config`'s,
+//! a release's file (`configs/releases/<name>.toml`) `release`'s: this module only
+//! says where their folders are. It reads the file, applies the environment, runs
+//! each section's checks, and `cli/` hands each stage its own sections and plain
+//! values. No other module imports it (the layers: docs/architecture.md); what the
+//! settings types share (the error naming the file and the key, reading TOML) is
+//! [`crate::settings`].
 //!
-//! Precedence, lowest first: the defaults in this file, the config file, the
+//! Precedence, lowest first: the sections' defaults, the config file, the
 //! environment (`SWE_HARVEST_<SECTION>__<KEY>`, plus the named variables of
 //! [`crate::env_vars`]), then command-line flags (applied by the CLI). Every struct
 //! denies unknown keys, so a typo is an error that names the file and the key
@@ -17,6 +27,7 @@ use crate::extract::ExtractConfig;
 use crate::github::GithubConfig;
 use crate::mirror::MirrorConfig;
 use crate::release::ReleaseConfig;
+use crate::screen::ScreenConfig;
 use crate::settings::{ConfigError, from_table, invalid};
 use crate::validate::ValidateConfig;
 
@@ -33,8 +44,7 @@ pub struct Config {
     pub extract: ExtractConfig,
     pub validate: ValidateConfig,
     pub release: ReleaseConfig,
-    /// The screen's settings live with the stage (`screen::ScreenConfig`).
-    pub screen: crate::screen::ScreenConfig,
+    pub screen: ScreenConfig,
 }
 
 /// A config with where it came from, and where the per-repository files are.
@@ -68,7 +78,9 @@ impl LoadedConfig {
             Some(path) => {
                 let text =
                     fs_err::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
-                parse::<Config>(&text, path)?
+                let config: Config = crate::settings::parse(&text, path)?;
+                config.check(&path.display().to_string())?;
+                config
             }
             None => Config::default(),
         };
@@ -84,21 +96,11 @@ impl LoadedConfig {
             releases_dir: configs_dir.join("releases"),
         })
     }
-
-    /// What the unit tests start from: the shipped `configs/pipeline.toml` (they run
-    /// in the crate's folder) with no environment overrides.
-    #[cfg(test)]
-    pub fn for_tests() -> LoadedConfig {
-        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
-    }
 }
 
-/// Things serde cannot check: ranges, URLs, patterns.
-trait Check {
-    fn check(&self, origin: &str) -> Result<(), ConfigError>;
-}
-
-impl Check for Config {
+impl Config {
+    /// Each section's checks of what serde cannot check (ranges, URLs, patterns),
+    /// section by section; `origin` names the file or the variable.
     fn check(&self, origin: &str) -> Result<(), ConfigError> {
         self.github.check(origin)?;
         self.crawl.check(origin)?;
@@ -109,16 +111,6 @@ impl Check for Config {
         self.screen.check(origin)?;
         Ok(())
     }
-}
-
-/// Parses TOML into `T` and runs its checks, naming the file and the key in every error.
-fn parse<T>(text: &str, path: &Path) -> Result<T, ConfigError>
-where
-    T: serde::de::DeserializeOwned + Check,
-{
-    let value: T = crate::settings::parse(text, path)?;
-    value.check(&path.display().to_string())?;
-    Ok(value)
 }
 
 /// Applies `SWE_HARVEST_API_URL` and every `SWE_HARVEST_<SECTION>__<KEY>` variable.
