@@ -2,7 +2,8 @@
 //! per module, and each module owns its section's type, defaults and checks
 //! (`[github]` is [`GithubConfig`], `[crawl]` [`CrawlConfig`], `[mirror]`
 //! [`MirrorConfig`], `[extract]` [`ExtractConfig`], `[validate]` [`ValidateConfig`],
-//! `[release]` [`ReleaseConfig`], `[screen]` [`ScreenConfig`]). A repository's
+//! `[release]` [`ReleaseConfig`], `[screen]` [`ScreenConfig`], `[probe]`
+//! [`ProbeConfig`]). A repository's
 //! overrides (`configs/repos/<owner>__<name>.toml`) are `ecosystem::repo_config`'s,
 //! a release's file (`configs/releases/<name>.toml`) `release`'s: this module only
 //! says where their folders are. It reads the file, applies the environment, runs
@@ -26,6 +27,7 @@ use crate::crawl::CrawlConfig;
 use crate::extract::ExtractConfig;
 use crate::github::GithubConfig;
 use crate::mirror::MirrorConfig;
+use crate::probe::ProbeConfig;
 use crate::release::ReleaseConfig;
 use crate::screen::ScreenConfig;
 use crate::settings::{ConfigError, from_table, invalid};
@@ -45,6 +47,7 @@ pub struct Config {
     pub validate: ValidateConfig,
     pub release: ReleaseConfig,
     pub screen: ScreenConfig,
+    pub probe: ProbeConfig,
 }
 
 /// A config with where it came from, and where the per-repository files are.
@@ -109,6 +112,7 @@ impl Config {
         self.validate.check(origin)?;
         self.release.check(origin)?;
         self.screen.check(origin)?;
+        self.probe.check(origin)?;
         Ok(())
     }
 }
@@ -543,6 +547,21 @@ mod tests {
             "invalid config `<dir>/pipeline.toml`: key `screen.huge_fail_to_pass`: must be at least 1",
         ),
         (
+            "[probe]\nmutants = 0\n",
+            &[],
+            "invalid config `<dir>/pipeline.toml`: key `probe.mutants`: must be between 1 and 1000 (turn probe off with probe.enabled = false)",
+        ),
+        (
+            "[probe]\ntimeout_factor = 0.5\n",
+            &[],
+            "invalid config `<dir>/pipeline.toml`: key `probe.timeout_factor`: must be at least 1",
+        ),
+        (
+            "[probe]\nmin_timeout_secs = 0\n",
+            &[],
+            "invalid config `<dir>/pipeline.toml`: key `probe.min_timeout_secs`: must be at least 1",
+        ),
+        (
             "[validate]\nrunz = 3\n",
             &[],
             "invalid config `<dir>/pipeline.toml`: key `validate.runz`: unknown field `runz`, expected one of `workers`, `runs`, `run_timeout_secs`, `check_timeout_secs`, `build_timeout_secs`, `memory_bytes`, `cpus`, `pids_limit`, `file_size_bytes`, `base_images`, `extra_ca_file`, `gradle_distributions`, `registries`, `index_url`, `backend`, `registry`, `swarm_constraints`\nin `validate`\n",
@@ -550,7 +569,7 @@ mod tests {
         (
             "[valdiate]\nruns = 3\n",
             &[],
-            "invalid config `<dir>/pipeline.toml`: key `valdiate`: unknown field `valdiate`, expected one of `github`, `crawl`, `mirror`, `extract`, `validate`, `release`, `screen`\n",
+            "invalid config `<dir>/pipeline.toml`: key `valdiate`: unknown field `valdiate`, expected one of `github`, `crawl`, `mirror`, `extract`, `validate`, `release`, `screen`, `probe`\n",
         ),
         (
             "[validate]\nruns = \"three\"\n",
@@ -575,7 +594,7 @@ mod tests {
         (
             "",
             &[("SWE_HARVEST_NOPE__X", "1")],
-            "invalid config `environment variable SWE_HARVEST_NOPE__X`: key `nope`: no such config section; sections are [\"crawl\", \"extract\", \"github\", \"mirror\", \"release\", \"screen\", \"validate\"]",
+            "invalid config `environment variable SWE_HARVEST_NOPE__X`: key `nope`: no such config section; sections are [\"crawl\", \"extract\", \"github\", \"mirror\", \"probe\", \"release\", \"screen\", \"validate\"]",
         ),
         (
             "",

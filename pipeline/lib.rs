@@ -20,6 +20,8 @@ pub mod interrupt;
 pub mod lock;
 pub mod mirror;
 pub mod model;
+pub mod mutation;
+pub mod probe;
 pub mod process;
 pub mod progress;
 pub mod release;

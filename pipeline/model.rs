@@ -15,6 +15,7 @@ pub mod coverage;
 pub mod drop_reason;
 pub mod ids;
 pub mod labels;
+pub mod probe;
 pub mod review;
 
 pub use coverage::{ChangeCoverage, ExecutableLines, GoldenCoverage};
@@ -105,6 +106,7 @@ crate::spelled::spelled_enum! {
         Mirror => "mirror",
         Extract => "extract",
         Validate => "validate",
+        Probe => "probe",
         Screen => "screen",
         Release => "release",
     }

@@ -15,7 +15,7 @@ use swe_harvest::model::RepoSlug;
     version,
     about = "Build SWE-bench style benchmark tasks from real GitHub history",
     long_about = "Build SWE-bench style benchmark tasks from real GitHub history.\n\n\
-        Stages: discover -> crawl -> mirror -> extract -> validate -> screen -> release. Every stage \
+        Stages: discover -> crawl -> mirror -> extract -> validate -> probe -> screen -> release. Every stage \
         reads from and writes to the store in the data dir, and resumes where it stopped."
 )]
 pub struct Cli {
@@ -51,6 +51,8 @@ pub enum Command {
     Extract(ExtractArgs),
     /// Run each candidate's tests in containers to compute FAIL_TO_PASS / PASS_TO_PASS.
     Validate(ValidateArgs),
+    /// Run wrong fixes derived from each task's gold patch against its tests; keep the ones that pass.
+    Probe(ProbeArgs),
     /// Score each validated task's quality (flags with evidence, keep/flag, difficulty).
     Screen(ScreenArgs),
     /// Write a versioned dataset (parquet + JSONL + manifest + card).
@@ -90,6 +92,7 @@ impl Command {
             Command::Mirror(_) => "mirror",
             Command::Extract(_) => "extract",
             Command::Validate(_) => "validate",
+            Command::Probe(_) => "probe",
             Command::Screen(_) => "screen",
             Command::Release(_) => "release",
             Command::Evaluate(_) => "evaluate",
@@ -331,6 +334,33 @@ pub struct ScreenArgs {
 }
 
 #[derive(Debug, Args, Clone)]
+pub struct ProbeArgs {
+    /// Only these repositories.
+    #[arg(long = "repo", value_name = "OWNER/NAME", num_args = 1..)]
+    pub repos: Vec<RepoSlug>,
+    /// Only these instances (probed again even when their record holds).
+    #[arg(long = "instance", value_name = "ID", num_args = 1..)]
+    pub instances: Vec<String>,
+    /// Probe rows in the SWE-bench format (or Multi-SWE-bench's) from this file instead of the store;
+    /// rows without their own validation (a `validate --input` output) are validated first.
+    #[arg(long, value_name = "ROWS.jsonl", requires = "out", conflicts_with_all = ["repos", "instances"])]
+    pub input: Option<std::path::PathBuf>,
+    /// Where `--input` rows are written with `mutation_score`, `surviving_mutants` and `probe`.
+    #[arg(long, value_name = "OUT.jsonl", requires = "input")]
+    pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub options: ProbeOptions,
+}
+
+/// Probe's options that `run` shares.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ProbeOptions {
+    /// At most this many mutants per task [default: `probe.mutants`, 8].
+    #[arg(long, value_name = "N")]
+    pub mutants: Option<usize>,
+}
+
+#[derive(Debug, Args, Clone)]
 pub struct ReleaseArgs {
     /// The dataset's name.
     #[arg(long, value_name = "NAME")]
@@ -375,6 +405,10 @@ pub struct ReleaseArgs {
     /// Only tasks the screen kept (quality_verdict = keep).
     #[arg(long)]
     pub only_kept: bool,
+    /// Only tasks whose tests reject at least this share of probe's mutants (tasks not
+    /// probed, or probed without a viable mutant, are left out).
+    #[arg(long, value_name = "X")]
+    pub min_mutation_score: Option<f64>,
     /// Only tasks a person reviewed and kept (`swe-harvest review`).
     #[arg(long)]
     pub reviewed_only: bool,
@@ -428,6 +462,8 @@ pub struct RunArgs {
     pub extract: ExtractOptions,
     #[command(flatten)]
     pub validate: ValidateOptions,
+    #[command(flatten)]
+    pub probe: ProbeOptions,
 }
 
 #[derive(Debug, Args)]

@@ -25,6 +25,7 @@ mod images;
 #[allow(dead_code)]
 mod logging;
 mod mirror;
+mod probe;
 mod release;
 mod review;
 mod run;
@@ -156,6 +157,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Mirror(args) => mirror::mirror(&settings, &args),
         Command::Extract(args) => extract::extract(&settings, &args),
         Command::Validate(args) => validate::validate(&settings, &args),
+        Command::Probe(args) => probe::probe(&settings, &args),
         Command::Screen(args) => screen::screen(&settings, &args),
         Command::Release(args) => release::release(&settings, &args),
         Command::Evaluate(args) => evaluate::evaluate(&settings, &args),

@@ -26,6 +26,7 @@ fn flags(args: &ReleaseArgs) -> ReleaseFlags {
             max_quality_score: args.max_quality_score,
             exclude_flags: args.exclude_flag.clone(),
             only_kept: args.only_kept,
+            min_mutation_score: args.min_mutation_score,
             reviewed_only: args.reviewed_only,
             exclude_rejected: args.exclude_rejected,
         },

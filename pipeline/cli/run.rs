@@ -1,11 +1,11 @@
 //! `run`: every stage for the given repositories, in order: crawl, mirror,
-//! extract, validate, screen. Each stage is the same code as its own command, so `run` can be
+//! extract, validate, probe (unless `probe.enabled = false`), screen. Each stage is the same code as its own command, so `run` can be
 //! killed and started again like any of them. A stage that ends with failed items
 //! does not stop the run (the exit code says so at the end); a stage that cannot run
 //! at all (no Docker engine, an unreachable clone URL) stops it with its error.
 
-use super::args::{CrawlArgs, ExtractArgs, MirrorArgs, RepoSelection, RunArgs, ScreenArgs, ValidateArgs};
-use super::{ExitStatus, GlobalSettings, crawl, extract, mirror, screen, validate};
+use super::args::{CrawlArgs, ExtractArgs, MirrorArgs, ProbeArgs, RepoSelection, RunArgs, ScreenArgs, ValidateArgs};
+use super::{ExitStatus, GlobalSettings, crawl, extract, mirror, probe, screen, validate};
 
 pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStatus> {
     let selection = || RepoSelection { repos: args.selection.repos.clone() };
@@ -40,6 +40,20 @@ pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStat
         options: args.validate.clone(),
     };
     record("validate", validate::validate(settings, &validate_args)?);
+
+    if settings.config.config.probe.enabled {
+        tracing::info!("run: probe");
+        let probe_args = ProbeArgs {
+            repos: args.selection.repos.clone(),
+            instances: Vec::new(),
+            input: None,
+            out: None,
+            options: args.probe.clone(),
+        };
+        record("probe", probe::probe(settings, &probe_args)?);
+    } else {
+        tracing::info!("run: probe is off (probe.enabled = false)");
+    }
 
     tracing::info!("run: screen");
     let screen_args = ScreenArgs { repos: args.selection.repos.clone(), input: None, out: None, json: false };

@@ -575,6 +575,13 @@ pub trait Ecosystem: Send + Sync {
         format!("docs/languages/{}.md", self.language())
     }
 
+    /// `test_command` with the runner told to stop at the first failing test, where
+    /// it has such an option (probe's mutants need only one failure to be killed);
+    /// unchanged by default.
+    fn stop_at_first_failure(&self, test_command: &str) -> String {
+        test_command.to_string()
+    }
+
     /// The test command of a released task whose row names none (rows of releases
     /// made before rows carried one): none by default.
     fn default_test_command(&self) -> &'static str {

@@ -11,8 +11,10 @@
 use std::path::PathBuf;
 
 use super::inputs::ReleaseTask;
-use super::report::{Passed, PredictionReport, Status};
+use super::report::{MutantsKilled, Passed, PredictionReport, Status};
 use crate::model::labels;
+use crate::model::probe::MutantStatus;
+use crate::mutation;
 use crate::sandbox::script::{self, split_steps};
 use crate::sandbox::{self, Backend, Job, Limits, Owner};
 use crate::swt::flow::{self, FlowOutcome, FlowScript};
@@ -22,6 +24,12 @@ use crate::swt::metrics::{Transitions, change_coverage};
 /// Where a prediction's container runs and leaves its log.
 pub struct GradeContext<'a> {
     pub backend: &'a dyn Backend,
+    /// `swt`: how many of the gold patch's mutants the generated tests meet (0: none).
+    pub mutants: usize,
+    /// Where mirrors are (the data dir's, `SWE_HARVEST_MIRRORS`): the gold patch's files
+    /// before it are read from there, so that the mutants are probe's.
+    pub data_dir: PathBuf,
+    pub mirrors_dir: Option<PathBuf>,
     pub limits: Limits,
     pub logs_dir: PathBuf,
     pub data_dir_label: String,
@@ -131,7 +139,123 @@ pub async fn swt(context: &GradeContext<'_>, task: &ReleaseTask, model: &str, pa
         }
     }
     report.tests = Some(transitions);
+    if context.mutants > 0 {
+        match mutants_killed(context, task, model, patch).await {
+            Ok(counts) => report.mutants_killed = counts,
+            Err(detail) => {
+                let detail = format!("no mutant kills: {detail}");
+                report.detail = Some(report.detail.map_or(detail.clone(), |earlier| format!("{earlier}; {detail}")));
+            }
+        }
+    }
     report
+}
+
+/// How many of the gold patch's mutants the generated tests (`patch`) reject: one
+/// container applies them, runs their test files with the gold patch (the tests that
+/// pass there are the ones that count), then with each mutant in its place. A mutant
+/// is killed when one of those tests does not pass with it; mutants that do not apply,
+/// build or run are not counted. `None` when the gold patch gives no mutant, or none
+/// of the generated tests passes with the gold patch.
+async fn mutants_killed(
+    context: &GradeContext<'_>,
+    task: &ReleaseTask,
+    model: &str,
+    patch: &str,
+) -> Result<Option<MutantsKilled>, String> {
+    let before = match task
+        .repo
+        .parse()
+        .ok()
+        .and_then(|repo| crate::git::find_mirror(&context.data_dir, context.mirrors_dir.as_deref(), &repo).ok())
+    {
+        Some(mirror) => {
+            let (base_commit, gold) = (task.base_commit.clone(), task.patch.clone());
+            tokio::task::spawn_blocking(move || mutation::files_before(&mirror, &base_commit, &gold))
+                .await
+                .unwrap_or_default()
+        }
+        None => mutation::FilesBefore::new(),
+    };
+    let made = mutation::make(&task.patch, context.mutants, &before);
+    if made.mutants.is_empty() {
+        return Ok(None);
+    }
+    let ecosystem = task.ecosystem();
+    let test_files = ecosystem.runnable_test_files(patch);
+    if test_files.is_empty() {
+        return Ok(None);
+    }
+    let gold = mutation::patch::Patch::parse(&task.patch);
+    let (mut existing, mut created) = (Vec::new(), Vec::new());
+    for file in &gold.files {
+        if file.created { created.push(file.path.clone()) } else { existing.push(file.path.clone()) }
+    }
+    // Index 0 is the gold patch itself; 1..=n the mutants.
+    let indices: Vec<usize> = (0..=made.mutants.len()).collect();
+    let rendered = mutation::script::ProbeScript {
+        install: false,
+        version: &task.version,
+        test_command: &task.test_command,
+        test_files: &test_files,
+        existing_files: &existing,
+        created_files: &created,
+        mutants: &indices,
+        timeout: context.limits.run_timeout,
+    }
+    .render(ecosystem);
+    let mut files = vec![
+        ("test.patch".to_string(), patch.as_bytes().to_vec(), 0o644),
+        ("gold.patch".to_string(), task.patch.as_bytes().to_vec(), 0o644),
+        (mutation::script::patch_file(0), task.patch.as_bytes().to_vec(), 0o644),
+    ];
+    for (index, mutant) in made.mutants.iter().enumerate() {
+        files.push((mutation::script::patch_file(index + 1), mutant.patch.as_bytes().to_vec(), 0o644));
+    }
+    let token = script::new_token();
+    let job = job(context, task, model, "swt-mutants", files, rendered, &token, indices.len() as u32);
+    let output = sandbox::run_job(context.backend, &job, context.limits).await.map_err(|error| error.to_string())?;
+    let steps = split_steps(&output.log, &token);
+    let results = |index: usize| {
+        let phase = mutation::script::test_phase(index);
+        let step = steps.get(&phase)?;
+        let report = output.reports.get(&format!("{phase}.xml")).map(String::as_str);
+        Some((step.exit_code, ecosystem.parse_results(report, &step.text, &test_files).0))
+    };
+    let Some((_, with_gold)) = results(0) else {
+        return Err(format!("the generated tests did not run with the gold patch (log: {})", job.log_path.display()));
+    };
+    let listed: std::collections::BTreeSet<String> = with_gold
+        .tests
+        .iter()
+        .filter(|(_, status)| labels::passes(Some(*status)))
+        .map(|(test, _)| test.clone())
+        .collect();
+    if listed.is_empty() {
+        return Ok(None);
+    }
+    let (mut killed, mut viable) = (0, 0);
+    for index in 1..=made.mutants.len() {
+        let apply = steps.get(&mutation::script::apply_step(index));
+        let tests = results(index);
+        let phase = mutation::judge::MutantPhase {
+            apply_exit: apply.and_then(|step| step.exit_code),
+            apply_text: apply.map_or("", |step| step.text.as_str()),
+            tests_exit: tests.as_ref().and_then(|(exit, _)| *exit),
+            results: tests.as_ref().map(|(_, parsed)| parsed),
+        };
+        match mutation::judge::judge(&phase, &listed, context.limits.run_timeout.as_secs())
+            .map(|verdict| verdict.status)
+        {
+            Some(MutantStatus::Killed) => {
+                killed += 1;
+                viable += 1;
+            }
+            Some(MutantStatus::Survived) => viable += 1,
+            _ => {}
+        }
+    }
+    Ok(Some(MutantsKilled { killed, viable }))
 }
 
 /// The script of a `swe` grading: apply the prediction, run the task's eval script.

@@ -47,6 +47,13 @@ impl Mode {
 
 #[derive(Debug, Clone)]
 pub struct EvaluateSettings {
+    /// `--mode swt`: how many mutants of each gold patch a generated test suite is run
+    /// against (`probe.mutants`: the same mutants probe ran, since they are made
+    /// deterministically); 0 for none.
+    pub mutants: usize,
+    /// The data dir and `SWE_HARVEST_MIRRORS`: where the mutants' mirrors are found.
+    pub data_dir: PathBuf,
+    pub mirrors_dir: Option<PathBuf>,
     pub release_dir: PathBuf,
     pub predictions_path: PathBuf,
     pub mode: Mode,
@@ -177,6 +184,9 @@ pub async fn run(
 
     let context = GradeContext {
         backend: backend.as_ref(),
+        mutants: settings.mutants,
+        data_dir: settings.data_dir.clone(),
+        mirrors_dir: settings.mirrors_dir.clone(),
         limits: settings.limits,
         logs_dir: settings.logs_dir.clone(),
         data_dir_label: settings.data_dir_label.clone(),

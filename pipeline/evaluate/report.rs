@@ -32,6 +32,13 @@ pub enum Status {
     Error,
 }
 
+/// Mutants a generated test suite rejects, of the mutants that ran to a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MutantsKilled {
+    pub killed: usize,
+    pub viable: usize,
+}
+
 /// Passed out of expected, for FAIL_TO_PASS or PASS_TO_PASS (`--mode swe`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Passed {
@@ -59,6 +66,11 @@ pub struct PredictionReport {
     pub change_coverage: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub executable_lines: Option<usize>,
+    /// `swt`: how many of the gold patch's mutants (probe's wrong fixes) the generated
+    /// tests reject, of those that ran: a test that passes on R∘X and fails on R∘M
+    /// kills M.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutants_killed: Option<MutantsKilled>,
     /// `swe`: every FAIL_TO_PASS and PASS_TO_PASS test passes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved: Option<bool>,
@@ -80,6 +92,7 @@ impl PredictionReport {
             tests: None,
             change_coverage: None,
             executable_lines: None,
+            mutants_killed: None,
             resolved: None,
             fail_to_pass: None,
             pass_to_pass: None,
@@ -120,6 +133,11 @@ pub struct SwtTotals {
     /// Mean ΔC over `coverage_tasks`.
     pub mean_change_coverage: Option<f64>,
     pub coverage_tasks: usize,
+    /// Mutants killed / mutants that ran, summed over the predictions that ran any.
+    #[serde(default)]
+    pub mutant_kill_rate: Option<f64>,
+    #[serde(default)]
+    pub mutants_viable: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -206,7 +224,13 @@ pub fn totals(predictions: &[PredictionReport], swt: bool) -> Vec<Totals> {
             let swt_totals = swt.then(|| {
                 let reproduced = reports.iter().filter(|report| report.reproduced == Some(true)).count();
                 let coverage: Vec<f64> = reports.iter().filter_map(|report| report.change_coverage).collect();
+                let (killed, viable) = reports
+                    .iter()
+                    .filter_map(|report| report.mutants_killed)
+                    .fold((0, 0), |(killed, viable), counts| (killed + counts.killed, viable + counts.viable));
                 SwtTotals {
+                    mutant_kill_rate: (viable > 0).then(|| share(killed, viable)),
+                    mutants_viable: viable,
                     reproduced,
                     success_rate: share(reproduced, tasks),
                     fail_before_share: with(Transitions::fails_before),
@@ -257,9 +281,21 @@ pub fn render(report: &Report) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
     if swt {
         rows.push(
-            ["instance_id", "model", "status", "applied", "reproduced", "F→P", "F→F", "P→P", "P→F", "ΔC"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "instance_id",
+                "model",
+                "status",
+                "applied",
+                "reproduced",
+                "F→P",
+                "F→F",
+                "P→P",
+                "P→F",
+                "ΔC",
+                "mutants killed",
+            ]
+            .map(String::from)
+            .to_vec(),
         );
     } else {
         rows.push(
@@ -289,6 +325,12 @@ pub fn render(report: &Report) -> String {
             row.push(count(|tests| tests.pass_to_pass.len()));
             row.push(count(|tests| tests.pass_to_fail.len()));
             row.push(prediction.change_coverage.map(percent).unwrap_or_else(|| "-".into()));
+            row.push(
+                prediction
+                    .mutants_killed
+                    .map(|counts| format!("{}/{}", counts.killed, counts.viable))
+                    .unwrap_or_else(|| "-".into()),
+            );
         } else {
             let passed = |value: Option<Passed>| {
                 value.map(|value| format!("{}/{}", value.passed, value.total)).unwrap_or_else(|| "-".into())
@@ -303,7 +345,9 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(text);
     let mut rows: Vec<Vec<String>> = Vec::new();
     if swt {
-        rows.push(["model", "tasks", "W", "S", "F→×", "F→P", "P→P", "mean ΔC"].map(String::from).to_vec());
+        rows.push(
+            ["model", "tasks", "W", "S", "F→×", "F→P", "P→P", "mean ΔC", "mutants killed"].map(String::from).to_vec(),
+        );
     } else {
         rows.push(["model", "tasks", "applied", "resolved"].map(String::from).to_vec());
     }
@@ -316,6 +360,9 @@ pub fn render(report: &Report) -> String {
                 percent(swt.fail_to_pass_share),
                 percent(swt.pass_to_pass_share),
                 swt.mean_change_coverage.map(percent).unwrap_or_else(|| "-".into()),
+                swt.mutant_kill_rate
+                    .map(|rate| format!("{} of {}", percent(rate), swt.mutants_viable))
+                    .unwrap_or_else(|| "-".into()),
             ]);
         }
         if let Some(swe) = &totals.swe {

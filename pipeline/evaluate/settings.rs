@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{EvaluateSettings, Mode};
 use crate::UsageError;
+use crate::probe::ProbeConfig;
 use crate::validate::ValidateConfig;
 
 /// Evaluate's command-line values, plain (no clap types).
@@ -34,11 +35,13 @@ pub enum EvaluateSettingsError {
 
 impl EvaluateSettings {
     /// Defaults < config file < environment (all three in `containers`, the config's
-    /// `[validate]`, whose containers and limits evaluate's jobs share) < `flags`;
-    /// creates the data dir, whose canonical path labels this run's containers.
+    /// `[validate]`, whose containers and limits evaluate's jobs share, and in `probe`,
+    /// whose mutants `--mode swt` runs) < `flags`; creates the data dir, whose
+    /// canonical path labels this run's containers.
     pub fn resolve(
         data_dir: &Path,
         containers: &ValidateConfig,
+        probe: &ProbeConfig,
         flags: &EvaluateFlags,
     ) -> Result<EvaluateSettings, EvaluateSettingsError> {
         if !flags.release.is_dir() {
@@ -60,6 +63,9 @@ impl EvaluateSettings {
         let data_dir_label =
             fs_err::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
         Ok(EvaluateSettings {
+            mutants: probe.mutants,
+            data_dir: data_dir.to_path_buf(),
+            mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
             release_dir: flags.release.clone(),
             predictions_path: flags.predictions.clone(),
             mode: flags.mode,
@@ -101,7 +107,8 @@ mod tests {
         fs_err::write(&predictions, "").unwrap();
         let data_dir = root.path().join("data");
         let flags = EvaluateFlags { release, predictions, mode: Mode::Swt, workers: Some(2), out: None };
-        let settings = EvaluateSettings::resolve(&data_dir, &ValidateConfig::default(), &flags).unwrap();
+        let settings =
+            EvaluateSettings::resolve(&data_dir, &ValidateConfig::default(), &ProbeConfig::default(), &flags).unwrap();
         assert_eq!(settings.out, data_dir.join("evaluations").join("bench-2026.11.swt.preds.json"));
         assert_eq!(settings.logs_dir, data_dir.join("logs").join("evaluate").join("bench-2026.11.swt.preds"));
         assert_eq!(settings.workers, 2);
@@ -118,7 +125,8 @@ mod tests {
             workers: None,
             out: None,
         };
-        let error = EvaluateSettings::resolve(root.path(), &ValidateConfig::default(), &flags).unwrap_err();
+        let error = EvaluateSettings::resolve(root.path(), &ValidateConfig::default(), &ProbeConfig::default(), &flags)
+            .unwrap_err();
         assert!(matches!(error, EvaluateSettingsError::Usage(_)), "{error}");
     }
 }

@@ -186,6 +186,29 @@ impl ValidateDropReason {
 }
 
 drop_reasons! {
+    /// Why probe set a task aside, or could not score it. Not a drop from the dataset:
+    /// a release keeps such tasks unless asked not to (`--min-mutation-score`,
+    /// `--exclude-flag weak_tests`).
+    ProbeDropReason ("probe") {
+        /// A mutant of the gold patch passed every listed test (`weak_tests`).
+        WeakTests => "weak_tests",
+        /// No mutant could be made, or none applied, built and ran: no score.
+        NoViableMutant => "no_viable_mutant",
+        /// The task's environment image is gone (or was never recorded): run
+        /// `validate --instance ID` to build it again.
+        EnvironmentMissing => "environment_missing",
+        /// No mirror of the task's repository (`mirror`, or `SWE_HARVEST_MIRRORS`).
+        NoMirror => "no_mirror",
+        /// The gold patch no longer applies to the base commit in the environment.
+        GoldPatchDoesNotApply => "gold_patch_does_not_apply",
+        /// The install or the test patch failed in the probe's container.
+        InstallFailed => "install_failed",
+        /// The container engine failed (a failure: exit 1).
+        ContainerFailed => "container_failed",
+    }
+}
+
+drop_reasons! {
     /// Why the screen set a task aside for review. Not a drop from the dataset: a
     /// release keeps flagged tasks unless asked not to (`--only-kept`).
     ScreenDropReason ("screen") {
@@ -215,6 +238,10 @@ drop_reasons! {
         RejectedInReview => "rejected_in_review",
         NotReviewed => "not_reviewed",
         NeedsWorkInReview => "needs_work_in_review",
+        /// `--min-mutation-score` was asked for and the task has no probe record for
+        /// its content, or one without a score (no viable mutant).
+        NotProbed => "not_probed",
+        MutationScoreBelowMin => "mutation_score_below_min",
     }
 }
 
@@ -258,6 +285,7 @@ drop_reason_of_stages! {
     Mirror(MirrorDropReason),
     Extract(ExtractDropReason),
     Validate(ValidateDropReason),
+    Probe(ProbeDropReason),
     Screen(ScreenDropReason),
     Release(ReleaseDropReason),
 }
@@ -273,6 +301,7 @@ impl DropReason {
             DropReason::Mirror(MirrorDropReason::FetchFailed)
                 | DropReason::Extract(ExtractDropReason::ExtractFailed)
                 | DropReason::Validate(ValidateDropReason::ContainerFailed | ValidateDropReason::StoreError)
+                | DropReason::Probe(ProbeDropReason::ContainerFailed)
         )
     }
 }
@@ -314,7 +343,7 @@ mod tests {
 
     /// Every code of every stage, as stores and releases hold them today (docs,
     /// module docs); a changed or lost string would change the meaning of stored data.
-    const STORED_CODES: [(&str, &[&str]); 7] = [
+    const STORED_CODES: [(&str, &[&str]); 8] = [
         ("discover", &["in_reference_dataset"]),
         ("crawl", &["not_merged"]),
         ("mirror", &["fetch_failed"]),
@@ -361,6 +390,18 @@ mod tests {
                 "no_fail_to_pass",
             ],
         ),
+        (
+            "probe",
+            &[
+                "weak_tests",
+                "no_viable_mutant",
+                "environment_missing",
+                "no_mirror",
+                "gold_patch_does_not_apply",
+                "install_failed",
+                "container_failed",
+            ],
+        ),
         ("screen", &["flagged"]),
         (
             "release",
@@ -380,6 +421,8 @@ mod tests {
                 "rejected_in_review",
                 "not_reviewed",
                 "needs_work_in_review",
+                "not_probed",
+                "mutation_score_below_min",
             ],
         ),
     ];
@@ -409,6 +452,7 @@ mod tests {
         round_trips(MirrorDropReason::ALL);
         round_trips(ExtractDropReason::ALL);
         round_trips(ValidateDropReason::ALL);
+        round_trips(ProbeDropReason::ALL);
         round_trips(ScreenDropReason::ALL);
         round_trips(ReleaseDropReason::ALL);
         let today: BTreeMap<&str, Vec<&'static str>> = BTreeMap::from([
@@ -417,6 +461,7 @@ mod tests {
             ("mirror", codes(MirrorDropReason::ALL)),
             ("extract", codes(ExtractDropReason::ALL)),
             ("validate", codes(ValidateDropReason::ALL)),
+            ("probe", codes(ProbeDropReason::ALL)),
             ("screen", codes(ScreenDropReason::ALL)),
             ("release", codes(ReleaseDropReason::ALL)),
         ]);

@@ -27,6 +27,10 @@ pub struct Filters {
     /// applied by [`super::screen::select`].
     #[serde(default)]
     pub screen: super::screen::ScreenFilters,
+    /// Only tasks whose mutation score is at least this (`--min-mutation-score`; see
+    /// [`super::probe::select`]).
+    #[serde(default)]
+    pub min_mutation_score: Option<f64>,
     /// Only tasks a person reviewed and kept (`--reviewed-only`; see [`super::review`]).
     #[serde(default)]
     pub reviewed_only: bool,

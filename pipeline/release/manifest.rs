@@ -40,6 +40,9 @@ pub struct ManifestFilters {
     /// A screened split (`--max-quality-score`, `--exclude-flag`, `--only-kept`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<super::screen::ScreenFilters>,
+    /// Only tasks whose mutation score is at least this (`--min-mutation-score`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_mutation_score: Option<f64>,
     /// Only tasks a person reviewed and kept (`--reviewed-only`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reviewed_only: bool,
@@ -64,6 +67,7 @@ impl ManifestFilters {
             split_by: request.split_by,
             swt_min_runs: request.swt_min_runs,
             screen: (!filters.screen.is_empty()).then(|| filters.screen.clone()),
+            min_mutation_score: filters.min_mutation_score,
             reviewed_only: filters.reviewed_only,
             exclude_rejected: filters.exclude_rejected,
         }
@@ -90,6 +94,9 @@ pub struct Counts {
     /// What people decided about the released tasks (`review`).
     #[serde(default)]
     pub review: super::review::ReviewCounts,
+    /// What probe found of the released tasks.
+    #[serde(default)]
+    pub probe: super::probe::ProbeCounts,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,6 +171,7 @@ impl Manifest {
                 left_out_by_filters: left_out,
                 removed_by_flag: BTreeMap::new(),
                 review: super::review::ReviewCounts::default(),
+                probe: super::probe::ProbeCounts::default(),
             },
             files: BTreeMap::new(),
             extends,

@@ -18,6 +18,7 @@ pub mod export;
 pub mod filter;
 pub mod images;
 mod manifest;
+pub mod probe;
 pub mod review;
 pub mod screen;
 mod settings;
@@ -87,6 +88,8 @@ pub enum ReleaseError {
     Config(#[from] crate::settings::ConfigError),
     #[error("`--max-quality-score {0}` is not a probability between 0 and 1")]
     BadMaxQualityScore(f64),
+    #[error("`--min-mutation-score {0}` is not a fraction between 0 and 1")]
+    BadMinMutationScore(f64),
 }
 
 impl ReleaseError {
@@ -99,6 +102,7 @@ impl ReleaseError {
                 | ReleaseError::NoRegistry
                 | ReleaseError::Config(_)
                 | ReleaseError::BadMaxQualityScore(_)
+                | ReleaseError::BadMinMutationScore(_)
         )
     }
 
@@ -116,6 +120,9 @@ impl ReleaseError {
             ReleaseError::Config(config) => Some(config.hint()),
             ReleaseError::BadMaxQualityScore(_) => {
                 Some("quality_score is the estimated probability of being filtered out: pass e.g. 0.5".to_string())
+            }
+            ReleaseError::BadMinMutationScore(_) => {
+                Some("mutation_score is the share of mutants the tests reject: pass e.g. 0.8, or 1 for all".to_string())
             }
             _ => None,
         }
@@ -178,6 +185,8 @@ pub struct ReleaseFile {
     pub max_quality_score: Option<f64>,
     pub exclude_flags: Vec<crate::screen::FlagCode>,
     pub only_kept: bool,
+    /// Only tasks whose tests reject enough wrong fixes: see `release --min-mutation-score`.
+    pub min_mutation_score: Option<f64>,
     /// Only tasks reviewed and kept: see `release --reviewed-only`.
     pub reviewed_only: bool,
     /// Leave out rejected tasks: see `release --exclude-rejected`.
@@ -232,10 +241,12 @@ pub fn run(
         Some(min_runs) => swt::select(store.connection(), kept, &coverage, min_runs, &mut dropped)?,
         None => kept,
     };
+    let probes = crate::store::probe::current_outcomes(store.connection(), &kept)?;
     let stored_records = crate::store::screen::all(store.connection())?;
-    let records = screen::current_records(&kept, &stored_records);
+    let records = screen::current_records(&kept, &stored_records, &probes);
     let mut removed_by_flag = BTreeMap::new();
     let kept = screen::select(kept, &request.filters.screen, &records, &mut dropped, &mut removed_by_flag);
+    let kept = probe::select(kept, request.filters.min_mutation_score, &probes, &mut dropped);
     let (mut kept, reviews) = review::select(store.connection(), kept, &request.filters, &mut dropped)?;
     if kept.is_empty() {
         let dropped = dropped.iter().map(|(reason, count)| format!("{reason} {count}")).collect::<Vec<_>>().join(", ");
@@ -257,7 +268,7 @@ pub fn run(
     }
     fs_err::create_dir_all(&staging).map_err(write_error)?;
 
-    let screened = ScreenedTasks { records: &records, removed_by_flag, reviews };
+    let screened = ScreenedTasks { records: &records, removed_by_flag, reviews, probes: &probes };
     let result = write_release(store, data_dir, request, &kept, &coverage, &screened, dropped, &staging, reporter);
     let manifest = match result {
         Ok(manifest) => manifest,
@@ -331,6 +342,8 @@ struct ScreenedTasks<'a> {
     removed_by_flag: BTreeMap<String, u64>,
     /// People's review decisions on the released tasks.
     reviews: review::ReviewCounts,
+    /// Probe's current outcome of each task that has one.
+    probes: &'a BTreeMap<String, crate::model::probe::ProbeOutcome>,
 }
 
 #[allow(clippy::too_many_arguments)] // the release's inputs, each used once
@@ -353,6 +366,7 @@ fn write_release(
         .iter()
         .chain(crate::swt::COVERAGE_COLUMNS.iter())
         .chain(screen::QUALITY_COLUMNS.iter())
+        .chain(probe::PROBE_COLUMNS.iter())
         .copied()
         .collect();
     if image_columns.is_some() {
@@ -364,6 +378,7 @@ fn write_release(
         let (row, mut extra) = task_row(task);
         extra.extend(crate::swt::coverage_columns(coverage.get(&task.candidate.instance_id)));
         extra.extend(screen::quality_columns(screened.records.get(&task.candidate.instance_id)));
+        extra.extend(probe::probe_columns(screened.probes.get(&task.candidate.instance_id)));
         if let Some(image_columns) = &image_columns {
             extra.extend(image_columns[index].iter().cloned());
         }
@@ -397,10 +412,12 @@ fn write_release(
     let mut manifest = Manifest::new(request, tasks, &splits, dropped, manifest::previous_release(data_dir, request));
     manifest.counts.removed_by_flag = screened.removed_by_flag.clone();
     manifest.counts.review = screened.reviews.clone();
+    manifest.counts.probe = probe::counts(tasks, screened.probes);
     let swt_section = swt::card_section(tasks, coverage, request.swt_min_runs);
     let runners = card::test_runners(store, tasks)?;
     let screen_section =
         screen::card_section(tasks, screened.records, &request.filters.screen, &screened.removed_by_flag);
+    let probe_section = probe::card_section(&manifest.counts.probe, tasks.len(), request.filters.min_mutation_score);
     let card = card::render(
         request,
         &manifest,
@@ -408,7 +425,7 @@ fn write_release(
         &funnel,
         &licenses(store, &repos)?,
         &runners,
-        &[&swt_section, &screen_section],
+        &[&swt_section, &screen_section, &probe_section],
     );
     crate::dataset::write_durably(&staging.join("README.md"), |file| std::io::Write::write_all(file, card.as_bytes()))
         .map_err(ReleaseError::Write)?;

@@ -33,17 +33,21 @@ impl ScreenFilters {
     }
 }
 
-/// The records of the tasks whose content they describe, by instance id.
+/// The records of the tasks whose content they describe, by instance id: what the
+/// screen read (its texts, and probe's outcome of the task as it is now, `probes`).
 pub fn current_records<'a>(
     tasks: &[Task],
     records: &'a BTreeMap<String, QualityRecord>,
+    probes: &BTreeMap<String, crate::model::probe::ProbeOutcome>,
 ) -> BTreeMap<String, &'a QualityRecord> {
     tasks
         .iter()
         .filter_map(|task| {
             let record = records.get(&task.candidate.instance_id)?;
             let repo = task.candidate.repo.to_string();
-            let current = record::content_hash(&crate::screen::task_text(task, &repo)) == record.content_hash;
+            let mut text = crate::screen::task_text(task, &repo);
+            text.probe = probes.get(&task.candidate.instance_id);
+            let current = record::content_hash(&text) == record.content_hash;
             current.then(|| (task.candidate.instance_id.clone(), record))
         })
         .collect()

@@ -86,6 +86,9 @@ impl ReleaseRequest {
         if let Some(max) = given.max_quality_score.filter(|max| !(0.0..=1.0).contains(max)) {
             return Err(ReleaseError::BadMaxQualityScore(max));
         }
+        if let Some(min) = given.min_mutation_score.filter(|min| !(0.0..=1.0).contains(min)) {
+            return Err(ReleaseError::BadMinMutationScore(min));
+        }
         let file = read_release_file(releases_dir, &flags.name)?.unwrap_or_default();
         Ok(ReleaseRequest {
             name: flags.name.clone(),
@@ -108,6 +111,7 @@ impl ReleaseRequest {
                     },
                     only_kept: given.only_kept || file.only_kept,
                 },
+                min_mutation_score: given.min_mutation_score.or(file.min_mutation_score),
                 reviewed_only: given.reviewed_only || file.reviewed_only,
                 exclude_rejected: given.exclude_rejected || file.exclude_rejected,
             },
@@ -198,7 +202,7 @@ mod tests {
             message("max_quality = 0.3\n"),
             "invalid config `<dir>/bench.toml`: key `max_quality`: unknown field `max_quality`, expected one of \
              `created_after`, `created_before`, `repos`, `exclude_datasets`, `split_by`, `swt`, `max_quality_score`, \
-             `exclude_flags`, `only_kept`, `reviewed_only`, `exclude_rejected`\n"
+             `exclude_flags`, `only_kept`, `min_mutation_score`, `reviewed_only`, `exclude_rejected`\n"
         );
         assert_eq!(
             message("split_by = \"week\"\n"),

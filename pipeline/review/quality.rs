@@ -64,7 +64,8 @@ fn of_screen_flags(flags: &[crate::screen::Flag]) -> Vec<Flag> {
         .iter()
         .map(|flag| {
             let mut evidence: Vec<String> = Vec::new();
-            for item in &flag.evidence {
+            // Probe's evidence is a whole diff, shown as one (not a term to highlight).
+            for item in flag.evidence.iter().filter(|item| item.source != crate::screen::flags::Source::Probe) {
                 if !evidence.contains(&item.text) {
                     evidence.push(item.text.clone());
                 }
@@ -101,7 +102,8 @@ pub fn of_stored_tasks(
     tasks: &[Task],
 ) -> Result<BTreeMap<String, QualityRecord>, StoreError> {
     let stored = crate::store::screen::all(connection)?;
-    let current = crate::release::screen::current_records(tasks, &stored);
+    let probes = crate::store::probe::current_outcomes(connection, tasks)?;
+    let current = crate::release::screen::current_records(tasks, &stored, &probes);
     Ok(current
         .into_iter()
         .map(|(instance_id, record)| {

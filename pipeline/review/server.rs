@@ -281,6 +281,8 @@ struct TaskSummary<'a> {
     score: Option<f64>,
     verdict: Option<&'a str>,
     flags: Vec<&'a str>,
+    /// Probe's mutation score (`None`: not probed, or no viable mutant).
+    mutation_score: Option<f64>,
     /// The decision on this content of the task.
     decision: Option<ReviewDecision>,
     /// The latest decision on an earlier content, when there is none on this one: the
@@ -319,9 +321,18 @@ async fn task_list(State(shared): State<Arc<Shared>>) -> Result<Response, ApiErr
                     difficulty: quality.and_then(|quality| quality.difficulty.as_deref()),
                     score: quality.and_then(|quality| quality.score),
                     verdict: quality.and_then(|quality| quality.verdict.as_deref()),
-                    flags: quality
-                        .map(|quality| quality.flags.iter().map(|flag| flag.code.as_str()).collect())
-                        .unwrap_or_default(),
+                    flags: {
+                        let mut flags: Vec<&str> = quality
+                            .map(|quality| quality.flags.iter().map(|flag| flag.code.as_str()).collect())
+                            .unwrap_or_default();
+                        // Probe's survivors are `weak_tests` whether or not the screen ran since.
+                        let weak = crate::screen::FlagCode::WeakTests.as_str();
+                        if task.weak_tests() && !flags.contains(&weak) {
+                            flags.push(weak);
+                        }
+                        flags
+                    },
+                    mutation_score: task.probe.as_ref().and_then(|probe| probe.mutation_score),
                     decision: current.map(|decision| (*decision).clone()),
                     earlier: earlier.map(|decision| (*decision).clone()),
                 }
@@ -377,6 +388,7 @@ struct TaskDetail<'a> {
     runs: Vec<RunView>,
     environment: EnvironmentView,
     quality: Option<&'a QualityRecord>,
+    probe: Option<&'a crate::model::probe::ProbeOutcome>,
     decision: Option<ReviewDecision>,
     /// Every decision on the task, newest first, this content's included.
     history: Vec<ReviewDecision>,
@@ -444,6 +456,7 @@ async fn task_detail(State(shared): State<Arc<Shared>>, Path(id): Path<String>) 
             runs,
             environment,
             quality: task.quality.as_ref(),
+            probe: task.probe.as_ref(),
             decision,
             history,
         })

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::model::probe::ProbeOutcome;
 use crate::model::{Task, TaskRow};
 use crate::review::quality::{self, QualityRecord};
 use crate::review::{ReviewError, ReviewSource};
@@ -30,6 +31,8 @@ pub struct ReviewTask {
     pub validation_runs: u32,
     pub content_hash: String,
     pub quality: Option<QualityRecord>,
+    /// What probe found: the mutation score and the wrong fixes that pass every test.
+    pub probe: Option<ProbeOutcome>,
 }
 
 impl ReviewTask {
@@ -38,7 +41,7 @@ impl ReviewTask {
         self.row.created_at.get(..7).unwrap_or("")
     }
 
-    fn of_stored(task: &Task, quality: Option<QualityRecord>) -> ReviewTask {
+    fn of_stored(task: &Task, quality: Option<QualityRecord>, probe: Option<ProbeOutcome>) -> ReviewTask {
         let (row, _) = crate::release::task_row(task);
         ReviewTask {
             content_hash: store::reviews::content_hash(&row),
@@ -50,8 +53,14 @@ impl ReviewTask {
             image: task.image.clone(),
             validation_runs: task.validation_runs,
             quality,
+            probe,
             row,
         }
+    }
+
+    /// Whether probe kept a wrong fix that passes every test (`weak_tests`).
+    pub fn weak_tests(&self) -> bool {
+        self.probe.as_ref().is_some_and(|probe| !probe.surviving_mutants.is_empty())
     }
 }
 
@@ -64,9 +73,13 @@ pub fn load(store: &Store, data_dir: &Path, source: &ReviewSource) -> Result<Vec
                 return Err(ReviewError::NoValidatedTasks { store: store.path().to_path_buf() });
             }
             let mut qualities = quality::of_stored_tasks(store.connection(), &stored)?;
+            let mut probes = store::probe::current_outcomes(store.connection(), &stored)?;
             stored
                 .iter()
-                .map(|task| ReviewTask::of_stored(task, qualities.remove(&task.candidate.instance_id)))
+                .map(|task| {
+                    let id = &task.candidate.instance_id;
+                    ReviewTask::of_stored(task, qualities.remove(id), probes.remove(id))
+                })
                 .collect()
         }
         ReviewSource::Release { name, version } => {
@@ -124,10 +137,23 @@ fn release_tasks(
             image: stored.and_then(|task| task.image.clone()),
             validation_runs: text("validation_runs").parse().unwrap_or_default(),
             quality: quality::of_release_row(&record),
+            probe: probe_of_release_row(&record),
             row,
         });
     }
     Ok(tasks)
+}
+
+/// Probe's columns of a release row (`mutation_score`, `surviving_mutants` as JSON),
+/// when the release carries them for the task.
+fn probe_of_release_row(row: &serde_json::Map<String, serde_json::Value>) -> Option<ProbeOutcome> {
+    let text = |column: &str| row.get(column).and_then(|value| value.as_str()).filter(|text| !text.is_empty());
+    let survivors = text("surviving_mutants")?;
+    Some(ProbeOutcome {
+        mutation_score: text("mutation_score").and_then(|score| score.parse().ok()),
+        surviving_mutants: serde_json::from_str(survivors).ok()?,
+        viable: 0,
+    })
 }
 
 /// `name/version` of every release in the data dir, sorted.

@@ -39,11 +39,14 @@ pub enum FlagCode {
     FailToPassUnrelated,
     /// Tests of the task gave different results across validation runs.
     FlakyTests,
+    /// A wrong fix derived from the gold patch (probe's mutant) passes every
+    /// FAIL_TO_PASS and PASS_TO_PASS test: the tests never check what it breaks.
+    WeakTests,
 }
 
 impl FlagCode {
     /// Every code, in declaration order.
-    pub const ALL: [FlagCode; 11] = [
+    pub const ALL: [FlagCode; 12] = [
         FlagCode::TestsUseNewNames,
         FlagCode::TestsAssertUnseenStrings,
         FlagCode::SolutionInIssue,
@@ -55,6 +58,7 @@ impl FlagCode {
         FlagCode::SprawlingPatch,
         FlagCode::FailToPassUnrelated,
         FlagCode::FlakyTests,
+        FlagCode::WeakTests,
     ];
 
     /// The stored code.
@@ -71,6 +75,7 @@ impl FlagCode {
             FlagCode::SprawlingPatch => "sprawling_patch",
             FlagCode::FailToPassUnrelated => "fail_to_pass_unrelated",
             FlagCode::FlakyTests => "flaky_tests",
+            FlagCode::WeakTests => "weak_tests",
         }
     }
 
@@ -94,6 +99,7 @@ impl FlagCode {
             FlagCode::SprawlingPatch => "the gold patch touches many files or mixes in formatting or renames",
             FlagCode::FailToPassUnrelated => "FAIL_TO_PASS is huge or mostly tests the test patch does not touch",
             FlagCode::FlakyTests => "tests of the task gave different results across validation runs",
+            FlagCode::WeakTests => "a wrong fix derived from the gold patch (probe's mutant) passes every listed test",
         }
     }
 }
@@ -146,6 +152,8 @@ pub enum Source {
     FailToPass,
     /// The validation runs (flaky tests).
     Validation,
+    /// Probe's surviving mutants (the text is the mutant's diff against the base commit).
+    Probe,
 }
 
 /// One exact string to highlight, and where it is.
@@ -228,7 +236,7 @@ mod tests {
 
     /// The codes as stores and releases hold them; a changed string would change the
     /// meaning of stored data.
-    const STORED: [&str; 11] = [
+    const STORED: [&str; 12] = [
         "tests_use_new_names",
         "tests_assert_unseen_strings",
         "solution_in_issue",
@@ -240,6 +248,7 @@ mod tests {
         "sprawling_patch",
         "fail_to_pass_unrelated",
         "flaky_tests",
+        "weak_tests",
     ];
 
     #[test]

@@ -156,13 +156,15 @@ impl MirrorFiles {
 pub fn run(settings: &ScreenSettings, store: &mut Store, reporter: &dyn Reporter) -> Result<Summary, ScreenError> {
     let started = Instant::now();
     let tasks = store::candidates::tasks(store.connection(), &settings.repos)?;
+    let probes = store::probe::current_outcomes(store.connection(), &tasks)?;
     let mut summary = Summary { selected: tasks.len(), ..Summary::default() };
     let mut mirrors = MirrorFiles::new(&settings.data_dir, settings.mirrors_dir.as_deref());
     reporter.start("screen", Some(tasks.len() as u64));
     for task in &tasks {
         let candidate = &task.candidate;
         let repo = candidate.repo.to_string();
-        let text = task_text(task, &repo);
+        let mut text = task_text(task, &repo);
+        text.probe = probes.get(&candidate.instance_id);
         let files =
             mirrors.files_before(&candidate.repo, &candidate.base_commit, &candidate.patch, &candidate.test_patch);
         let source = if files.is_empty() { record::CodeSource::Patches } else { record::CodeSource::Mirror };

@@ -68,6 +68,7 @@ pub fn content_hash(task: &TaskText<'_>) -> String {
         task.fail_to_pass,
         task.flaky_tests,
         task.issue_numbers,
+        task.probe,
     ]);
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))
 }
@@ -122,6 +123,9 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
     let (sprawling, ride_alongs) = patch::sprawling(reading, config.many_files);
     let (unrelated, _) = test_patch::fail_to_pass_unrelated(reading, config.huge_fail_to_pass);
     let flaky = test_patch::flaky(reading);
+    // Not in the score (its weight would need annotated tasks that were probed):
+    // the flag and its evidence.
+    let weak = signals::probe::weak_tests(reading);
     let size = patch::size(reading);
     let present = |flag: &Option<_>| if flag.is_some() { 1.0 } else { 0.0 };
     let values: SignalValues = [
@@ -141,9 +145,10 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
         present(&flaky),
     ];
     debug_assert_eq!(values.len(), SIGNALS);
-    let flags = [new_names, unseen, solution, thin, external, several, foreign, changed, sprawling, unrelated, flaky]
-        .into_iter()
-        .flatten()
-        .collect();
+    let flags =
+        [new_names, unseen, solution, thin, external, several, foreign, changed, sprawling, unrelated, flaky, weak]
+            .into_iter()
+            .flatten()
+            .collect();
     (flags, values)
 }

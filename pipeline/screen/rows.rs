@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::{MirrorFiles, QualityRecord, ScreenError, ScreenSettings, Summary, record};
+use super::{FlagCode, MirrorFiles, QualityRecord, ScreenError, ScreenSettings, Summary, record};
+use crate::model::probe::{ProbeOutcome, ProbeRecord, SurvivingMutant};
 use crate::task_rows::{InputRow, read_each_row};
 
 /// The fields a screen adds to a row, in order.
@@ -48,6 +49,33 @@ fn issue_numbers(fields: &Map<String, Value>) -> Vec<u64> {
     }
 }
 
+/// Probe's fields of a row (`mutation_score`, `surviving_mutants`), when it has them.
+fn probe_outcome(fields: &Map<String, Value>) -> Option<ProbeOutcome> {
+    let score = fields.get("mutation_score")?;
+    let surviving_mutants: Vec<SurvivingMutant> = match fields.get("surviving_mutants") {
+        Some(Value::String(encoded)) => serde_json::from_str(encoded).ok()?,
+        Some(value) => serde_json::from_value(value.clone()).ok()?,
+        None => Vec::new(),
+    };
+    Some(ProbeOutcome { mutation_score: score.as_f64(), viable: 0, surviving_mutants })
+}
+
+/// Adds `weak_tests` (or replaces it) in a row's `quality_flags` when probe kept a
+/// survivor; leaves the row as it is otherwise. Used by `probe --input`.
+pub fn merge_weak_tests(fields: &mut Map<String, Value>, record: &ProbeRecord) {
+    let outcome = ProbeOutcome::from(record);
+    let mut task = super::signals::TaskText::of_texts("", "", "", "", &[]);
+    task.probe = Some(&outcome);
+    let Some(flag) = super::signals::probe::weak_tests(&super::signals::Reading::new(task, Vec::new())) else { return };
+    let mut flags: Vec<Value> = match fields.get("quality_flags") {
+        Some(Value::Array(flags)) => flags.clone(),
+        _ => Vec::new(),
+    };
+    flags.retain(|existing| existing.get("code").and_then(Value::as_str) != Some(FlagCode::WeakTests.as_str()));
+    flags.push(serde_json::to_value(&flag).expect("flags serialize"));
+    fields.insert("quality_flags".into(), Value::Array(flags));
+}
+
 /// Screens one row.
 pub fn screen_row(row: &InputRow, mirrors: &mut MirrorFiles, settings: &ScreenSettings) -> QualityRecord {
     let candidate = &row.candidate;
@@ -55,7 +83,9 @@ pub fn screen_row(row: &InputRow, mirrors: &mut MirrorFiles, settings: &ScreenSe
     let flaky_tests = list_field(&row.fields, "flaky_tests");
     let numbers = issue_numbers(&row.fields);
     let repo = candidate.repo.to_string();
-    let text = super::signals::TaskText::of_candidate(candidate, &repo, &fail_to_pass, &flaky_tests, &numbers);
+    let probe = probe_outcome(&row.fields);
+    let mut text = super::signals::TaskText::of_candidate(candidate, &repo, &fail_to_pass, &flaky_tests, &numbers);
+    text.probe = probe.as_ref();
     let files = mirrors.files_before(&candidate.repo, &candidate.base_commit, &candidate.patch, &candidate.test_patch);
     record::assess(&candidate.instance_id, text, files, &settings.config)
 }

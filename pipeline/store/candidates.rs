@@ -54,7 +54,9 @@ pub fn forget_validation(connection: &Connection, repo: &RepoSlug, instance_id: 
     let funnel_row = super::funnel::forget(connection, Stage::Validate, repo, instance_id)?;
     let screened = super::screen::forget(connection, instance_id)?;
     let screen_row = super::funnel::forget(connection, Stage::Screen, repo, instance_id)?;
-    Ok(deleted > 0 || funnel_row || screened || screen_row)
+    let probed = super::probe::forget(connection, instance_id)?;
+    let probe_row = super::funnel::forget(connection, Stage::Probe, repo, instance_id)?;
+    Ok(deleted > 0 || funnel_row || screened || screen_row || probed || probe_row)
 }
 
 /// Candidates of the given repositories (all when empty), by instance id.

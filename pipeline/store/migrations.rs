@@ -230,6 +230,31 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX review_decisions_by_revision ON review_decisions (revision);
     "#,
+    // 11: probe: each task's mutant runs as they finish (so that a killed probe
+    // resumes without running a finished mutant again), and its record (the score, the
+    // survivors) once every mutant has a verdict; both keyed by the hash of the
+    // content and settings they were made with (`probe::probe_hash`).
+    r#"
+    CREATE TABLE probe_mutant_runs (
+        instance_id TEXT NOT NULL,
+        probe_hash TEXT NOT NULL,
+        mutant_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        data TEXT NOT NULL,
+        ran_at TEXT NOT NULL,
+        PRIMARY KEY (instance_id, probe_hash, mutant_id)
+    );
+    CREATE TABLE probe_records (
+        instance_id TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        probe_hash TEXT NOT NULL,
+        mutation_score REAL,
+        survivors INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        probed_at TEXT NOT NULL
+    );
+    CREATE INDEX probe_records_by_repo ON probe_records (repo);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -17,6 +17,7 @@ pub mod discover;
 pub mod extract;
 mod funnel;
 mod migrations;
+pub mod probe;
 pub mod raw;
 pub mod reviews;
 pub mod screen;

@@ -251,12 +251,17 @@ fn declared_by_the_fix(published: &Map<String, Value>, test: &str) -> bool {
     patch.lines().any(|line| line.starts_with('+') && declaration.is_match(line))
 }
 
+/// The rows, in their order, with fresh labels and a diagnosis.
+pub fn fresh_rows(rows: &[InputRow], summary: &Summary) -> Vec<Map<String, Value>> {
+    rows.iter().map(|row| fresh_row(row, summary)).collect()
+}
+
 /// Writes the rows back, in their order, with fresh labels and a diagnosis
 /// (temp file in the target folder, sync, rename).
 pub fn write_rows(out: &Path, rows: &[InputRow], summary: &Summary) -> Result<(), RowsError> {
     let mut text = String::new();
-    for row in rows {
-        let line = serde_json::to_string(&fresh_row(row, summary))
+    for (row, fresh) in rows.iter().zip(fresh_rows(rows, summary)) {
+        let line = serde_json::to_string(&fresh)
             .map_err(|source| RowsError::Encode { instance_id: row.candidate.instance_id.clone(), source })?;
         text.push_str(&line);
         text.push('\n');

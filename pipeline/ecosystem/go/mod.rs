@@ -100,6 +100,17 @@ impl Ecosystem for GoTest {
         format!("bash {} {report} {test_command} -- {files}", image::GO_TEST_HELPER)
     }
 
+    /// `go test -failfast` (each of the helper's two passes stops at its first failure).
+    fn stop_at_first_failure(&self, test_command: &str) -> String {
+        if test_command.split_whitespace().any(|word| word == "-failfast") {
+            return test_command.to_string();
+        }
+        match test_command.split_once("go test") {
+            Some((before, after)) => format!("{before}go test -failfast{after}"),
+            None => test_command.to_string(),
+        }
+    }
+
     fn parse_report(&self, report: &str, _test_files: &[String]) -> ParsedRun {
         results::parse_go_test_json(report)
     }

@@ -240,6 +240,15 @@ impl Ecosystem for Pytest {
         "pytest -rA"
     }
 
+    /// pytest's `-x`.
+    fn stop_at_first_failure(&self, test_command: &str) -> String {
+        if test_command.split_whitespace().any(|word| word == "-x" || word == "--exitfirst") {
+            test_command.to_string()
+        } else {
+            format!("{test_command} -x")
+        }
+    }
+
     fn measures_change_coverage(&self) -> bool {
         true
     }

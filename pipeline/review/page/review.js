@@ -258,6 +258,8 @@
       ['oldest', 'sort: oldest first'],
       ['score-desc', 'sort: score, highest first'],
       ['score-asc', 'sort: score, lowest first'],
+      ['mutation-asc', 'sort: mutation score, weakest tests first'],
+      ['mutation-desc', 'sort: mutation score, strongest tests first'],
       ['difficulty', 'sort: difficulty'],
       ['repo', 'sort: repository'],
       ['state', 'sort: review state'],
@@ -309,6 +311,8 @@
     const sort = $('sort').value;
     const byId = (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const score = (task) => (task.score == null ? -1 : task.score);
+    // Tasks never probed (or with no viable mutant) sort after the scored ones, either way.
+    const mutation = (task, missing) => (task.mutation_score == null ? missing : task.mutation_score);
     const rank = (task) => {
       const index = DIFFICULTY_ORDER.indexOf(task.difficulty);
       return index < 0 ? DIFFICULTY_ORDER.length : index;
@@ -319,6 +323,8 @@
       oldest: (a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : byId(a, b)),
       'score-desc': (a, b) => score(b) - score(a) || byId(a, b),
       'score-asc': (a, b) => score(a) - score(b) || byId(a, b),
+      'mutation-asc': (a, b) => mutation(a, 2) - mutation(b, 2) || byId(a, b),
+      'mutation-desc': (a, b) => mutation(b, -1) - mutation(a, -1) || byId(a, b),
       difficulty: (a, b) => rank(a) - rank(b) || byId(a, b),
       repo: (a, b) => (a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : byId(a, b)),
       state: (a, b) => (stateOf(a) < stateOf(b) ? -1 : stateOf(a) > stateOf(b) ? 1 : byId(a, b)),
@@ -377,6 +383,7 @@
       el('span', { class: 'c-diff', text: task.difficulty || '–' }),
       el('span', { class: 'c-score', text: task.score == null ? '–' : task.score.toFixed(2) }),
       el('span', { class: 'c-flags', title: task.flags.join(', ') }, ...task.flags.map((flag) => el('span', { class: 'flag', text: flag }))),
+      el('span', { class: 'c-mutation', text: task.mutation_score == null ? '–' : task.mutation_score.toFixed(2) }),
       el('span', { class: 'c-tests', text: `${task.fail_to_pass} / ${task.pass_to_pass}` }),
       el('span', { class: `c-state state state-${current}`, text: stateText, title: task.decision && task.decision.note ? task.decision.note : stateText }),
     );
@@ -509,6 +516,7 @@
 
     renderQuality(detail);
     renderDiffs(detail);
+    renderSurvivors(detail);
     state.evidenceTerms = [];
     renderTests(detail);
     renderRuns(detail);
@@ -665,6 +673,33 @@
     };
     $('patch-stats').textContent = stats(patch);
     $('test-patch-stats').textContent = stats(tests);
+  }
+
+  // Probe's surviving mutants, under the gold patch: each is a patch a model could
+  // submit that passes every FAIL_TO_PASS and PASS_TO_PASS test.
+  function renderSurvivors(detail) {
+    const card = $('probe-card');
+    const probe = detail.probe;
+    if (!probe || !probe.surviving_mutants.length) {
+      card.hidden = true;
+      return;
+    }
+    card.hidden = false;
+    const count = probe.surviving_mutants.length;
+    $('probe-stats').textContent =
+      `${count} survivor${count === 1 ? '' : 's'}` + (probe.mutation_score == null ? '' : ` · mutation score ${probe.mutation_score.toFixed(2)}`);
+    const items = probe.surviving_mutants.map((mutant) => {
+      const diff = el('div', { class: 'diff survivor-diff' });
+      renderDiff(diff, parseDiff(mutant.patch));
+      const place = `${mutant.file}:${mutant.line}${mutant.function ? `, in ${mutant.function}` : ''}`;
+      return el(
+        'div',
+        { class: 'survivor' },
+        el('div', { class: 'survivor-head' }, el('span', { class: 'flag', text: mutant.operator }), ` this patch passes every test: ${mutant.change} (${place})`),
+        diff,
+      );
+    });
+    $('survivors').replaceChildren(...items);
   }
 
   function renderDiff(container, files) {
@@ -1330,6 +1365,7 @@
         localStorage.setItem('review-diff-layout', state.diffLayout);
         if (state.current) {
           renderDiffs(state.current);
+          renderSurvivors(state.current);
           highlightEvidence(state.current);
         }
         return true;

@@ -5,6 +5,7 @@
 
 pub mod issue;
 pub mod patch;
+pub mod probe;
 pub mod test_patch;
 
 use crate::git::patch_text::{self, DiffFile};
@@ -25,6 +26,8 @@ pub struct TaskText<'a> {
     pub flaky_tests: &'a [String],
     /// The issues the pull request resolves (`issue_numbers`), when known.
     pub issue_numbers: &'a [u64],
+    /// Probe's outcome for the task as it is, when it was probed.
+    pub probe: Option<&'a crate::model::probe::ProbeOutcome>,
 }
 
 impl<'a> TaskText<'a> {
@@ -45,6 +48,7 @@ impl<'a> TaskText<'a> {
             fail_to_pass,
             flaky_tests,
             issue_numbers,
+            probe: None,
         }
     }
 
@@ -66,6 +70,7 @@ impl<'a> TaskText<'a> {
             fail_to_pass,
             flaky_tests: &[],
             issue_numbers: &[],
+            probe: None,
         }
     }
 }
