@@ -378,253 +378,40 @@ mod tests {
         assert!(error.to_string().contains("/nonexistent/pipeline.toml"));
     }
 
-    /// A config file's text, the environment's variables, and the whole message.
-    type Refusal = (&'static str, &'static [(&'static str, &'static str)], &'static str);
+    /// A value refused in `configs/pipeline.toml` (or in the environment) and its whole
+    /// message, from `tests/fixtures/config/refused.toml`.
+    #[derive(Deserialize)]
+    struct Refused {
+        config: String,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        message: String,
+    }
 
-    /// Every value the checks refuse, in `configs/pipeline.toml` (or in the environment),
-    /// with its whole message: the wording is part of the interface (people search for
-    /// it, scripts match it), so a change to a setting's home must not change a byte.
-    const REFUSED: &[Refusal] = &[
-        (
-            "[github]\napi_url = \"ftp://x\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `github.api_url`: `ftp://x` is not an http(s) URL",
-        ),
-        (
-            "[github]\nper_page = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `github.per_page`: must be between 1 and 100 (GitHub's maximum)",
-        ),
-        (
-            "[github]\nrequests_per_hour_per_token = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `github.requests_per_hour_per_token`: must be at least 1",
-        ),
-        (
-            "[crawl]\ngraphql_page_size = 101\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `crawl.graphql_page_size`: must be between 1 and 100 (GitHub's maximum)",
-        ),
-        (
-            "[crawl]\ngraphql_issues_per_query = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `crawl.graphql_issues_per_query`: must be between 1 and 100",
-        ),
-        (
-            "[crawl]\napi = \"soap\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `crawl.api`: unknown variant `soap`, expected one of `auto`, `graphql`, `rest`\nin `crawl.api`\n",
-        ),
-        (
-            "[mirror]\nclone_urls = \"x\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `mirror.clone_urls`: unknown field `clone_urls`, expected `clone_url`\nin `mirror`\n",
-        ),
-        (
-            "[extract]\ntest_patterns = []\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `extract.test_patterns`: needs at least one pattern",
-        ),
-        (
-            "[extract]\ntest_patterns = [\"[unclosed\"]\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `extract.test_patterns`: error parsing glob '[unclosed': unclosed character class; missing ']'",
-        ),
-        (
-            "[extract]\ncompat = \"loose\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `extract.compat`: unknown variant `loose`, expected `native` or `swebench`\nin `extract.compat`\n",
-        ),
-        (
-            "[validate]\nruns = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.runs`: must be at least 1",
-        ),
-        (
-            "[validate]\nmemory_bytes = 1024\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.memory_bytes`: must be at least 67108864 (64 MiB)",
-        ),
-        (
-            "[validate]\ncpus = 0.0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.cpus`: must be greater than 0",
-        ),
-        (
-            "[validate]\ncpus = nan\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.cpus`: must be greater than 0",
-        ),
-        (
-            "[validate]\npids_limit = 8\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.pids_limit`: must be at least 16",
-        ),
-        (
-            "[validate]\nfile_size_bytes = 4096\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.file_size_bytes`: must be at least 1048576 (1 MiB)",
-        ),
-        (
-            "[validate]\nbackend = \"k8s\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.backend`: unknown backend `k8s`: use `local` or `swarm`\nin `validate.backend`\n",
-        ),
-        (
-            "[validate.base_images]\n\"py3.11\" = \"x\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.base_images.\"py3.11\"`: keys are runtime versions of the forms `3.14` (python), `go1.27` (go), `node20` (node), `jdk21` (java), `rust1.85` (rust), `gcc14` (c)",
-        ),
-        (
-            "[validate.registries]\nnpm_registry = \"ftp://x\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries.npm_registry`: `ftp://x` is not an http(s) URL (a crates index may start with `sparse+`)",
-        ),
-        (
-            "[validate.registries]\ncrates_index = \"https://crates.example/ $HOME\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries.crates_index`: `https://crates.example/ $HOME` is not an http(s) URL (a crates index may start with `sparse+`)",
-        ),
-        (
-            "[validate.registries]\nallow = [\"ftp://files.example\"]\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries.allow`: `ftp://files.example` is not an http(s) URL (a crates index may start with `sparse+`)",
-        ),
-        (
-            "[validate.registries]\nallow = [\"https://\"]\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries`: validate.registries.allow: `https://` is not a URL (empty host)",
-        ),
-        (
-            "[validate.registries]\nnpm = \"https://npm.example\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries.npm`: unknown field `npm`, expected one of `pypi_index`, `npm_registry`, `go_proxy`, `maven_repository`, `crates_index`, `debian_archive`, `allow`\nin `validate.registries`\n",
-        ),
-        (
-            "[validate]\nindex_url = \"ftp://x\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries`: validate.registries.pypi_index: `ftp://x` is a ftp URL; builds reach http(s) only",
-        ),
-        (
-            "[validate]\nindex_url = \"https://\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.registries`: validate.registries.pypi_index: `https://` is not a URL (empty host)",
-        ),
-        (
-            "[validate]\nindex_url = \"https://a.example.com/simple\"\n\
-             [validate.registries]\npypi_index = \"https://b.example.com/simple\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.index_url`: is the deprecated name of validate.registries.pypi_index, and both are set to different URLs; keep only validate.registries.pypi_index",
-        ),
-        (
-            "[validate]\ngradle_distributions = { \"latest\" = \"/srv/gradle.zip\" }\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.gradle_distributions.\"latest\"`: keys are Gradle versions as a wrapper's distributionUrl names them (`8.5`, `7.6.4`)",
-        ),
-        (
-            "[release]\nimage_prefix = \"\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `release.image_prefix`: must not be empty",
-        ),
-        (
-            "[release]\nswt_min_runs = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `release.swt_min_runs`: must be at least 1",
-        ),
-        (
-            "[screen]\nflag_above = 1.5\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `screen.flag_above`: must be between 0 and 1 (a probability)",
-        ),
-        (
-            "[screen]\nmany_files = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `screen.many_files`: must be at least 1",
-        ),
-        (
-            "[screen]\nhuge_fail_to_pass = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `screen.huge_fail_to_pass`: must be at least 1",
-        ),
-        (
-            "[probe]\nmutants = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `probe.mutants`: must be between 1 and 1000 (turn probe off with probe.enabled = false)",
-        ),
-        (
-            "[probe]\ntimeout_factor = 0.5\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `probe.timeout_factor`: must be at least 1",
-        ),
-        (
-            "[probe]\nmin_timeout_secs = 0\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `probe.min_timeout_secs`: must be at least 1",
-        ),
-        (
-            "[validate]\nrunz = 3\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.runz`: unknown field `runz`, expected one of `workers`, `runs`, `run_timeout_secs`, `check_timeout_secs`, `build_timeout_secs`, `memory_bytes`, `cpus`, `pids_limit`, `file_size_bytes`, `base_images`, `extra_ca_file`, `gradle_distributions`, `registries`, `index_url`, `backend`, `registry`, `swarm_constraints`\nin `validate`\n",
-        ),
-        (
-            "[valdiate]\nruns = 3\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `valdiate`: unknown field `valdiate`, expected one of `github`, `crawl`, `mirror`, `extract`, `validate`, `release`, `screen`, `probe`\n",
-        ),
-        (
-            "[validate]\nruns = \"three\"\n",
-            &[],
-            "invalid config `<dir>/pipeline.toml`: key `validate.runs`: invalid type: string \"three\", expected u32\nin `validate.runs`\n",
-        ),
-        (
-            "[validate\nruns = 3\n",
-            &[],
-            "the config file `<dir>/pipeline.toml` is not valid TOML: TOML parse error at line 1, column 10\n  |\n1 | [validate\n  |          ^\nunclosed table, expected `]`\n",
-        ),
-        (
-            "",
-            &[("SWE_HARVEST_VALIDATE__RUNS", "many")],
-            "invalid config `environment variable SWE_HARVEST_VALIDATE__RUNS`: key `validate.runs`: invalid type: string \"many\", expected u32\nin `validate.runs`\n",
-        ),
-        (
-            "",
-            &[("SWE_HARVEST_VALIDATE__RUNS", "0")],
-            "invalid config `environment variable SWE_HARVEST_VALIDATE__RUNS`: key `validate.runs`: must be at least 1",
-        ),
-        (
-            "",
-            &[("SWE_HARVEST_NOPE__X", "1")],
-            "invalid config `environment variable SWE_HARVEST_NOPE__X`: key `nope`: no such config section; sections are [\"crawl\", \"extract\", \"github\", \"mirror\", \"probe\", \"release\", \"screen\", \"validate\"]",
-        ),
-        (
-            "",
-            &[("SWE_HARVEST_API_URL", "localhost:9")],
-            "invalid config `environment variable SWE_HARVEST_API_URL`: key `github.api_url`: `localhost:9` is not an http(s) URL",
-        ),
-        (
-            "",
-            &[("SWE_HARVEST_VALIDATE__REGISTRIES", "{ go_proxy = \"ftp://x\" }")],
-            "invalid config `environment variable SWE_HARVEST_VALIDATE__REGISTRIES`: key `validate.registries.go_proxy`: `ftp://x` is not an http(s) URL (a crates index may start with `sparse+`)",
-        ),
-    ];
+    #[derive(Deserialize)]
+    struct Refusals {
+        pipeline: Vec<Refused>,
+    }
 
     /// `text`'s error as a config file, the folder it was read from written `<dir>`.
-    fn refusal(text: &str, env: &[(&str, &str)]) -> String {
+    fn refusal(text: &str, env: &BTreeMap<String, String>) -> String {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pipeline.toml");
         fs_err::write(&path, text).unwrap();
-        let env = env.iter().map(|(name, value)| (name.to_string(), value.to_string()));
+        let env = env.iter().map(|(name, value)| (name.clone(), value.clone()));
         let error = LoadedConfig::load_with_env(Some(&path), env).unwrap_err();
         error.to_string().replace(&dir.path().display().to_string(), "<dir>")
     }
 
     #[test]
     fn every_refused_value_keeps_its_message_byte_for_byte() {
+        let refusals: Refusals = toml::from_str(include_str!("../tests/fixtures/config/refused.toml")).unwrap();
+        assert!(refusals.pipeline.len() > 40, "every check has its case");
         let mut wrong = Vec::new();
-        for (text, env, expected) in REFUSED {
-            let actual = refusal(text, env);
-            if actual != *expected {
-                wrong.push(format!("{text:?} {env:?}\n  {actual:?}"));
+        for Refused { config, env, message } in &refusals.pipeline {
+            let actual = refusal(config, env);
+            if actual != *message {
+                wrong.push(format!("{config:?} {env:?}\n  {actual:?}"));
             }
         }
         assert!(wrong.is_empty(), "messages changed:\n{}", wrong.join("\n"));

@@ -231,67 +231,26 @@ mod tests {
         assert!(error.contains("environment[0].runtime") && error.contains("`jdk21` (java)"), "{error}");
     }
 
-    /// Every value the checks refuse in a repository's file, with its whole message
-    /// (as `config`'s test does for `configs/pipeline.toml`).
-    const REFUSED_REPO_FILES: &[(&str, &str)] = &[
-        (
-            "[extract]\ntest_patterns = []\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.test_patterns`: needs at least one pattern",
-        ),
-        (
-            "[extract]\ntest_patterns = [\"[unclosed\"]\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.test_patterns`: error parsing glob '[unclosed': unclosed character class; missing ']'",
-        ),
-        (
-            "[extract]\nversion_tag_pattern = \"(\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.version_tag_pattern`: regex parse error:\n    (\n    ^\nerror: unclosed group",
-        ),
-        (
-            "[extract]\nversion_tag_pattern = \"^v(\\\\d+)\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.version_tag_pattern`: needs two capture groups, major and minor, e.g. `^v?(\\d+)\\.(\\d+)`",
-        ),
-        (
-            "[extract]\nversion_source = \"branch\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.version_source`: unknown variant `branch`, expected `tag` or `file`\nin `extract.version_source`\n",
-        ),
-        (
-            "[extract]\ncompat = \"loose\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `extract.compat`: unknown variant `loose`, expected `native` or `swebench`\nin `extract.compat`\n",
-        ),
-        (
-            "test_framework = \"nose\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `test_framework`: unknown variant `nose`, expected one of `pytest`, `unittest`, `django`, `sympy`\nin `test_framework`\n",
-        ),
-        (
-            "[[environment]]\nversions = []\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].versions`: list the `major.minor` versions this entry is for, or `*`",
-        ),
-        (
-            "[[environment]]\nversions = [\"two\"]\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].versions`: `two` is neither `*` nor of the form `1.2`",
-        ),
-        (
-            "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].runtime`: `java17` is not a runtime version of the forms `3.14` (python), `go1.27` (go), `node20` (node), `jdk21` (java), `rust1.85` (rust), `gcc14` (c)",
-        ),
-        (
-            "[[environment]]\nversions = [\"1.0\"]\nrung = \"lucky\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].rung`: unknown variant `lucky`, expected one of `dated`, `relaxed-packages`, `neighbour-runtime`, `runner-pins`, `system-tools`, `build-first`, `legacy-openssl`, `legacy-peer-deps`\nin `environment.rung`\n",
-        ),
-        (
-            "[[environment]]\nversions = [\"1.0\"]\nimage = \"x\"\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment[0].image`: unknown field `image`, expected one of `versions`, `runtime`, `system_packages`, `pre_install`, `install`, `extra_packages`, `test_command`, `test_path_patterns`, `rung`\nin `environment`\n",
-        ),
-        (
-            "[environment]\nversions = [\"1.0\"]\n",
-            "invalid config `<dir>/repos/a__b.toml`: key `environment`: invalid type: map, expected a sequence\nin `environment`\n",
-        ),
-    ];
+    /// A value refused in a repository's file and its whole message, from
+    /// `tests/fixtures/config/refused.toml` (as `config`'s test for
+    /// `configs/pipeline.toml`).
+    #[derive(Deserialize)]
+    struct Refused {
+        file: String,
+        message: String,
+    }
+
+    #[derive(Deserialize)]
+    struct Refusals {
+        repository: Vec<Refused>,
+    }
 
     #[test]
     fn every_refused_value_keeps_its_message_byte_for_byte() {
+        let refusals: Refusals = toml::from_str(include_str!("../../tests/fixtures/config/refused.toml")).unwrap();
+        assert!(refusals.repository.len() > 10, "every check has its case");
         let mut wrong = Vec::new();
-        for (text, expected) in REFUSED_REPO_FILES {
+        for Refused { file: text, message: expected } in &refusals.repository {
             let dir = repos_dir_with(&[("a__b.toml", text)]);
             let actual = read(&dir, "a/b").unwrap_err().to_string().replace(&dir.path().display().to_string(), "<dir>");
             if actual != *expected {
