@@ -172,13 +172,13 @@ fn drafts(patch: &Patch, before: &FilesBefore) -> Vec<Draft> {
 
 /// Whether a hunk adds or removes a line that is code (not blank, comment, docs or
 /// an import).
+/// A hunk that only wraps the same statements in a `with` that quiets warnings, or
+/// splits them over lines, changes no code either.
 fn hunk_changes_code(hunk: &Hunk, language: Language, start: &shape::Start) -> bool {
     let lines = shape::HunkLines::of(hunk, language, start);
-    hunk.lines.iter().enumerate().any(|(index, line)| {
-        (line.added() || line.removed())
-            && !lines.imports(index, language)
-            && lines.code(index).is_some_and(|code| !code.is_inert())
-    })
+    let added = lines.changed_statements(hunk, true, language);
+    let removed = lines.changed_statements(hunk, false, language);
+    (!added.is_empty() || !removed.is_empty()) && added != removed
 }
 
 /// Whether a patch changes a line of code in a code file.

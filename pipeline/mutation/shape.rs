@@ -145,6 +145,45 @@ impl HunkLines {
         self.new_side[index].as_ref().or(self.old_side[index].as_ref())
     }
 
+    /// The statements of one side's changed lines (added, or removed), each with its
+    /// backslash continuations joined and its blanks removed, leaving out what is no
+    /// code (blanks, comments, docs, imports, a `with` that only quiets warnings).
+    pub fn changed_statements(&self, hunk: &Hunk, added: bool, language: Language) -> Vec<String> {
+        let mut statements = Vec::new();
+        let mut pending = String::new();
+        for (index, line) in hunk.lines.iter().enumerate() {
+            let changed = if added { line.added() } else { line.removed() };
+            if !changed {
+                continue;
+            }
+            let Some(code) = self.code(index) else { continue };
+            if code.is_inert() || self.imports(index, language) || quiets_warnings(code, language) {
+                continue;
+            }
+            if !added && self.dead_assignment(hunk, index) {
+                continue;
+            }
+            pending.extend(code.code_text().chars().filter(|c| !c.is_whitespace() && *c != '\\'));
+            if !continues(&code.text) {
+                statements.push(std::mem::take(&mut pending));
+            }
+        }
+        if !pending.is_empty() {
+            statements.push(pending);
+        }
+        statements.sort();
+        statements
+    }
+
+    /// Whether removed line `index` assigns a name that no line of the fixed code in the
+    /// hunk reads: keeping it, or removing it, changes nothing.
+    fn dead_assignment(&self, hunk: &Hunk, index: usize) -> bool {
+        let Some(name) = self.code(index).and_then(|code| assigned_name(code.masked().trim())) else { return false };
+        !(0..hunk.lines.len())
+            .filter(|&other| other != index)
+            .any(|other| self.new_code(other).is_some_and(|line| reads_name(&line.masked(), &name)))
+    }
+
     fn new_code(&self, index: usize) -> Option<&CodeLine> {
         self.new_side[index].as_ref()
     }
@@ -198,7 +237,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
             continue;
         }
         let Some(code) = lines.new_code(index) else { continue };
-        if code.is_inert() {
+        if code.is_inert() || quiets_warnings(code, language) {
             continue;
         }
         let text = &code.text;
@@ -309,8 +348,23 @@ fn kept_removal(lines: &HunkLines, hunk: &Hunk, index: usize, language: Language
         return None;
     }
     let old = lines.code(index)?;
+    // A Python line whose block opener the patch removes too would be left orphaned.
+    let indent = syntax::indent_of(&old.text);
+    let orphaned = language == Language::Python
+        && (start..index).any(|earlier| {
+            lines.code(earlier).is_some_and(|line| {
+                line.code_text().trim_end().ends_with(':') && syntax::indent_of(&line.text) < indent
+            })
+        });
+    if orphaned {
+        return None;
+    }
     let masked = old.masked();
     let trimmed = masked.trim();
+    // An assignment to a name the fixed code never reads is dead once kept.
+    if lines.dead_assignment(hunk, index) {
+        return None;
+    }
     let first = trimmed.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default();
     const DEFINITIONS: [&str; 11] =
         ["def", "class", "import", "from", "fn", "func", "use", "package", "struct", "impl", "async"];
@@ -322,6 +376,30 @@ fn kept_removal(lines: &HunkLines, hunk: &Hunk, index: usize, language: Language
         && !trimmed.starts_with(['@', '#'])
         && (language != Language::Python || !trimmed.ends_with(',')))
     .then(|| old.code_text().trim().to_string())
+}
+
+/// The name a simple assignment (`name = ...`, `name += ...`) writes.
+fn assigned_name(masked: &str) -> Option<String> {
+    let found = regex_once(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/|&]?=)[^=]").captures(masked)?;
+    Some(found[1].to_string())
+}
+
+/// Whether a line reads `name` (uses it anywhere but as its own assignment's target).
+fn reads_name(masked: &str, name: &str) -> bool {
+    let word = regex_once(&format!(r"\b{}\b", regex::escape(name)));
+    let target = assigned_name(masked.trim()).is_some_and(|written| written == name);
+    let uses = word.find_iter(masked).count();
+    uses > usize::from(target)
+}
+
+/// A Python `with` that only quiets warnings (`np.errstate`, `warnings.catch_warnings`,
+/// `contextlib.suppress`): leaving it out changes what a test sees of no value.
+pub fn quiets_warnings(line: &CodeLine, language: Language) -> bool {
+    let masked = line.masked();
+    let trimmed = masked.trim();
+    language == Language::Python
+        && trimmed.starts_with("with ")
+        && ["errstate", "warnings", "suppress(", "catch_warnings"].iter().any(|mark| trimmed.contains(mark))
 }
 
 /// A line inside brackets that another line opened, which is one whole part of what

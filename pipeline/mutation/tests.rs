@@ -361,3 +361,17 @@ fn no_operator_takes_more_than_its_share_of_a_tasks_mutants() {
     assert_eq!(literals, 2, "{:#?}", made.mutants);
     assert!(made.mutants.len() > literals);
 }
+
+#[test]
+fn a_hunk_that_only_quiets_warnings_around_the_same_code_and_a_dead_assignment_kept_give_no_mutant() {
+    let old = "import numpy as np\n\n\ndef f(a, b):\n    ratio = a / b\n    steps = 0\n    return ratio\n\n\n\n\n\n\ndef g(x):\n    return x\n";
+    let new = "import numpy as np\n\n\ndef f(a, b):\n    with np.errstate(divide='ignore'):\n        ratio = \\\n            a / b\n    return ratio\n\n\n\n\n\n\ndef g(x):\n    return x + 1\n";
+    let made = make_alone(&diff_of("m.py", old, new), 100);
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    // The first hunk only wraps `ratio = a / b` and removes `steps = 0`, which nothing
+    // reads: no mutant of it, and so no hunk to leave out (one hunk changes code).
+    assert!(by_operator(&made.mutants, MutationOperator::OmitHunk).is_empty(), "{changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("steps = 0")), "{changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("errstate")), "{changes:#?}");
+    assert!(changes.iter().any(|change| change.contains("x + 1")), "{changes:#?}");
+}
