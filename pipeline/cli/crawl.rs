@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use swe_harvest::crawl::{self, CrawlFlags, CrawlSettings, CrawlSummary};
 use swe_harvest::env_vars;
-use swe_harvest::github::GithubConfig;
-use swe_harvest::github::{ClientSettings, GithubClient};
+use swe_harvest::github::{ClientSettings, GithubClient, GithubConfig};
 
 use super::args::{CrawlArgs, CrawlOptions};
 use super::logging::CliReporter;
