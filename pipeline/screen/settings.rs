@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, LoadedConfig};
 use crate::model::RepoSlug;
+use crate::settings::ConfigError;
 
 /// `[screen]` in `configs/pipeline.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,11 +65,12 @@ pub struct ScreenSettings {
 }
 
 impl ScreenSettings {
-    pub fn resolve(data_dir: PathBuf, config: &LoadedConfig, flags: &ScreenFlags) -> ScreenSettings {
+    /// `config` is the config's `[screen]` (defaults < config file < environment).
+    pub fn resolve(data_dir: PathBuf, config: &ScreenConfig, flags: &ScreenFlags) -> ScreenSettings {
         ScreenSettings {
             data_dir,
             mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
-            config: config.config.screen.clone(),
+            config: config.clone(),
             repos: flags.repos.clone(),
         }
     }
