@@ -348,6 +348,12 @@ pub struct ProbeArgs {
     /// Where `--input` rows are written with `mutation_score`, `surviving_mutants` and `probe`.
     #[arg(long, value_name = "OUT.jsonl", requires = "input")]
     pub out: Option<std::path::PathBuf>,
+    /// Tasks probed at once [default: as for validate].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Where the mutants run [default: `validate.backend`, else local].
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<BackendArg>,
     #[command(flatten)]
     pub options: ProbeOptions,
 }
