@@ -15,6 +15,7 @@
 //! scores with annotations. This stage reads the mirror (the code before the fix)
 //! when there is one and works without it.
 
+pub mod assertions;
 pub mod code;
 pub mod difficulty;
 pub mod flags;

@@ -10,6 +10,7 @@ use regex::Regex;
 
 use super::Reading;
 use crate::git::patch_text::{DiffFile, DiffLine, LineKind};
+use crate::screen::assertions;
 use crate::screen::code::{self, NameKind, collapse};
 use crate::screen::flags::{Evidence, Flag, FlagCode, Source, quoted_list};
 use crate::screen::text::regex;
@@ -142,10 +143,10 @@ fn is_message_like(literal: &str) -> bool {
     flat.chars().count() >= 10 && words >= 2
 }
 
-/// The added lines of test files that belong to an assertion statement (the line that
-/// starts it and the lines its open parentheses carry on to).
-fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
-    let mut out = Vec::new();
+/// The assertion statements among a test file's added lines: each the line that starts
+/// it (one that checks something) and the lines its open parentheses carry on to.
+fn assertion_statements<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<Vec<&'f DiffLine<'a>>> {
+    let mut out: Vec<Vec<&'f DiffLine<'a>>> = Vec::new();
     let mut depth: i32 = 0;
     let mut open = false;
     for line in file.lines() {
@@ -158,9 +159,14 @@ fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
         if !open || depth <= 0 {
             open = ASSERTION.is_match(&lexed.code);
             depth = 0;
+            if open {
+                out.push(Vec::new());
+            }
         }
         if open {
-            out.push(line);
+            if let Some(statement) = out.last_mut() {
+                statement.push(line);
+            }
             depth += lexed
                 .code
                 .chars()
@@ -174,6 +180,30 @@ fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
                     }
                 })
                 .sum::<i32>();
+        }
+    }
+    out
+}
+
+/// The string literals that an assertion statement asks the fix for, each with its
+/// line: every literal of the statement but the test framework's failure messages and
+/// the tests' names ([`assertions::non_requirements`]).
+fn asserted_literals<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<(String, &'f DiffLine<'a>)> {
+    let language = assertions::Language::of_path(file.path());
+    let junit5 = file.lines().any(|line| line.text.contains("org.junit.jupiter") || line.text.contains("Assertions."));
+    let mut out = Vec::new();
+    for statement in assertion_statements(file) {
+        let lexed: Vec<code::LexedLine> = statement.iter().map(|line| code::lex(line.text)).collect();
+        let joined = lexed.iter().map(|line| line.code.as_str()).collect::<Vec<_>>().join("\n");
+        let skipped = assertions::non_requirements(&joined, language, junit5);
+        let mut index = 0;
+        for (line, lexed) in statement.iter().zip(lexed) {
+            for literal in lexed.literals {
+                if !skipped.contains(&index) {
+                    out.push((literal, *line));
+                }
+                index += 1;
+            }
         }
     }
     out
@@ -196,29 +226,27 @@ pub fn unseen_strings(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     let mut evidence = Vec::new();
     let mut from_gold = 0;
     for file in reading.files_in_scope() {
-        for line in assertion_lines(file) {
-            for literal in code::lex(line.text).literals {
-                let flat = collapse(&literal);
-                if !is_message_like(&literal)
-                    || reading.issue.holds(&flat)
-                    || reading.hints.holds(&flat)
-                    || reading.before.holds(&flat)
-                    || !seen.insert(flat.clone())
-                {
-                    continue;
-                }
-                evidence.push(Evidence::in_diff(&literal, Source::TestPatch, file.path(), line));
-                if gold_text.contains(&flat) {
-                    from_gold += 1;
-                    let first_words: String = flat.split(' ').take(3).collect::<Vec<_>>().join(" ");
-                    if let Some((gold_literal, gold_file, gold_line)) =
-                        gold.iter().find(|(gold_literal, _, _)| collapse(gold_literal).contains(&first_words))
-                    {
-                        evidence.push(Evidence::in_diff(gold_literal, Source::Patch, gold_file.path(), gold_line));
-                    }
-                }
-                strings.push(flat);
+        for (literal, line) in asserted_literals(file) {
+            let flat = collapse(&literal);
+            if !is_message_like(&literal)
+                || reading.issue.holds(&flat)
+                || reading.hints.holds(&flat)
+                || reading.before.holds(&flat)
+                || !seen.insert(flat.clone())
+            {
+                continue;
             }
+            evidence.push(Evidence::in_diff(&literal, Source::TestPatch, file.path(), line));
+            if gold_text.contains(&flat) {
+                from_gold += 1;
+                let first_words: String = flat.split(' ').take(3).collect::<Vec<_>>().join(" ");
+                if let Some((gold_literal, gold_file, gold_line)) =
+                    gold.iter().find(|(gold_literal, _, _)| collapse(gold_literal).contains(&first_words))
+                {
+                    evidence.push(Evidence::in_diff(gold_literal, Source::Patch, gold_file.path(), gold_line));
+                }
+            }
+            strings.push(flat);
         }
     }
     if strings.is_empty() {
@@ -549,5 +577,117 @@ diff --git a/tests/test_models.py b/tests/test_models.py
         let f2p = f2p();
         assert_eq!(unnamed_exceptions(&Reading::new(task("It breaks.", GOLD, TESTS, &f2p), vec![])), 1);
         assert_eq!(unnamed_exceptions(&Reading::new(task("It raises no ValueError.", GOLD, TESTS, &f2p), vec![])), 0);
+    }
+
+    /// A test file of `path` whose added lines are `lines`, as a one-hunk diff.
+    fn test_file(path: &str, lines: &[&str]) -> String {
+        let body: String = lines.iter().map(|line| format!("+{line}\n")).collect();
+        crate::git::patch_text::fixtures::modified(
+            path,
+            &format!("@@ -1,1 +1,{} @@\n context\n{body}", lines.len() + 1),
+        )
+    }
+
+    /// The unseen strings flag of a test file `path` with `lines` on an issue that says
+    /// nothing of them.
+    fn unseen_in(path: &str, lines: &[&str]) -> Option<Flag> {
+        let tests = test_file(path, lines);
+        let f2p: Vec<String> = vec!["TestX".to_string()];
+        unseen_strings(&Reading::new(task("It breaks.", GOLD, &tests, &f2p), vec![])).0
+    }
+
+    #[test]
+    fn failure_messages_are_not_asserted_strings_in_python_go_rust_javascript_and_java() {
+        // Each case: a test whose only long string is the framework's failure message
+        // (not raised), and the same test asserting an output the issue never gives (raised).
+        let cases: [(&str, &[&str], &[&str], &str); 5] = [
+            (
+                "tests/test_clamp.py",
+                &[
+                    "def test_high():",
+                    "    assert clamp(15, 0, 10) == 10, \"clamp of a high value is wrong\"",
+                    "    self.assertEqual(clamp(1, 0, 3), 1, msg=\"clamp of a low value\")",
+                ],
+                &["def test_high():", "    assert render(15) == \"fifteen over the top\", \"rendered wrong\""],
+                "fifteen over the top",
+            ),
+            (
+                "clamp_test.go",
+                &[
+                    "func TestX(t *testing.T) {",
+                    "\tif got := Clamp(15, 0, 10); got != 10 {",
+                    "\t\tt.Fatalf(\"Clamp(15, 0, 10) = %d, want 10\", got)",
+                    "\t}",
+                    "}",
+                ],
+                &[
+                    "func TestX(t *testing.T) {",
+                    "\tassert.Equal(t, \"fifteen over the top\", Render(15), \"render of %d\", 15)",
+                    "}",
+                ],
+                "fifteen over the top",
+            ),
+            (
+                "tests/clamp.rs",
+                &[
+                    "#[test]",
+                    "fn test_x() {",
+                    "    assert_eq!(clamp(15, 0, 10), 10, \"clamp of {} is wrong\", 15);",
+                    "    assert!(ok(), \"should be fine by now\");",
+                    "}",
+                ],
+                &[
+                    "#[test]",
+                    "fn test_x() {",
+                    "    assert_eq!(render(15), \"fifteen over the top\", \"render of {}\", 15);",
+                    "}",
+                ],
+                "fifteen over the top",
+            ),
+            (
+                "src/clamp.test.js",
+                &[
+                    "it(\"clamps values above the range\", () => {",
+                    "  expect(clamp(15, 0, 10), \"clamp of a high value\").toBe(10);",
+                    "  assert.strictEqual(clamp(1, 0, 3), 1, \"clamp of a low value\");",
+                    "});",
+                ],
+                &[
+                    "test(\"renders\", () => {",
+                    "  expect(render(15), \"render of fifteen\").toBe(\"fifteen over the top\");",
+                    "});",
+                ],
+                "fifteen over the top",
+            ),
+            (
+                "src/test/java/ClampTest.java",
+                &[
+                    "@Test",
+                    "public void testX() {",
+                    "    assertEquals(\"clamp of a high value\", 10, Clamp.clamp(15, 0, 10));",
+                    "    assertTrue(\"should be in the range\", Clamp.ok());",
+                    "    fail(\"no exception expected here\");",
+                    "}",
+                ],
+                &[
+                    "@Test",
+                    "public void testX() {",
+                    "    assertEquals(\"render of fifteen\", \"fifteen over the top\", Render.of(15));",
+                    "}",
+                ],
+                "fifteen over the top",
+            ),
+        ];
+        for (path, messages_only, asserted, wanted) in cases {
+            assert_eq!(unseen_in(path, messages_only), None, "{path}: failure messages are not asserted strings");
+            let flag = unseen_in(path, asserted).unwrap_or_else(|| panic!("{path}: the asserted output is raised"));
+            assert!(flag.reason.contains(wanted), "{path}: {}", flag.reason);
+            assert_eq!(
+                flag.evidence.len(),
+                1,
+                "{path}: only the asserted string, not the message: {:?}",
+                flag.evidence
+            );
+        }
     }
 }
