@@ -22,6 +22,14 @@ static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A line that defines a function, a method or a class (Python, Go, Rust, JavaScript,
+/// Java and C-like declarations of a test).
+static DEFINITION_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"^\s*(@\w|(async\s+)?def\s|class\s|(pub\s+)?fn\s|func\s|function\s|((public|private|protected|static|final|void)\s+)+[\w<>\[\]]*\s*\w+\s*\()",
+    )
+});
+
 /// The test's own name in a test id: pytest's `path::Class::name[param]`, Django's
 /// `name (module.Class)`, Go's `TestName/sub`, or the id itself (SymPy's bare names,
 /// a docstring's first line).
@@ -90,10 +98,14 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             {
                 continue;
             }
+            let class = if definition.kind == NameKind::Function { enclosing_class(file, defined_at) } else { None };
             let Some((test_file, used_at)) = scope.iter().find_map(|test_file| {
                 test_file
                     .lines_of(LineKind::Added)
-                    .find(|line| uses(line.text, name, definition.kind))
+                    .find(|line| {
+                        uses(line.text, name, definition.kind)
+                            && !only_on_other_classes(line.text, name, class.as_deref())
+                    })
                     .map(|line| (test_file, line))
             }) else {
                 continue;
@@ -118,6 +130,49 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     (Some(Flag { code: FlagCode::TestsUseNewNames, reason, evidence }), count)
 }
 
+/// The class a method that an added line defines belongs to: the nearest `class` line
+/// above it with less indentation, or the class its hunk's header names. `None` for a
+/// function at the top level.
+fn enclosing_class(file: &DiffFile<'_>, defined_at: &DiffLine<'_>) -> Option<String> {
+    static CLASS_LINE: LazyLock<Regex> = LazyLock::new(|| regex(r"^(\s*)class\s+([A-Za-z_]\w*)"));
+    let indent = |text: &str| text.len() - text.trim_start().len();
+    let own = indent(defined_at.text);
+    if own == 0 {
+        return None;
+    }
+    let hunk = file.hunks.iter().find(|hunk| hunk.lines.iter().any(|line| line.diff_line == defined_at.diff_line))?;
+    let above = hunk.lines.iter().take_while(|line| line.diff_line != defined_at.diff_line);
+    let in_hunk = above
+        .filter(|line| line.kind != LineKind::Removed)
+        .filter_map(|line| CLASS_LINE.captures(line.text))
+        .filter(|found| found[1].len() < own)
+        .last()
+        .map(|found| found[2].to_string());
+    in_hunk.or_else(|| CLASS_LINE.captures(hunk.context.trim_start()).map(|found| found[2].to_string()))
+}
+
+/// Whether every use of `name` on a line of test code is a method of another class
+/// (`QTable.read(...)` when the gold patch defines `read` in `RST`): then the test
+/// uses a name that was there before, not the gold patch's.
+fn only_on_other_classes(line: &str, name: &str, class: Option<&str>) -> bool {
+    let Some(class) = class else { return false };
+    let code = code::lex(line).code;
+    let Ok(occurrence) = Regex::new(&format!(r"(?:([A-Za-z_]\w*)\.)?\b{}\b", regex::escape(name))) else {
+        return false;
+    };
+    let mut any = false;
+    for found in occurrence.captures_iter(&code) {
+        any = true;
+        let foreign = found
+            .get(1)
+            .is_some_and(|receiver| receiver.as_str().starts_with(char::is_uppercase) && receiver.as_str() != class);
+        if !foreign {
+            return false;
+        }
+    }
+    any
+}
+
 /// Whether a line of test code uses `name` the way its kind is used: a parameter as a
 /// keyword (`name=`), an attribute after a dot, a config key as a string, anything
 /// else as an identifier.
@@ -136,11 +191,35 @@ fn uses(line: &str, name: &str, kind: NameKind) -> bool {
 }
 
 /// A string literal long enough to be a message or an output, not an identifier or a
-/// key: at least ten characters and two words.
+/// key: at least ten characters and two words of prose. Markup (`<p>`, `</label>`, `<?xml ...?>`) is not words: the prose is what is
+/// between the tags. A string must hold two words of prose (letters, with an
+/// apostrophe, a hyphen or trailing punctuation), so that markup, paths, dotted names and
+/// import lines are not taken for messages.
 fn is_message_like(literal: &str) -> bool {
-    let flat = collapse(literal);
-    let words = flat.split(' ').filter(|word| word.chars().filter(|c| c.is_alphabetic()).count() >= 2).count();
-    flat.chars().count() >= 10 && words >= 2
+    static TAG: LazyLock<Regex> = LazyLock::new(|| regex(r"<[^<>]*>"));
+    let flat = collapse(&TAG.replace_all(literal, " "));
+    let prose = flat
+        .split(' ')
+        .filter(|word| {
+            let word = word.trim_matches(|c: char| ",.;:!?()[]\"'`".contains(c));
+            word.chars().filter(|c| c.is_alphabetic()).count() >= 2
+                && word.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+        })
+        .count();
+    flat.chars().count() >= 10 && prose >= 2
+}
+
+/// The fixed parts of a string that is a template (`%s`, `%d`, `%(name)s`, `{}`,
+/// `{0}`, `{name}`, Go's `%v`/`%q`): what a test asserts of it is those parts, not the
+/// template whole. A string with no placeholder is its own one part.
+fn template_parts(flat: &str) -> Vec<String> {
+    static PLACEHOLDER: LazyLock<Regex> =
+        LazyLock::new(|| regex(r"%(\([A-Za-z_]\w*\))?[-+ #0]*\d*(\.\d+)?[sdrifgeEGxXoqvcT%]|\{[A-Za-z_0-9.!:]*\}"));
+    PLACEHOLDER
+        .split(flat)
+        .map(|part| part.trim().to_string())
+        .filter(|part| part.chars().filter(|c| !c.is_whitespace()).count() >= 3)
+        .collect()
 }
 
 /// The assertion statements among a test file's added lines: each the line that starts
@@ -228,10 +307,13 @@ pub fn unseen_strings(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     for file in reading.files_in_scope() {
         for (literal, line) in asserted_literals(file) {
             let flat = collapse(&literal);
+            let known =
+                |text: &str| reading.issue.holds(text) || reading.hints.holds(text) || reading.before.holds(text);
+            // A template is seen when each of its fixed parts is.
+            let parts = template_parts(&flat);
             if !is_message_like(&literal)
-                || reading.issue.holds(&flat)
-                || reading.hints.holds(&flat)
-                || reading.before.holds(&flat)
+                || known(&flat)
+                || (parts.len() > 1 && parts.iter().all(|part| known(part)))
                 || !seen.insert(flat.clone())
             {
                 continue;
@@ -281,6 +363,11 @@ pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
         for line in file.lines_of(LineKind::Removed) {
             let lexed = code::lex(line.text);
             if lexed.code.trim().is_empty() && lexed.literals.is_empty() {
+                continue;
+            }
+            // A test's `def` line (renamed, or its signature changed) is a name, not an
+            // expectation: the lines of its body say what it checks.
+            if DEFINITION_LINE.is_match(&lexed.code) {
                 continue;
             }
             let counts = if in_scope { ASSERTION.is_match(&lexed.code) } else { true };
@@ -689,5 +776,102 @@ diff --git a/tests/test_models.py b/tests/test_models.py
                 flag.evidence
             );
         }
+    }
+
+    #[test]
+    fn a_method_the_gold_patch_adds_is_not_a_new_name_when_the_tests_call_another_class_of_that_name() {
+        // astropy-14182: the gold patch adds `RST.read`; the test calls `QTable.read`,
+        // which was there long before.
+        let gold = "\
+diff --git a/io/rst.py b/io/rst.py
+--- a/io/rst.py
++++ b/io/rst.py
+@@ -60,3 +60,6 @@ class RST(FixedWidth):
+     def write(self, lines):
+         return lines
++
++    def read(self, table):
++        return super().read(table)
+";
+        let calls = |line: &str| {
+            format!(
+                "diff --git a/tests/test_rst.py b/tests/test_rst.py\n--- a/tests/test_rst.py\n+++ b/tests/test_rst.py\n@@ -1,1 +1,3 @@\n import io\n+def test_rows():\n+    {line}\n"
+            )
+        };
+        let f2p = vec!["tests/test_rst.py::test_rows".to_string()];
+        let other_class = calls("tbl = QTable.read(lines, format='ascii.rst')");
+        let (flag, _) = new_names(&Reading::new(task("Support header rows.", gold, &other_class, &f2p), vec![]));
+        assert!(flag.is_none(), "{flag:?}");
+        for line in ["tbl = RST().read(lines)", "tbl = RST.read(lines)", "tbl = reader.read(lines)"] {
+            let tests = calls(line);
+            let (flag, _) = new_names(&Reading::new(task("Support header rows.", gold, &tests, &f2p), vec![]));
+            assert!(flag.is_some_and(|flag| flag.reason.contains("`read`")), "{line}");
+        }
+    }
+
+    #[test]
+    fn markup_import_lines_and_templates_whose_parts_the_issue_gives_are_not_unseen_strings() {
+        let f2p = f2p();
+        let asserting = |line: &str| {
+            format!(
+                "diff --git a/tests/test_forms.py b/tests/test_forms.py\n--- a/tests/test_forms.py\n+++ b/tests/test_forms.py\n@@ -1,1 +1,3 @@\n import io\n+def test_label():\n+    {line}\n"
+            )
+        };
+        let issue = "The query ends in ORDER BY id ASC; it should be DESC.";
+        for line in [
+            r#"self.assertXMLEqual(out, """<?xml version="1.0" encoding="UTF-8"?>""")"#,
+            r#"self.assertSerializedResultEqual(cls, ("x", {'import migrations.test_writer'}))"#,
+            r#"self.assertIn('ORDER BY %s.%s DESC' % (table, pk), sql)"#,
+        ] {
+            let tests = asserting(line);
+            let (flag, _) = unseen_strings(&Reading::new(task(issue, GOLD, &tests, &f2p), vec![]));
+            assert!(flag.is_none(), "{line}: {flag:?}");
+        }
+        // Prose inside markup, and a template whose fixed words the issue never gives, are.
+        for (line, wanted) in [
+            (r#"self.assertHTMLEqual(out, '<label>Hash field:</label>')"#, "<label>Hash field:</label>"),
+            (r#"self.assertIn('NULLS LAST ordering on %s' % table, sql)"#, "NULLS LAST ordering on %s"),
+        ] {
+            let tests = asserting(line);
+            let (flag, _) = unseen_strings(&Reading::new(task(issue, GOLD, &tests, &f2p), vec![]));
+            assert!(flag.is_some_and(|flag| flag.evidence[0].text == wanted), "{line}");
+        }
+    }
+
+    /// The FAIL_TO_PASS test of [`f2p`], added in a file of its own.
+    const NEW_TEST: &str = "\
+diff --git a/tests/test_forms.py b/tests/test_forms.py
+--- a/tests/test_forms.py
++++ b/tests/test_forms.py
+@@ -1,1 +1,3 @@
+ import io
++def test_label():
++    assert render() == 'b'
+";
+
+    #[test]
+    fn a_renamed_test_is_not_a_changed_expectation() {
+        // matplotlib-23314: an existing test renamed to make room for the new one.
+        let renamed = "\
+diff --git a/tests/test_axes.py b/tests/test_axes.py
+--- a/tests/test_axes.py
++++ b/tests/test_axes.py
+@@ -7319,3 +7319,3 @@ def test_redraw_in_frame():
+-def test_invisible_axes():
++def test_invisible_axes_events():
+     fig, ax = plt.subplots()
+     assert fig.canvas.inaxes((200, 200)) is not None
+";
+        let f2p = f2p();
+        let (flag, count) =
+            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{NEW_TEST}{renamed}"), &f2p), vec![]));
+        assert!(flag.is_none() && count == 0, "{flag:?}");
+        let rewritten = renamed.replace(
+            "-def test_invisible_axes():\n+def test_invisible_axes_events():\n",
+            "-    assert ax.get_visible()\n+    assert not ax.get_visible()\n",
+        );
+        let (flag, _) =
+            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{NEW_TEST}{rewritten}"), &f2p), vec![]));
+        assert!(flag.is_some(), "a removed assertion outside the FAIL_TO_PASS file is raised");
     }
 }
