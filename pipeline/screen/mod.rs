@@ -1,8 +1,9 @@
 //! The screen stage: for each validated task, a quality record that needs no LLM and
-//! explains itself: flags with their evidence, a score (the estimated probability
-//! that careful human annotators would filter the task out), a keep/flag verdict at
-//! `screen.flag_above`, and a difficulty bucket. Measured against SWE-bench
-//! Verified's human annotations (docs/screen.md).
+//! explains itself: flags with their evidence and each flag's measured precision, a
+//! score (the estimated probability that careful human annotators would filter the
+//! task out), a precision-first verdict (`keep`, `uncertain`, `flag`:
+//! [`verdict`]), and a difficulty bucket. Measured against SWE-bench Verified's human
+//! annotations (docs/screen.md).
 //!
 //! [`run`] screens the store's tasks: each record is written with the screen's funnel
 //! row in one transaction, keyed by the hash of the task's content and of the screen
@@ -21,11 +22,13 @@ pub mod difficulty;
 pub mod flags;
 pub mod measure;
 pub mod model;
+pub mod precision;
 pub mod record;
 pub mod rows;
 mod settings;
 pub mod signals;
 pub mod text;
+pub mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -34,7 +37,9 @@ use std::time::Instant;
 pub use difficulty::Difficulty;
 pub use flags::{Flag, FlagCode};
 pub use record::{QualityRecord, Verdict};
-pub use settings::{ScreenConfig, ScreenFlags, ScreenSettings};
+pub use settings::{
+    DEFAULT_FLAG_ABOVE, DEFAULT_FLAG_ON, DEFAULT_UNCERTAIN_ABOVE, ScreenConfig, ScreenFlags, ScreenSettings,
+};
 
 use crate::git::Mirror;
 use crate::model::drop_reason::ScreenDropReason;
@@ -66,6 +71,7 @@ pub struct Summary {
     pub skipped_unchanged: usize,
     pub screened: usize,
     pub kept: usize,
+    pub uncertain: usize,
     pub flagged: usize,
     /// Screened tasks carrying each flag.
     pub flags: BTreeMap<FlagCode, usize>,
@@ -81,6 +87,7 @@ impl Summary {
         self.screened += 1;
         match record.quality_verdict {
             Verdict::Keep => self.kept += 1,
+            Verdict::Uncertain => self.uncertain += 1,
             Verdict::Flag => self.flagged += 1,
         }
         for flag in &record.quality_flags {
@@ -181,7 +188,8 @@ pub fn run(settings: &ScreenSettings, store: &mut Store, reporter: &dyn Reporter
         store.transaction(|transaction| -> Result<(), StoreError> {
             store::screen::upsert(transaction, &candidate.repo, &record)?;
             match record.quality_verdict {
-                Verdict::Keep => {
+                // An uncertain task passes: the screen found no strong evidence against it.
+                Verdict::Keep | Verdict::Uncertain => {
                     store::record_passed(transaction, Stage::Screen, &candidate.repo, &candidate.instance_id)
                 }
                 Verdict::Flag => store::record_dropped(
