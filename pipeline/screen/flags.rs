@@ -37,8 +37,8 @@ pub enum FlagCode {
     SprawlingPatch,
     /// FAIL_TO_PASS is huge, or mostly tests that the test patch does not touch.
     FailToPassUnrelated,
-    /// The new tests expect an exception type (`raises(X)`, `assertRaises(X)`) that the
-    /// issue never names.
+    /// The new tests expect an exception type (`raises(X)`, `assertRaises(X)`) that
+    /// neither the issue nor the hints name.
     TestsExpectUnnamedExceptions,
     /// Tests of the task gave different results across validation runs.
     FlakyTests,
@@ -105,7 +105,9 @@ impl FlagCode {
             FlagCode::FailToPassUnrelated => "FAIL_TO_PASS is huge or mostly tests the test patch does not touch",
             FlagCode::FlakyTests => "tests of the task gave different results across validation runs",
             FlagCode::WeakTests => "a wrong fix derived from the gold patch (probe's mutant) passes every listed test",
-            FlagCode::TestsExpectUnnamedExceptions => "the tests expect an exception type that the issue never names",
+            FlagCode::TestsExpectUnnamedExceptions => {
+                "the tests expect an exception type that neither the issue nor the hints name"
+            }
         }
     }
 }

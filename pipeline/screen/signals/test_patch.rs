@@ -478,13 +478,20 @@ pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     static EXPECTED_EXCEPTION: LazyLock<Regex> =
         LazyLock::new(|| regex(r"(?:raises|assertRaises\w*|warns|assertWarns\w*)\(\s*([A-Za-z_][\w.]*)"));
     let mut names: Vec<String> = Vec::new();
+    let mut scored: Vec<String> = Vec::new();
     let mut evidence = Vec::new();
     for file in reading.files_in_scope() {
         for line in file.lines_of(LineKind::Added) {
             for found in EXPECTED_EXCEPTION.captures_iter(&code::lex(line.text).code) {
                 let written = found[1].to_string();
                 let name = written.rsplit('.').next().unwrap_or(&written).to_string();
-                if reading.issue.mentions(&name) || names.contains(&name) {
+                if reading.issue.mentions(&name) || names.contains(&name) || scored.contains(&name) {
+                    continue;
+                }
+                scored.push(name.clone());
+                // The flag also reads the hints (a maintainer's "it should raise X"); the
+                // score's count reads the issue alone, as when its weight was fitted.
+                if reading.hints.mentions(&name) {
                     continue;
                 }
                 evidence.push(Evidence::in_diff(&written, Source::TestPatch, file.path(), line));
@@ -493,15 +500,15 @@ pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
         }
     }
     if names.is_empty() {
-        return (None, 0);
+        return (None, scored.len());
     }
     let count = names.len();
     let reason = format!(
-        "the tests expect {} {} that the issue never names",
+        "the tests expect {} {} that neither the issue nor the hints name",
         if count == 1 { "the exception" } else { "the exceptions" },
         quoted_list(&names, 3)
     );
-    (Some(Flag { code: FlagCode::TestsExpectUnnamedExceptions, reason, evidence, precision: None }), count)
+    (Some(Flag { code: FlagCode::TestsExpectUnnamedExceptions, reason, evidence, precision: None }), scored.len())
 }
 
 #[cfg(test)]
@@ -694,12 +701,21 @@ diff --git a/tests/test_models.py b/tests/test_models.py
     fn expected_exceptions_the_issue_never_names_are_raised_and_named_ones_are_not() {
         let (flag, count) = raised_on_the_vague_issue(unnamed_exceptions);
         assert_eq!(count, 1);
-        assert_eq!(flag.reason, "the tests expect the exception `ValueError` that the issue never names");
+        assert_eq!(
+            flag.reason,
+            "the tests expect the exception `ValueError` that neither the issue nor the hints name"
+        );
         assert_eq!((flag.evidence[0].text.as_str(), flag.evidence[0].line), ("ValueError", Some(6)));
         let f2p = f2p();
         let (flag, count) =
             unnamed_exceptions(&Reading::new(task("It raises no ValueError.", GOLD, TESTS, &f2p), vec![]));
         assert!(flag.is_none() && count == 0);
+        // A maintainer's hint names it: no flag, though the score's count (the issue
+        // alone, as fitted) still holds it.
+        let mut hinted = task("It breaks.", GOLD, TESTS, &f2p);
+        hinted.hints_text = "It should raise ValueError.";
+        let (flag, count) = unnamed_exceptions(&Reading::new(hinted, vec![]));
+        assert!(flag.is_none() && count == 1);
     }
 
     /// A test file of `path` whose added lines are `lines`, as a one-hunk diff.
