@@ -749,3 +749,77 @@ fn development_set_verdict_figures() {
         measure_verdicts("whole development set, 231 tasks", &rows, &annotations);
     }
 }
+
+/// A run log as validate writes it, whose phase before the fix printed `before`.
+fn run_log(before: &str) -> String {
+    format!(
+        "@@swe-harvest t0k install begin\ninstalled\n@@swe-harvest t0k install end 0\n@@swe-harvest t0k pre begin\n{before}\n\
+         @@swe-harvest t0k pre end 1\n@@swe-harvest t0k post begin\n1 passed\n@@swe-harvest t0k post end 0\n"
+    )
+}
+
+fn write_run_logs(data_dir: &Path, instance_id: &str, before: &str) {
+    let folder = data_dir.join("logs/validate").join(instance_id);
+    fs_err::create_dir_all(&folder).unwrap();
+    for run in 1..=2 {
+        fs_err::write(folder.join(format!("run-{run}.log")), run_log(before)).unwrap();
+    }
+}
+
+#[test]
+fn screen_reads_how_the_tests_fail_before_the_fix_and_the_change_coverage() {
+    let harvest = SweHarvest::new();
+    seed(&harvest, &[task(2, VAGUE), task(4, CLEAR)]);
+    let missing = "E   AttributeError: 'PasswordWidget' object has no attribute 'id_for_label'";
+    write_run_logs(&harvest.data_dir, "acme__widgets-2", missing);
+    write_run_logs(&harvest.data_dir, "acme__widgets-4", "E   assert 'x' is None");
+    {
+        let store = Store::open_in(&harvest.data_dir).unwrap();
+        let coverage = swe_harvest::model::GoldenCoverage::Measured {
+            executable: Default::default(),
+            coverage: swe_harvest::model::coverage::ChangeCoverage { covered: 3, executable: 4 },
+        };
+        store::coverage::upsert(store.connection(), "acme__widgets-2", &coverage).unwrap();
+    }
+    let output = harvest.run(&["screen"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let screened = records(&harvest);
+    let vague = &screened["acme__widgets-2"];
+    use swe_harvest::screen::signals::runs::FailingBefore;
+    assert_eq!(vague.tests.failing_before, Some(FailingBefore::MissingNewName), "{vague:#?}");
+    assert_eq!((vague.tests.fail_to_pass, vague.tests.new_tests, vague.tests.changed_tests), (1, 1, 0));
+    assert_eq!(vague.tests.change_coverage, Some(0.75));
+    let names = vague.quality_flags.iter().find(|flag| flag.code == FlagCode::TestsUseNewNames).unwrap();
+    assert!(names.reason.contains("the runs before the fix fail on `id_for_label`"), "{}", names.reason);
+    assert!(
+        names.evidence.iter().any(|evidence| evidence.source == swe_harvest::screen::flags::Source::Validation
+            && evidence.text.contains("has no attribute 'id_for_label'")),
+        "{names:#?}"
+    );
+    let clear = &screened["acme__widgets-4"];
+    assert_eq!(clear.tests.failing_before, Some(FailingBefore::Assertion));
+    assert_eq!(clear.tests.change_coverage, None);
+
+    // Validated again with other output: screened again.
+    write_run_logs(
+        &harvest.data_dir,
+        "acme__widgets-4",
+        "E   AttributeError: module 'widgets' has no attribute 'forms'",
+    );
+    let again = harvest.run(&["screen"]);
+    assert!(stderr(&again).contains("1 unchanged since the last screen, 1 screened"), "{}", stderr(&again));
+    assert_eq!(records(&harvest)["acme__widgets-4"].tests.failing_before, Some(FailingBefore::MissingName));
+
+    // `screen --input` rows read the same logs from the data dir, and the coverage column.
+    let mut rows = rows_of(&[task(2, VAGUE)]);
+    rows[0]["golden_change_coverage"] = "0.5000".into();
+    let input = harvest.path("validated.jsonl");
+    let out = harvest.path("screened.jsonl");
+    write_rows(&input, &rows);
+    let output = harvest.run(&["screen", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written: Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let names =
+        written["quality_flags"].as_array().unwrap().iter().find(|flag| flag["code"] == "tests_use_new_names").unwrap();
+    assert!(names["reason"].as_str().unwrap().contains("the runs before the fix"), "{names}");
+}

@@ -48,6 +48,10 @@ pub struct QualityRecord {
     pub intercept: f64,
     pub code_before: CodeSource,
     pub model_version: String,
+    /// What the screen read of the tests: how many FAIL_TO_PASS tests, new or changed,
+    /// how they fail before the fix, change coverage, mutation score.
+    #[serde(default)]
+    pub tests: signals::runs::TestsReading,
 }
 
 /// The hash of what the screen reads of a task.
@@ -66,9 +70,11 @@ pub fn content_hash(task: &TaskText<'_>) -> String {
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))
 }
 
-/// The hash of the screen that reads it.
-pub fn screen_key(config: &ScreenConfig, code_before: CodeSource) -> String {
-    let parts = serde_json::json!([MODEL_VERSION, config, code_before]);
+/// The hash of the screen that reads it, and of what it read besides the task's own
+/// content: where the code before the fix came from, and the validation runs' output
+/// and coverage (`runs`), so that a task validated again is screened again.
+pub fn screen_key(config: &ScreenConfig, code_before: CodeSource, runs: Option<&signals::runs::RunEvidence>) -> String {
+    let parts = serde_json::json!([MODEL_VERSION, config, code_before, runs.map(|runs| runs.digest())]);
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))
 }
 
@@ -91,7 +97,7 @@ pub fn assess(
     QualityRecord {
         instance_id: instance_id.to_string(),
         content_hash: content_hash(&task),
-        screen_key: screen_key(config, code_before),
+        screen_key: screen_key(config, code_before, task.runs),
         quality_flags: flags,
         quality_score: score,
         quality_verdict: verdict,
@@ -100,6 +106,7 @@ pub fn assess(
         intercept: FITTED.intercept,
         code_before,
         model_version: MODEL_VERSION.to_string(),
+        tests: signals::runs::tests_reading(&reading),
     }
 }
 
@@ -108,6 +115,9 @@ pub fn assess(
 pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>, SignalValues) {
     use signals::{issue, patch, test_patch};
     let (new_names, new_name_count) = test_patch::new_names(reading);
+    // The runs confirm (or find) names the tests fail on before the fix; the score's
+    // count stays the patches' reading, as fitted.
+    let new_names = signals::runs::confirm_new_names(reading, new_names);
     // The count of unseen strings is left out of the score: across repositories it did
     // not rank tasks (docs/screen.md); the flag stays as an explanation.
     let (unseen, _) = test_patch::unseen_strings(reading);
