@@ -823,3 +823,76 @@ fn screen_reads_how_the_tests_fail_before_the_fix_and_the_change_coverage() {
         written["quality_flags"].as_array().unwrap().iter().find(|flag| flag["code"] == "tests_use_new_names").unwrap();
     assert!(names["reason"].as_str().unwrap().contains("the runs before the fix"), "{names}");
 }
+
+/// The run-based signals on annotated rows the pipeline validated (and probed): per
+/// task, how its tests fail before the fix, its new and changed FAIL_TO_PASS tests,
+/// its change coverage and mutation score, against `filter_out`; and each numeric
+/// signal's ROC AUC where both labels occur. The folder `SWE_HARVEST_SCREEN_VALIDATED`
+/// names holds `probed.jsonl` or `validated.jsonl` and the `data/` dir they ran in.
+#[test]
+#[ignore = "measurement; run by scripts/screen-measure.sh"]
+fn validated_rows_run_signal_figures() {
+    let Some(folder) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_VALIDATED).map(PathBuf::from) else {
+        eprintln!("skipping: set SWE_HARVEST_SCREEN_VALIDATED to measure the run-based signals (docs/screen.md)");
+        return;
+    };
+    let mut annotations = shared_development_set().map(|(annotations, _)| annotations).unwrap_or_default();
+    if let Some((whole, _)) = whole_development_set() {
+        annotations.extend(whole);
+    }
+    let rows_file =
+        ["probed.jsonl", "validated.jsonl"].map(|name| folder.join(name)).into_iter().find(|path| path.is_file());
+    let Some(rows_file) = rows_file else { panic!("no probed.jsonl or validated.jsonl in {}", folder.display()) };
+    let rows = annotated_rows(&[rows_file], &annotations);
+    let settings = swe_harvest::screen::ScreenSettings {
+        data_dir: folder.join("data"),
+        mirrors_dir: None,
+        config: ScreenConfig::default(),
+        repos: Vec::new(),
+    };
+    let mut mirrors = swe_harvest::screen::MirrorFiles::new(&settings.data_dir, None);
+    let mut labelled = Vec::new();
+    for row in &rows {
+        let status = row.fields.get("diagnosis").and_then(|diagnosis| diagnosis.get("status")).cloned();
+        let record = swe_harvest::screen::rows::screen_row(row, &mut mirrors, &settings);
+        let annotation = &annotations[&row.candidate.instance_id];
+        let tests = &record.tests;
+        eprintln!(
+            "SCREEN validated {}: filter_out {} (false_negative {}), validation {}, failing before the fix {}, \
+             FAIL_TO_PASS {} ({} new, {} changed), change coverage {}, mutation score {}, flags {:?}, verdict {}",
+            row.candidate.instance_id,
+            annotation.filter_out,
+            annotation.false_negative,
+            status.map(|status| status.to_string()).unwrap_or_else(|| "-".into()),
+            tests.failing_before.map(|kind| kind.as_str()).unwrap_or("-"),
+            tests.fail_to_pass,
+            tests.new_tests,
+            tests.changed_tests,
+            show(tests.change_coverage),
+            show(tests.mutation_score),
+            record.quality_flags.iter().map(|flag| flag.code.as_str()).collect::<Vec<_>>(),
+            record.quality_verdict,
+        );
+        labelled.push((record.tests.clone(), annotation.filter_out));
+    }
+    let filtered = labelled.iter().filter(|(_, filter_out)| *filter_out).count();
+    eprintln!("SCREEN validated rows: {} annotated ({filtered} filtered out)", labelled.len());
+    type Signal = fn(&swe_harvest::screen::signals::runs::TestsReading) -> Option<f64>;
+    let signals: [(&str, Signal); 4] = [
+        ("lower change coverage", |tests| tests.change_coverage.map(|share| -share)),
+        ("lower mutation score", |tests| tests.mutation_score.map(|score| -score)),
+        ("more FAIL_TO_PASS tests", |tests| Some(tests.fail_to_pass as f64)),
+        ("failing before the fix on a missing name", |tests| {
+            tests.failing_before.map(|kind| if kind.as_str().starts_with("missing") { 1.0 } else { 0.0 })
+        }),
+    ];
+    for (name, signal) in signals {
+        let (values, labels): (Vec<f64>, Vec<bool>) =
+            labelled.iter().filter_map(|(tests, filter_out)| signal(tests).map(|value| (value, *filter_out))).unzip();
+        eprintln!(
+            "SCREEN validated rows: {name}: {} tasks with a value, ROC AUC vs filter_out {}",
+            values.len(),
+            show(measure::roc_auc(&values, &labels))
+        );
+    }
+}
