@@ -58,7 +58,7 @@ if [ -z "${SWE_HARVEST_VALIDATE__EXTRA_CA_FILE:-}" ] && [ -f /etc/ssl/certs/ca-c
     export SWE_HARVEST_VALIDATE__EXTRA_CA_FILE=/etc/ssl/certs/ca-certificates.crt
 fi
 
-step "swe-harvest run: crawl, mirror, extract, validate, screen"
+step "swe-harvest run: crawl, mirror, extract, validate, probe, screen"
 run_status=0
 "$bin/swe-harvest" --data-dir "$data" run \
     --repo demo-org/calculator demo-org/textkit demo-org/gounits \

@@ -95,6 +95,31 @@ def main() -> int:
         if instance_id in rows:
             codes = [flag["code"] for flag in json.loads(rows[instance_id]["quality_flags"])]
             check("flaky_tests" in codes, f"{instance_id}: flagged flaky_tests (got {codes})")
+    # Probe: a task whose tests are weak by construction carries a wrong fix that passes
+    # them, and `weak_tests`; the strong tasks' tests reject every viable mutant.
+    probed = {item: (outcome, reason) for stage, _, item, outcome, reason in store.execute("SELECT stage, repo, item, outcome, reason FROM stage_items") if stage == "probe"}
+    for instance_id in expected.get("weak_tests", []):
+        row = rows.get(instance_id, {})
+        survivors = json.loads(row.get("surviving_mutants") or "[]")
+        codes = [flag["code"] for flag in json.loads(row.get("quality_flags") or "[]")]
+        score = float(row["mutation_score"]) if row.get("mutation_score") else None
+        check(
+            bool(survivors) and all(mutant["patch"].startswith("diff --git ") for mutant in survivors)
+            and "weak_tests" in codes and score is not None and score < 1.0,
+            f"{instance_id}: weak tests shown by a surviving mutant (survivors {len(survivors)}, score {score}, flags {codes})",
+        )
+        check(probed.get(instance_id) == ("dropped", "weak_tests"), f"{instance_id}: probe's funnel row says weak_tests (got {probed.get(instance_id)})")
+    for instance_id in expected.get("strong_tests", []):
+        row = rows.get(instance_id, {})
+        survivors = json.loads(row.get("surviving_mutants") or "null")
+        codes = [flag["code"] for flag in json.loads(row.get("quality_flags") or "[]")]
+        check(
+            survivors == [] and row.get("mutation_score") == "1.000000" and "weak_tests" not in codes,
+            f"{instance_id}: every viable mutant killed (score {row.get('mutation_score')!r}, survivors {survivors})",
+        )
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    weak_count = manifest["counts"].get("probe", {}).get("with_survivors")
+    check(weak_count == len(expected.get("weak_tests", [])), f"the manifest counts the tasks with survivors (got {weak_count})")
     if len(sys.argv) > 4:
         screened_dir = Path(sys.argv[4])
         with open(screened_dir / "tasks.jsonl") as lines:

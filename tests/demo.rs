@@ -3,7 +3,8 @@
 //! own check of every expected task and drop reason. Then the same tasks released
 //! with instance images and graded by SWE-bench's own harness (`swebench` 5.x from
 //! the package index): the gold patches resolve every task, empty and no-op
-//! predictions resolve none.
+//! predictions resolve none, and the wrong fix that probe kept for the task whose
+//! tests are weak by construction resolves it: the evidence is real.
 
 use std::path::Path;
 use std::process::Command;
@@ -38,7 +39,7 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
     let dataset = release_dir.join("tasks.jsonl");
     let rows: Vec<serde_json::Value> =
         fs_err::read_to_string(&dataset).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 5);
     for row in &rows {
         let expected_tag = format!("swe-harvest/{}:{version}", row["instance_id"].as_str().unwrap().to_lowercase());
         assert_eq!(row["image"], expected_tag.as_str());
@@ -56,7 +57,7 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
 
     let python = python_venv("swebench", &["swebench>=5,<6"]);
     let gold = run_harness(&python, work, &dataset, "gold", &format!("gold-{version}"));
-    assert_eq!(gold["resolved_instances"], 4, "the gold patches resolve every task: {gold:#}");
+    assert_eq!(gold["resolved_instances"], 5, "the gold patches resolve every task: {gold:#}");
     assert_eq!(gold["error_instances"], 0, "{gold:#}");
 
     let predictions = work.join("probe.jsonl");
@@ -80,8 +81,19 @@ fn offline_demo_releases_the_expected_tasks_and_swebench_harness_runs_them_uncha
         .collect();
     fs_err::write(&predictions, lines.join("\n") + "\n").unwrap();
     let no_op = run_harness(&python, work, &dataset, predictions.to_str().unwrap(), &format!("noop-{version}"));
-    assert_eq!(no_op["completed_instances"], 4, "the no-op patch applies and the tests run: {no_op:#}");
+    assert_eq!(no_op["completed_instances"], 5, "the no-op patch applies and the tests run: {no_op:#}");
     assert_eq!(no_op["resolved_instances"], 0, "{no_op:#}");
+
+    // Probe's survivor is a wrong fix the benchmark's own harness scores as resolved.
+    let weak = rows.iter().find(|row| row["instance_id"] == "demo-org__textkit-4").expect("the weak task is released");
+    let survivors: Vec<serde_json::Value> = serde_json::from_str(weak["surviving_mutants"].as_str().unwrap()).unwrap();
+    let wrong_fix = survivors.first().expect("a survivor")["patch"].as_str().unwrap().to_string();
+    assert_ne!(wrong_fix, weak["patch"].as_str().unwrap());
+    let predictions = work.join("survivor.jsonl");
+    let line = serde_json::json!({"instance_id": "demo-org__textkit-4", "model_name_or_path": "probe", "model_patch": wrong_fix});
+    fs_err::write(&predictions, line.to_string() + "\n").unwrap();
+    let survivor = run_harness(&python, work, &dataset, predictions.to_str().unwrap(), &format!("survivor-{version}"));
+    assert_eq!(survivor["resolved_instances"], 1, "the harness scores the wrong fix resolved: {survivor:#}");
 
     for row in &rows {
         let _ = Command::new("docker").args(["image", "rm", "-f", row["image"].as_str().unwrap()]).output();

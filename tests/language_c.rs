@@ -116,6 +116,9 @@ fn an_autotools_project_gets_fail_to_pass_by_automake_test_name_and_a_test_the_g
     let task = workspace.task("acme__calc-2");
     assert_eq!(task.fail_to_pass, names(&["tests/multest.sh"]), "{}", workspace.run_log("acme__calc-2"));
     assert!(workspace.containers().is_empty());
+
+    // Probe in the same environment: mutants of the fix, killed by its tests.
+    crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "3"));
 }
 
 /// The published Multi-SWE-bench rows of jqlang/jq whose fail-to-pass test is

@@ -91,6 +91,11 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("undefined: Mul"), "{pre}");
     assert!(workspace.containers().is_empty());
+
+    // Probe in the same environment: `Mul`'s mutants are killed by its test; the fix
+    // of `Add` only removes code, so it gets no mutant and says so.
+    crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-2", "4"));
+    crate::probe::assert_no_mutant_made(&crate::probe::probed(&workspace, "acme__calc-1", "4"));
 }
 
 /// A module whose `go` directive is newer than every Go image on the engine
@@ -374,6 +379,10 @@ fn an_npm_project_gets_fail_to_pass_by_file_describe_title_and_a_file_that_fails
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("Cannot find module '../lib/mul'"), "{pre}");
     assert!(workspace.containers().is_empty());
+
+    // Probe in the same environment: mutants of both fixes, killed by their tests.
+    crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "4"));
+    crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-2", "4"));
 }
 
 /// Tests of dates (dayjs's shape): one depends on the machine's time zone (local
@@ -955,6 +964,9 @@ fn a_maven_project_gets_fail_to_pass_by_test_method_and_a_compile_failure_fails_
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find symbol"), "{pre}");
     assert!(workspace.containers().is_empty());
+
+    // Probe in the same environment: `mul`'s return emptied is killed by its test.
+    crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-2", "3"));
 }
 
 /// A reactor of three modules, as apache/dubbo's: `calc` (the calculator), `bundle`
@@ -1257,6 +1269,9 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     let pre = workspace.run_log("acme__calc-2");
     assert!(pre.contains("cannot find function `mul`"), "{pre}");
     assert!(workspace.containers().is_empty());
+
+    // Probe in the same environment: mutants of the fix of `add`, killed by its tests.
+    crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "3"));
 }
 
 /// A crate whose build script asks pkg-config for zlib, whose headers the Rust images

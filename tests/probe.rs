@@ -165,3 +165,172 @@ fn probe_meets_every_outcome_keeps_the_survivor_as_evidence_and_resumes_without_
     let text = funnel.to_string();
     assert!(text.contains("\"probe\"") && text.contains("weak_tests"), "{text}");
 }
+
+/// Probes `id`, validated in `workspace`, with at most `mutants` mutants; asserts that
+/// probe succeeded and left no container, and returns the task's record. The language
+/// tests call it on their own tasks, in the environments they built.
+pub(crate) fn probed(workspace: &Workspace, id: &str, mutants: &str) -> ProbeRecord {
+    let output = probe(workspace, &["--instance", id, "--mutants", mutants]);
+    assert!(output.status.success(), "probe of {id} failed:\n{}", stderr(&output));
+    assert!(workspace.containers().is_empty(), "every container is removed");
+    let record = record(workspace, id);
+    let log = workspace.data_dir().join("logs/probe").join(id).join("container-1.log");
+    assert!(
+        record.mutation_score.is_some() || record.runs.is_empty(),
+        "{id}: no mutant of {} ran to a verdict: {record:#?}\n{}",
+        record.runs.len(),
+        fs_err::read_to_string(&log).unwrap_or_default()
+    );
+    record
+}
+
+/// Asserts that a language's task got mutants and that its tests killed one.
+pub(crate) fn assert_some_mutant_killed(record: &ProbeRecord) {
+    assert!(record.count(MutantStatus::Killed) >= 1, "{record:#?}");
+    assert!(record.mutation_score.is_some_and(|score| score > 0.0), "{record:#?}");
+}
+
+/// Asserts that a task whose gold patch only removes code got no mutant, and says so.
+pub(crate) fn assert_no_mutant_made(record: &ProbeRecord) {
+    assert!(record.runs.is_empty(), "{record:#?}");
+    assert_eq!(record.mutation_score, None);
+    assert!(record.no_score_reason.starts_with("no_viable_mutant: no mutant could be made"), "{record:#?}");
+}
+
+/// The gold patch guards code that must never run in a test: a fork bomb, a memory
+/// hog, a connection out, a write outside `/testbed`. Its mutants switch the guard
+/// off; the sandbox holds for them exactly as for validation's runs (limits, no
+/// network, no host paths), each is judged, and the others are judged too.
+const GUARDED_MODULE: &str = "import os\nimport socket\n\nSAFE = True\n\n\ndef add(a, b):\n    if b < 0:\n        return a - b\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef guard(x):\n    if SAFE:\n        return x\n    while True:\n        os.fork()\n\n\ndef hog(x):\n    if SAFE:\n        return x\n    return [bytearray(1024 ** 3) for _ in range(64)]\n\n\ndef reach(x):\n    if SAFE:\n        return x\n    socket.create_connection((\"example.com\", 443), timeout=5).close()\n    with open(\"/etc/swe-harvest-was-here\", \"w\") as out:\n        out.write(\"x\")\n    return x\n";
+const GUARDED_TESTS: &str = "from calc import guard, hog, reach\n\n\ndef test_guard():\n    assert guard(3) == 3\n\n\ndef test_hog():\n    assert hog(4) == 4\n\n\ndef test_reach():\n    assert reach(5) == 5\n";
+
+#[test]
+fn hostile_mutants_are_held_by_the_sandbox_and_every_mutant_is_judged() {
+    let workspace = Workspace::with_docker();
+    let project = Project::new();
+    let candidate = project.candidate(
+        2,
+        &Scenario::new("guarded").gold("calc/__init__.py", GUARDED_MODULE).test("tests/test_guarded.py", GUARDED_TESTS),
+    );
+    let id = candidate.instance_id.clone();
+    workspace.seeded(&project, std::slice::from_ref(&candidate)).validated(&["--runs", "1"]);
+    let output = probe(&workspace, &["--mutants", "100"]);
+    assert!(output.status.success(), "probe failed:\n{}", stderr(&output));
+    let record = record(&workspace, &id);
+    // `SAFE = True` becomes `False`: every guard opens at once. The fork bomb meets the
+    // process limit and the time limit; nothing of it survives the container.
+    let opened = record
+        .runs
+        .iter()
+        .find(|run| {
+            run.mutant.operator == MutationOperator::ReplaceLiteral
+                && run.mutant.change.contains("`True` becomes `False`")
+        })
+        .expect("the guard's literal is mutated");
+    assert!(matches!(opened.status, MutantStatus::Killed | MutantStatus::Timeout), "{opened:#?}");
+    // Each guard negated on its own: killed (the connection is refused, the hog meets
+    // the memory limit) or stopped by the time limit; never a pass.
+    for function in ["guard", "hog", "reach"] {
+        let negated: Vec<_> = record
+            .runs
+            .iter()
+            .filter(|run| run.mutant.operator == MutationOperator::NegateCondition && run.mutant.function == function)
+            .collect();
+        assert!(!negated.is_empty(), "{function}: {record:#?}");
+        assert!(negated.iter().all(|run| run.status != MutantStatus::Survived), "{function}: {negated:#?}");
+    }
+    assert!(record.runs.len() >= 6, "every mutant has a verdict: {record:#?}");
+    assert!(workspace.containers().is_empty(), "every container is removed");
+}
+
+#[test]
+fn probe_input_rows_are_validated_first_or_probed_in_their_own_validation_and_written_back() {
+    let workspace = Workspace::with_docker();
+    let project = Project::new();
+    let clamp = project.candidate(
+        3,
+        &Scenario::new("clamp-rows")
+            .gold("calc/__init__.py", &clamp_module())
+            .test("tests/test_clamp.py", CLAMP_HIGH_TESTS),
+    );
+    project.mirror_into(workspace.data_dir());
+    // A row as SWE-bench publishes it: validated by probe itself, first.
+    let published = crate::support::workspace::row_of(&clamp, &["tests/test_clamp.py::test_clamp_high"], &[]);
+    let rows = workspace.path("rows.jsonl");
+    fs_err::write(&rows, format!("{published}\n")).unwrap();
+    let out = workspace.path("probed.jsonl");
+    let output =
+        probe(&workspace, &["--input", rows.to_str().unwrap(), "--out", out.to_str().unwrap(), "--mutants", "4"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written: serde_json::Value =
+        serde_json::from_str(fs_err::read_to_string(&out).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(written["diagnosis"]["status"], "labelled", "validated first: {written:#}");
+    assert_eq!(written["probe"]["status"], "probed", "{written:#}");
+    let counts = &written["probe"]["mutants"];
+    let total: u64 =
+        ["killed", "survived", "stillborn", "timeout"].iter().map(|key| counts[key].as_u64().unwrap()).sum();
+    assert_eq!(total, 4, "{written:#}");
+    assert!(written["mutation_score"].is_number() || written["mutation_score"].is_null(), "{written:#}");
+    assert!(written["surviving_mutants"].is_array(), "{written:#}");
+
+    // The written row carries its own validation: probing it again reuses it (no
+    // validation, and the stored verdicts: no container).
+    let again = workspace.path("again.jsonl");
+    let logs = workspace.data_dir().join("logs/probe").join(&clamp.instance_id);
+    fs_err::remove_dir_all(&logs).unwrap();
+    let output =
+        probe(&workspace, &["--input", out.to_str().unwrap(), "--out", again.to_str().unwrap(), "--mutants", "4"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("validate:"), "{}", stderr(&output));
+    assert!(!logs.exists(), "no mutant ran again");
+    let rewritten: serde_json::Value =
+        serde_json::from_str(fs_err::read_to_string(&again).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(rewritten["mutation_score"], written["mutation_score"]);
+    assert_eq!(rewritten["surviving_mutants"], written["surviving_mutants"]);
+}
+
+#[test]
+fn probe_stopped_by_sigterm_removes_its_containers_and_resumes() {
+    let workspace = Workspace::with_docker();
+    let project = Project::new();
+    let candidate = project.candidate(
+        4,
+        &Scenario::new("clamp-sigterm")
+            .gold("calc/__init__.py", &clamp_module())
+            .test("tests/test_clamp.py", CLAMP_HIGH_TESTS),
+    );
+    let id = candidate.instance_id.clone();
+    workspace.seeded(&project, std::slice::from_ref(&candidate)).validated(&["--runs", "1"]);
+    let mut command = workspace.harvest.validate_command();
+    command.envs(FAST_TIMEOUTS).args(["probe", "--mutants", "100"]);
+    command.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let child = command.spawn().unwrap();
+    let started = std::time::Instant::now();
+    while workspace.containers().is_empty() {
+        assert!(started.elapsed().as_secs() < 120, "probe's container never started");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Its loops keep the container busy for seconds: stop probe in the middle.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let stopped = child.wait_with_output().unwrap();
+    assert!(!stopped.status.success(), "an interrupted probe exits 1");
+    assert!(
+        String::from_utf8_lossy(&stopped.stderr).contains("interrupted"),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert!(workspace.containers().is_empty(), "the running container is removed");
+    {
+        let store = Store::open_in(workspace.data_dir()).unwrap();
+        assert_eq!(
+            swe_harvest::store::probe::record(store.connection(), &id).unwrap(),
+            None,
+            "no record of half a probe"
+        );
+    }
+    let resumed = probe(&workspace, &["--mutants", "100"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let record = record(&workspace, &id);
+    assert!(record.runs.iter().any(|run| run.status == MutantStatus::Timeout), "{record:#?}");
+}

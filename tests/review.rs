@@ -24,6 +24,7 @@ use fantoccini::key::Key;
 use swe_harvest::model::{
     Candidate, EnvironmentSpec, RepoSlug, RunPhase, Rung, Stage, Task, TestStatus, ValidationRun,
 };
+use swe_harvest::model::probe::{Mutant, MutantRun, MutantStatus, MutationOperator, ProbeRecord, task_hash};
 use swe_harvest::store::{self, Store, StoreError};
 
 use crate::support::browser::Browser;
@@ -564,6 +565,101 @@ fn the_screens_flags_and_their_evidence_show_in_the_list_and_the_task() {
             marks.as_array().unwrap().iter().any(|mark| terms.contains(mark)),
             "a piece of evidence is marked in the texts or the test lists: marks {marks}, evidence {terms:?}"
         );
+    });
+    runtime.block_on(browser.close());
+}
+
+/// A probe record of `task` as the store keeps it, for the task as it is now: one
+/// killed mutant, and `survivors` surviving ones (a wrong fix in `calc/ops.py`).
+fn probe_record(task: &Task, survivors: usize) -> ProbeRecord {
+    let mutant = |id: &str, change: &str| Mutant {
+        id: id.into(),
+        operator: MutationOperator::DropStatement,
+        file: "calc/ops.py".into(),
+        line: 7,
+        function: "divide".into(),
+        change: change.into(),
+        patch: "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -5,3 +5,3 @@ def divide(a, b):\n     if b == 0:\n-        return None\n+        pass\n     return a / b\n".into(),
+    };
+    let run = |mutant: Mutant, status: MutantStatus| MutantRun {
+        mutant,
+        status,
+        killing_tests: Vec::new(),
+        detail: String::new(),
+        seconds: 1.0,
+    };
+    let mut runs = vec![run(mutant("killed", "`x` becomes `y`"), MutantStatus::Killed)];
+    for index in 0..survivors {
+        runs.push(run(mutant(&format!("survivor-{index}"), "the statement `return None` is dropped"), MutantStatus::Survived));
+    }
+    let candidate = &task.candidate;
+    ProbeRecord {
+        instance_id: candidate.instance_id.clone(),
+        content_hash: task_hash(candidate, &task.fail_to_pass, &task.pass_to_pass, task.image.as_deref()),
+        probe_key: "seeded".into(),
+        mutation_score: ProbeRecord::score_of(&runs),
+        no_score_reason: String::new(),
+        candidates: runs.len(),
+        runs,
+        seconds: 2.0,
+    }
+}
+
+#[test]
+fn probes_survivors_show_under_the_gold_patch_and_the_list_filters_weak_tests_and_sorts_by_mutation_score() {
+    let harvest = SweHarvest::new();
+    let tasks = demo_like_tasks();
+    seed_store(&harvest.data_dir, &tasks);
+    let (weak, strong) = (&tasks[0], &tasks[1]);
+    {
+        let store = Store::open_in(&harvest.data_dir).unwrap();
+        for (task, survivors) in [(weak, 1), (strong, 0)] {
+            store::probe::upsert(store.connection(), &task.candidate.repo, "seeded", &probe_record(task, survivors)).unwrap();
+        }
+    }
+    let server = ReviewServer::start(&harvest, &["--stage", "validated", "--port", "0"]);
+    let (status, _, body) =
+        http(server.port(), &format!("GET /api/tasks HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n", server.port()));
+    assert_eq!(status, 200, "{body}");
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+    let of = |task: &Task| listed.iter().find(|row| row["id"] == task.candidate.instance_id.as_str()).unwrap().clone();
+    assert_eq!(of(weak)["mutation_score"], 0.5);
+    assert!(of(weak)["flags"].as_array().unwrap().iter().any(|flag| flag == "weak_tests"), "{listed:?}");
+    assert_eq!(of(strong)["mutation_score"], 1.0);
+    assert!(!of(strong)["flags"].as_array().unwrap().iter().any(|flag| flag == "weak_tests"));
+    let weak_id = weak.candidate.instance_id.clone();
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let Some(browser) = runtime.block_on(Browser::start()) else { return };
+    runtime.block_on(async {
+        browser.client.goto(&server.url).await.unwrap();
+        browser.wait_for("the list", "window.reviewMetrics && window.reviewMetrics.ready").await;
+        // Weakest tests first: the task with a survivor heads the list.
+        let sort = "(() => { const s = document.getElementById('sort'); s.value = 'mutation-asc'; s.dispatchEvent(new Event('change')); return s.value; })()";
+        assert_eq!(browser.eval(sort).await, "mutation-asc");
+        browser.wait_for("the sorted list", &format!("document.querySelector('#list-rows .list-row').dataset.id === '{weak_id}'")).await;
+        let score = browser.text(&format!(".list-row[data-id=\"{weak_id}\"] .c-mutation")).await;
+        assert_eq!(score.trim(), "0.50");
+        let filter = "(() => { const s = document.getElementById('filter-flag'); s.value = 'weak_tests'; s.dispatchEvent(new Event('change')); return s.value; })()";
+        assert_eq!(browser.eval(filter).await, "weak_tests");
+        browser.wait_for("the weak task alone", "document.querySelectorAll('#list-rows .list-row').length === 1").await;
+
+        browser.client.goto(&format!("{}#/task/{weak_id}", server.url)).await.unwrap();
+        browser.wait_for("the task", &format!("window.reviewMetrics && window.reviewMetrics.taskShown === '{weak_id}'")).await;
+        assert_eq!(browser.eval("document.getElementById('probe-card').hidden").await, false);
+        let survivors = browser.text("#survivors").await;
+        assert!(survivors.contains("this patch passes every test: the statement `return None` is dropped"), "{survivors}");
+        assert!(survivors.contains("calc/ops.py:7, in divide"), "{survivors}");
+        let stats = browser.text("#probe-stats").await;
+        assert!(stats.contains("1 survivor") && stats.contains("mutation score 0.50"), "{stats}");
+        // The survivor's diff is drawn as the gold patch is: its added line is there.
+        let added = browser.eval("[...document.querySelectorAll('#survivors td.add')].map(cell => cell.textContent.trim())").await;
+        assert!(added.as_array().unwrap().iter().any(|cell| cell == "pass"), "{added}");
+
+        let strong_id = strong.candidate.instance_id.clone();
+        browser.client.goto(&format!("{}#/task/{strong_id}", server.url)).await.unwrap();
+        browser.wait_for("the strong task", &format!("window.reviewMetrics && window.reviewMetrics.taskShown === '{strong_id}'")).await;
+        assert_eq!(browser.eval("document.getElementById('probe-card').hidden").await, true);
     });
     runtime.block_on(browser.close());
 }

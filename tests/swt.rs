@@ -178,6 +178,9 @@ const REPRODUCING_TEST: &str = "from calc import add\n\n\ndef test_negative():\n
 /// Passes before and after the fix; runs line 2 but not line 3: half of task 1's lines.
 const PASSING_TEST: &str = "from calc import add\n\n\ndef test_positive():\n    assert add(2, 2) == 4\n";
 const FAILING_TEST: &str = "from calc import add\n\n\ndef test_wrong():\n    assert add(1, 1) == 3\n";
+/// Checks what task 2's gold patch adds: `sub` rewritten and `calc.extra.unused`.
+const EXTRA_TEST: &str =
+    "from calc import sub\nfrom calc.extra import unused\n\n\ndef test_extra():\n    assert sub(3, 1) == 2\n    assert unused() == 1\n";
 
 #[test]
 fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set() {
@@ -212,6 +215,8 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
         // line 2 of the four executable lines: mean 0.625.
         prediction("acme__calc-1", "suite", &generated(REPRODUCING_TEST)),
         prediction("acme__calc-2", "suite", &generated(PASSING_TEST)),
+        // Tests of what task 2's gold patch adds: they meet its mutants.
+        prediction("acme__calc-2", "thorough", &generated(EXTRA_TEST)),
     ];
     let (report, table) = evaluate(&harvest, &release, "swt", &predictions);
 
@@ -249,6 +254,15 @@ fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set(
     assert!(close(&totals(&report, "does-not-apply")["applied_share"], 0.0));
     assert!(close(&totals(&report, "reproduces")["swt"]["success_rate"], 1.0), "the unknown task is not counted");
     assert!(table.contains("mean ΔC") && table.contains("suite"), "{table}");
+    // Mutants: task 1's gold patch only removes code (none); task 2's are met by the
+    // tests of what it adds, not by a test of `add` alone.
+    assert!(prediction_report(&report, "acme__calc-1", "suite").get("mutants_killed").is_none());
+    let weak = &prediction_report(&report, "acme__calc-2", "suite")["mutants_killed"];
+    let thorough = &prediction_report(&report, "acme__calc-2", "thorough")["mutants_killed"];
+    assert!(weak["viable"].as_u64().unwrap() >= 1, "{report:#}");
+    assert_eq!(weak["killed"], 0, "a test of `add` meets none of task 2's mutants: {report:#}");
+    assert!(thorough["killed"].as_u64().unwrap() >= 1, "{report:#}");
+    assert!(table.contains("mutants killed"), "{table}");
 
     // --mode swe: code patches against FAIL_TO_PASS / PASS_TO_PASS.
     let gold = |id: &str| row(id)["patch"].as_str().unwrap().to_string();

@@ -102,8 +102,16 @@ fn write_rows(
     summary: &Summary,
     validated: Option<&validate::Summary>,
 ) -> anyhow::Result<()> {
+    // Only the rows validated here get validate's fields; the others keep their own.
     let fresh: Vec<serde_json::Map<String, Value>> = match validated {
-        Some(validated) => validate::rows::fresh_rows(rows, validated),
+        Some(validated) => validate::rows::fresh_rows(rows, validated)
+            .into_iter()
+            .zip(rows)
+            .map(|(fresh, row)| {
+                let here = validated.outcomes.iter().any(|outcome| outcome.instance_id == row.candidate.instance_id);
+                if here { fresh } else { row.fields.clone() }
+            })
+            .collect(),
         None => rows.iter().map(|row| row.fields.clone()).collect(),
     };
     let mut text = String::new();

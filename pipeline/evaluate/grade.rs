@@ -26,6 +26,10 @@ pub struct GradeContext<'a> {
     pub backend: &'a dyn Backend,
     /// `swt`: how many of the gold patch's mutants the generated tests meet (0: none).
     pub mutants: usize,
+    /// Where mirrors are (the data dir's, `SWE_HARVEST_MIRRORS`): the gold patch's files
+    /// before it are read from there, so that the mutants are probe's.
+    pub data_dir: PathBuf,
+    pub mirrors_dir: Option<PathBuf>,
     pub limits: Limits,
     pub logs_dir: PathBuf,
     pub data_dir_label: String,
@@ -159,7 +163,21 @@ async fn mutants_killed(
     model: &str,
     patch: &str,
 ) -> Result<Option<MutantsKilled>, String> {
-    let made = mutation::make(&task.patch, context.mutants);
+    let before = match task
+        .repo
+        .parse()
+        .ok()
+        .and_then(|repo| crate::git::find_mirror(&context.data_dir, context.mirrors_dir.as_deref(), &repo).ok())
+    {
+        Some(mirror) => {
+            let (base_commit, gold) = (task.base_commit.clone(), task.patch.clone());
+            tokio::task::spawn_blocking(move || mutation::files_before(&mirror, &base_commit, &gold))
+                .await
+                .unwrap_or_default()
+        }
+        None => mutation::FilesBefore::new(),
+    };
+    let made = mutation::make(&task.patch, context.mutants, &before);
     if made.mutants.is_empty() {
         return Ok(None);
     }

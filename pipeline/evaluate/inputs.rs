@@ -14,6 +14,10 @@ use crate::swt::metrics::ExecutableLines;
 #[derive(Debug, Clone)]
 pub struct ReleaseTask {
     pub instance_id: String,
+    /// `owner/name` and the base commit: where the gold patch's files are read from a
+    /// mirror (for its mutants), when one is at hand.
+    pub repo: String,
+    pub base_commit: String,
     pub version: String,
     pub patch: String,
     pub test_patch: String,
@@ -102,6 +106,8 @@ pub fn read_release(dir: &Path) -> anyhow::Result<BTreeMap<String, ReleaseTask>>
             })?,
         };
         let task = ReleaseTask {
+            repo: field("repo").unwrap_or_default(),
+            base_commit: field("base_commit").unwrap_or_default(),
             ecosystem,
             version: field("version").unwrap_or_default(),
             patch: field("patch").unwrap_or_default(),

@@ -51,6 +51,9 @@ pub struct EvaluateSettings {
     /// against (`probe.mutants`: the same mutants probe ran, since they are made
     /// deterministically); 0 for none.
     pub mutants: usize,
+    /// The data dir and `SWE_HARVEST_MIRRORS`: where the mutants' mirrors are found.
+    pub data_dir: PathBuf,
+    pub mirrors_dir: Option<PathBuf>,
     pub release_dir: PathBuf,
     pub predictions_path: PathBuf,
     pub mode: Mode,
@@ -182,6 +185,8 @@ pub async fn run(
     let context = GradeContext {
         backend: backend.as_ref(),
         mutants: settings.mutants,
+        data_dir: settings.data_dir.clone(),
+        mirrors_dir: settings.mirrors_dir.clone(),
         limits: settings.limits,
         logs_dir: settings.logs_dir.clone(),
         data_dir_label: settings.data_dir_label.clone(),

@@ -61,6 +61,8 @@ impl EvaluateSettings {
             fs_err::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
         Ok(EvaluateSettings {
             mutants: config.config.probe.mutants,
+            data_dir: data_dir.to_path_buf(),
+            mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
             release_dir: flags.release.clone(),
             predictions_path: flags.predictions.clone(),
             mode: flags.mode,

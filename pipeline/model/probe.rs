@@ -26,6 +26,8 @@ crate::spelled::spelled_enum! {
         ReplaceLiteral => "replace_literal",
         /// One added statement is dropped.
         DropStatement => "drop_statement",
+        /// One added argument or element of a call or literal written over lines is dropped.
+        DropArgument => "drop_argument",
         /// One added `return` gives its type's empty or default value.
         ReturnDefault => "return_default",
     }

@@ -21,7 +21,8 @@
 //! ([`choose`]): the operators take turns in a fixed order (the ones whose survivors
 //! are most often real wrong fixes first: a hunk left out, a line reverted, a
 //! condition negated, a return emptied, a statement dropped, a boundary moved, a
-//! clause dropped, a literal replaced), and within an operator the picks spread over
+//! clause dropped, an argument dropped, a literal replaced), no operator takes more than a
+//! quarter of the budget (two at least), and within an operator the picks spread over
 //! the patch (first, middle, quarters, ...) rather than taking its first lines.
 
 pub mod judge;
@@ -44,7 +45,7 @@ pub struct Made {
 }
 
 /// The order in which operators take turns when mutants are chosen.
-pub const TURN_ORDER: [MutationOperator; 8] = [
+pub const TURN_ORDER: [MutationOperator; 9] = [
     MutationOperator::OmitHunk,
     MutationOperator::RevertLine,
     MutationOperator::NegateCondition,
@@ -52,6 +53,7 @@ pub const TURN_ORDER: [MutationOperator; 8] = [
     MutationOperator::DropStatement,
     MutationOperator::MoveBoundary,
     MutationOperator::DropCondition,
+    MutationOperator::DropArgument,
     MutationOperator::ReplaceLiteral,
 ];
 
@@ -75,18 +77,51 @@ enum Edit {
     Replace(String),
     /// The added line is dropped.
     Drop,
+    /// The removed line stays (becomes context).
+    Keep,
 }
 
-/// The mutants of `gold_patch`, at most `cap` of them (see the module's text).
-pub fn make(gold_patch: &str, cap: usize) -> Made {
+/// The files a gold patch changes as they are at its base commit, by path: what tells
+/// a docstring or an import list that a hunk starts inside from code. A file not at
+/// hand (no mirror) is read from its hunks alone.
+pub type FilesBefore = std::collections::BTreeMap<String, String>;
+
+/// The mutants of `gold_patch`, at most `cap` of them (see the module's text), read
+/// with the files it changes as they were before it (`before`; empty when there is no
+/// mirror).
+pub fn make(gold_patch: &str, cap: usize, before: &FilesBefore) -> Made {
     let patch = Patch::parse(gold_patch);
-    let drafts = drafts(&patch);
+    let drafts = drafts(&patch, before);
     let candidates = drafts.len();
-    Made { mutants: choose(&patch, drafts, cap), candidates }
+    Made { mutants: choose(&patch, drafts, cap, before), candidates }
+}
+
+/// The files `gold_patch` changes, read from the mirror at `base_commit` (blocking git
+/// work): those the mirror lacks, or all when it cannot be opened, are left out, and
+/// their hunks are read alone.
+pub fn files_before(mirror: &std::path::Path, base_commit: &str, gold_patch: &str) -> FilesBefore {
+    let Ok(mirror) = crate::git::Mirror::open(mirror) else { return FilesBefore::new() };
+    Patch::parse(gold_patch)
+        .files
+        .iter()
+        .filter(|file| !file.created && Language::of_path(&file.path).is_some())
+        .filter_map(|file| {
+            let text = mirror.read_text(base_commit, &file.path).ok().flatten()?;
+            Some((file.path.clone(), text))
+        })
+        .collect()
+}
+
+/// Where a hunk of `file` starts, from the file before the patch when it is at hand.
+fn start_of(file: &patch::PatchFile, hunk: &Hunk, language: Language, before: &FilesBefore) -> shape::Start {
+    match before.get(&file.path) {
+        Some(text) if !file.created => shape::Start::of(text, hunk.old_start, language),
+        _ => shape::Start::default(),
+    }
 }
 
 /// Every edit the operators can make, in patch order.
-fn drafts(patch: &Patch) -> Vec<Draft> {
+fn drafts(patch: &Patch, before: &FilesBefore) -> Vec<Draft> {
     let mut drafts = Vec::new();
     let meaningful: Vec<(usize, usize)> = patch
         .files
@@ -98,7 +133,7 @@ fn drafts(patch: &Patch) -> Vec<Draft> {
             file.hunks
                 .iter()
                 .enumerate()
-                .filter(move |(_, hunk)| hunk_changes_code(hunk, language))
+                .filter(move |(_, hunk)| hunk_changes_code(hunk, language, &start_of(file, hunk, language, before)))
                 .map(move |(hunk_index, _)| (file_index, hunk_index))
         })
         .collect();
@@ -126,7 +161,7 @@ fn drafts(patch: &Patch) -> Vec<Draft> {
                     change: format!("the fix's {} hunk (of {hunk_count}) is left out", ordinal_word(ordinal + 1)),
                 });
             }
-            let lines = shape::HunkLines::of(hunk, language);
+            let lines = shape::HunkLines::of(hunk, language, &start_of(file, hunk, language, before));
             for draft in shape::line_drafts(&lines, hunk, language) {
                 drafts.push(Draft { file: file_index, hunk: hunk_index, ..draft });
             }
@@ -135,13 +170,25 @@ fn drafts(patch: &Patch) -> Vec<Draft> {
     drafts
 }
 
-/// Whether a hunk adds or removes a line that is code (not blank, comment or docs).
-fn hunk_changes_code(hunk: &Hunk, language: Language) -> bool {
-    let lines = shape::HunkLines::of(hunk, language);
-    hunk.lines
-        .iter()
-        .enumerate()
-        .any(|(index, line)| (line.added() || line.removed()) && lines.code(index).is_some_and(|code| !code.is_inert()))
+/// Whether a hunk adds or removes a line that is code (not blank, comment, docs or
+/// an import).
+/// A hunk that only wraps the same statements in a `with` that quiets warnings, or
+/// splits them over lines, changes no code either.
+fn hunk_changes_code(hunk: &Hunk, language: Language, start: &shape::Start) -> bool {
+    let lines = shape::HunkLines::of(hunk, language, start);
+    let added = lines.changed_statements(hunk, true, language);
+    let removed = lines.changed_statements(hunk, false, language);
+    (!added.is_empty() || !removed.is_empty()) && added != removed
+}
+
+/// Whether a patch changes a line of code in a code file.
+fn changes_code(patch: &str, before: &FilesBefore) -> bool {
+    Patch::parse(patch).files.iter().any(|file| {
+        file.opaque
+            || Language::of_path(&file.path).is_some_and(|language| {
+                file.hunks.iter().any(|hunk| hunk_changes_code(hunk, language, &start_of(file, hunk, language, before)))
+            })
+    })
 }
 
 fn ordinal_word(n: usize) -> String {
@@ -152,7 +199,7 @@ fn ordinal_word(n: usize) -> String {
 
 /// Chooses at most `cap` drafts (operators in [`TURN_ORDER`], each spreading its
 /// picks over the patch), renders them, and leaves out no-ops and duplicates.
-fn choose(patch: &Patch, drafts: Vec<Draft>, cap: usize) -> Vec<Mutant> {
+fn choose(patch: &Patch, drafts: Vec<Draft>, cap: usize, before: &FilesBefore) -> Vec<Mutant> {
     let gold = patch.render();
     let mut queues: Vec<std::collections::VecDeque<Draft>> = TURN_ORDER
         .iter()
@@ -164,18 +211,29 @@ fn choose(patch: &Patch, drafts: Vec<Draft>, cap: usize) -> Vec<Mutant> {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut ids: BTreeSet<String> = BTreeSet::new();
     let mut chosen = Vec::new();
-    while chosen.len() < cap && queues.iter().any(|queue| !queue.is_empty()) {
-        for queue in &mut queues {
+    // No operator takes more than a quarter of the budget (at least two): ten string
+    // literals of one list would otherwise be a task's whole probe.
+    let share = cap.div_ceil(4).max(2);
+    let mut taken = vec![0usize; queues.len()];
+    while chosen.len() < cap && queues.iter().zip(&taken).any(|(queue, taken)| !queue.is_empty() && *taken < share) {
+        for (queue, taken) in queues.iter_mut().zip(taken.iter_mut()) {
             if chosen.len() >= cap {
                 break;
+            }
+            if *taken >= share {
+                queue.clear();
+                continue;
             }
             // An operator whose next draft is a no-op or a duplicate takes its next one.
             while let Some(draft) = queue.pop_front() {
                 let rendered = render(patch, &draft);
-                if rendered == gold || !seen.insert(rendered.clone()) {
+                // No change at all is not a wrong fix: validation's run before the gold
+                // patch already is that one.
+                if rendered == gold || !changes_code(&rendered, before) || !seen.insert(rendered.clone()) {
                     continue;
                 }
                 chosen.push(mutant_of(patch, &draft, rendered, &mut ids));
+                *taken += 1;
                 break;
             }
         }
@@ -208,6 +266,7 @@ fn render(patch: &Patch, draft: &Draft) -> String {
         Edit::Drop => {
             hunks[draft.hunk].lines.remove(draft.line);
         }
+        Edit::Keep => hunks[draft.hunk].lines[draft.line].marker = ' ',
     }
     edited.render()
 }

@@ -100,10 +100,10 @@ impl Patch {
                 hunk.lines.push(HunkLine { marker, text: rest.to_string() });
                 continue;
             }
-            if line.starts_with('\\') {
+            if let Some(mark) = line.strip_prefix('\\') {
                 // The mark of the hunk's last line.
                 if let Some(hunk) = files.last_mut().and_then(|file| file.hunks.last_mut()) {
-                    hunk.lines.push(HunkLine { marker: '\\', text: line[1..].to_string() });
+                    hunk.lines.push(HunkLine { marker: '\\', text: mark.to_string() });
                 }
                 continue;
             }

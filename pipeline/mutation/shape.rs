@@ -12,11 +12,74 @@ use super::syntax::{self, CodeLine, Language};
 use super::{Draft, Edit};
 use crate::model::probe::MutationOperator;
 
+/// Where a hunk starts in its file: what is open there (a docstring, a comment), the
+/// depth of open brackets, and the first word of the statement it starts inside
+/// (`from` for a line of `from x import (`). Read from the file before the fix when
+/// it is at hand; a hunk of a file not at hand starts at the margin.
+#[derive(Debug, Clone, Default)]
+pub struct Start {
+    pub open: syntax::Open,
+    pub depth: i32,
+    pub head: String,
+}
+
+impl Start {
+    /// The state at the start of line `line` (from 1) of `text`.
+    pub fn of(text: &str, line: u32, language: Language) -> Start {
+        let before: Vec<&str> = text.lines().take(line.saturating_sub(1) as usize).collect();
+        let scanned = syntax::scan_lines(before.iter().copied(), language);
+        let mut start = Start::default();
+        let braces_are_blocks = language != Language::Python;
+        for (code, text) in scanned.iter().zip(&before) {
+            if start.depth == 0 && !continues(text) {
+                start.head = first_word(&code.masked());
+            }
+            start.depth = (start.depth + bracket_delta(&code.masked(), braces_are_blocks)).max(0);
+        }
+        // What is open at the line's start: the scan of the last line says.
+        let mut open = syntax::Open::Nothing;
+        for text in &before {
+            open = syntax::scan(text, language, open).open_after;
+        }
+        start.open = open;
+        start
+    }
+}
+
+/// A line that ends with a backslash continues on the next one.
+fn continues(text: &str) -> bool {
+    text.trim_end().ends_with('\\')
+}
+
+fn first_word(masked: &str) -> String {
+    masked
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
+        .find(|word| !word.is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Whether a statement that begins with `head` imports (or, in C, includes): an edit
+/// of it is no fix (a missing name fails to load; an unused one changes nothing).
+pub fn imports(head: &str, language: Language) -> bool {
+    match language {
+        Language::Python => head == "import" || head == "from",
+        Language::Go | Language::Java => head == "import",
+        Language::Script => head == "import" || head == "require",
+        Language::Rust => head == "use",
+        Language::C | Language::Cpp => head == "#include",
+    }
+}
+
 /// A hunk's lines as code: the new side (context and added lines) and the old side
 /// (context and removed lines) scanned in order, each by its index in the hunk.
 pub struct HunkLines {
     new_side: Vec<Option<CodeLine>>,
     old_side: Vec<Option<CodeLine>>,
+    /// The first word of the statement each line belongs to, on its own side.
+    head: Vec<String>,
+    /// Whether a line continues the one before it (a backslash), on its own side.
+    continued: Vec<bool>,
     /// Depth of open expression brackets at the start of each new-side line (0 for
     /// others): a line that starts inside one continues a statement. A C-like
     /// language's braces open blocks, not expressions, and do not count.
@@ -24,11 +87,15 @@ pub struct HunkLines {
 }
 
 impl HunkLines {
-    pub fn of(hunk: &Hunk, language: Language) -> HunkLines {
+    pub fn of(hunk: &Hunk, language: Language, start: &Start) -> HunkLines {
         let side = |keep: fn(char) -> bool| -> Vec<Option<CodeLine>> {
             let indices: Vec<usize> =
                 hunk.lines.iter().enumerate().filter(|(_, line)| keep(line.marker)).map(|(index, _)| index).collect();
-            let scanned = syntax::scan_lines(indices.iter().map(|&index| hunk.lines[index].text.as_str()), language);
+            let scanned = syntax::scan_lines_from(
+                indices.iter().map(|&index| hunk.lines[index].text.as_str()),
+                language,
+                start.open,
+            );
             let mut out: Vec<Option<CodeLine>> = vec![None; hunk.lines.len()];
             for (index, line) in indices.into_iter().zip(scanned) {
                 out[index] = Some(line);
@@ -37,21 +104,84 @@ impl HunkLines {
         };
         let new_side = side(|marker| marker == '+' || marker == ' ');
         let old_side = side(|marker| marker == '-' || marker == ' ');
+        // Each line's depth, statement and continuation, read on its own side.
+        let walk = |side: &[Option<CodeLine>]| -> Vec<(i32, String, bool)> {
+            let (mut depth, mut current, mut after_backslash) = (start.depth, start.head.clone(), false);
+            let braces_are_blocks = language != Language::Python;
+            side.iter()
+                .map(|line| {
+                    let Some(line) = line else { return (0, String::new(), false) };
+                    if depth == 0 && !after_backslash {
+                        current = first_word(&line.masked());
+                    }
+                    let here = (depth, current.clone(), after_backslash);
+                    depth = (depth + bracket_delta(&line.masked(), braces_are_blocks)).max(0);
+                    after_backslash = continues(&line.text);
+                    here
+                })
+                .collect()
+        };
+        let (new_walk, old_walk) = (walk(&new_side), walk(&old_side));
         let mut depth_before = vec![0; hunk.lines.len()];
-        let mut depth = 0i32;
-        let braces_are_blocks = language != Language::Python;
-        for (index, line) in new_side.iter().enumerate() {
-            if let Some(line) = line {
-                depth_before[index] = depth;
-                depth = (depth + bracket_delta(&line.masked(), braces_are_blocks)).max(0);
-            }
+        let mut head = vec![String::new(); hunk.lines.len()];
+        let mut continued = vec![false; hunk.lines.len()];
+        for (index, line) in hunk.lines.iter().enumerate() {
+            let (depth, statement, after_backslash) =
+                if line.removed() { old_walk[index].clone() } else { new_walk[index].clone() };
+            depth_before[index] = depth;
+            head[index] = statement;
+            continued[index] = after_backslash;
         }
-        HunkLines { new_side, old_side, depth_before }
+        HunkLines { new_side, old_side, head, continued, depth_before }
+    }
+
+    /// Whether line `index` belongs to an import statement.
+    pub fn imports(&self, index: usize, language: Language) -> bool {
+        imports(&self.head[index], language)
     }
 
     /// The line as code, on the side it belongs to (the old side for removed lines).
     pub fn code(&self, index: usize) -> Option<&CodeLine> {
         self.new_side[index].as_ref().or(self.old_side[index].as_ref())
+    }
+
+    /// The statements of one side's changed lines (added, or removed), each with its
+    /// backslash continuations joined and its blanks removed, leaving out what is no
+    /// code (blanks, comments, docs, imports, a `with` that only quiets warnings).
+    pub fn changed_statements(&self, hunk: &Hunk, added: bool, language: Language) -> Vec<String> {
+        let mut statements = Vec::new();
+        let mut pending = String::new();
+        for (index, line) in hunk.lines.iter().enumerate() {
+            let changed = if added { line.added() } else { line.removed() };
+            if !changed {
+                continue;
+            }
+            let Some(code) = self.code(index) else { continue };
+            if code.is_inert() || self.imports(index, language) || quiets_warnings(code, language) {
+                continue;
+            }
+            if !added && self.dead_assignment(hunk, index) {
+                continue;
+            }
+            pending.extend(code.code_text().chars().filter(|c| !c.is_whitespace() && *c != '\\'));
+            if !continues(&code.text) {
+                statements.push(std::mem::take(&mut pending));
+            }
+        }
+        if !pending.is_empty() {
+            statements.push(pending);
+        }
+        statements.sort();
+        statements
+    }
+
+    /// Whether removed line `index` assigns a name that no line of the fixed code in the
+    /// hunk reads: keeping it, or removing it, changes nothing.
+    fn dead_assignment(&self, hunk: &Hunk, index: usize) -> bool {
+        let Some(name) = self.code(index).and_then(|code| assigned_name(code.masked().trim())) else { return false };
+        !(0..hunk.lines.len())
+            .filter(|&other| other != index)
+            .any(|other| self.new_code(other).is_some_and(|line| reads_name(&line.masked(), &name)))
     }
 
     fn new_code(&self, index: usize) -> Option<&CodeLine> {
@@ -89,15 +219,29 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
         drafts.push(Draft { operator, file: 0, hunk: 0, line, edit, change });
     };
     for (index, hunk_line) in hunk.lines.iter().enumerate() {
+        if lines.imports(index, language) {
+            continue;
+        }
+        if hunk_line.removed() && !hunk.line_is_marked(index) {
+            if let Some(old) = kept_removal(lines, hunk, index, language) {
+                push(
+                    MutationOperator::RevertLine,
+                    index,
+                    Edit::Keep,
+                    format!("the removed line `{}` stays", snippet(&old)),
+                );
+            }
+            continue;
+        }
         if !hunk_line.added() || hunk.line_is_marked(index) {
             continue;
         }
         let Some(code) = lines.new_code(index) else { continue };
-        if code.is_inert() {
+        if code.is_inert() || quiets_warnings(code, language) {
             continue;
         }
         let text = &code.text;
-        if let Some(old) = revert_partner(lines, hunk, index) {
+        if let Some(old) = revert_partner(lines, hunk, index).filter(|_| !lines.continued[index] && !continues(text)) {
             push(
                 MutationOperator::RevertLine,
                 index,
@@ -105,7 +249,15 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
                 format!("`{}` keeps its old text `{}`", snippet(text), snippet(&old)),
             );
         }
-        let whole = lines.depth_before[index] == 0 && syntax::balanced(&code.masked());
+        let whole = lines.depth_before[index] == 0
+            && !lines.continued[index]
+            && !continues(text)
+            && syntax::balanced(&code.masked());
+        if lines.depth_before[index] > 0 && !message_head(&lines.head[index]) {
+            if let Some((operator, change)) = continued_part(code, language) {
+                push(operator, index, Edit::Drop, change);
+            }
+        }
         if let Some(condition) = condition_span(code, language) {
             let inner = &text[condition.clone()];
             let negated =
@@ -135,7 +287,10 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
                 format!("`{}` becomes `{}` in `{}`", text[range].trim(), replacement.trim(), snippet(text)),
             );
         }
-        for (range, replacement) in literals(code, language) {
+        // A statement that only talks to people (a warning, a log line, an exception
+        // raised with its message): its texts and arguments are no behaviour.
+        let message = message_head(&lines.head[index]);
+        for (range, replacement) in literals(code, language).into_iter().filter(|_| !message) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::ReplaceLiteral,
@@ -163,9 +318,109 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language) -> Vec<Dr
                     format!("`return {}` returns `{default}` instead", snippet(&expression)),
                 );
             }
+            if let Some(expression) = rust_tail_expression(lines, index, code, language) {
+                let indent = &text[..syntax::indent_of(text)];
+                push(
+                    MutationOperator::ReturnDefault,
+                    index,
+                    Edit::Replace(format!("{indent}Default::default()")),
+                    format!("the function's value `{}` becomes `Default::default()`", snippet(&expression)),
+                );
+            }
         }
     }
     drafts
+}
+
+/// The text of a removed line that a mutant could keep: code that the gold patch
+/// deletes outright (no added line in its change block), whole on its line (its
+/// brackets balance, it opens no block) and not a definition or an import.
+fn kept_removal(lines: &HunkLines, hunk: &Hunk, index: usize, language: Language) -> Option<String> {
+    let mut start = index;
+    while start > 0 && hunk.lines[start - 1].removed() {
+        start -= 1;
+    }
+    let mut end = index;
+    while end + 1 < hunk.lines.len() && hunk.lines[end + 1].removed() {
+        end += 1;
+    }
+    if hunk.lines.get(end + 1).is_some_and(|next| next.added()) {
+        return None;
+    }
+    let old = lines.code(index)?;
+    // A Python line whose block opener the patch removes too would be left orphaned.
+    let indent = syntax::indent_of(&old.text);
+    let orphaned = language == Language::Python
+        && (start..index).any(|earlier| {
+            lines.code(earlier).is_some_and(|line| {
+                line.code_text().trim_end().ends_with(':') && syntax::indent_of(&line.text) < indent
+            })
+        });
+    if orphaned {
+        return None;
+    }
+    let masked = old.masked();
+    let trimmed = masked.trim();
+    // An assignment to a name the fixed code never reads is dead once kept.
+    if lines.dead_assignment(hunk, index) {
+        return None;
+    }
+    let first = trimmed.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default();
+    const DEFINITIONS: [&str; 11] =
+        ["def", "class", "import", "from", "fn", "func", "use", "package", "struct", "impl", "async"];
+    let opens_block = trimmed.ends_with(':') || trimmed.ends_with('{') || trimmed.ends_with('\\');
+    (!old.is_inert()
+        && syntax::balanced(&masked)
+        && !opens_block
+        && !DEFINITIONS.contains(&first)
+        && !trimmed.starts_with(['@', '#'])
+        && (language != Language::Python || !trimmed.ends_with(',')))
+    .then(|| old.code_text().trim().to_string())
+}
+
+/// The name a simple assignment (`name = ...`, `name += ...`) writes.
+fn assigned_name(masked: &str) -> Option<String> {
+    let found = regex_once(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/|&]?=)[^=]").captures(masked)?;
+    Some(found[1].to_string())
+}
+
+/// Whether a line reads `name` (uses it anywhere but as its own assignment's target).
+fn reads_name(masked: &str, name: &str) -> bool {
+    let word = regex_once(&format!(r"\b{}\b", regex::escape(name)));
+    let target = assigned_name(masked.trim()).is_some_and(|written| written == name);
+    let uses = word.find_iter(masked).count();
+    uses > usize::from(target)
+}
+
+/// A Python `with` that only quiets warnings (`np.errstate`, `warnings.catch_warnings`,
+/// `contextlib.suppress`): leaving it out changes what a test sees of no value.
+pub fn quiets_warnings(line: &CodeLine, language: Language) -> bool {
+    let masked = line.masked();
+    let trimmed = masked.trim();
+    language == Language::Python
+        && trimmed.starts_with("with ")
+        && ["errstate", "warnings", "suppress(", "catch_warnings"].iter().any(|mark| trimmed.contains(mark))
+}
+
+/// A line inside brackets that another line opened, which is one whole part of what
+/// they hold: an argument or element (`x=1,`), or a clause of a condition written over
+/// lines (`or y`, `&& z`). Dropping it is a wrong fix a model could write.
+fn continued_part(code: &CodeLine, language: Language) -> Option<(MutationOperator, String)> {
+    let masked = code.masked();
+    let trimmed = masked.trim();
+    if !syntax::balanced(trimmed) || trimmed.is_empty() {
+        return None;
+    }
+    let [and, or] = language.and_or();
+    let clause = [and, or].iter().any(|operator| trimmed.starts_with(operator.trim_start()));
+    if clause {
+        return Some((
+            MutationOperator::DropCondition,
+            format!("the clause `{}` is dropped", snippet(&code.code_text())),
+        ));
+    }
+    (trimmed.ends_with(',') && trimmed.len() > 1)
+        .then(|| (MutationOperator::DropArgument, format!("the argument `{}` is dropped", snippet(&code.code_text()))))
 }
 
 /// A reader's view of a line: trimmed, and cut at 80 characters.
@@ -192,12 +447,18 @@ fn revert_partner(lines: &HunkLines, hunk: &Hunk, index: usize) -> Option<String
     }
     let new = lines.new_code(index)?;
     let new_code = normalise(&new.code_text());
+    // The old line must open and close what the new one does, or the file would not parse.
+    let new_delta = bracket_delta(&new.masked(), false);
     (removed_start..start)
         .filter_map(|removed| {
             let old = lines.code(removed)?;
             let old_code = normalise(&old.code_text());
-            (!old.is_inert() && old_code != new_code)
-                .then(|| (similarity(&old_code, &new_code), hunk.lines[removed].text.clone()))
+            (!old.is_inert()
+                && old_code != new_code
+                && bracket_delta(&old.masked(), false) == new_delta
+                && !lines.continued[removed]
+                && !continues(&old.text))
+            .then(|| (similarity(&old_code, &new_code), hunk.lines[removed].text.clone()))
         })
         .filter(|(score, _)| *score >= 0.4)
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -312,7 +573,7 @@ fn top_level(text: &str, needle: char) -> Vec<usize> {
 }
 
 fn negation(condition: &str, language: Language) -> String {
-    format!("{}({condition})", language.not())
+    format!("{}({condition})", language.negation())
 }
 
 /// For a condition of two or more clauses joined by one operator (all `and` or all
@@ -369,9 +630,13 @@ fn clauses_dropped(code: &CodeLine, span: Range<usize>, language: Language) -> V
 
 /// Each boundary of the line and what it becomes: comparisons written with blanks
 /// around them (generics and arrows never are), and `+ 1` / `- 1` after an operand.
+/// A comparison with a tolerance (`err < atol`) is left alone: for numbers measured,
+/// `<` and `<=` differ on a set of measure zero.
 fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
     let masked = code.masked();
     let mut found = Vec::new();
+    let tolerance = regex_once(r"(?i)\b\w*(tol|eps|epsilon|tolerance|threshold)\w*\b");
+    let compares_tolerance = tolerance.is_match(&masked);
     for (from, to) in
         [(" <= ", " < "), (" >= ", " > "), (" < ", " <= "), (" > ", " >= "), (" += 1", " -= 1"), (" -= 1", " += 1")]
     {
@@ -380,7 +645,10 @@ fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
             let start = at + offset;
             let end = start + from.len();
             let digit_follows = masked[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_');
-            if !(from.ends_with('1') && digit_follows) {
+            let comparison = !from.ends_with('1');
+            // A step of `+ 1` inside a longer number is none; a tolerance's bound is left alone.
+            let left_alone = (from.ends_with('1') && digit_follows) || (comparison && compares_tolerance);
+            if !left_alone {
                 found.push((start..end, to.to_string()));
             }
             at = end;
@@ -410,11 +678,20 @@ fn regex_once(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("a valid pattern")
 }
 
+/// The first words of statements that talk to people.
+fn message_head(head: &str) -> bool {
+    const HEADS: [&str; 12] = [
+        "warnings", "logging", "logger", "log", "LOG", "print", "println", "raise", "throw", "assert", "console",
+        "panic",
+    ];
+    HEADS.contains(&head)
+}
+
 /// Lines where a string is a message to people (an error, a log line, an assertion's
 /// text) or a name of something outside the program (an import): replacing it
 /// changes no behaviour a fix is asked for.
 fn message_line(code: &str) -> bool {
-    const MARKS: [&str; 30] = [
+    const MARKS: [&str; 35] = [
         "raise ",
         "throw ",
         "Error(",
@@ -445,6 +722,11 @@ fn message_line(code: &str) -> bool {
         "#include",
         "@",
         "expect(",
+        "message=",
+        "msg=",
+        "match=",
+        "help=",
+        "reason=",
     ];
     MARKS.iter().any(|mark| code.contains(mark)) || code.trim_start().starts_with("use ")
 }
@@ -485,8 +767,14 @@ fn literals(code: &CodeLine, language: Language) -> Vec<(Range<usize>, String)> 
         found.push((start..end, replacement.to_string()));
     }
     if !message_line(&code.code_text()) {
+        let definition = definition_name(&code.code_text(), language).is_some();
         for range in code.literals() {
             let literal = &text[range.clone()];
+            // A type named in a string (`node: "Unknown"`, `-> "Self"`) is no value.
+            let before = masked[..range.start].trim_end();
+            if before.ends_with("->") || (definition && before.ends_with(':')) {
+                continue;
+            }
             if let Some(replacement) = replaced_string(literal, language) {
                 found.push((range, replacement));
             }
@@ -620,8 +908,34 @@ fn return_default(
         }
     };
     let same = |a: &str, b: &str| a.replace(' ', "") == b.replace(' ', "");
-    (!same(expression, &default) && !(language == Language::C && ["NULL", "false", "nullptr"].contains(&expression)))
-        .then(|| (expression.to_string(), default))
+    let already_empty =
+        same(expression, &default) || (language == Language::C && ["NULL", "false", "nullptr"].contains(&expression));
+    (!already_empty).then(|| (expression.to_string(), default))
+}
+
+/// The expression of a Rust function's last line, its value (no `;`, and the next
+/// code line closes the block, less indented); `None` for any other line.
+fn rust_tail_expression(lines: &HunkLines, index: usize, code: &CodeLine, language: Language) -> Option<String> {
+    if language != Language::Rust {
+        return None;
+    }
+    let code_text = code.code_text();
+    let expression = code_text.trim();
+    let first = expression.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or_default();
+    const NOT_VALUES: [&str; 12] =
+        ["let", "if", "match", "for", "while", "loop", "return", "fn", "use", "pub", "impl", "struct"];
+    if expression.is_empty()
+        || expression.ends_with([';', '{', ',', '}'])
+        || expression.starts_with(['}', '#', '.', '?'])
+        || NOT_VALUES.contains(&first)
+        || expression == "Default::default()"
+    {
+        return None;
+    }
+    let closes = lines.code_after(index).next().is_some_and(|after| {
+        after.code_text().trim().starts_with('}') && syntax::indent_of(&after.text) < syntax::indent_of(&code.text)
+    });
+    closes.then(|| expression.to_string())
 }
 
 /// The empty value of the expression's own shape: a string, a number, a boolean, a
@@ -715,7 +1029,7 @@ pub fn definition_name(text: &str, language: Language) -> Option<String> {
 /// level, or a definition's own head), else the nearest definition above it in the
 /// hunk that is less indented, else the one the hunk header names.
 pub fn function_at(hunk: &Hunk, index: usize, language: Language) -> String {
-    let lines = HunkLines::of(hunk, language);
+    let lines = HunkLines::of(hunk, language, &Start::default());
     let Some(indent) = lines.code(index).map(|line| syntax::indent_of(&line.text)) else { return String::new() };
     if indent == 0 {
         return String::new();

@@ -46,7 +46,8 @@ impl Language {
         matches!(self, Language::Script | Language::Java | Language::C | Language::Cpp)
     }
 
-    pub fn not(self) -> &'static str {
+    /// The prefix that negates a condition.
+    pub fn negation(self) -> &'static str {
         if self == Language::Python { "not " } else { "!" }
     }
 
@@ -306,7 +307,12 @@ impl CodeLine {
 /// Scans the lines of one side of a hunk in order, carrying what stays open from a
 /// line to the next.
 pub fn scan_lines<'a>(lines: impl IntoIterator<Item = &'a str>, language: Language) -> Vec<CodeLine> {
-    let mut open = Open::Nothing;
+    scan_lines_from(lines, language, Open::Nothing)
+}
+
+/// [`scan_lines`] from lines where `open` was open at the first one's start.
+pub fn scan_lines_from<'a>(lines: impl IntoIterator<Item = &'a str>, language: Language, open: Open) -> Vec<CodeLine> {
+    let mut open = open;
     lines
         .into_iter()
         .map(|text| {

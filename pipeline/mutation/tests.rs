@@ -1,5 +1,10 @@
 use super::*;
 
+/// The mutants of a patch read without the files before it (no mirror).
+fn make_alone(gold: &str, cap: usize) -> Made {
+    make(gold, cap, &FilesBefore::new())
+}
+
 /// A modification of one file: `old` lines become `new` lines, as `git diff` writes it.
 fn diff_of(path: &str, old: &str, new: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -99,7 +104,7 @@ def parse(text):
 #[test]
 fn every_operator_makes_python_mutants_that_git_applies_and_each_changes_one_thing() {
     let gold = diff_of("pkg/calc.py", PY_OLD, PY_NEW);
-    let made = make(&gold, 1000);
+    let made = make_alone(&gold, 1000);
     let fixed: Vec<String> = applied("pkg/calc.py", PY_OLD, &made.mutants);
     assert!(made.candidates >= made.mutants.len());
     for (mutant, file) in made.mutants.iter().zip(&fixed) {
@@ -147,7 +152,7 @@ fn a_changed_line_reverts_to_its_old_text_in_place() {
     let old = "def f(a, b):\n    total = a + b\n    scale = 2\n    return total * scale\n";
     let new = "def f(a, b):\n    total = a - b\n    scale = 3\n    return total * scale\n";
     let gold = diff_of("m.py", old, new);
-    let made = make(&gold, 100);
+    let made = make_alone(&gold, 100);
     let reverted = by_operator(&made.mutants, MutationOperator::RevertLine);
     assert_eq!(reverted.len(), 2);
     let files = applied("m.py", old, &made.mutants);
@@ -161,12 +166,12 @@ fn a_changed_line_reverts_to_its_old_text_in_place() {
 fn comments_docs_and_files_that_are_not_code_give_no_mutant() {
     let old = "def f():\n    # old note\n    return 1\n";
     let new = "def f():\n    # a new note about 1 < 2\n    return 1\n";
-    assert!(make(&diff_of("m.py", old, new), 100).mutants.is_empty());
+    assert!(make_alone(&diff_of("m.py", old, new), 100).mutants.is_empty());
     let docs = diff_of("docs/changes.rst", "Changes\n=======\n", "Changes\n=======\n\n- fixed x < 1\n");
-    assert_eq!(make(&docs, 100).candidates, 0);
+    assert_eq!(make_alone(&docs, 100).candidates, 0);
     let c_comment =
         diff_of("a.c", "int f(void) {\n  return 1;\n}\n", "int f(void) {\n  /* x < 1; */\n  return 1;\n}\n");
-    assert!(make(&c_comment, 100).mutants.is_empty());
+    assert!(make_alone(&c_comment, 100).mutants.is_empty());
 }
 
 #[test]
@@ -174,7 +179,7 @@ fn go_mutants_keep_go_syntax_and_returns_give_the_declared_zero_values() {
     let old = "package calc\n\nfunc Clamp(x, low, high int) (int, error) {\n\treturn x, nil\n}\n";
     let new = "package calc\n\nimport \"errors\"\n\nfunc Clamp(x, low, high int) (int, error) {\n\tif low > high {\n\t\treturn 0, errors.New(\"bad range\")\n\t}\n\tif v := x; v < low {\n\t\treturn low, nil\n\t}\n\treturn x, nil\n}\n";
     let gold = diff_of("calc/clamp.go", old, new);
-    let made = make(&gold, 100);
+    let made = make_alone(&gold, 100);
     let files = applied("calc/clamp.go", old, &made.mutants);
     let has = |needle: &str| files.iter().any(|file| file.contains(needle));
     assert!(has("\tif !(low > high) {\n"));
@@ -193,15 +198,20 @@ fn rust_javascript_java_and_c_mutants_are_made_in_each_languages_spelling() {
     let rust_old = "pub fn clamp(x: i32, low: i32) -> i32 {\n    x\n}\n";
     let rust_new =
         "pub fn clamp(x: i32, low: i32) -> i32 {\n    if x < low && low != 0 {\n        return low;\n    }\n    x\n}\n";
-    let files = applied("src/lib.rs", rust_old, &make(&diff_of("src/lib.rs", rust_old, rust_new), 100).mutants);
+    let files = applied("src/lib.rs", rust_old, &make_alone(&diff_of("src/lib.rs", rust_old, rust_new), 100).mutants);
     let has = |files: &[String], needle: &str| files.iter().any(|file| file.contains(needle));
     assert!(has(&files, "    if !(x < low && low != 0) {\n"));
     assert!(has(&files, "    if low != 0 {\n"));
     assert!(has(&files, "        return Default::default();\n"));
+    // A function's value, its last line without `return`, is emptied too.
+    let tail_old = "pub fn mul(a: i32, b: i32) -> i32 {\n    0\n}\n";
+    let tail_new = "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n";
+    let files = applied("src/mul.rs", tail_old, &make_alone(&diff_of("src/mul.rs", tail_old, tail_new), 100).mutants);
+    assert!(has(&files, "pub fn mul(a: i32, b: i32) -> i32 {\n    Default::default()\n}\n"), "{files:?}");
 
     let js_old = "function clamp(x, low) {\n  return x;\n}\n";
     let js_new = "function clamp(x, low) {\n  if (x < low) {\n    return low;\n  }\n  const label = 'clamped';\n  return x;\n}\n";
-    let files = applied("lib/clamp.js", js_old, &make(&diff_of("lib/clamp.js", js_old, js_new), 100).mutants);
+    let files = applied("lib/clamp.js", js_old, &make_alone(&diff_of("lib/clamp.js", js_old, js_new), 100).mutants);
     assert!(has(&files, "  if (!(x < low)) {\n"));
     assert!(has(&files, "    return null;\n"));
     assert!(has(&files, "  const label = '';\n"));
@@ -212,7 +222,7 @@ fn rust_javascript_java_and_c_mutants_are_made_in_each_languages_spelling() {
 
     let java_old = "class A {\n    public boolean ok(int x) {\n        return true;\n    }\n}\n";
     let java_new = "class A {\n    public boolean ok(int x) {\n        if (x >= 10) {\n            count++;\n            return x > 12;\n        }\n        return true;\n    }\n}\n";
-    let made = make(&diff_of("src/A.java", java_old, java_new), 100);
+    let made = make_alone(&diff_of("src/A.java", java_old, java_new), 100);
     let files = applied("src/A.java", java_old, &made.mutants);
     assert!(has(&files, "        if (x > 10) {\n"));
     assert!(has(&files, "            return false;\n"), "boolean's default: {files:?}");
@@ -221,7 +231,7 @@ fn rust_javascript_java_and_c_mutants_are_made_in_each_languages_spelling() {
 
     let cpp_old = "int f(int x) {\n  return x;\n}\n";
     let cpp_new = "int f(int x) {\n  if (x > 0) return x - 1;\n  return x;\n}\n";
-    let files = applied("src/f.cpp", cpp_old, &make(&diff_of("src/f.cpp", cpp_old, cpp_new), 100).mutants);
+    let files = applied("src/f.cpp", cpp_old, &make_alone(&diff_of("src/f.cpp", cpp_old, cpp_new), 100).mutants);
     assert!(has(&files, "  if (!(x > 0)) return x - 1;\n"));
     assert!(has(&files, "  if (x > 0) return x + 1;\n"));
 }
@@ -229,10 +239,10 @@ fn rust_javascript_java_and_c_mutants_are_made_in_each_languages_spelling() {
 #[test]
 fn the_same_patch_gives_the_same_mutants_and_the_cap_spreads_over_operators() {
     let gold = diff_of("pkg/calc.py", PY_OLD, PY_NEW);
-    let all = make(&gold, 1000);
-    let again = make(&gold, 1000);
+    let all = make_alone(&gold, 1000);
+    let again = make_alone(&gold, 1000);
     assert_eq!(all.mutants, again.mutants);
-    let four = make(&gold, 4);
+    let four = make_alone(&gold, 4);
     assert_eq!(four.candidates, all.candidates);
     let operators: Vec<MutationOperator> = four.mutants.iter().map(|mutant| mutant.operator).collect();
     // One of each operator the patch allows, in the turn order, before any gets a second.
@@ -244,7 +254,7 @@ fn the_same_patch_gives_the_same_mutants_and_the_cap_spreads_over_operators() {
     assert_eq!(operators, first_round);
     let ids: BTreeSet<&str> = all.mutants.iter().map(|mutant| mutant.id.as_str()).collect();
     assert_eq!(ids.len(), all.mutants.len(), "ids are unique");
-    assert!(make(&gold, 0).mutants.is_empty());
+    assert!(make_alone(&gold, 0).mutants.is_empty());
 }
 
 #[test]
@@ -261,4 +271,107 @@ fn spreading_takes_the_first_the_middle_and_the_quarters_first() {
         .collect();
     let order: Vec<usize> = spread(drafts).into_iter().map(|draft| draft.line).collect();
     assert_eq!(order, [0, 4, 2, 6, 1, 5, 3, 7]);
+}
+
+#[test]
+fn a_removed_line_may_stay_and_parts_of_a_statement_over_lines_may_go() {
+    let old = "def f(path, extra):\n    paths = list(path)\n    paths.sort()\n    return make(\n        paths,\n        strict=True,\n    )\n";
+    let new = "def f(path, extra):\n    paths = list(path)\n    return make(\n        paths,\n        strict=True,\n        extra=extra,\n    ) or (\n        fallback\n        or paths\n    )\n";
+    let gold = diff_of("m.py", old, new);
+    let made = make_alone(&gold, 100);
+    let files = applied("m.py", old, &made.mutants);
+    let has = |needle: &str| files.iter().any(|file| file.contains(needle));
+    // The deleted `paths.sort()` stays.
+    assert!(has("    paths = list(path)\n    paths.sort()\n    return make("), "{files:?}");
+    let kept = by_operator(&made.mutants, MutationOperator::RevertLine);
+    assert!(kept.iter().any(|mutant| mutant.change == "the removed line `paths.sort()` stays"), "{kept:?}");
+    // An added argument of a call written over lines is dropped; so is a clause.
+    assert!(has("        strict=True,\n    ) or ("), "{files:?}");
+    assert!(
+        by_operator(&made.mutants, MutationOperator::DropArgument)
+            .iter()
+            .any(|mutant| mutant.change.contains("extra=extra,"))
+    );
+    assert!(has("        fallback\n    )\n"), "{files:?}");
+    // A line that opens a block is never kept alone, nor is a line the change replaced.
+    assert!(kept.iter().all(|mutant| !mutant.change.contains("return make(")));
+}
+
+#[test]
+fn a_gold_patch_that_only_deletes_a_line_gives_no_mutant_that_is_no_fix_at_all() {
+    let old = "def f(x):\n    x = clean(x)\n    return x\n";
+    let new = "def f(x):\n    return x\n";
+    assert!(make_alone(&diff_of("m.py", old, new), 100).mutants.is_empty());
+}
+
+#[test]
+fn the_file_before_the_fix_tells_a_docstring_or_an_import_list_that_a_hunk_starts_inside() {
+    // The hunks start more than their three lines of context below what opened them.
+    let names = "    add,\n    sub,\n    div,\n    mod_,\n    pow_,\n";
+    let docs = "    x: a number,\n    y: another,\n    z: a third,\n    w: a fourth,\n";
+    let old = format!(
+        "from calc.ops import (\n{names})\n\n\ndef f(x):\n    \"\"\"Docs.\n\n{docs}    True or False.\n    \"\"\"\n    return x\n"
+    );
+    let new = format!(
+        "from calc.ops import (\n{names}    mul,\n)\n\n\ndef f(x):\n    \"\"\"Docs.\n\n{docs}    keep = True or False and 1 < 2\n    \"\"\"\n    return x\n"
+    );
+    let (old, new) = (old.as_str(), new.as_str());
+    let gold = diff_of("m.py", old, new);
+    // Read alone, the hunks look like code.
+    assert!(!make_alone(&gold, 100).mutants.is_empty());
+    // Read with the file, one changes an import list, the other a docstring: no mutant.
+    let before: FilesBefore = [("m.py".to_string(), old.to_string())].into();
+    let made = make(&gold, 100, &before);
+    assert!(made.mutants.is_empty(), "{:#?}", made.mutants);
+}
+
+#[test]
+fn annotations_messages_tolerances_and_continued_lines_give_no_mutant() {
+    let old = "import warnings\n\n\ndef f(x, atol):\n    return x\n";
+    let new = "import warnings\n\n\ndef f(x, atol) -> \"Number\":\n    warnings.filterwarnings(\n        'ignore',\n        message='All-NaN slice encountered')\n    y = \\\n        x + 1\n    converged = abs(x) < atol\n    return y if converged else x\n";
+    let gold = diff_of("m.py", old, new);
+    let made = make_alone(&gold, 100);
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    let literals = by_operator(&made.mutants, MutationOperator::ReplaceLiteral);
+    assert!(!literals.iter().any(|mutant| mutant.change.contains("Number")), "an annotation is no value: {changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("All-NaN")), "a message is no value: {changes:#?}");
+    let moved = by_operator(&made.mutants, MutationOperator::MoveBoundary);
+    assert!(
+        !moved.iter().any(|mutant| mutant.change.contains("atol")),
+        "a tolerance's bound is no boundary: {changes:#?}"
+    );
+    assert!(
+        !changes.iter().any(|change| change.contains("'ignore'")),
+        "a warnings filter is no behaviour: {changes:#?}"
+    );
+    assert!(
+        !changes.iter().any(|change| change.contains("keeps its old text") && change.contains("x + 1")),
+        "a line after a backslash is part of its statement: {changes:#?}"
+    );
+    // What is left is real: the step after the backslash, the condition used.
+    assert!(changes.iter().any(|change| change.contains("`+` becomes `-`")), "{changes:#?}");
+}
+
+#[test]
+fn no_operator_takes_more_than_its_share_of_a_tasks_mutants() {
+    let old = "NAMES = []\n";
+    let new = "NAMES = [\n    'a', 'b', 'c', 'd', 'e', 'f',\n]\nLIMIT = 3\n\n\ndef f(x):\n    return x > LIMIT\n";
+    let made = make_alone(&diff_of("m.py", old, new), 8);
+    let literals = by_operator(&made.mutants, MutationOperator::ReplaceLiteral).len();
+    assert_eq!(literals, 2, "{:#?}", made.mutants);
+    assert!(made.mutants.len() > literals);
+}
+
+#[test]
+fn a_hunk_that_only_quiets_warnings_around_the_same_code_and_a_dead_assignment_kept_give_no_mutant() {
+    let old = "import numpy as np\n\n\ndef f(a, b):\n    ratio = a / b\n    steps = 0\n    return ratio\n\n\n\n\n\n\ndef g(x):\n    return x\n";
+    let new = "import numpy as np\n\n\ndef f(a, b):\n    with np.errstate(divide='ignore'):\n        ratio = \\\n            a / b\n    return ratio\n\n\n\n\n\n\ndef g(x):\n    return x + 1\n";
+    let made = make_alone(&diff_of("m.py", old, new), 100);
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    // The first hunk only wraps `ratio = a / b` and removes `steps = 0`, which nothing
+    // reads: no mutant of it, and so no hunk to leave out (one hunk changes code).
+    assert!(by_operator(&made.mutants, MutationOperator::OmitHunk).is_empty(), "{changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("steps = 0")), "{changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("errstate")), "{changes:#?}");
+    assert!(changes.iter().any(|change| change.contains("x + 1")), "{changes:#?}");
 }

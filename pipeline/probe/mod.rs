@@ -46,7 +46,7 @@ use crate::store::{self, Store, StoreError};
 
 /// The version of the operators and of how a run is judged: a change makes every
 /// record stale, so tasks are probed again.
-pub const PROBE_VERSION: u32 = 1;
+pub const PROBE_VERSION: u32 = 3;
 
 /// The time zone of a mutant's run: UTC, as in validate's runs (a test that depends
 /// on it was labelled there in UTC).
@@ -411,7 +411,16 @@ struct Prepared {
 async fn probe_task(context: &Context<'_>, target: &Target, hash: &str) -> Result<ProbeRecord, Unscored> {
     let config = &context.settings.config;
     let candidate = &target.candidate;
-    let made = mutants::make(&candidate.patch, config.mutants);
+    let settings = context.settings;
+    let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
+        .map_err(|error| unscored(ProbeDropReason::NoMirror, crate::error_chain(&error)))?;
+    let before = {
+        let (mirror, base_commit, patch) = (mirror.clone(), candidate.base_commit.clone(), candidate.patch.clone());
+        tokio::task::spawn_blocking(move || mutants::files_before(&mirror, &base_commit, &patch))
+            .await
+            .unwrap_or_default()
+    };
+    let made = mutants::make(&candidate.patch, config.mutants, &before);
     if made.mutants.is_empty() {
         return Ok(without_score(
             target,
@@ -423,7 +432,7 @@ async fn probe_task(context: &Context<'_>, target: &Target, hash: &str) -> Resul
             ),
         ));
     }
-    let prepared = prepare(context, target).await?;
+    let prepared = prepare(context, target, mirror).await?;
     let listed = judge::listed_tests(&target.fail_to_pass, &target.pass_to_pass);
     let mut verdicts: BTreeMap<String, MutantRun> = {
         let store = context.store.lock().expect("not poisoned");
@@ -494,9 +503,9 @@ async fn probe_task(context: &Context<'_>, target: &Target, hash: &str) -> Resul
     })
 }
 
-/// Finds the task's environment (its image and spec), mirror and test files, and
-/// its mutants' time limit.
-async fn prepare(context: &Context<'_>, target: &Target) -> Result<Prepared, Unscored> {
+/// Finds the task's environment (its image and spec) and test files, and its
+/// mutants' time limit.
+async fn prepare(context: &Context<'_>, target: &Target, mirror: PathBuf) -> Result<Prepared, Unscored> {
     let settings = context.settings;
     let candidate = &target.candidate;
     let revalidate = |what: &str| {
@@ -537,8 +546,6 @@ async fn prepare(context: &Context<'_>, target: &Target) -> Result<Prepared, Uns
     }
     let ecosystem = crate::ecosystem::for_spec(&spec)
         .map_err(|error| unscored(ProbeDropReason::EnvironmentMissing, error.to_string()))?;
-    let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
-        .map_err(|error| unscored(ProbeDropReason::NoMirror, crate::error_chain(&error)))?;
     let test_files = ecosystem.tests_to_run(&candidate.test_patch, &spec);
     let timeout = settings.config.mutant_timeout(slowest_post, settings.limits.run_timeout);
     Ok(Prepared { ecosystem, spec, image, mirror, test_files, timeout })

@@ -239,19 +239,21 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
     );
     repo.git(&["tag", "v1.0", &c0], None);
 
-    // #2 fixes #1: the clean task.
+    // #2 fixes #1: the clean task. (A ValueError, not ZeroDivisionError: without its
+    // `raise`, `a / b` raises ZeroDivisionError by itself, and probe's mutant that
+    // drops the line would be the same fix.)
     let ops_v2 = OPS_V1.replace(
         "    if b == 0:\n        return None\n",
-        "    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n",
+        "    if b == 0:\n        raise ValueError(\"division by zero\")\n",
     );
     let test_v2 = TEST_OPS_V1.replace(
         "from calc.ops import add, divide, subtract\n",
         "import pytest\n\nfrom calc.ops import add, divide, subtract\n",
-    ) + "\n\ndef test_divide_by_zero():\n    with pytest.raises(ZeroDivisionError):\n        divide(1, 0)\n";
+    ) + "\n\ndef test_divide_by_zero():\n    with pytest.raises(ValueError):\n        divide(1, 0)\n";
     let h2 = repo.commit(
         &c0,
         "2024-01-07T09:00:00Z",
-        "Raise ZeroDivisionError in divide()",
+        "Raise ValueError in divide()",
         &[("calc/ops.py", &ops_v2), ("tests/test_ops.py", &test_v2)],
     );
 
@@ -264,7 +266,9 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
         "def power(base, exponent):\n    return base ** exponent\n",
         "def power(base, exponent):\n    if base == 0 and exponent < 0:\n        raise ValueError(\"zero cannot be raised to a negative power\")\n    return base ** exponent\n",
     );
-    let test_power = "import pytest\n\nfrom calc.ops import power\n\n\ndef test_power_basic():\n    assert power(2, 3) == 8\n\n\ndef test_power_zero_negative():\n    with pytest.raises(ValueError):\n        power(0, -1)\n";
+    // Strong tests: every way the new condition could be wrong is checked (probe
+    // finds no wrong fix that passes them).
+    let test_power = "import pytest\n\nfrom calc.ops import power\n\n\ndef test_power_basic():\n    assert power(2, 3) == 8\n    assert power(2, -1) == 0.5\n    assert power(0, 2) == 0\n    assert power(0, 0) == 1\n\n\ndef test_power_zero_negative():\n    with pytest.raises(ValueError):\n        power(0, -1)\n";
     // Flaky by construction: it fails in every other validation attempt, the way a
     // timing-dependent test fails now and then.
     let test_timing = "import os\n\n\ndef test_timing_budget():\n    attempt = int(os.environ.get(\"SWE_HARVEST_ATTEMPT\", \"1\"))\n    assert attempt % 2 == 1, \"over the time budget\"\n";
@@ -316,7 +320,7 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
     let pulls = [
         Pull {
             number: 2,
-            title: "Raise ZeroDivisionError in divide()",
+            title: "Raise ValueError in divide()",
             body: "Fixes #1.\n\nAdds a regression test.",
             created: "2024-01-07T10:00:00Z",
             merged: Some("2024-01-08T10:00:00Z"),
@@ -377,11 +381,7 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
             created: "2024-01-05T08:00:00Z",
             closed: Some("2024-01-08T10:00:00Z"),
             comments: vec![
-                (
-                    "2024-01-06T08:00:00Z",
-                    "maintainer",
-                    "Confirmed. It should raise ZeroDivisionError, like Python does.",
-                ),
+                ("2024-01-06T08:00:00Z", "maintainer", "Confirmed. It should raise a ValueError that says so."),
                 ("2024-01-09T08:00:00Z", "reporter", "Thanks, works now."),
             ],
         },
@@ -425,10 +425,10 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
         .fail_to_pass
         .insert("demo-org__calculator-6".into(), vec!["tests/test_power.py::test_power_zero_negative".into()]);
     expected.flaky.insert("demo-org__calculator-6".into(), vec!["tests/test_timing.py::test_timing_budget".into()]);
-    expected.hints.insert(
-        "demo-org__calculator-2".into(),
-        "Confirmed. It should raise ZeroDivisionError, like Python does.".into(),
-    );
+    expected.strong_tests.extend(["demo-org__calculator-2".to_string(), "demo-org__calculator-6".to_string()]);
+    expected
+        .hints
+        .insert("demo-org__calculator-2".into(), "Confirmed. It should raise a ValueError that says so.".into());
     expected.not_in_hints.insert("demo-org__calculator-2".into(), "Thanks, works now.".into());
 }
 
@@ -442,6 +442,8 @@ fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
         .replace("packages = [\"calc\"]", "packages = [\"textkit\"]");
     let slug_v1 = "import re\n\n\ndef slugify(text):\n    \"\"\"Lower-case `text` and join its words with dashes.\"\"\"\n    return re.sub(r\"[^a-z0-9]+\", \"-\", text.lower())\n";
     let test_v1 = "from textkit.slug import slugify\n\n\ndef test_slugify_simple():\n    assert slugify(\"Hello World\") == \"hello-world\"\n";
+    let short_v1 = "def shorten(text, width):\n    \"\"\"Cut `text` to at most `width` characters.\"\"\"\n    return text[:width]\n";
+    let test_short_v1 = "from textkit.short import shorten\n\n\ndef test_shorten_keeps_short_text():\n    assert shorten(\"hello\", 10) == \"hello\"\n";
     let c0 = repo.first_commit(
         "2024-02-01T10:00:00Z",
         "Initial textkit",
@@ -449,7 +451,9 @@ fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
             ("pyproject.toml", &pyproject),
             ("textkit/__init__.py", "__version__ = \"0.3.0\"\n"),
             ("textkit/slug.py", slug_v1),
+            ("textkit/short.py", short_v1),
             ("tests/test_slug.py", test_v1),
+            ("tests/test_short.py", test_short_v1),
         ],
     );
     repo.git(&["tag", "v0.3.0", &c0], None);
@@ -465,38 +469,78 @@ fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
         "slugify: strip leading and trailing dashes\n\nResolves #1",
         &[("textkit/slug.py", &slug_v2), ("tests/test_slug.py", &test_v2)],
     );
+    // #4 fixes #3, a fix of two behaviours (cut at a word, mark the cut) whose test
+    // checks one (the mark): weak tests by construction, which probe shows with a
+    // wrong fix that passes them.
+    let short_v4 = "def shorten(text, width):\n    \"\"\"Cut `text` to at most `width` characters, at a word, marking the cut with an ellipsis.\"\"\"\n    if len(text) <= width:\n        return text\n    cut = text[: width - 1]\n    if \" \" in cut:\n        cut = cut[: cut.rindex(\" \")]\n    return cut + \"\u{2026}\"\n";
+    let test_short_v4 = test_short_v1.to_string()
+        + "\n\ndef test_shorten_marks_the_cut():\n    assert shorten(\"hello world\", 8).endswith(\"\u{2026}\")\n";
+    let h4 = repo.commit(
+        &h2,
+        "2024-02-09T09:00:00Z",
+        "shorten: cut at a word and mark the cut",
+        &[("textkit/short.py", short_v4), ("tests/test_short.py", &test_short_v4)],
+    );
     repo.set_ref("refs/pull/2/head", &h2);
-    repo.git(&["checkout", "--quiet", "-B", "main", &h2], None);
+    repo.set_ref("refs/pull/4/head", &h4);
+    repo.git(&["checkout", "--quiet", "-B", "main", &h4], None);
     repo.publish(&root.join("repos/demo-org__textkit.git"));
 
-    let pulls = [Pull {
-        number: 2,
-        title: "slugify: strip dashes",
-        body: "See the commit message.",
-        created: "2024-02-05T10:00:00Z",
-        merged: Some("2024-02-06T10:00:00Z"),
-        base_sha: c0.clone(),
-        head_sha: h2.clone(),
-    }];
-    let issues = [Issue {
-        number: 1,
-        title: "slugify keeps a trailing dash",
-        body: "`slugify(\"Hello, World!\")` gives `hello-world-`.",
-        created: "2024-02-03T08:00:00Z",
-        closed: Some("2024-02-06T10:00:00Z"),
-        comments: vec![
-            ("2024-02-04T08:00:00Z", "maintainer", "A leading dash has the same problem."),
-            ("2024-02-07T08:00:00Z", "maintainer", "Released in 0.3.1."),
-        ],
-    }];
+    let pulls = [
+        Pull {
+            number: 2,
+            title: "slugify: strip dashes",
+            body: "See the commit message.",
+            created: "2024-02-05T10:00:00Z",
+            merged: Some("2024-02-06T10:00:00Z"),
+            base_sha: c0.clone(),
+            head_sha: h2.clone(),
+        },
+        Pull {
+            number: 4,
+            title: "shorten: cut at a word, with an ellipsis",
+            body: "Fixes #3.",
+            created: "2024-02-09T10:00:00Z",
+            merged: Some("2024-02-10T10:00:00Z"),
+            base_sha: h2.clone(),
+            head_sha: h4.clone(),
+        },
+    ];
+    let issues = [
+        Issue {
+            number: 1,
+            title: "slugify keeps a trailing dash",
+            body: "`slugify(\"Hello, World!\")` gives `hello-world-`.",
+            created: "2024-02-03T08:00:00Z",
+            closed: Some("2024-02-06T10:00:00Z"),
+            comments: vec![
+                ("2024-02-04T08:00:00Z", "maintainer", "A leading dash has the same problem."),
+                ("2024-02-07T08:00:00Z", "maintainer", "Released in 0.3.1."),
+            ],
+        },
+        Issue {
+            number: 3,
+            title: "shorten() cuts words in half without saying so",
+            body: "`shorten(\"hello world\", 8)` gives `hello wo`. It should end at a whole word and show that it \
+                   cut the text with an ellipsis (`\u{2026}`), within the width: `hello\u{2026}`.",
+            created: "2024-02-08T08:00:00Z",
+            closed: Some("2024-02-10T10:00:00Z"),
+            comments: vec![],
+        },
+    ];
     let sim = fixtures.repos.entry(slug.to_string()).or_default();
     add_to(sim, slug, &repo, &pulls, &issues, comment_ids);
 
-    expected.release.push("demo-org__textkit-2".into());
+    expected.release.extend(["demo-org__textkit-2".to_string(), "demo-org__textkit-4".to_string()]);
     expected
         .fail_to_pass
         .insert("demo-org__textkit-2".into(), vec!["tests/test_slug.py::test_slugify_strips_dashes".into()]);
+    expected
+        .fail_to_pass
+        .insert("demo-org__textkit-4".into(), vec!["tests/test_short.py::test_shorten_marks_the_cut".into()]);
+    expected.weak_tests.push("demo-org__textkit-4".into());
     expected.hints.insert("demo-org__textkit-2".into(), "A leading dash has the same problem.".into());
+    expected.strong_tests.push("demo-org__textkit-2".into());
     expected.not_in_hints.insert("demo-org__textkit-2".into(), "Released in 0.3.1.".into());
 }
 
@@ -558,6 +602,7 @@ fn gounits(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
     expected.release.push("demo-org__gounits-2".into());
     expected.fail_to_pass.insert("demo-org__gounits-2".into(), vec!["TestClampHigh".into()]);
     expected.hints.insert("demo-org__gounits-2".into(), "The upper branch returns v instead of hi.".into());
+    expected.strong_tests.push("demo-org__gounits-2".into());
 }
 
 /// What the demo must end with; `scripts/demo.sh` checks every entry.
@@ -571,6 +616,11 @@ struct Expected {
     flaky: BTreeMap<String, Vec<String>>,
     hints: BTreeMap<String, String>,
     not_in_hints: BTreeMap<String, String>,
+    /// Tasks whose tests probe must find weak: a surviving mutant in the release row
+    /// and the `weak_tests` flag.
+    weak_tests: Vec<String>,
+    /// Tasks whose tests reject every viable mutant: no survivor, no `weak_tests`.
+    strong_tests: Vec<String>,
 }
 
 fn main() {
