@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
 use fantoccini::key::Key;
+use swe_harvest::model::probe::{Mutant, MutantRun, MutantStatus, MutationOperator, ProbeRecord, task_hash};
 use swe_harvest::model::{
     Candidate, EnvironmentSpec, RepoSlug, RunPhase, Rung, Stage, Task, TestStatus, ValidationRun,
 };
-use swe_harvest::model::probe::{Mutant, MutantRun, MutantStatus, MutationOperator, ProbeRecord, task_hash};
 use swe_harvest::store::{self, Store, StoreError};
 
 use crate::support::browser::Browser;
@@ -572,7 +572,8 @@ fn the_screens_flags_and_their_evidence_show_in_the_list_and_the_task() {
 /// A probe record of `task` as the store keeps it, for the task as it is now: one
 /// killed mutant, and `survivors` surviving ones (a wrong fix in `calc/ops.py`).
 fn probe_record(task: &Task, survivors: usize) -> ProbeRecord {
-    let mutant = |id: &str, change: &str| Mutant {
+    let mutant = |id: &str, change: &str| {
+        Mutant {
         id: id.into(),
         operator: MutationOperator::DropStatement,
         file: "calc/ops.py".into(),
@@ -580,6 +581,7 @@ fn probe_record(task: &Task, survivors: usize) -> ProbeRecord {
         function: "divide".into(),
         change: change.into(),
         patch: "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -5,3 +5,3 @@ def divide(a, b):\n     if b == 0:\n-        return None\n+        pass\n     return a / b\n".into(),
+    }
     };
     let run = |mutant: Mutant, status: MutantStatus| MutantRun {
         mutant,
@@ -590,7 +592,10 @@ fn probe_record(task: &Task, survivors: usize) -> ProbeRecord {
     };
     let mut runs = vec![run(mutant("killed", "`x` becomes `y`"), MutantStatus::Killed)];
     for index in 0..survivors {
-        runs.push(run(mutant(&format!("survivor-{index}"), "the statement `return None` is dropped"), MutantStatus::Survived));
+        runs.push(run(
+            mutant(&format!("survivor-{index}"), "the statement `return None` is dropped"),
+            MutantStatus::Survived,
+        ));
     }
     let candidate = &task.candidate;
     ProbeRecord {
@@ -614,7 +619,8 @@ fn probes_survivors_show_under_the_gold_patch_and_the_list_filters_weak_tests_an
     {
         let store = Store::open_in(&harvest.data_dir).unwrap();
         for (task, survivors) in [(weak, 1), (strong, 0)] {
-            store::probe::upsert(store.connection(), &task.candidate.repo, "seeded", &probe_record(task, survivors)).unwrap();
+            store::probe::upsert(store.connection(), &task.candidate.repo, "seeded", &probe_record(task, survivors))
+                .unwrap();
         }
     }
     let server = ReviewServer::start(&harvest, &["--stage", "validated", "--port", "0"]);

@@ -702,6 +702,19 @@ fn measure_verdicts(set: &str, rows: &[InputRow], annotations: &BTreeMap<String,
     let labels: Vec<bool> = samples.iter().map(|sample| sample.filter_out).collect();
     let verdicts: Vec<Verdict> = records.iter().map(|record| record.quality_verdict).collect();
     print_verdicts(&format!("{set}, the rule as written (in sample)"), &measure::verdict_figures(&verdicts, &labels));
+    let rule = ScreenConfig::default().verdict_rule();
+    let above: Vec<bool> = records
+        .iter()
+        .zip(&labels)
+        .filter(|(record, _)| record.quality_score > rule.uncertain_above)
+        .map(|(_, label)| *label)
+        .collect();
+    eprintln!(
+        "SCREEN {set}: {} tasks score above screen.uncertain_above ({}), {} of them filtered out",
+        above.len(),
+        rule.uncertain_above,
+        above.iter().filter(|label| **label).count()
+    );
     for (code, tasks, filtered_out) in measure::flag_counts(&samples.iter().collect::<Vec<_>>()) {
         eprintln!("SCREEN {set}: flag {code}: {tasks} tasks, {filtered_out} filtered out");
     }

@@ -179,8 +179,7 @@ const REPRODUCING_TEST: &str = "from calc import add\n\n\ndef test_negative():\n
 const PASSING_TEST: &str = "from calc import add\n\n\ndef test_positive():\n    assert add(2, 2) == 4\n";
 const FAILING_TEST: &str = "from calc import add\n\n\ndef test_wrong():\n    assert add(1, 1) == 3\n";
 /// Checks what task 2's gold patch adds: `sub` rewritten and `calc.extra.unused`.
-const EXTRA_TEST: &str =
-    "from calc import sub\nfrom calc.extra import unused\n\n\ndef test_extra():\n    assert sub(3, 1) == 2\n    assert unused() == 1\n";
+const EXTRA_TEST: &str = "from calc import sub\nfrom calc.extra import unused\n\n\ndef test_extra():\n    assert sub(3, 1) == 2\n    assert unused() == 1\n";
 
 #[test]
 fn evaluate_grades_generated_tests_and_code_patches_against_a_released_task_set() {

@@ -116,7 +116,7 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
     use signals::{issue, patch, test_patch};
     let (new_names, new_name_count) = test_patch::new_names(reading);
     // The runs confirm (or find) names the tests fail on before the fix; the score's
-    // count stays the patches' reading, as fitted.
+    // count stays the patches' reading (the annotated tasks have no runs to weigh it).
     let new_names = signals::runs::confirm_new_names(reading, new_names);
     // The count of unseen strings is left out of the score: across repositories it did
     // not rank tasks (docs/screen.md); the flag stays as an explanation.

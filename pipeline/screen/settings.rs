@@ -50,7 +50,7 @@ pub const DEFAULT_FLAG_ON: [FlagCode; 3] =
 pub const DEFAULT_FLAG_ABOVE: f64 = 1.0;
 
 /// The score above which the development tasks were filtered out well above the base rate.
-pub const DEFAULT_UNCERTAIN_ABOVE: f64 = 0.694;
+pub const DEFAULT_UNCERTAIN_ABOVE: f64 = 0.691;
 
 impl ScreenConfig {
     /// The values a config file may hold.

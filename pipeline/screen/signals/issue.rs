@@ -239,9 +239,13 @@ mod tests {
             "add is off\nadd(1, 2) should return 3.",
             "add is off\nIt raises TypeError on floats.",
             "add is off\n```\nadd(1, 2)\n```",
+            // A call and its wrong result in plain prose is a reproduction (the demo's Go task).
+            "Clamp(15, 0, 10) returns 15\nValues above the range come back unchanged.",
         ] {
             assert!(too_thin(&reading(enough, &[])).is_none(), "{enough}");
         }
+        // A call with nothing said of its result is not.
+        assert!(too_thin(&reading("Rework Clamp()\nClamp(v) could be nicer.\n", &[])).is_some());
     }
 
     #[test]

@@ -83,10 +83,6 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     let mut seen = BTreeSet::new();
     let mut names = Vec::new();
     let mut evidence = Vec::new();
-    // The count the score reads (`new_names_in_tests`) is the one its weights were
-    // fitted with, which did not yet set aside methods of other classes; it changes
-    // with the next fit on the whole development set (docs/screen.md).
-    let mut scored = 0;
     for file in &reading.patch {
         for (definition, defined_at) in code::definitions(file) {
             let name = definition.name.as_str();
@@ -114,7 +110,6 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             if used.is_empty() {
                 continue;
             }
-            scored += 1;
             let class = if definition.kind == NameKind::Function { enclosing_class(file, defined_at) } else { None };
             let Some((test_file, used_at)) =
                 used.into_iter().find(|(_, line)| !only_on_other_classes(line.text, name, class.as_deref()))
@@ -127,7 +122,7 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
         }
     }
     if names.is_empty() {
-        return (None, scored);
+        return (None, 0);
     }
     let count = names.len();
     let reason = format!(
@@ -138,7 +133,7 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             format!("the names {}", quoted_list(&names, 4))
         }
     );
-    (Some(Flag { code: FlagCode::TestsUseNewNames, reason, evidence, precision: None }), scored)
+    (Some(Flag { code: FlagCode::TestsUseNewNames, reason, evidence, precision: None }), count)
 }
 
 /// The class a method that an added line defines belongs to: the nearest `class` line
@@ -366,7 +361,7 @@ pub fn unseen_strings(reading: &Reading<'_>) -> (Option<Flag>, usize) {
 pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     let scope: Vec<&str> = reading.files_in_scope().iter().map(|file| file.path()).collect();
     let all_in_scope = scope.len() == reading.tests.len();
-    let (mut inside, mut outside, mut definitions) = (0, 0, 0);
+    let (mut inside, mut outside) = (0, 0);
     let mut evidence = Vec::new();
     let mut files = Vec::new();
     for file in &reading.tests {
@@ -383,10 +378,8 @@ pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
                 continue;
             }
             // A test's `def` line (renamed, or its signature changed) is a name, not an
-            // expectation: the lines of its body say what it checks. The score's count
-            // (`changed_expectations`) keeps it, as when its weights were fitted.
+            // expectation: the lines of its body say what it checks.
             if DEFINITION_LINE.is_match(&lexed.code) {
-                definitions += 1;
                 continue;
             }
             if in_scope {
@@ -402,7 +395,7 @@ pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             }
         }
     }
-    let count = inside + outside + definitions;
+    let count = inside + outside;
     if outside == 0 && inside < 3 {
         return (None, count);
     }
@@ -478,20 +471,14 @@ pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     static EXPECTED_EXCEPTION: LazyLock<Regex> =
         LazyLock::new(|| regex(r"(?:raises|assertRaises\w*|warns|assertWarns\w*)\(\s*([A-Za-z_][\w.]*)"));
     let mut names: Vec<String> = Vec::new();
-    let mut scored: Vec<String> = Vec::new();
     let mut evidence = Vec::new();
     for file in reading.files_in_scope() {
         for line in file.lines_of(LineKind::Added) {
             for found in EXPECTED_EXCEPTION.captures_iter(&code::lex(line.text).code) {
                 let written = found[1].to_string();
                 let name = written.rsplit('.').next().unwrap_or(&written).to_string();
-                if reading.issue.mentions(&name) || names.contains(&name) || scored.contains(&name) {
-                    continue;
-                }
-                scored.push(name.clone());
-                // The flag also reads the hints (a maintainer's "it should raise X"); the
-                // score's count reads the issue alone, as when its weight was fitted.
-                if reading.hints.mentions(&name) {
+                // A maintainer's "it should raise X" in the hints names it too.
+                if reading.issue.mentions(&name) || reading.hints.mentions(&name) || names.contains(&name) {
                     continue;
                 }
                 evidence.push(Evidence::in_diff(&written, Source::TestPatch, file.path(), line));
@@ -500,7 +487,7 @@ pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
         }
     }
     if names.is_empty() {
-        return (None, scored.len());
+        return (None, 0);
     }
     let count = names.len();
     let reason = format!(
@@ -508,7 +495,7 @@ pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
         if count == 1 { "the exception" } else { "the exceptions" },
         quoted_list(&names, 3)
     );
-    (Some(Flag { code: FlagCode::TestsExpectUnnamedExceptions, reason, evidence, precision: None }), scored.len())
+    (Some(Flag { code: FlagCode::TestsExpectUnnamedExceptions, reason, evidence, precision: None }), count)
 }
 
 #[cfg(test)]
@@ -710,12 +697,11 @@ diff --git a/tests/test_models.py b/tests/test_models.py
         let (flag, count) =
             unnamed_exceptions(&Reading::new(task("It raises no ValueError.", GOLD, TESTS, &f2p), vec![]));
         assert!(flag.is_none() && count == 0);
-        // A maintainer's hint names it: no flag, though the score's count (the issue
-        // alone, as fitted) still holds it.
+        // A maintainer's hint names it.
         let mut hinted = task("It breaks.", GOLD, TESTS, &f2p);
         hinted.hints_text = "It should raise ValueError.";
         let (flag, count) = unnamed_exceptions(&Reading::new(hinted, vec![]));
-        assert!(flag.is_none() && count == 1);
+        assert!(flag.is_none() && count == 0);
     }
 
     /// A test file of `path` whose added lines are `lines`, as a one-hunk diff.
@@ -917,8 +903,7 @@ diff --git a/tests/test_axes.py b/tests/test_axes.py
         let f2p = f2p();
         let (flag, count) =
             changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{NEW_TEST}{renamed}"), &f2p), vec![]));
-        assert!(flag.is_none(), "{flag:?}");
-        assert_eq!(count, 1, "the score's count keeps the definition line, as when it was fitted");
+        assert!(flag.is_none() && count == 0, "{flag:?}");
         let rewritten = renamed.replace(
             "-def test_invisible_axes():\n+def test_invisible_axes_events():\n",
             "-    assert ax.get_visible()\n+    assert not ax.get_visible()\n",
