@@ -680,16 +680,16 @@ fn print_verdicts(set: &str, figures: &VerdictFigures) {
     eprintln!(
         "SCREEN {set}: verdicts of {} tasks ({} filtered out): flag {} (precision {}, recall {}); uncertain {} ({} \
          filtered out); keep {} ({} filtered out: keep holds {} of the filtered-out tasks)",
-        figures.tasks,
-        figures.filtered_out,
-        figures.flagged,
-        show(figures.flag_precision),
-        show(figures.flag_recall),
-        figures.uncertain,
-        figures.uncertain_filtered_out,
-        figures.kept,
-        figures.kept_filtered_out,
-        show(figures.keep_share_of_filtered_out),
+        figures.all.tasks,
+        figures.all.filtered_out,
+        figures.flag.tasks,
+        show(figures.flag_precision()),
+        show(figures.flag_recall()),
+        figures.uncertain.tasks,
+        figures.uncertain.filtered_out,
+        figures.keep.tasks,
+        figures.keep.filtered_out,
+        show(figures.keep_share_of_filtered_out()),
     );
 }
 
@@ -800,8 +800,8 @@ fn screen_reads_how_the_tests_fail_before_the_fix_and_the_change_coverage() {
     let vague = &screened["acme__widgets-2"];
     use swe_harvest::screen::signals::runs::FailingBefore;
     assert_eq!(vague.tests.failing_before, Some(FailingBefore::MissingNewName), "{vague:#?}");
-    assert_eq!((vague.tests.fail_to_pass, vague.tests.new_tests, vague.tests.changed_tests), (1, 1, 0));
-    assert_eq!(vague.tests.change_coverage, Some(0.75));
+    assert_eq!((vague.tests.fail_to_pass, vague.tests.new_tests), (1, 1));
+    assert_eq!(vague.tests.scores.change_coverage, Some(0.75));
     let names = vague.quality_flags.iter().find(|flag| flag.code == FlagCode::TestsUseNewNames).unwrap();
     assert!(names.reason.contains("the runs before the fix fail on `id_for_label`"), "{}", names.reason);
     assert!(
@@ -811,7 +811,7 @@ fn screen_reads_how_the_tests_fail_before_the_fix_and_the_change_coverage() {
     );
     let clear = &screened["acme__widgets-4"];
     assert_eq!(clear.tests.failing_before, Some(FailingBefore::Assertion));
-    assert_eq!(clear.tests.change_coverage, None);
+    assert_eq!(clear.tests.scores.change_coverage, None);
 
     // Validated again with other output: screened again.
     write_run_logs(
@@ -877,12 +877,12 @@ fn validated_rows_run_signal_figures() {
             annotation.filter_out,
             annotation.false_negative,
             status.map(|status| status.to_string()).unwrap_or_else(|| "-".into()),
-            tests.failing_before.map(|kind| kind.as_str()).unwrap_or("-"),
+            tests.failing_before.map(|kind| format!("{kind:?}")).unwrap_or_else(|| "-".into()),
             tests.fail_to_pass,
             tests.new_tests,
-            tests.changed_tests,
-            show(tests.change_coverage),
-            show(tests.mutation_score),
+            tests.fail_to_pass - tests.new_tests,
+            show(tests.scores.change_coverage),
+            show(tests.scores.mutation_score),
             record.quality_flags.iter().map(|flag| flag.code.as_str()).collect::<Vec<_>>(),
             record.quality_verdict,
         );
@@ -892,11 +892,14 @@ fn validated_rows_run_signal_figures() {
     eprintln!("SCREEN validated rows: {} annotated ({filtered} filtered out)", labelled.len());
     type Signal = fn(&swe_harvest::screen::signals::runs::TestsReading) -> Option<f64>;
     let signals: [(&str, Signal); 4] = [
-        ("lower change coverage", |tests| tests.change_coverage.map(|share| -share)),
-        ("lower mutation score", |tests| tests.mutation_score.map(|score| -score)),
+        ("lower change coverage", |tests| tests.scores.change_coverage.map(|share| -share)),
+        ("lower mutation score", |tests| tests.scores.mutation_score.map(|score| -score)),
         ("more FAIL_TO_PASS tests", |tests| Some(tests.fail_to_pass as f64)),
         ("failing before the fix on a missing name", |tests| {
-            tests.failing_before.map(|kind| if kind.as_str().starts_with("missing") { 1.0 } else { 0.0 })
+            tests.failing_before.map(|kind| {
+                use swe_harvest::screen::signals::runs::FailingBefore::{MissingName, MissingNewName};
+                if matches!(kind, MissingNewName | MissingName) { 1.0 } else { 0.0 }
+            })
         }),
     ];
     for (name, signal) in signals {

@@ -342,46 +342,57 @@ pub struct VerdictSample {
     pub filter_out: bool,
 }
 
+/// Tasks with one verdict, and how many of them the annotators filtered out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct VerdictCount {
+    pub tasks: usize,
+    pub filtered_out: usize,
+}
+
 /// The figures of verdicts against `filter_out`: for `flag`, precision and recall; for
 /// `keep`, the share of the filtered-out tasks it keeps (the smaller the better).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerdictFigures {
-    pub tasks: usize,
-    pub filtered_out: usize,
-    pub flagged: usize,
-    pub flag_precision: Option<f64>,
-    pub flag_recall: Option<f64>,
-    pub uncertain: usize,
-    pub uncertain_filtered_out: usize,
-    pub kept: usize,
-    pub kept_filtered_out: usize,
-    /// `kept_filtered_out / filtered_out`.
-    pub keep_share_of_filtered_out: Option<f64>,
+    /// All tasks, and the filtered-out ones.
+    pub all: VerdictCount,
+    pub flag: VerdictCount,
+    pub uncertain: VerdictCount,
+    pub keep: VerdictCount,
+}
+
+impl VerdictFigures {
+    /// The share of `flag` tasks that were filtered out.
+    pub fn flag_precision(&self) -> Option<f64> {
+        (self.flag.tasks > 0).then(|| self.flag.filtered_out as f64 / self.flag.tasks as f64)
+    }
+
+    /// The share of filtered-out tasks that are `flag`.
+    pub fn flag_recall(&self) -> Option<f64> {
+        (self.all.filtered_out > 0).then(|| self.flag.filtered_out as f64 / self.all.filtered_out as f64)
+    }
+
+    /// The share of filtered-out tasks that are `keep`.
+    pub fn keep_share_of_filtered_out(&self) -> Option<f64> {
+        (self.all.filtered_out > 0).then(|| self.keep.filtered_out as f64 / self.all.filtered_out as f64)
+    }
 }
 
 pub fn verdict_figures(verdicts: &[Verdict], filter_out: &[bool]) -> VerdictFigures {
-    let count = |verdict: Verdict, filtered: Option<bool>| {
-        verdicts
-            .iter()
-            .zip(filter_out)
-            .filter(|(got, label)| **got == verdict && filtered.is_none_or(|filtered| **label == filtered))
-            .count()
+    let count = |wanted: Option<Verdict>| {
+        let mut count = VerdictCount::default();
+        for (verdict, filtered) in verdicts.iter().zip(filter_out) {
+            if wanted.is_none_or(|wanted| wanted == *verdict) {
+                count.tasks += 1;
+                count.filtered_out += usize::from(*filtered);
+            }
+        }
+        count
     };
-    let filtered_out = filter_out.iter().filter(|label| **label).count();
-    let flagged: Vec<bool> = verdicts.iter().map(|verdict| *verdict == Verdict::Flag).collect();
-    let (flag_precision, flag_recall) = precision_recall(&flagged, filter_out);
-    let kept_filtered_out = count(Verdict::Keep, Some(true));
     VerdictFigures {
-        tasks: verdicts.len(),
-        filtered_out,
-        flagged: count(Verdict::Flag, None),
-        flag_precision,
-        flag_recall,
-        uncertain: count(Verdict::Uncertain, None),
-        uncertain_filtered_out: count(Verdict::Uncertain, Some(true)),
-        kept: count(Verdict::Keep, None),
-        kept_filtered_out,
-        keep_share_of_filtered_out: (filtered_out > 0).then(|| kept_filtered_out as f64 / filtered_out as f64),
+        all: count(None),
+        flag: count(Some(Verdict::Flag)),
+        uncertain: count(Some(Verdict::Uncertain)),
+        keep: count(Some(Verdict::Keep)),
     }
 }
 
@@ -528,10 +539,14 @@ mod tests {
         let verdicts = [Flag, Flag, Uncertain, Keep, Keep, Keep];
         let labels = [true, false, true, true, false, false];
         let figures = verdict_figures(&verdicts, &labels);
-        assert_eq!((figures.flagged, figures.flag_precision, figures.flag_recall), (2, Some(0.5), Some(1.0 / 3.0)));
-        assert_eq!((figures.uncertain, figures.uncertain_filtered_out), (1, 1));
-        assert_eq!((figures.kept, figures.kept_filtered_out), (3, 1));
-        assert_eq!(figures.keep_share_of_filtered_out, Some(1.0 / 3.0));
+        assert_eq!(
+            (figures.flag.tasks, figures.flag_precision(), figures.flag_recall()),
+            (2, Some(0.5), Some(1.0 / 3.0))
+        );
+        assert_eq!(figures.uncertain, VerdictCount { tasks: 1, filtered_out: 1 });
+        assert_eq!(figures.keep, VerdictCount { tasks: 3, filtered_out: 1 });
+        assert_eq!(figures.all, VerdictCount { tasks: 6, filtered_out: 3 });
+        assert_eq!(figures.keep_share_of_filtered_out(), Some(1.0 / 3.0));
     }
 
     #[test]

@@ -52,50 +52,45 @@ impl RunEvidence {
     }
 }
 
-crate::spelled::spelled_enum! {
-    /// How the tests fail before the fix, by the runs' output.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-    pub enum FailingBefore {
-        /// On a name the gold patch introduces and the issue never mentions.
-        MissingNewName => "missing_new_name",
-        /// On a name (import, attribute, name or compile error) that is not one of those.
-        MissingName => "missing_name",
-        /// On an assertion about a value.
-        Assertion => "assertion",
-        /// With another error.
-        Error => "error",
-        /// The output says nothing this reading knows.
-        Unknown => "unknown",
-    }
+/// How the tests fail before the fix, by the runs' output; stored as its snake_case
+/// name (`missing_new_name`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailingBefore {
+    /// On a name the gold patch introduces and the issue never mentions.
+    MissingNewName,
+    /// On a name (import, attribute, name or compile error) that is not one of those.
+    MissingName,
+    /// On an assertion about a value.
+    Assertion,
+    /// With another error.
+    Error,
+    /// The output says nothing this reading knows.
+    Unknown,
 }
-
-impl std::str::FromStr for FailingBefore {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        FailingBefore::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == text)
-            .ok_or_else(|| format!("`{text}` is not a way of failing before the fix"))
-    }
-}
-
-crate::spelled::serde_by_spelling!(FailingBefore);
 
 /// What the screen reads of a task's tests, kept with its record (measured against
 /// the annotations where runs exist; docs/screen.md).
+/// A value not known (no runs, no coverage, not probed) is `null`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TestsReading {
     pub fail_to_pass: usize,
-    /// FAIL_TO_PASS tests that the test patch adds.
+    /// FAIL_TO_PASS tests that the test patch adds; the others existed before it
+    /// (changed by it, or not).
     pub new_tests: usize,
-    /// FAIL_TO_PASS tests that existed before the test patch (changed by it, or not).
-    pub changed_tests: usize,
     /// `None` when no run output was at hand.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failing_before: Option<FailingBefore>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: TestScores,
+}
+
+/// What was measured of the tests, when it was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TestScores {
+    /// The golden tests' change coverage (`validate --coverage`).
     pub change_coverage: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Probe's mutation score.
     pub mutation_score: Option<f64>,
 }
 
@@ -226,10 +221,11 @@ pub fn tests_reading(reading: &Reading<'_>) -> TestsReading {
     TestsReading {
         fail_to_pass: fail_to_pass.len(),
         new_tests,
-        changed_tests: fail_to_pass.len() - new_tests,
         failing_before: failing_before(reading),
-        change_coverage: reading.task.runs.and_then(|runs| runs.change_coverage),
-        mutation_score: reading.task.probe.and_then(|probe| probe.mutation_score),
+        scores: TestScores {
+            change_coverage: reading.task.runs.and_then(|runs| runs.change_coverage),
+            mutation_score: reading.task.probe.and_then(|probe| probe.mutation_score),
+        },
     }
 }
 
@@ -280,31 +276,13 @@ mod tests {
     use super::*;
     use crate::screen::signals::TaskText;
 
-    const GOLD: &str = "\
-diff --git a/widgets/forms.py b/widgets/forms.py
---- a/widgets/forms.py
-+++ b/widgets/forms.py
-@@ -10,3 +10,6 @@ class PasswordWidget(Widget):
-     def render(self):
-         return self.text
- 
-+    def id_for_label(self, id_):
-+        return None
-";
+    use crate::screen::signals::test_patch::tests::{GOLD, test_file};
 
     /// A test that reaches the new method through a helper (the patches alone do not
-    /// show the test using the name), and one that asserts a value.
-    const TESTS: &str = "\
-diff --git a/tests/test_forms.py b/tests/test_forms.py
---- a/tests/test_forms.py
-+++ b/tests/test_forms.py
-@@ -1,2 +1,5 @@
- from widgets.forms import PasswordWidget
- 
-+def test_label():
-+    assert label_of(PasswordWidget()) is None
-+
-";
+    /// show the test using the name).
+    fn tests() -> String {
+        test_file("tests/test_forms.py", &["def test_label():", "    assert label_of(PasswordWidget()) is None"])
+    }
 
     fn run_log(output: &str) -> String {
         format!(
@@ -312,8 +290,8 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
         )
     }
 
-    fn reading_with<'a>(runs: &'a RunEvidence, f2p: &'a [String], issue: &'a str) -> Reading<'a> {
-        let mut text = TaskText::of_texts("acme/widgets", issue, GOLD, TESTS, f2p);
+    fn reading_with<'a>(runs: &'a RunEvidence, f2p: &'a [String], issue: &'a str, tests: &'a str) -> Reading<'a> {
+        let mut text = TaskText::of_texts("acme/widgets", issue, GOLD, tests, f2p);
         text.runs = Some(runs);
         Reading::new(text, Vec::new())
     }
@@ -355,7 +333,8 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
             before_fix: vec!["E   AttributeError: 'PasswordWidget' object has no attribute 'id_for_label'".into()],
             change_coverage: Some(1.0),
         };
-        let reading = reading_with(&missing, &f2p, "The label points nowhere.");
+        let tests = tests();
+        let reading = reading_with(&missing, &f2p, "The label points nowhere.", &tests);
         assert_eq!(failing_before(&reading), Some(FailingBefore::MissingNewName));
         let flag = confirm_new_names(&reading, None).expect("raised by the runs alone");
         assert_eq!(flag.code, FlagCode::TestsUseNewNames);
@@ -364,26 +343,27 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
         assert!(flag.evidence[0].text.contains("has no attribute 'id_for_label'"));
         assert_eq!((flag.evidence[1].source, flag.evidence[1].line), (Source::Patch, Some(13)));
         // The issue names it: an expected name, not a new one.
-        let named = reading_with(&missing, &f2p, "PasswordWidget needs id_for_label() returning None.");
+        let named = reading_with(&missing, &f2p, "PasswordWidget needs id_for_label() returning None.", &tests);
         assert_eq!(failing_before(&named), Some(FailingBefore::MissingName));
         assert!(confirm_new_names(&named, None).is_none());
         // An assertion on a value.
         let assertion = RunEvidence { before_fix: vec!["E   assert 'x' is None".into()], change_coverage: None };
-        let reading = reading_with(&assertion, &f2p, "The label points nowhere.");
+        let reading = reading_with(&assertion, &f2p, "The label points nowhere.", &tests);
         assert_eq!(failing_before(&reading), Some(FailingBefore::Assertion));
         assert!(confirm_new_names(&reading, None).is_none());
         // No runs: nothing to say.
-        let text = TaskText::of_texts("acme/widgets", "x", GOLD, TESTS, &f2p);
+        let text = TaskText::of_texts("acme/widgets", "x", GOLD, &tests, &f2p);
         assert_eq!(failing_before(&Reading::new(text, Vec::new())), None);
     }
 
     #[test]
-    fn the_tests_reading_counts_new_and_changed_tests_and_carries_coverage_and_mutation_score() {
+    fn the_tests_reading_counts_new_tests_and_carries_coverage_and_mutation_score() {
         let f2p = vec!["tests/test_forms.py::test_label".to_string(), "tests/test_forms.py::test_render".to_string()];
         let runs = RunEvidence { before_fix: vec!["AssertionError".into()], change_coverage: Some(0.5) };
         let outcome =
             crate::model::probe::ProbeOutcome { mutation_score: Some(0.75), surviving_mutants: Vec::new(), viable: 4 };
-        let mut text = TaskText::of_texts("acme/widgets", "x", GOLD, TESTS, &f2p);
+        let tests = tests();
+        let mut text = TaskText::of_texts("acme/widgets", "x", GOLD, &tests, &f2p);
         text.runs = Some(&runs);
         text.probe = Some(&outcome);
         let reading = tests_reading(&Reading::new(text, Vec::new()));
@@ -392,10 +372,8 @@ diff --git a/tests/test_forms.py b/tests/test_forms.py
             TestsReading {
                 fail_to_pass: 2,
                 new_tests: 1,
-                changed_tests: 1,
                 failing_before: Some(FailingBefore::Assertion),
-                change_coverage: Some(0.5),
-                mutation_score: Some(0.75),
+                scores: TestScores { change_coverage: Some(0.5), mutation_score: Some(0.75) },
             }
         );
     }

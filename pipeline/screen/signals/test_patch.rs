@@ -499,7 +499,7 @@ pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::screen::signals::TaskText;
 
@@ -507,7 +507,7 @@ mod tests {
         TaskText::of_texts("acme/widgets", issue, patch, test_patch, f2p)
     }
 
-    const GOLD: &str = "\
+    pub(crate) const GOLD: &str = "\
 diff --git a/widgets/forms.py b/widgets/forms.py
 --- a/widgets/forms.py
 +++ b/widgets/forms.py
@@ -705,7 +705,7 @@ diff --git a/tests/test_models.py b/tests/test_models.py
     }
 
     /// A test file of `path` whose added lines are `lines`, as a one-hunk diff.
-    fn test_file(path: &str, lines: &[&str]) -> String {
+    pub(crate) fn test_file(path: &str, lines: &[&str]) -> String {
         let body: String = lines.iter().map(|line| format!("+{line}\n")).collect();
         crate::git::patch_text::fixtures::modified(
             path,
@@ -820,29 +820,18 @@ diff --git a/tests/test_models.py b/tests/test_models.py
     fn a_method_the_gold_patch_adds_is_not_a_new_name_when_the_tests_call_another_class_of_that_name() {
         // astropy-14182: the gold patch adds `RST.read`; the test calls `QTable.read`,
         // which was there long before.
-        let gold = "\
-diff --git a/io/rst.py b/io/rst.py
---- a/io/rst.py
-+++ b/io/rst.py
-@@ -60,3 +60,6 @@ class RST(FixedWidth):
-     def write(self, lines):
-         return lines
-+
-+    def read(self, table):
-+        return super().read(table)
-";
-        let calls = |line: &str| {
-            format!(
-                "diff --git a/tests/test_rst.py b/tests/test_rst.py\n--- a/tests/test_rst.py\n+++ b/tests/test_rst.py\n@@ -1,1 +1,3 @@\n import io\n+def test_rows():\n+    {line}\n"
-            )
-        };
+        let gold = crate::git::patch_text::fixtures::modified(
+            "io/rst.py",
+            "@@ -60,3 +60,6 @@ class RST(FixedWidth):\n     def write(self, lines):\n         return lines\n+\n+    def read(self, table):\n+        return super().read(table)\n",
+        );
+        let calls = |line: &str| test_file("tests/test_rst.py", &["def test_rows():", line]);
         let f2p = vec!["tests/test_rst.py::test_rows".to_string()];
         let other_class = calls("tbl = QTable.read(lines, format='ascii.rst')");
-        let (flag, _) = new_names(&Reading::new(task("Support header rows.", gold, &other_class, &f2p), vec![]));
+        let (flag, _) = new_names(&Reading::new(task("Support header rows.", &gold, &other_class, &f2p), vec![]));
         assert!(flag.is_none(), "{flag:?}");
         for line in ["tbl = RST().read(lines)", "tbl = RST.read(lines)", "tbl = reader.read(lines)"] {
             let tests = calls(line);
-            let (flag, _) = new_names(&Reading::new(task("Support header rows.", gold, &tests, &f2p), vec![]));
+            let (flag, _) = new_names(&Reading::new(task("Support header rows.", &gold, &tests, &f2p), vec![]));
             assert!(flag.is_some_and(|flag| flag.reason.contains("`read`")), "{line}");
         }
     }
@@ -850,11 +839,7 @@ diff --git a/io/rst.py b/io/rst.py
     #[test]
     fn markup_import_lines_and_templates_whose_parts_the_issue_gives_are_not_unseen_strings() {
         let f2p = f2p();
-        let asserting = |line: &str| {
-            format!(
-                "diff --git a/tests/test_forms.py b/tests/test_forms.py\n--- a/tests/test_forms.py\n+++ b/tests/test_forms.py\n@@ -1,1 +1,3 @@\n import io\n+def test_label():\n+    {line}\n"
-            )
-        };
+        let asserting = |line: &str| test_file("tests/test_forms.py", &["def test_label():", line]);
         let issue = "The query ends in ORDER BY id ASC; it should be DESC.";
         for line in [
             r#"self.assertXMLEqual(out, """<?xml version="1.0" encoding="UTF-8"?>""")"#,
@@ -877,39 +862,27 @@ diff --git a/io/rst.py b/io/rst.py
     }
 
     /// The FAIL_TO_PASS test of [`f2p`], added in a file of its own.
-    const NEW_TEST: &str = "\
-diff --git a/tests/test_forms.py b/tests/test_forms.py
---- a/tests/test_forms.py
-+++ b/tests/test_forms.py
-@@ -1,1 +1,3 @@
- import io
-+def test_label():
-+    assert render() == 'b'
-";
+    fn new_test() -> String {
+        test_file("tests/test_forms.py", &["def test_label():", "    assert render() == 'b'"])
+    }
 
     #[test]
     fn a_renamed_test_is_not_a_changed_expectation() {
         // matplotlib-23314: an existing test renamed to make room for the new one.
-        let renamed = "\
-diff --git a/tests/test_axes.py b/tests/test_axes.py
---- a/tests/test_axes.py
-+++ b/tests/test_axes.py
-@@ -7319,3 +7319,3 @@ def test_redraw_in_frame():
--def test_invisible_axes():
-+def test_invisible_axes_events():
-     fig, ax = plt.subplots()
-     assert fig.canvas.inaxes((200, 200)) is not None
-";
+        let renamed = crate::git::patch_text::fixtures::modified(
+            "tests/test_axes.py",
+            "@@ -7319,3 +7319,3 @@ def test_redraw_in_frame():\n-def test_invisible_axes():\n+def test_invisible_axes_events():\n     fig, ax = plt.subplots()\n     assert fig.canvas.inaxes((200, 200)) is not None\n",
+        );
         let f2p = f2p();
         let (flag, count) =
-            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{NEW_TEST}{renamed}"), &f2p), vec![]));
+            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{}{renamed}", new_test()), &f2p), vec![]));
         assert!(flag.is_none() && count == 0, "{flag:?}");
         let rewritten = renamed.replace(
             "-def test_invisible_axes():\n+def test_invisible_axes_events():\n",
             "-    assert ax.get_visible()\n+    assert not ax.get_visible()\n",
         );
         let (flag, _) =
-            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{NEW_TEST}{rewritten}"), &f2p), vec![]));
+            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{}{rewritten}", new_test()), &f2p), vec![]));
         assert!(flag.is_some(), "a removed assertion outside the FAIL_TO_PASS file is raised");
     }
 }
