@@ -166,7 +166,7 @@ impl MirrorFiles {
 /// (`change_coverage`, from the store or a row). `None` when there is neither.
 pub fn run_evidence(data_dir: &Path, instance_id: &str, change_coverage: Option<f64>) -> Option<RunEvidence> {
     let folder = data_dir.join("logs").join("validate").join(instance_id);
-    let mut logs: Vec<(u32, PathBuf)> = std::fs::read_dir(&folder)
+    let mut logs: Vec<(u32, PathBuf)> = fs_err::read_dir(&folder)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
@@ -181,7 +181,7 @@ pub fn run_evidence(data_dir: &Path, instance_id: &str, change_coverage: Option<
     logs.sort();
     let before_fix: Vec<String> = logs
         .iter()
-        .filter_map(|(_, path)| match std::fs::read(path) {
+        .filter_map(|(_, path)| match fs_err::read(path) {
             Ok(bytes) => RunEvidence::before_fix_of_log(&String::from_utf8_lossy(&bytes)).map(str::to_string),
             Err(error) => {
                 tracing::debug!(path = %path.display(), %error, "a run log could not be read; screening without it");
