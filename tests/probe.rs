@@ -190,13 +190,6 @@ pub(crate) fn assert_some_mutant_killed(record: &ProbeRecord) {
     assert!(record.mutation_score.is_some_and(|score| score > 0.0), "{record:#?}");
 }
 
-/// Asserts that a task whose gold patch only removes code got no mutant, and says so.
-pub(crate) fn assert_no_mutant_made(record: &ProbeRecord) {
-    assert!(record.runs.is_empty(), "{record:#?}");
-    assert_eq!(record.mutation_score, None);
-    assert!(record.no_score_reason.starts_with("no_viable_mutant: no mutant could be made"), "{record:#?}");
-}
-
 /// The gold patch guards code that must never run in a test: a fork bomb, a memory
 /// hog, a connection out, a write outside `/testbed`. Its mutants switch the guard
 /// off; the sandbox holds for them exactly as for validation's runs (limits, no
@@ -234,7 +227,11 @@ fn hostile_mutants_are_held_by_the_sandbox_and_every_mutant_is_judged() {
         let negated: Vec<_> = record
             .runs
             .iter()
-            .filter(|run| run.mutant.operator == MutationOperator::NegateCondition && run.mutant.function == function)
+            .filter(|run| {
+                run.mutant.operator == MutationOperator::NegateCondition
+                    && run.mutant.function == function
+                    && run.mutant.change.contains("`SAFE`")
+            })
             .collect();
         assert!(!negated.is_empty(), "{function}: {record:#?}");
         assert!(negated.iter().all(|run| run.status != MutantStatus::Survived), "{function}: {negated:#?}");

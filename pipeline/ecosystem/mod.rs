@@ -1025,6 +1025,18 @@ mod tests {
     /// (zstd-1726: `make test-zstd` stopped at it after the fix), and what it reported
     /// stands.
     #[test]
+    fn runners_that_can_stop_at_their_first_failure_are_told_to_and_the_others_run_as_they_are() {
+        let stop = |name: &str, command: &str| {
+            by_name(name).unwrap_or_else(|| panic!("{name}")).stop_at_first_failure(command)
+        };
+        assert_eq!(stop("python", "pytest -rA"), "pytest -rA -x");
+        assert_eq!(stop("python", "pytest -rA -x"), "pytest -rA -x");
+        assert_eq!(stop("go", "go test -json -count=1"), "go test -failfast -json -count=1");
+        assert_eq!(stop("java", "mvn -B -o test"), "mvn -B -o test -Dsurefire.skipAfterFailureCount=1");
+        assert_eq!(stop("rust", "cargo test --no-fail-fast"), "cargo test --no-fail-fast");
+    }
+
+    #[test]
     fn a_run_that_wrote_past_the_file_size_limit_says_so_and_keeps_its_results() {
         let log = "ok t/a.t::one\n./playTests.sh: line 9:  41 File size limit exceeded (core dumped) ./datagen -g5G\nnot ok t/a.t::two\n";
         let (run, _) = ShellTests.parse_results(None, log, &[]);

@@ -177,7 +177,7 @@ async fn mutants_killed(
         }
         None => mutation::FilesBefore::new(),
     };
-    let made = mutation::make(&task.patch, context.mutants, &before);
+    let made = mutation::make(&task.patch, &task.test_patch, context.mutants, &before);
     if made.mutants.is_empty() {
         return Ok(None);
     }

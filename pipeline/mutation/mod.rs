@@ -89,11 +89,12 @@ pub type FilesBefore = std::collections::BTreeMap<String, String>;
 /// The mutants of `gold_patch`, at most `cap` of them (see the module's text), read
 /// with the files it changes as they were before it (`before`; empty when there is no
 /// mirror).
-pub fn make(gold_patch: &str, cap: usize, before: &FilesBefore) -> Made {
+pub fn make(gold_patch: &str, test_patch: &str, cap: usize, before: &FilesBefore) -> Made {
     let patch = Patch::parse(gold_patch);
-    let drafts = drafts(&patch, before);
+    let tested = shape::TestWords::of(test_patch);
+    let drafts = drafts(&patch, before, &tested);
     let candidates = drafts.len();
-    Made { mutants: choose(&patch, drafts, cap, before), candidates }
+    Made { mutants: choose(&patch, drafts, cap, before, &tested), candidates }
 }
 
 /// The files `gold_patch` changes, read from the mirror at `base_commit` (blocking git
@@ -121,7 +122,7 @@ fn start_of(file: &patch::PatchFile, hunk: &Hunk, language: Language, before: &F
 }
 
 /// Every edit the operators can make, in patch order.
-fn drafts(patch: &Patch, before: &FilesBefore) -> Vec<Draft> {
+fn drafts(patch: &Patch, before: &FilesBefore, tested: &shape::TestWords) -> Vec<Draft> {
     let mut drafts = Vec::new();
     let meaningful: Vec<(usize, usize)> = patch
         .files
@@ -133,7 +134,9 @@ fn drafts(patch: &Patch, before: &FilesBefore) -> Vec<Draft> {
             file.hunks
                 .iter()
                 .enumerate()
-                .filter(move |(_, hunk)| hunk_changes_code(hunk, language, &start_of(file, hunk, language, before)))
+                .filter(move |(_, hunk)| {
+                    hunk_changes_code(hunk, language, &start_of(file, hunk, language, before), tested)
+                })
                 .map(move |(hunk_index, _)| (file_index, hunk_index))
         })
         .collect();
@@ -162,7 +165,7 @@ fn drafts(patch: &Patch, before: &FilesBefore) -> Vec<Draft> {
                 });
             }
             let lines = shape::HunkLines::of(hunk, language, &start_of(file, hunk, language, before));
-            for draft in shape::line_drafts(&lines, hunk, language) {
+            for draft in shape::line_drafts(&lines, hunk, language, tested) {
                 drafts.push(Draft { file: file_index, hunk: hunk_index, ..draft });
             }
         }
@@ -174,19 +177,21 @@ fn drafts(patch: &Patch, before: &FilesBefore) -> Vec<Draft> {
 /// an import).
 /// A hunk that only wraps the same statements in a `with` that quiets warnings, or
 /// splits them over lines, changes no code either.
-fn hunk_changes_code(hunk: &Hunk, language: Language, start: &shape::Start) -> bool {
+fn hunk_changes_code(hunk: &Hunk, language: Language, start: &shape::Start, tested: &shape::TestWords) -> bool {
     let lines = shape::HunkLines::of(hunk, language, start);
-    let added = lines.changed_statements(hunk, true, language);
-    let removed = lines.changed_statements(hunk, false, language);
+    let added = lines.changed_statements(hunk, true, language, tested);
+    let removed = lines.changed_statements(hunk, false, language, tested);
     (!added.is_empty() || !removed.is_empty()) && added != removed
 }
 
 /// Whether a patch changes a line of code in a code file.
-fn changes_code(patch: &str, before: &FilesBefore) -> bool {
+fn changes_code(patch: &str, before: &FilesBefore, tested: &shape::TestWords) -> bool {
     Patch::parse(patch).files.iter().any(|file| {
         file.opaque
             || Language::of_path(&file.path).is_some_and(|language| {
-                file.hunks.iter().any(|hunk| hunk_changes_code(hunk, language, &start_of(file, hunk, language, before)))
+                file.hunks
+                    .iter()
+                    .any(|hunk| hunk_changes_code(hunk, language, &start_of(file, hunk, language, before), tested))
             })
     })
 }
@@ -199,7 +204,13 @@ fn ordinal_word(n: usize) -> String {
 
 /// Chooses at most `cap` drafts (operators in [`TURN_ORDER`], each spreading its
 /// picks over the patch), renders them, and leaves out no-ops and duplicates.
-fn choose(patch: &Patch, drafts: Vec<Draft>, cap: usize, before: &FilesBefore) -> Vec<Mutant> {
+fn choose(
+    patch: &Patch,
+    drafts: Vec<Draft>,
+    cap: usize,
+    before: &FilesBefore,
+    tested: &shape::TestWords,
+) -> Vec<Mutant> {
     let gold = patch.render();
     let mut queues: Vec<std::collections::VecDeque<Draft>> = TURN_ORDER
         .iter()
@@ -229,7 +240,7 @@ fn choose(patch: &Patch, drafts: Vec<Draft>, cap: usize, before: &FilesBefore) -
                 let rendered = render(patch, &draft);
                 // No change at all is not a wrong fix: validation's run before the gold
                 // patch already is that one.
-                if rendered == gold || !changes_code(&rendered, before) || !seen.insert(rendered.clone()) {
+                if rendered == gold || !changes_code(&rendered, before, tested) || !seen.insert(rendered.clone()) {
                     continue;
                 }
                 chosen.push(mutant_of(patch, &draft, rendered, &mut ids));

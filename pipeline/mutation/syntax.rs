@@ -263,7 +263,7 @@ impl CodeLine {
         }
         // A statement that is a lone literal (a docstring's line) does nothing.
         self.pieces.iter().all(|(piece, range)| *piece != Piece::Code || self.text[range.clone()].trim().is_empty())
-            || code.chars().all(|c| matches!(c, '(' | ')' | ',' | ';'))
+            || code.chars().all(|c| matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';'))
     }
 
     /// The line with its comments removed and its literals kept: what runs.

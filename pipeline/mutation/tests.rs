@@ -2,7 +2,7 @@ use super::*;
 
 /// The mutants of a patch read without the files before it (no mirror).
 fn make_alone(gold: &str, cap: usize) -> Made {
-    make(gold, cap, &FilesBefore::new())
+    make(gold, "", cap, &FilesBefore::new())
 }
 
 /// A modification of one file: `old` lines become `new` lines, as `git diff` writes it.
@@ -182,7 +182,7 @@ fn go_mutants_keep_go_syntax_and_returns_give_the_declared_zero_values() {
     let made = make_alone(&gold, 100);
     let files = applied("calc/clamp.go", old, &made.mutants);
     let has = |needle: &str| files.iter().any(|file| file.contains(needle));
-    assert!(has("\tif !(low > high) {\n"));
+    assert!(!has("\tif !(low > high) {\n"), "a guard that returns an error is left alone");
     assert!(has("\tif v := x; !(v < low) {\n"));
     assert!(has("\tif v := x; v <= low {\n"));
     assert!(has("\t\treturn 0, nil\n\t}\n\treturn x, nil"), "a return of low gives the zero values: {files:?}");
@@ -321,7 +321,7 @@ fn the_file_before_the_fix_tells_a_docstring_or_an_import_list_that_a_hunk_start
     assert!(!make_alone(&gold, 100).mutants.is_empty());
     // Read with the file, one changes an import list, the other a docstring: no mutant.
     let before: FilesBefore = [("m.py".to_string(), old.to_string())].into();
-    let made = make(&gold, 100, &before);
+    let made = make(&gold, "", 100, &before);
     assert!(made.mutants.is_empty(), "{:#?}", made.mutants);
 }
 
@@ -374,4 +374,64 @@ fn a_hunk_that_only_quiets_warnings_around_the_same_code_and_a_dead_assignment_k
     assert!(!changes.iter().any(|change| change.contains("steps = 0")), "{changes:#?}");
     assert!(!changes.iter().any(|change| change.contains("errstate")), "{changes:#?}");
     assert!(changes.iter().any(|change| change.contains("x + 1")), "{changes:#?}");
+}
+
+#[test]
+fn a_guard_the_issue_did_not_ask_for_and_a_call_that_only_makes_writes_durable_give_no_mutant() {
+    let old = "import os\n\n\ndef save(path, data, lower, upper):\n    out = open(path, 'w')\n    out.write(data)\n    return upper - lower\n";
+    let new = "import os\n\n\ndef save(path, data, lower, upper):\n    if upper < lower:\n        raise ValueError('upper >= lower is required')\n    out = open(path, 'w')\n    out.write(data)\n    os.fsync(out.fileno())\n    return (upper - lower) / 2\n";
+    let made = make_alone(&diff_of("m.py", old, new), 100);
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    assert!(!changes.iter().any(|change| change.contains("upper < lower") || change.contains("raise")), "{changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("fsync")), "{changes:#?}");
+    assert!(
+        changes.iter().any(|change| change.contains("(upper - lower) / 2")),
+        "the fix's own change is mutated: {changes:#?}"
+    );
+    // A guard whose error the tests name is the fix under test: it is mutated.
+    let tests = "+    with pytest.raises(ValueError):\n+        save('p', 'd', 2, 1)\n";
+    let made = make(&diff_of("m.py", old, new), tests, 100, &FilesBefore::new());
+    assert!(made.mutants.iter().any(|mutant| mutant.change.contains("upper < lower")), "{:#?}", made.mutants);
+    // In Go, a guard returns an error.
+    let go_old = "package a\n\nfunc F(x int) (int, error) {\n\treturn x, nil\n}\n";
+    let go_new = "package a\n\nimport \"errors\"\n\nfunc F(x int) (int, error) {\n\tif x < 0 {\n\t\treturn 0, errors.New(\"negative\")\n\t}\n\treturn x * 2, nil\n}\n";
+    let made = make_alone(&diff_of("a.go", go_old, go_new), 100);
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    assert!(!changes.iter().any(|change| change.contains("x < 0") || change.contains("negative")), "{changes:#?}");
+    assert!(changes.iter().any(|change| change.contains("x * 2")), "{changes:#?}");
+}
+
+#[test]
+fn a_value_written_on_its_functions_line_is_emptied_in_c_java_and_javascript() {
+    let c_old = "int add(int a, int b) { return b < 0 ? a - b : a + b; }\nint mul(int a, int b) { return 0; }\n";
+    let c_new = "int add(int a, int b) { return a + b; }\nint mul(int a, int b) { return 0; }\n";
+    let files = applied("src/calc.c", c_old, &make_alone(&diff_of("src/calc.c", c_old, c_new), 100).mutants);
+    assert!(files.iter().any(|file| file.starts_with("int add(int a, int b) { return 0; }")), "{files:?}");
+    let js_old = "exports.add = (a, b) => a;\n";
+    let js_new = "exports.add = (a, b) => a;\nexports.mul = (a, b) => a * b;\n";
+    let files = applied("lib/calc.js", js_old, &make_alone(&diff_of("lib/calc.js", js_old, js_new), 100).mutants);
+    assert!(files.iter().any(|file| file.contains("exports.mul = (a, b) => null;")), "{files:?}");
+    let java_old = "class A {\n}\n";
+    let java_new = "class A {\n    public static boolean odd(int x) { return x % 2 == 1; }\n}\n";
+    let files = applied("src/A.java", java_old, &make_alone(&diff_of("src/A.java", java_old, java_new), 100).mutants);
+    assert!(files.iter().any(|file| file.contains("{ return false; }")), "{files:?}");
+}
+
+#[test]
+fn a_line_that_only_changes_who_may_see_a_thing_is_not_reverted() {
+    let old = "class A {\n    char[] chars;\n    int size() { return 0; }\n}\n";
+    let new = "class A {\n    private char[] chars;\n    int size() { return chars.length; }\n}\n";
+    let made = make_alone(&diff_of("src/A.java", old, new), 100);
+    let reverted = by_operator(&made.mutants, MutationOperator::RevertLine);
+    assert!(reverted.iter().all(|mutant| !mutant.change.contains("char[] chars")), "{reverted:#?}");
+    assert!(reverted.iter().any(|mutant| mutant.change.contains("chars.length")), "{reverted:#?}");
+}
+
+#[test]
+fn a_lone_brace_or_semicolon_and_a_c_error_message_give_no_mutant() {
+    let old = "int f(int x) {\n  if (x < 0) {\n    return ret_error(x, \"bad input\");\n  }\n  return x;\n};\n";
+    let new =
+        "int f(int x) {\n  if (x < 0) {\n    return ret_error(x, \"x must not be negative\");\n  }\n  return x;\n}\n";
+    let made = make_alone(&diff_of("src/f.c", old, new), 100);
+    assert!(made.mutants.is_empty(), "{:#?}", made.mutants);
 }

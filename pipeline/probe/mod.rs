@@ -46,7 +46,7 @@ use crate::store::{self, Store, StoreError};
 
 /// The version of the operators and of how a run is judged: a change makes every
 /// record stale, so tasks are probed again.
-pub const PROBE_VERSION: u32 = 3;
+pub const PROBE_VERSION: u32 = 5;
 
 /// The time zone of a mutant's run: UTC, as in validate's runs (a test that depends
 /// on it was labelled there in UTC).
@@ -420,7 +420,7 @@ async fn probe_task(context: &Context<'_>, target: &Target, hash: &str) -> Resul
             .await
             .unwrap_or_default()
     };
-    let made = mutants::make(&candidate.patch, config.mutants, &before);
+    let made = mutants::make(&candidate.patch, &candidate.test_patch, config.mutants, &before);
     if made.mutants.is_empty() {
         return Ok(without_score(
             target,

@@ -86,6 +86,15 @@ impl Ecosystem for MavenTest {
         format!("bash {} {report} {test_command} -- {files}", image::MAVEN_TEST_HELPER)
     }
 
+    /// Surefire's `skipAfterFailureCount` (2.19 and later; earlier ones ignore it).
+    fn stop_at_first_failure(&self, test_command: &str) -> String {
+        if test_command.contains("skipAfterFailureCount") {
+            test_command.to_string()
+        } else {
+            format!("{test_command} -Dsurefire.skipAfterFailureCount=1")
+        }
+    }
+
     fn parse_report(&self, report: &str, test_files: &[String]) -> ParsedRun {
         results::parse_surefire_xml(report, &test_classes(test_files))
     }
