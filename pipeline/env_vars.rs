@@ -2,8 +2,8 @@
 //!
 //! Besides these, any config key can be set as `SWE_HARVEST_<SECTION>__<KEY>`
 //! (section and key upper-cased, a double underscore between them), for example
-//! `SWE_HARVEST_VALIDATE__RUNS=5`; see [`crate::config`]. Precedence: built-in
-//! defaults < config file < environment < command-line flags.
+//! `SWE_HARVEST_VALIDATE__RUNS=5`, which the `config` module applies. Precedence:
+//! built-in defaults < config file < environment < command-line flags.
 
 /// The data dir (`--data-dir`).
 pub const SWE_HARVEST_DATA_DIR: &str = "SWE_HARVEST_DATA_DIR";

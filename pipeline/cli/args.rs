@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use swe_harvest::config::Compat;
+use swe_harvest::ecosystem::repo_config::Compat;
 use swe_harvest::model::RepoSlug;
 
 #[derive(Debug, Parser)]
@@ -198,11 +198,11 @@ pub enum ApiArg {
     Rest,
 }
 
-impl From<ApiArg> for swe_harvest::config::CrawlApi {
+impl From<ApiArg> for swe_harvest::crawl::CrawlApi {
     fn from(value: ApiArg) -> Self {
         match value {
-            ApiArg::Graphql => swe_harvest::config::CrawlApi::Graphql,
-            ApiArg::Rest => swe_harvest::config::CrawlApi::Rest,
+            ApiArg::Graphql => swe_harvest::crawl::CrawlApi::Graphql,
+            ApiArg::Rest => swe_harvest::crawl::CrawlApi::Rest,
         }
     }
 }

@@ -23,7 +23,8 @@ use super::{ExitStatus, GlobalSettings, WhenMissing, runtime};
 pub fn probe(global: &GlobalSettings, args: &ProbeArgs) -> anyhow::Result<ExitStatus> {
     let validate_settings = ValidateSettings::resolve(
         global.data_dir.clone(),
-        global.config.clone(),
+        &global.config.config.validate,
+        global.config.repos_dir.clone(),
         &ValidateFlags { workers: None, runs: None, coverage: false },
     )?;
     let flags =

@@ -16,8 +16,11 @@ use super::logging::CliReporter;
 use super::{ExitStatus, GlobalSettings, WhenMissing};
 
 pub fn screen(global: &GlobalSettings, args: &ScreenArgs) -> anyhow::Result<ExitStatus> {
-    let settings =
-        ScreenSettings::resolve(global.data_dir.clone(), &global.config, &ScreenFlags { repos: args.repos.clone() });
+    let settings = ScreenSettings::resolve(
+        global.data_dir.clone(),
+        &global.config.config.screen,
+        &ScreenFlags { repos: args.repos.clone() },
+    );
     let summary = match (&args.input, &args.out) {
         (Some(input), Some(out)) => screen::rows::run(&settings, input, out)
             .with_context(|| format!("failed to screen the rows of `{}`", input.display()))?,

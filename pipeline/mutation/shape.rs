@@ -275,7 +275,12 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             continue;
         }
         let Some(code) = lines.new_code(index) else { continue };
-        if code.is_inert() || quiets_warnings(code, language) {
+        // A statement that only talks to people (a warning, a log line) is no behaviour;
+        // an error raised is, as a whole (it can be reverted or dropped), but none of its
+        // parts (the message, the arguments that build it) is.
+        let head = lines.head[index].as_str();
+        let raises = raises_head(head);
+        if code.is_inert() || quiets_warnings(code, language) || (message_head(head) && !raises) {
             continue;
         }
         let text = &code.text;
@@ -291,7 +296,20 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             && !lines.continued[index]
             && !continues(text)
             && syntax::balanced(&code.masked());
-        if lines.depth_before[index] > 0 && !message_head(&lines.head[index]) {
+        if raises {
+            if whole {
+                if let Some(edit) = drop_statement(lines, index, code, language) {
+                    push(
+                        MutationOperator::DropStatement,
+                        index,
+                        edit,
+                        format!("the statement `{}` is dropped", snippet(&code.code_text())),
+                    );
+                }
+            }
+            continue;
+        }
+        if lines.depth_before[index] > 0 {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
             }
@@ -325,10 +343,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                 format!("`{}` becomes `{}` in `{}`", text[range].trim(), replacement.trim(), snippet(text)),
             );
         }
-        // A statement that only talks to people (a warning, a log line, an exception
-        // raised with its message): its texts and arguments are no behaviour.
-        let message = message_head(&lines.head[index]);
-        for (range, replacement) in literals(code, language).into_iter().filter(|_| !message) {
+        for (range, replacement) in literals(code, language) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::ReplaceLiteral,
@@ -721,7 +736,9 @@ fn clauses_dropped(code: &CodeLine, span: Range<usize>, language: Language) -> V
             start = cut + operator.len();
         }
         clauses.push(inner[start..].trim().to_string());
+        // A clause that only checks for null is a guard the tests rarely reach: left alone.
         return (0..clauses.len())
+            .filter(|&dropped| !null_check(&clauses[dropped]))
             .map(|dropped| {
                 let kept: Vec<&str> = clauses
                     .iter()
@@ -734,6 +751,16 @@ fn clauses_dropped(code: &CodeLine, span: Range<usize>, language: Language) -> V
             .collect();
     }
     Vec::new()
+}
+
+/// Whether a clause only checks that something is there: a bare name (`ptr`, `!ptr`),
+/// or a comparison with the language's null (`x is not None`, `p != NULL`, `e != nil`).
+fn null_check(clause: &str) -> bool {
+    regex_once(r"^!?\s*[A-Za-z_][A-Za-z0-9_.]*(->[A-Za-z_][A-Za-z0-9_]*)*$").is_match(clause.trim())
+        || regex_once(
+            r"^[A-Za-z_][A-Za-z0-9_.\[\]]*\s*(is not|is|!=|==|!==|===)\s*(None|NULL|nullptr|nil|null|undefined)$",
+        )
+        .is_match(clause.trim())
 }
 
 /// Each boundary of the line and what it becomes: comparisons written with blanks
@@ -806,6 +833,11 @@ fn words_blanked(code: &CodeLine) -> String {
 }
 
 /// The first words of statements that talk to people.
+/// Whether a statement's head raises an error: the statement is behaviour, its message is not.
+fn raises_head(head: &str) -> bool {
+    matches!(head, "raise" | "throw" | "panic")
+}
+
 fn message_head(head: &str) -> bool {
     const HEADS: [&str; 12] = [
         "warnings", "logging", "logger", "log", "LOG", "print", "println", "raise", "throw", "assert", "console",

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::flags::FlagCode;
 use super::verdict::VerdictRule;
-use crate::config::{ConfigError, LoadedConfig};
 use crate::model::RepoSlug;
+use crate::settings::ConfigError;
 
 /// `[screen]` in `configs/pipeline.toml`. The verdict's defaults and how they were
 /// chosen: docs/screen.md ("The verdict").
@@ -105,11 +105,12 @@ pub struct ScreenSettings {
 }
 
 impl ScreenSettings {
-    pub fn resolve(data_dir: PathBuf, config: &LoadedConfig, flags: &ScreenFlags) -> ScreenSettings {
+    /// `config` is the config's `[screen]` (defaults < config file < environment).
+    pub fn resolve(data_dir: PathBuf, config: &ScreenConfig, flags: &ScreenFlags) -> ScreenSettings {
         ScreenSettings {
             data_dir,
             mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
-            config: config.config.screen.clone(),
+            config: config.clone(),
             repos: flags.repos.clone(),
         }
     }
