@@ -408,7 +408,7 @@ pub struct ReleaseArgs {
     /// Leave out tasks that carry any of these screen flags.
     #[arg(long, value_name = "CODE", num_args = 1..)]
     pub exclude_flag: Vec<swe_harvest::screen::FlagCode>,
-    /// Only tasks the screen kept (quality_verdict = keep).
+    /// Only tasks the screen kept (quality_verdict = keep: uncertain and flag are left out).
     #[arg(long)]
     pub only_kept: bool,
     /// Only tasks whose tests reject at least this share of probe's mutants (tasks not
