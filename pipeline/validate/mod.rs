@@ -57,7 +57,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use futures::StreamExt;
 use serde::Serialize;
 
 use crate::ecosystem;
@@ -301,31 +300,19 @@ pub async fn run(
         }),
     };
     reporter.start("validate", Some(todo.len() as u64));
-    let outcomes = Arc::new(Mutex::new(Vec::new()));
-    let pool = {
-        let outcomes = outcomes.clone();
+    let jobs = todo.into_iter().map(|candidate| {
         let context = &context;
-        async move {
-            let mut stream = futures::stream::iter(todo)
-                .map(|candidate| async move { validate_one(context, &candidate).await })
-                .buffer_unordered(settings.workers.max(1));
-            while let Some(outcome) = stream.next().await {
-                context.reporter.advance(1);
-                outcomes.lock().expect("not poisoned").push(outcome);
-            }
-        }
-    };
-    tokio::select! {
-        () = pool => {}
-        interrupt = interruption.received() => {
-            tracing::warn!(signal = %interrupt, "interrupted: removing running containers; finished runs stay stored for the next run");
-            summary.interrupted = true;
-        }
+        async move { validate_one(context, &candidate).await }
+    });
+    let (mut outcomes, stopped) =
+        crate::interrupt::pooled(&mut interruption, jobs, settings.workers, |_| context.reporter.advance(1)).await;
+    if let Some(interrupt) = stopped {
+        tracing::warn!(signal = %interrupt, "interrupted: removing running containers; finished runs stay stored for the next run");
+        summary.interrupted = true;
     }
     backend.remove_running().await;
     reporter.finish();
 
-    let mut outcomes = std::mem::take(&mut *outcomes.lock().expect("not poisoned"));
     outcomes.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
     for outcome in &outcomes {
         match &outcome.result {
