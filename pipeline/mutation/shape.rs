@@ -296,25 +296,14 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             && !lines.continued[index]
             && !continues(text)
             && syntax::balanced(&code.masked());
-        if raises {
-            if whole {
-                if let Some(edit) = drop_statement(lines, index, code, language) {
-                    push(
-                        MutationOperator::DropStatement,
-                        index,
-                        edit,
-                        format!("the statement `{}` is dropped", snippet(&code.code_text())),
-                    );
-                }
-            }
-            continue;
-        }
-        if lines.depth_before[index] > 0 {
+        // The operators that edit a part of the statement; an error raised keeps its parts.
+        let parts = !raises;
+        if parts && lines.depth_before[index] > 0 {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
             }
         }
-        if let Some(condition) = condition_span(code, language) {
+        if let Some(condition) = condition_span(code, language).filter(|_| parts) {
             let inner = &text[condition.clone()];
             let negated =
                 format!("{}{}{}", &text[..condition.start], negation(inner, language), &text[condition.end..]);
@@ -334,7 +323,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                 );
             }
         }
-        for (range, replacement) in boundaries(code) {
+        for (range, replacement) in boundaries(code).into_iter().filter(|_| parts) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::MoveBoundary,
@@ -343,7 +332,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                 format!("`{}` becomes `{}` in `{}`", text[range].trim(), replacement.trim(), snippet(text)),
             );
         }
-        for (range, replacement) in literals(code, language) {
+        for (range, replacement) in literals(code, language).into_iter().filter(|_| parts) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::ReplaceLiteral,
@@ -360,6 +349,9 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                     edit,
                     format!("the statement `{}` is dropped", snippet(&code.code_text())),
                 );
+            }
+            if !parts {
+                continue;
             }
             if let Some((expression, default)) = return_default(lines, hunk, index, code, language) {
                 let indent = &text[..syntax::indent_of(text)];
