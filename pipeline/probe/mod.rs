@@ -172,12 +172,7 @@ pub async fn run(
 ) -> Result<Summary, ProbeError> {
     let started = Instant::now();
     let mut interruption = crate::interrupt::Interruption::listen();
-    let data_dir_label =
-        fs_err::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
-    let removed = backend.sweep(&data_dir_label).await;
-    if removed > 0 {
-        tracing::info!(removed, "removed containers left by an earlier, interrupted run");
-    }
+    let data_dir_label = sandbox::swept_label(backend.as_ref(), &settings.data_dir).await;
     let (targets, funnel) = match work {
         Work::Store => (store_targets(&store, settings)?, true),
         Work::Targets(targets) => (targets, false),

@@ -371,6 +371,17 @@ pub struct BackendOptions {
     pub swarm_constraints: Vec<String>,
 }
 
+/// The label of `data_dir`'s containers (its canonical path), after removing what
+/// runs of it that are gone left behind: how a stage that runs containers starts.
+pub async fn swept_label(backend: &dyn Backend, data_dir: &std::path::Path) -> String {
+    let label = fs_err::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
+    let removed = backend.sweep(&label).await;
+    if removed > 0 {
+        tracing::info!(removed, "removed containers left by an earlier, interrupted run");
+    }
+    label
+}
+
 /// Connects to a backend with default options and checks that it answers.
 pub async fn connect(kind: BackendKind) -> Result<Arc<dyn Backend>, SandboxError> {
     connect_with(kind, &BackendOptions::default()).await

@@ -64,8 +64,8 @@ use crate::model::drop_reason::ValidateDropReason;
 use crate::model::labels::Labels;
 use crate::model::{Candidate, EnvironmentSpec, Rejection, Stage, Task};
 use crate::progress::Reporter;
-use crate::sandbox::Backend;
 use crate::sandbox::images::Images;
+use crate::sandbox::{self, Backend};
 use crate::store::coverage::GoldenCoverage;
 use crate::store::{self, Store, StoreError, candidates, validation};
 use crate::swt;
@@ -245,12 +245,7 @@ pub async fn run(
     let started = Instant::now();
     // From here on, Ctrl-C and SIGTERM stop the work below cleanly instead of killing the process.
     let mut interruption = crate::interrupt::Interruption::listen();
-    let data_dir_label =
-        fs_err::canonicalize(&settings.data_dir).unwrap_or_else(|_| settings.data_dir.clone()).display().to_string();
-    let removed = backend.sweep(&data_dir_label).await;
-    if removed > 0 {
-        tracing::info!(removed, "removed containers left by an earlier, interrupted run");
-    }
+    let data_dir_label = sandbox::swept_label(backend.as_ref(), &settings.data_dir).await;
     let (selected, persist, explicit): (Vec<Candidate>, bool, BTreeSet<String>) = match work {
         Work::Store { repos, instances } => {
             let mut all = candidates::candidates(store.connection(), &repos)?;
