@@ -153,7 +153,10 @@ fn drafts(patch: &Patch, before: &FilesBefore, tested: &shape::TestWords) -> Vec
             let first_changed = hunk.lines.iter().position(|line| line.added() || line.removed()).unwrap_or(0);
             // A hunk of a new file is the whole file: leaving it out breaks every
             // import of it, which says nothing about the tests.
-            if meaningful.len() >= 2 && !file.created {
+            if meaningful.len() >= 2
+                && !file.created
+                && !defines_what_stays(patch, &meaningful, (file_index, hunk_index), tested)
+            {
                 let ordinal = patch.files[..file_index].iter().map(|file| file.hunks.len()).sum::<usize>() + hunk_index;
                 drafts.push(Draft {
                     operator: MutationOperator::OmitHunk,
@@ -171,6 +174,32 @@ fn drafts(patch: &Patch, before: &FilesBefore, tested: &shape::TestWords) -> Vec
         }
     }
     drafts
+}
+
+/// Whether the hunk at `at` adds a definition (a function, type or class) whose name
+/// the other code hunks or the tests use: leaving it out only stops the build (Go's
+/// `undefined: newTimingWheelWithClock`), a stillborn mutant that takes a place of
+/// the budget.
+fn defines_what_stays(
+    patch: &Patch,
+    meaningful: &[(usize, usize)],
+    at: (usize, usize),
+    tested: &shape::TestWords,
+) -> bool {
+    let added = |(file, hunk): (usize, usize)| {
+        patch.files[file].hunks[hunk].lines.iter().filter(|line| line.added()).map(|line| line.text.as_str())
+    };
+    let defined: Vec<String> = added(at).filter_map(shape::defined_name).collect();
+    if defined.is_empty() {
+        return false;
+    }
+    let word = shape::regex_once(r"[A-Za-z_][A-Za-z0-9_]*");
+    let used_elsewhere: BTreeSet<&str> = meaningful
+        .iter()
+        .filter(|&&other| other != at)
+        .flat_map(|&other| added(other).flat_map(|line| word.find_iter(line).map(|found| found.as_str())))
+        .collect();
+    defined.iter().any(|name| used_elsewhere.contains(name.as_str()) || tested.contains(name))
 }
 
 /// Whether a hunk adds or removes a line that is code (not blank, comment, docs or

@@ -450,6 +450,11 @@ impl TestWords {
         TestWords { words }
     }
 
+    /// Whether the added test lines use `word`.
+    pub fn contains(&self, word: &str) -> bool {
+        self.words.contains(word)
+    }
+
     /// Whether the tests name the error `raising` raises: its type (`raise ValueError(`,
     /// `throw new TypeError(`), or for Go and Rust, an error at all.
     fn names_error_of(&self, raising: &str, language: Language) -> bool {
@@ -801,7 +806,7 @@ fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
     found
 }
 
-fn regex_once(pattern: &str) -> regex::Regex {
+pub(super) fn regex_once(pattern: &str) -> regex::Regex {
     regex::Regex::new(pattern).expect("a valid pattern")
 }
 
@@ -1339,4 +1344,15 @@ fn java_default(signature: &str) -> Option<String> {
         }
         .to_string(),
     )
+}
+
+/// The name a line defines, when it opens a definition by its keyword: `def name(`,
+/// `func name(` or `func (r *T) name(`, `fn name`, `function name`, `class name`,
+/// `struct name`, `interface name`, `type name`, `enum name`, `trait name`.
+pub fn defined_name(line: &str) -> Option<String> {
+    regex_once(
+        r"^\s*(?:(?:pub(?:\([^)]*\))?|export|default|public|private|protected|static|final|abstract|async|unsafe|const)\s+)*(?:def|func(?:\s*\([^)]*\))?|fn|function\*?|class|struct|interface|type|enum|trait)\s+([A-Za-z_][A-Za-z0-9_]*)",
+    )
+    .captures(line)
+    .map(|found| found[1].to_string())
 }

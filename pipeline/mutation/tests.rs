@@ -473,3 +473,34 @@ fn an_error_raised_is_reverted_or_dropped_as_a_whole_but_its_message_is_left_alo
     let made = make(&diff_of("calc/ops.py", old, logged), &test, 100, &FilesBefore::new());
     assert!(made.mutants.is_empty(), "{:#?}", made.mutants);
 }
+
+#[test]
+fn a_hunk_that_defines_what_the_other_hunks_or_the_tests_use_is_not_left_out() {
+    // Go: the new constructor is called by the other hunk and by the tests.
+    let old = "package wheel\n\nfunc NewWheel(n int) *Wheel {\n\treturn &Wheel{n: n}\n}\n\nfunc pad1() {}\nfunc pad2() {}\nfunc pad3() {}\nfunc pad4() {}\nfunc pad5() {}\nfunc pad6() {}\nfunc pad7() {}\n\nfunc (w *Wheel) Tick() int {\n\treturn w.n\n}\n";
+    let new = "package wheel\n\nfunc NewWheel(n int) *Wheel {\n\treturn newWheelWithClock(n, 1)\n}\n\nfunc newWheelWithClock(n, c int) *Wheel {\n\treturn &Wheel{n: n * c}\n}\n\nfunc pad1() {}\nfunc pad2() {}\nfunc pad3() {}\nfunc pad4() {}\nfunc pad5() {}\nfunc pad6() {}\nfunc pad7() {}\n\nfunc (w *Wheel) Tick() int {\n\treturn w.n + 1\n}\n";
+    let gold = diff_of("wheel/wheel.go", old, new);
+    let omitted = |test: &str| {
+        let made = make(&gold, test, 100, &FilesBefore::new());
+        by_operator(&made.mutants, MutationOperator::OmitHunk)
+            .into_iter()
+            .map(|mutant| mutant.change.clone())
+            .collect::<Vec<_>>()
+    };
+    let hunks = Patch::parse(&gold).files[0].hunks.len();
+    assert_eq!(hunks, 2, "{gold}");
+    // The first hunk defines `newWheelWithClock`, which only it uses: it can go. The
+    // second uses nothing the first defines: it can go too.
+    assert_eq!(omitted("").len(), 2);
+    // Once the tests call the new function, leaving out its hunk only stops the build.
+    let test = diff_of(
+        "wheel/wheel_test.go",
+        "",
+        "package wheel\n\nfunc TestClock(t *testing.T) {\n\t_ = newWheelWithClock(1, 2)\n}\n",
+    );
+    assert_eq!(omitted(&test), vec!["the fix's second hunk (of 2) is left out".to_string()]);
+    assert_eq!(super::shape::defined_name("func (w *Wheel) Tick() int {").as_deref(), Some("Tick"));
+    assert_eq!(super::shape::defined_name("    pub(crate) async fn run(x: u8) {").as_deref(), Some("run"));
+    assert_eq!(super::shape::defined_name("export default class Thing {").as_deref(), Some("Thing"));
+    assert_eq!(super::shape::defined_name("    return f(x)"), None);
+}

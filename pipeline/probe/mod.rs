@@ -45,7 +45,7 @@ use crate::store::{self, Store, StoreError};
 
 /// The version of the operators and of how a run is judged: a change makes every
 /// record stale, so tasks are probed again.
-pub const PROBE_VERSION: u32 = 7;
+pub const PROBE_VERSION: u32 = 8;
 
 /// The time zone of a mutant's run: UTC, as in validate's runs (a test that depends
 /// on it was labelled there in UTC).
