@@ -1,51 +1,40 @@
-//! The pipeline's configuration: `configs/pipeline.toml` for the whole pipeline and
-//! optional `configs/repos/<owner>__<name>.toml` overrides per repository.
+//! The pipeline's configuration, composed: `configs/pipeline.toml` holds one section
+//! per module, and each module owns its section's type, defaults and checks
+//! (`[github]` is [`GithubConfig`], `[crawl]` [`CrawlConfig`], `[mirror]`
+//! [`MirrorConfig`], `[extract]` [`ExtractConfig`], `[validate]` [`ValidateConfig`],
+//! `[release]` [`ReleaseConfig`], `[screen]` [`ScreenConfig`], `[probe]`
+//! [`ProbeConfig`]). A repository's
+//! overrides (`configs/repos/<owner>__<name>.toml`) are `ecosystem::repo_config`'s,
+//! a release's file (`configs/releases/<name>.toml`) `release`'s: this module only
+//! says where their folders are. It reads the file, applies the environment, runs
+//! each section's checks, and `cli/` hands each stage its own sections and plain
+//! values. No other module imports it (the layers: docs/architecture.md); what the
+//! settings types share (the error naming the file and the key, reading TOML) is
+//! [`crate::settings`].
 //!
-//! Precedence, lowest first: the defaults in this file, the config file, the
+//! Precedence, lowest first: the sections' defaults, the config file, the
 //! environment (`SWE_HARVEST_<SECTION>__<KEY>`, plus the named variables of
 //! [`crate::env_vars`]), then command-line flags (applied by the CLI). Every struct
 //! denies unknown keys, so a typo is an error that names the file and the key
 //! instead of a setting silently ignored. `configs/pipeline.toml` documents every
 //! default; a test keeps it equal to [`Config::default`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::RepoSlug;
+use crate::crawl::CrawlConfig;
+use crate::extract::ExtractConfig;
+use crate::github::GithubConfig;
+use crate::mirror::MirrorConfig;
+use crate::probe::ProbeConfig;
+use crate::release::ReleaseConfig;
+use crate::screen::ScreenConfig;
+use crate::settings::{ConfigError, from_table, invalid};
+use crate::validate::ValidateConfig;
 
 /// Where configs live when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "configs/pipeline.toml";
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("failed to read the config file `{path}`")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("the config file `{path}` is not valid TOML: {message}")]
-    Syntax { path: PathBuf, message: String },
-    #[error("invalid config `{origin}`: key `{key}`: {message}")]
-    Invalid { origin: String, key: String, message: String },
-}
-
-impl ConfigError {
-    /// A line of advice for the person at the terminal.
-    pub fn hint(&self) -> String {
-        match self {
-            ConfigError::Read { .. } => {
-                "pass an existing file with `--config FILE`, or omit it to use the defaults".into()
-            }
-            ConfigError::Syntax { .. } => "fix the TOML syntax at the position shown".into(),
-            ConfigError::Invalid { .. } => {
-                "every key and its allowed values are documented in `configs/pipeline.toml`".into()
-            }
-        }
-    }
-}
 
 /// The whole pipeline's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -57,478 +46,8 @@ pub struct Config {
     pub extract: ExtractConfig,
     pub validate: ValidateConfig,
     pub release: ReleaseConfig,
-    /// The screen's settings live with the stage (`screen::ScreenConfig`).
-    pub screen: crate::screen::ScreenConfig,
-    /// Probe's settings live with the stage (`probe::ProbeConfig`).
-    pub probe: crate::probe::ProbeConfig,
-}
-
-/// The GitHub API client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GithubConfig {
-    /// The API root: github.com, a GitHub Enterprise server, or the simulator.
-    pub api_url: String,
-    /// Our own ceiling per token, below GitHub's 5,000 an hour.
-    pub requests_per_hour_per_token: u32,
-    /// Page size of list endpoints (GitHub's maximum is 100).
-    pub per_page: u32,
-    /// Timeout of one request.
-    pub request_timeout_secs: u64,
-    /// Retries of one request after 5xx, timeouts, broken connections and secondary limits.
-    pub max_retries: u32,
-    /// First backoff delay; doubles per retry, with jitter, up to `backoff_max_secs`.
-    pub backoff_initial_ms: u64,
-    pub backoff_max_secs: u64,
-    /// Rotate to another token when this one has fewer requests left than this.
-    pub rotate_below_remaining: u32,
-    /// Wait after a secondary rate limit that names no `Retry-After` (GitHub asks for a minute).
-    pub secondary_limit_wait_secs: u64,
-    /// The longest `Retry-After` obeyed: a longer one (a broken proxy's) is waited this
-    /// long, not a day. GitHub's own windows are an hour at most.
-    pub max_retry_after_secs: u64,
-}
-
-impl GithubConfig {
-    /// This config with `api_url` (the `--api-url` flag) over the file's and
-    /// `SWE_HARVEST_API_URL`'s value, which the loaded config already holds.
-    pub fn with_api_url(mut self, api_url: Option<&str>) -> GithubConfig {
-        if let Some(api_url) = api_url {
-            self.api_url = api_url.to_string();
-        }
-        self
-    }
-}
-
-impl Default for GithubConfig {
-    fn default() -> Self {
-        GithubConfig {
-            api_url: "https://api.github.com".into(),
-            requests_per_hour_per_token: 4_800,
-            per_page: 100,
-            request_timeout_secs: 30,
-            max_retries: 6,
-            backoff_initial_ms: 500,
-            backoff_max_secs: 60,
-            rotate_below_remaining: 50,
-            secondary_limit_wait_secs: 60,
-            max_retry_after_secs: 3600,
-        }
-    }
-}
-
-crate::spelled::spelled_enum! {
-    /// Which GitHub API the crawl uses.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-    #[serde(rename_all = "lowercase")]
-    pub enum CrawlApi {
-        /// GraphQL when a token is set (GitHub refuses anonymous GraphQL), else REST.
-        #[default]
-        Auto => "auto",
-        Graphql => "graphql",
-        Rest => "rest",
-    }
-}
-
-/// The crawl stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CrawlConfig {
-    /// REST: fetch referenced issues one by one instead of listing all issues when a
-    /// repository has more than this many issues per referenced issue.
-    pub per_issue_fetch_ratio: u32,
-    /// `auto` (GraphQL with a token, REST without), `graphql` or `rest`; `--api` wins.
-    pub api: CrawlApi,
-    /// Merged PRs (or updated issues) per GraphQL query (GitHub's maximum is 100);
-    /// halved for the rest of the run when GitHub answers with a timeout or its node limit.
-    pub graphql_page_size: u32,
-    /// Referenced issues fetched by number in one GraphQL query; halved like the page size.
-    pub graphql_issues_per_query: u32,
-}
-
-impl Default for CrawlConfig {
-    fn default() -> Self {
-        CrawlConfig {
-            per_issue_fetch_ratio: 20,
-            api: CrawlApi::Auto,
-            graphql_page_size: 100,
-            graphql_issues_per_query: 100,
-        }
-    }
-}
-
-/// The mirror stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MirrorConfig {
-    /// Where mirrors are cloned from; `{owner}` and `{name}` are replaced.
-    pub clone_url: String,
-}
-
-impl Default for MirrorConfig {
-    fn default() -> Self {
-        MirrorConfig { clone_url: "https://github.com/{owner}/{name}.git".into() }
-    }
-}
-
-/// Which rule decides that a file is a test file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Compat {
-    /// Path components (`tests/`, `test_*.py`, ...) from `test_patterns`.
-    #[default]
-    Native,
-    /// SWE-bench's rule: the path contains `test`; `patch` keeps only `.py` files.
-    Swebench,
-}
-
-/// The extract stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ExtractConfig {
-    pub compat: Compat,
-    /// Glob patterns of test files (native mode), matched against the whole path.
-    pub test_patterns: Vec<String>,
-    /// PRs changing more files than this are dropped (`too_many_files`).
-    pub max_files_changed: usize,
-    /// PRs changing more lines than this are dropped (`too_many_lines`).
-    pub max_lines_changed: usize,
-    /// Also trust the API's own closing references, not only the closing keywords.
-    pub use_api_closing_references: bool,
-    /// Threads doing git work (diffs, merge-bases); 0 = one per core.
-    pub workers: usize,
-}
-
-impl Default for ExtractConfig {
-    fn default() -> Self {
-        ExtractConfig {
-            compat: Compat::Native,
-            test_patterns: default_test_patterns(),
-            max_files_changed: 100,
-            max_lines_changed: 5_000,
-            use_api_closing_references: false,
-            workers: 0,
-        }
-    }
-}
-
-/// Test files of every language at once (a repository is rarely of two): Python's
-/// `tests/`, `test_*.py`, `conftest.py`; Go's `_test.go` files and `testdata/`; Rust's
-/// integration tests (`tests/`, which also holds an integration-test crate's files),
-/// `benches/`, test modules in files of their own (`tests.rs`, `test.rs`; examples
-/// are not tests) and insta's snapshots (`snapshots/*.snap`); JavaScript's and
-/// TypeScript's `__tests__/`, `*.test.*`, `*.spec.*`
-/// (their `test/` and `tests/` are everyone's). Rust's inline `#[cfg(test)]` modules live in source files, which
-/// stay in `patch` (decision: a file is in one patch or the other, and splitting a
-/// file's hunks would hand the task a gold patch that does not compile on its own).
-pub fn default_test_patterns() -> Vec<String> {
-    [
-        "**/test/**",
-        "**/tests/**",
-        "**/testing/**",
-        "**/test_*.py",
-        "**/*_test.py",
-        "**/*_tests.py",
-        "**/conftest.py",
-        "**/*_test.go",
-        "**/testdata/**",
-        "**/benches/**",
-        "**/__tests__/**",
-        "**/__snapshots__/**",
-        "**/*.test.*",
-        "**/*.spec.*",
-        "**/tests.rs",
-        "**/test.rs",
-        "**/snapshots/*.snap",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
-}
-
-/// The validate stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ValidateConfig {
-    /// Tasks validated at once; 0 chooses from cores and memory.
-    pub workers: usize,
-    /// Repetitions of the pre and of the post run.
-    pub runs: u32,
-    /// Wall-time limit of one test run inside a container.
-    pub run_timeout_secs: u64,
-    /// Wall-time limit of the ladder's check run of a new environment image (at most
-    /// `run_timeout_secs`): a check that runs out of time does not condemn the image.
-    pub check_timeout_secs: u64,
-    /// Wall-time limit of building one environment image.
-    pub build_timeout_secs: u64,
-    pub memory_bytes: u64,
-    /// CPUs per container (fractions allowed).
-    pub cpus: f64,
-    pub pids_limit: i64,
-    /// The largest file a job's processes may write (`ulimit -f`): past it a write fails
-    /// (SIGXFSZ stops a process that does not ignore it, "File size limit exceeded";
-    /// Python gets "File too large"). zstd's `playTests.sh` writes a 4 GiB file; raise
-    /// this for such a project.
-    pub file_size_bytes: u64,
-    /// Base image per runtime: Python's by version (`3.11`), Go's as `go1.24`, Java's as `jdk17`,
-    /// Rust's as `rust1.85`, C's as `gcc12` (the forms of the runtime catalogue,
-    /// [`crate::ecosystem::runtimes`]). The defaults are the catalogue's images, made by
-    /// scripts/setup.sh; a config's entries are added to them (the same key: replaced).
-    #[serde(deserialize_with = "over_default_base_images")]
-    pub base_images: BTreeMap<String, String>,
-    /// A CA bundle made available inside containers at build time (for a
-    /// TLS-intercepting proxy in front of the package index).
-    pub extra_ca_file: Option<PathBuf>,
-    /// Gradle distributions downloaded elsewhere (services.gradle.org cannot be
-    /// reached from image builds), by the version a project's wrapper asks for:
-    /// `{ "8.5" = "/srv/gradle/gradle-8.5-bin.zip" }`. Put into the environment image
-    /// of a Gradle project that wants that version (see `ecosystem::java::gradle`).
-    pub gradle_distributions: BTreeMap<String, PathBuf>,
-    /// The package registries that environment image builds reach, one per language.
-    pub registries: Registries,
-    /// Deprecated: the PyPI index, now `registries.pypi_index` (still read; setting
-    /// both to different values is an error).
-    pub index_url: Option<String>,
-    /// Where the runs go: `local` (the Docker engine) or `swarm` (a swarm whose
-    /// manager is that engine); `--backend` overrides it.
-    pub backend: crate::sandbox::BackendKind,
-    /// The registry the swarm backend pushes job images to and every node pulls
-    /// from (`host:port`); credentials come from the environment only.
-    pub registry: Option<String>,
-    /// Swarm placement constraints for every job, e.g. `["node.role==worker"]`.
-    pub swarm_constraints: Vec<String>,
-}
-
-impl Default for ValidateConfig {
-    fn default() -> Self {
-        ValidateConfig {
-            workers: 0,
-            runs: 3,
-            run_timeout_secs: 900,
-            check_timeout_secs: 300,
-            build_timeout_secs: 1_800,
-            memory_bytes: 4 * 1024 * 1024 * 1024,
-            cpus: 1.0,
-            pids_limit: 512,
-            file_size_bytes: crate::sandbox::DEFAULT_FILE_SIZE_BYTES,
-            base_images: crate::ecosystem::runtimes::default_base_images(),
-            extra_ca_file: None,
-            gradle_distributions: BTreeMap::new(),
-            registries: Registries::default(),
-            index_url: None,
-            backend: crate::sandbox::BackendKind::Local,
-            registry: None,
-            swarm_constraints: Vec::new(),
-        }
-    }
-}
-
-impl ValidateConfig {
-    /// The registries in effect: `registries`, with the deprecated `index_url` as the
-    /// PyPI index when it is set.
-    pub fn effective_registries(&self) -> Registries {
-        let mut registries = self.registries.clone();
-        if let Some(index_url) = &self.index_url {
-            registries.pypi_index = index_url.clone();
-        }
-        registries
-    }
-
-    /// The limits of every job's container, validate's and evaluate's alike.
-    pub fn container_limits(&self) -> crate::sandbox::Limits {
-        crate::sandbox::Limits {
-            memory_bytes: self.memory_bytes as i64,
-            nano_cpus: (self.cpus * 1e9) as i64,
-            pids_limit: self.pids_limit,
-            file_size_bytes: self.file_size_bytes.min(i64::MAX as u64) as i64,
-            run_timeout: std::time::Duration::from_secs(self.run_timeout_secs),
-        }
-    }
-
-    /// How many jobs run at once: `flag` (`--workers`) when it is above 0, else
-    /// `workers`, else (0) from the machine.
-    pub fn workers(&self, flag: Option<usize>) -> usize {
-        flag.filter(|&workers| workers > 0).unwrap_or(match self.workers {
-            0 => default_workers(self.memory_bytes),
-            workers => workers,
-        })
-    }
-}
-
-/// Workers from the machine: one per core, no more than memory allows at the
-/// per-container limit, at least one.
-pub fn default_workers(memory_bytes: u64) -> usize {
-    let cores = std::thread::available_parallelism().map(|cores| cores.get()).unwrap_or(1);
-    let memory = fs_err::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|line| line.starts_with("MemTotal:"))
-                .and_then(|line| line.split_whitespace().nth(1))
-                .and_then(|kib| kib.parse::<u64>().ok())
-        })
-        .map(|kib| kib * 1024);
-    let by_memory = memory.map_or(cores, |total| (total / memory_bytes.max(1)) as usize);
-    cores.min(by_memory).max(1)
-}
-
-/// The package registries that environment image builds reach (and nothing else:
-/// test runs have no network), one setting per registry. The defaults are the public
-/// registries; a mirror or a proxy of one is set here. [`Registries::all`] lists them
-/// (an egress allowlist is made of these).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Registries {
-    /// PyPI's simple index: pip and uv in Python builds (`PIP_INDEX_URL`, `UV_INDEX_URL`).
-    pub pypi_index: String,
-    /// The npm registry: npm, Yarn and pnpm in Node builds (`npm_config_registry`,
-    /// `YARN_REGISTRY`, `YARN_NPM_REGISTRY_SERVER`).
-    pub npm_registry: String,
-    /// The Go module proxy: `go mod download` and `go get` in Go builds (`GOPROXY`).
-    /// Go's own default adds `,direct` (modules the proxy lacks come from their
-    /// version control host); that host is then reached too.
-    pub go_proxy: String,
-    /// The Maven repository that replaces Maven Central in Maven builds (a mirror of
-    /// `central` in `~/.m2/settings.xml`).
-    pub maven_repository: String,
-    /// The crates index: cargo in Rust builds (a source replacing crates.io; the
-    /// `sparse+` protocol).
-    pub crates_index: String,
-    /// The Debian archive that apt reaches in builds that add system packages: the
-    /// mirror the base images were made from (`scripts/setup.sh`,
-    /// `SWE_HARVEST_DEBIAN_MIRROR`). Plain HTTP by default, as Debian serves it: apt
-    /// checks every file against the archive's signed `Release`.
-    pub debian_archive: String,
-    /// More destinations that builds may reach (`https://host[:port]` for a tunnel to
-    /// the host, `http://host[:port]` for plain requests to it): a registry that a
-    /// project's own files name (a Yarn or Gradle registry, a POM repository). Every
-    /// destination not listed here or above is refused by the build proxy.
-    pub allow: Vec<String>,
-}
-
-impl Default for Registries {
-    fn default() -> Self {
-        Registries {
-            pypi_index: Registries::PYPI.into(),
-            npm_registry: Registries::NPM.into(),
-            go_proxy: Registries::GO.into(),
-            maven_repository: Registries::MAVEN.into(),
-            crates_index: Registries::CRATES.into(),
-            debian_archive: Registries::DEBIAN.into(),
-            allow: Vec::new(),
-        }
-    }
-}
-
-impl Registries {
-    pub const PYPI: &str = "https://pypi.org/simple";
-    pub const NPM: &str = "https://registry.npmjs.org/";
-    pub const GO: &str = "https://proxy.golang.org";
-    pub const MAVEN: &str = "https://repo.maven.apache.org/maven2";
-    pub const CRATES: &str = "sparse+https://index.crates.io/";
-    pub const DEBIAN: &str = "http://deb.debian.org/debian";
-
-    /// Every registry as (setting, language of the builds that reach it, URL).
-    pub fn all(&self) -> [(&'static str, &'static str, &str); 6] {
-        [
-            ("pypi_index", "python", &self.pypi_index),
-            ("npm_registry", "javascript/typescript", &self.npm_registry),
-            ("go_proxy", "go", &self.go_proxy),
-            ("maven_repository", "java", &self.maven_repository),
-            ("crates_index", "rust", &self.crates_index),
-            ("debian_archive", "system packages", &self.debian_archive),
-        ]
-    }
-
-    /// The hosts that a public registry sends its clients on to, as (setting, URL):
-    /// PyPI's files, crates.io's downloads, the Go checksum database. A mirror set in
-    /// place of the public registry serves these itself (or its hosts go in `allow`).
-    pub fn companions(&self) -> Vec<(&'static str, &'static str)> {
-        let mut companions = Vec::new();
-        if self.pypi_index == Registries::PYPI {
-            companions.push(("pypi_index", "https://files.pythonhosted.org"));
-        }
-        if self.crates_index == Registries::CRATES {
-            companions.push(("crates_index", "https://static.crates.io"));
-        }
-        if self.go_proxy == Registries::GO {
-            companions.push(("go_proxy", "https://sum.golang.org"));
-        }
-        companions
-    }
-}
-
-/// The release stage.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ReleaseConfig {
-    /// Instance images are tagged `<image_prefix>/<instance_id>:<version>`.
-    pub image_prefix: String,
-    /// Where `release --images --push` pushes; none means pushing is an error.
-    pub registry: Option<String>,
-    /// `release --swt` keeps tasks validated in at least this many runs (SWT-Bench: 5).
-    pub swt_min_runs: u32,
-}
-
-impl Default for ReleaseConfig {
-    fn default() -> Self {
-        ReleaseConfig { image_prefix: "swe-harvest".into(), registry: None, swt_min_runs: 5 }
-    }
-}
-
-/// Per-repository overrides, `configs/repos/<owner>__<name>.toml`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct RepoConfig {
-    pub extract: RepoExtractConfig,
-    /// The test framework (`pytest`, `unittest`, `django`, `sympy`), when detection
-    /// from the project's files (see `ecosystem::python::framework`) gets it wrong.
-    pub test_framework: Option<crate::ecosystem::TestFramework>,
-    /// Environments by version; the first entry whose `versions` holds the task's
-    /// version (or `*`) wins.
-    pub environment: Vec<RepoEnvironment>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct RepoExtractConfig {
-    pub compat: Option<Compat>,
-    pub test_patterns: Option<Vec<String>>,
-    /// A regex over tag names with two groups, major and minor.
-    pub version_tag_pattern: Option<String>,
-    /// A file holding the version string, read at base_commit when no tag fits.
-    pub version_file: Option<String>,
-    /// Which source of the version is tried first: `tag` (the default) or `file`
-    /// (for projects whose version string names the coming release, e.g. astroid).
-    pub version_source: Option<VersionSource>,
-}
-
-/// Where a candidate's `major.minor` version comes from first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum VersionSource {
-    /// The nearest release tag reachable from base_commit, else the version file.
-    #[default]
-    Tag,
-    /// The version string in the package's files at base_commit, else the tag.
-    File,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct RepoEnvironment {
-    /// `major.minor` versions this entry is for; `*` for all.
-    pub versions: Vec<String>,
-    pub runtime: Option<String>,
-    pub system_packages: Vec<String>,
-    pub pre_install: Vec<String>,
-    pub install: Vec<String>,
-    pub extra_packages: Vec<String>,
-    pub test_command: Option<String>,
-    pub test_path_patterns: Vec<String>,
-    /// The ladder rung that found this environment, when `validate --write-config`
-    /// wrote the entry: released as the tasks' `environment_rung`.
-    pub rung: Option<crate::model::Rung>,
+    pub screen: ScreenConfig,
+    pub probe: ProbeConfig,
 }
 
 /// A config with where it came from, and where the per-repository files are.
@@ -562,7 +81,9 @@ impl LoadedConfig {
             Some(path) => {
                 let text =
                     fs_err::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
-                parse::<Config>(&text, path)?
+                let config: Config = crate::settings::parse(&text, path)?;
+                config.check(&path.display().to_string())?;
+                config
             }
             None => Config::default(),
         };
@@ -578,265 +99,22 @@ impl LoadedConfig {
             releases_dir: configs_dir.join("releases"),
         })
     }
-
-    /// What the unit tests start from: the shipped `configs/pipeline.toml` (they run
-    /// in the crate's folder) with no environment overrides.
-    #[cfg(test)]
-    pub fn for_tests() -> LoadedConfig {
-        LoadedConfig::load_with_env(None, Vec::new()).unwrap()
-    }
-
-    /// The overrides of one repository; defaults when it has no file.
-    pub fn repo(&self, repo: &RepoSlug) -> Result<RepoConfig, ConfigError> {
-        let path = self.repos_dir.join(format!("{}.toml", repo.double_underscore()));
-        match fs_err::read_to_string(&path) {
-            Ok(text) => {
-                let config: RepoConfig = parse(&text, &path)?;
-                config.check(&path.display().to_string())?;
-                Ok(config)
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
-            Err(source) => Err(ConfigError::Read { path, source }),
-        }
-    }
 }
 
-impl LoadedConfig {
-    /// The settings file of a release, `<releases_dir>/<name>.toml`, if there is one.
-    pub fn release_file<T>(&self, name: &str) -> Result<Option<(T, PathBuf)>, ConfigError>
-    where
-        T: serde::de::DeserializeOwned,
-    {
-        let path = self.releases_dir.join(format!("{name}.toml"));
-        match fs_err::read_to_string(&path) {
-            Ok(text) => {
-                let origin = path.display().to_string();
-                let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
-                    path: path.clone(),
-                    message: error.to_string(),
-                })?;
-                Ok(Some((from_table::<T>(table, &origin)?, path)))
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(ConfigError::Read { path, source }),
-        }
-    }
-}
-
-/// Things serde cannot check: ranges, URLs, patterns.
-trait Check {
-    fn check(&self, origin: &str) -> Result<(), ConfigError>;
-}
-
-fn invalid(origin: &str, key: &str, message: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { origin: origin.to_string(), key: key.to_string(), message: message.into() }
-}
-
-impl Check for Config {
+impl Config {
+    /// Each section's checks of what serde cannot check (ranges, URLs, patterns),
+    /// section by section; `origin` names the file or the variable.
     fn check(&self, origin: &str) -> Result<(), ConfigError> {
-        let github = &self.github;
-        if !(github.api_url.starts_with("http://") || github.api_url.starts_with("https://")) {
-            return Err(invalid(origin, "github.api_url", format!("`{}` is not an http(s) URL", github.api_url)));
-        }
-        if !(1..=100).contains(&github.per_page) {
-            return Err(invalid(origin, "github.per_page", "must be between 1 and 100 (GitHub's maximum)"));
-        }
-        if !(1..=100).contains(&self.crawl.graphql_page_size) {
-            return Err(invalid(origin, "crawl.graphql_page_size", "must be between 1 and 100 (GitHub's maximum)"));
-        }
-        if !(1..=100).contains(&self.crawl.graphql_issues_per_query) {
-            return Err(invalid(origin, "crawl.graphql_issues_per_query", "must be between 1 and 100"));
-        }
-        if github.requests_per_hour_per_token == 0 {
-            return Err(invalid(origin, "github.requests_per_hour_per_token", "must be at least 1"));
-        }
-        if !self.mirror.clone_url.contains("{owner}") && !self.mirror.clone_url.contains("{name}") {
-            tracing::debug!("mirror.clone_url has no placeholders: every repository is cloned from one URL");
-        }
-        check_patterns(origin, "extract.test_patterns", &self.extract.test_patterns)?;
-        let validate = &self.validate;
-        if validate.runs == 0 {
-            return Err(invalid(origin, "validate.runs", "must be at least 1"));
-        }
-        if validate.memory_bytes < 64 * 1024 * 1024 {
-            return Err(invalid(origin, "validate.memory_bytes", "must be at least 67108864 (64 MiB)"));
-        }
-        // Written so that NaN fails too.
-        if validate.cpus.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            return Err(invalid(origin, "validate.cpus", "must be greater than 0"));
-        }
-        if validate.pids_limit < 16 {
-            return Err(invalid(origin, "validate.pids_limit", "must be at least 16"));
-        }
-        if validate.file_size_bytes < 1024 * 1024 {
-            return Err(invalid(origin, "validate.file_size_bytes", "must be at least 1048576 (1 MiB)"));
-        }
-        for version in validate.base_images.keys() {
-            if !crate::ecosystem::runtimes::is_runtime_key(version) {
-                return Err(invalid(
-                    origin,
-                    &format!("validate.base_images.\"{version}\""),
-                    format!("keys are runtime versions of the forms {}", crate::ecosystem::runtimes::key_forms()),
-                ));
-            }
-        }
-        for (key, _, url) in validate.registries.all() {
-            check_registry_url(origin, &format!("validate.registries.{key}"), url)?;
-        }
-        for url in &validate.registries.allow {
-            check_registry_url(origin, "validate.registries.allow", url)?;
-        }
-        crate::sandbox::egress::Allowlist::of(&validate.effective_registries())
-            .map_err(|message| invalid(origin, "validate.registries", message))?;
-        if let Some(index_url) = &validate.index_url {
-            check_registry_url(origin, "validate.index_url", index_url)?;
-            if validate.registries.pypi_index != Registries::PYPI && validate.registries.pypi_index != *index_url {
-                return Err(invalid(
-                    origin,
-                    "validate.index_url",
-                    "is the deprecated name of validate.registries.pypi_index, and both are set to different URLs; \
-                     keep only validate.registries.pypi_index",
-                ));
-            }
-            tracing::warn!("validate.index_url is deprecated: set validate.registries.pypi_index instead");
-        }
-        for version in validate.gradle_distributions.keys() {
-            if !crate::ecosystem::is_gradle_version(version) {
-                return Err(invalid(
-                    origin,
-                    &format!("validate.gradle_distributions.\"{version}\""),
-                    "keys are Gradle versions as a wrapper's distributionUrl names them (`8.5`, `7.6.4`)",
-                ));
-            }
-        }
-        if self.release.image_prefix.is_empty() {
-            return Err(invalid(origin, "release.image_prefix", "must not be empty"));
-        }
-        if self.release.swt_min_runs == 0 {
-            return Err(invalid(origin, "release.swt_min_runs", "must be at least 1"));
-        }
+        self.github.check(origin)?;
+        self.crawl.check(origin)?;
+        self.mirror.check(origin)?;
+        self.extract.check(origin)?;
+        self.validate.check(origin)?;
+        self.release.check(origin)?;
         self.screen.check(origin)?;
-        self.probe.check().map_err(|invalid| ConfigError::Invalid {
-            origin: origin.to_string(),
-            key: format!("probe.{}", invalid.key),
-            message: invalid.message.to_string(),
-        })?;
+        self.probe.check(origin)?;
         Ok(())
     }
-}
-
-impl Check for RepoConfig {
-    fn check(&self, origin: &str) -> Result<(), ConfigError> {
-        if let Some(patterns) = &self.extract.test_patterns {
-            check_patterns(origin, "extract.test_patterns", patterns)?;
-        }
-        if let Some(pattern) = &self.extract.version_tag_pattern {
-            let regex = regex::Regex::new(pattern)
-                .map_err(|error| invalid(origin, "extract.version_tag_pattern", error.to_string()))?;
-            if regex.captures_len() < 3 {
-                return Err(invalid(
-                    origin,
-                    "extract.version_tag_pattern",
-                    "needs two capture groups, major and minor, e.g. `^v?(\\d+)\\.(\\d+)`",
-                ));
-            }
-        }
-        for (index, environment) in self.environment.iter().enumerate() {
-            if environment.versions.is_empty() {
-                return Err(invalid(
-                    origin,
-                    &format!("environment[{index}].versions"),
-                    "list the `major.minor` versions this entry is for, or `*`",
-                ));
-            }
-            for version in &environment.versions {
-                if version != "*" && !is_major_minor(version) {
-                    return Err(invalid(
-                        origin,
-                        &format!("environment[{index}].versions"),
-                        format!("`{version}` is neither `*` nor of the form `1.2`"),
-                    ));
-                }
-            }
-            if let Some(runtime) = &environment.runtime {
-                if !crate::ecosystem::runtimes::is_runtime_key(runtime) {
-                    return Err(invalid(
-                        origin,
-                        &format!("environment[{index}].runtime"),
-                        format!(
-                            "`{runtime}` is not a runtime version of the forms {}",
-                            crate::ecosystem::runtimes::key_forms()
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `validate.base_images` as a config gives it: its entries over the defaults (the
-/// catalogue's images), so that naming one runtime of one's own keeps the others.
-fn over_default_base_images<'de, D>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    let mut base_images = crate::ecosystem::runtimes::default_base_images();
-    base_images.extend(BTreeMap::<String, String>::deserialize(deserializer)?);
-    Ok(base_images)
-}
-
-/// A registry's URL: http(s) (cargo's `sparse+https://` too), nothing that a shell or
-/// an XML file would read differently.
-fn check_registry_url(origin: &str, key: &str, url: &str) -> Result<(), ConfigError> {
-    let scheme_ok = ["http://", "https://", "sparse+http://", "sparse+https://"].iter().any(|s| url.starts_with(s));
-    if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control() || "<>&\"'`$\\".contains(c)) {
-        return Err(invalid(
-            origin,
-            key,
-            format!("`{url}` is not an http(s) URL (a crates index may start with `sparse+`)"),
-        ));
-    }
-    Ok(())
-}
-
-fn is_major_minor(text: &str) -> bool {
-    let mut parts = text.split('.');
-    let numeric = |part: Option<&str>| part.is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-    numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()
-}
-
-fn check_patterns(origin: &str, key: &str, patterns: &[String]) -> Result<(), ConfigError> {
-    if patterns.is_empty() {
-        return Err(invalid(origin, key, "needs at least one pattern"));
-    }
-    for pattern in patterns {
-        globset::Glob::new(pattern).map_err(|error| invalid(origin, key, error.to_string()))?;
-    }
-    Ok(())
-}
-
-/// Parses TOML into `T`, naming the file and the key in every error.
-fn parse<T>(text: &str, path: &Path) -> Result<T, ConfigError>
-where
-    T: serde::de::DeserializeOwned + Check,
-{
-    let origin = path.display().to_string();
-    let table: toml::Table = text.parse().map_err(|error: toml::de::Error| ConfigError::Syntax {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    })?;
-    let value = from_table::<T>(table, &origin)?;
-    value.check(&origin)?;
-    Ok(value)
-}
-
-fn from_table<T: serde::de::DeserializeOwned>(table: toml::Table, origin: &str) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
-        let key = error.path().to_string();
-        let key = if key == "." { "(top level)".to_string() } else { key };
-        invalid(origin, &key, error.into_inner().to_string())
-    })
 }
 
 /// Applies `SWE_HARVEST_API_URL` and every `SWE_HARVEST_<SECTION>__<KEY>` variable.
@@ -880,7 +158,11 @@ fn toml_value(raw: &str) -> toml::Value {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::ecosystem::repo_config::Compat;
+    use crate::sandbox::Registries;
 
     fn load_text(text: &str, env: &[(&str, &str)]) -> Result<LoadedConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
@@ -889,26 +171,68 @@ mod tests {
         LoadedConfig::load_with_env(Some(&path), env.iter().map(|(name, value)| (name.to_string(), value.to_string())))
     }
 
-    /// An empty `pipeline.toml` beside a `repos/` folder holding `repo_files` (name,
-    /// text), loaded; the folder lives as long as the returned guard, since the
-    /// repository files are read when asked for.
-    fn load_with_repo_files(repo_files: &[(&str, &str)]) -> (tempfile::TempDir, LoadedConfig) {
-        let dir = tempfile::tempdir().unwrap();
-        fs_err::create_dir(dir.path().join("repos")).unwrap();
-        let path = dir.path().join("pipeline.toml");
-        fs_err::write(&path, "").unwrap();
-        for (name, text) in repo_files {
-            fs_err::write(dir.path().join("repos").join(name), text).unwrap();
-        }
-        let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
-        (dir, loaded)
-    }
-
     #[test]
     fn shipped_pipeline_toml_equals_the_defaults() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
         let loaded = LoadedConfig::load_with_env(Some(&path), []).unwrap();
         assert_eq!(loaded.config, Config::default());
+    }
+
+    /// `configs/pipeline.toml` with each commented-out key (`# key = value`, such as
+    /// `# registry = "127.0.0.1:5000"`) written in: every key the file documents, set.
+    fn shipped_pipeline_toml_with_every_key() -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CONFIG_FILE);
+        let text = fs_err::read_to_string(path).unwrap();
+        let line_of = |line: &str| {
+            let key_line = line.strip_prefix("# ")?;
+            let table = key_line.parse::<toml::Table>().ok()?;
+            (table.len() == 1).then(|| key_line.to_string())
+        };
+        text.lines().map(|line| line_of(line).unwrap_or_else(|| line.to_string()) + "\n").collect()
+    }
+
+    /// The tables whose keys are data (runtimes, Gradle versions), not settings.
+    const MAP_KEYS: [&str; 2] = ["validate.base_images", "validate.gradle_distributions"];
+
+    /// Every setting of `table` by its key's path (`validate.registries.allow`).
+    fn settings_of(table: &toml::Table, prefix: &str, settings: &mut BTreeMap<String, toml::Value>) {
+        for (key, value) in table {
+            let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            match value {
+                toml::Value::Table(inner) if !MAP_KEYS.contains(&path.as_str()) => settings_of(inner, &path, settings),
+                _ => {
+                    settings.insert(path, value.clone());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_config_with_every_documented_key_round_trips() {
+        let text = shipped_pipeline_toml_with_every_key();
+        assert!(text.contains("\nregistry = \"127.0.0.1:5000\"\n"), "commented-out keys are written in");
+        let loaded = load_text(&text, &[]).unwrap();
+        assert!(loaded.config.validate.extra_ca_file.is_some() && loaded.config.release.registry.is_some());
+        let written = toml::to_string(&loaded.config).unwrap();
+        assert_eq!(load_text(&written, &[]).unwrap().config, loaded.config, "written and read again");
+
+        let mut documented = BTreeMap::new();
+        settings_of(&text.parse().unwrap(), "", &mut documented);
+        let mut held = BTreeMap::new();
+        settings_of(&written.parse().unwrap(), "", &mut held);
+        let documented_keys: Vec<&String> = documented.keys().collect();
+        let held_keys: Vec<&String> = held.keys().collect();
+        assert_eq!(documented_keys, held_keys, "configs/pipeline.toml documents every key, and only those");
+        for (key, value) in &documented {
+            match (value, &held[key]) {
+                (toml::Value::Table(given), toml::Value::Table(kept)) => {
+                    for (entry, value) in given {
+                        assert_eq!(kept.get(entry), Some(value), "{key}.{entry}");
+                    }
+                }
+                (given, kept) => assert_eq!(given, kept, "{key}"),
+            }
+        }
     }
 
     #[test]
@@ -1018,11 +342,6 @@ mod tests {
             let text = format!("[validate.base_images]\n\"{key}\" = \"mine/{key}\"\n");
             assert!(load_text(&text, &[]).is_ok(), "{key} is a runtime key without an image of setup.sh's");
         }
-
-        let (_dir, loaded) =
-            load_with_repo_files(&[("a__b.toml", "[[environment]]\nversions = [\"1.0\"]\nruntime = \"java17\"\n")]);
-        let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
-        assert!(error.contains("environment[0].runtime") && error.contains("`jdk21` (java)"), "{error}");
     }
 
     #[test]
@@ -1059,20 +378,42 @@ mod tests {
         assert!(error.to_string().contains("/nonexistent/pipeline.toml"));
     }
 
+    /// A value refused in `configs/pipeline.toml` (or in the environment) and its whole
+    /// message, from `tests/fixtures/config/refused.toml`.
+    #[derive(Deserialize)]
+    struct Refused {
+        config: String,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        message: String,
+    }
+
+    #[derive(Deserialize)]
+    struct Refusals {
+        pipeline: Vec<Refused>,
+    }
+
+    /// `text`'s error as a config file, the folder it was read from written `<dir>`.
+    fn refusal(text: &str, env: &BTreeMap<String, String>) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipeline.toml");
+        fs_err::write(&path, text).unwrap();
+        let env = env.iter().map(|(name, value)| (name.clone(), value.clone()));
+        let error = LoadedConfig::load_with_env(Some(&path), env).unwrap_err();
+        error.to_string().replace(&dir.path().display().to_string(), "<dir>")
+    }
+
     #[test]
-    fn repo_overrides_are_read_and_checked() {
-        let (_dir, loaded) = load_with_repo_files(&[
-            (
-                "psf__requests.toml",
-                "[extract]\ncompat = \"swebench\"\n\n[[environment]]\nversions = [\"2.0\"]\nruntime = \"3.9\"\n",
-            ),
-            ("a__b.toml", "[[environment]]\nversions = [\"two\"]\n"),
-        ]);
-        let requests = loaded.repo(&"psf/requests".parse().unwrap()).unwrap();
-        assert_eq!(requests.extract.compat, Some(Compat::Swebench));
-        assert_eq!(requests.environment[0].runtime.as_deref(), Some("3.9"));
-        assert_eq!(loaded.repo(&"x/none".parse().unwrap()).unwrap(), RepoConfig::default());
-        let error = loaded.repo(&"a/b".parse().unwrap()).unwrap_err().to_string();
-        assert!(error.contains("a__b.toml") && error.contains("environment[0].versions"), "{error}");
+    fn every_refused_value_keeps_its_message_byte_for_byte() {
+        let refusals: Refusals = toml::from_str(include_str!("../tests/fixtures/config/refused.toml")).unwrap();
+        assert!(refusals.pipeline.len() > 40, "every check has its case");
+        let mut wrong = Vec::new();
+        for Refused { config, env, message } in &refusals.pipeline {
+            let actual = refusal(config, env);
+            if actual != *message {
+                wrong.push(format!("{config:?} {env:?}\n  {actual:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "messages changed:\n{}", wrong.join("\n"));
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! Besides these, any config key can be set as `SWE_HARVEST_<SECTION>__<KEY>`
 //! (section and key upper-cased, a double underscore between them), for example
-//! `SWE_HARVEST_VALIDATE__RUNS=5`; see [`crate::config`]. Precedence: built-in
-//! defaults < config file < environment < command-line flags.
+//! `SWE_HARVEST_VALIDATE__RUNS=5`, which the `config` module applies. Precedence:
+//! built-in defaults < config file < environment < command-line flags.
 
 /// The data dir (`--data-dir`).
 pub const SWE_HARVEST_DATA_DIR: &str = "SWE_HARVEST_DATA_DIR";
@@ -21,6 +21,11 @@ pub const SWE_HARVEST_SCREEN_DEV: &str = "SWE_HARVEST_SCREEN_DEV";
 /// `ensembled_annotations_public.csv` and `swe-bench-lite.jsonl` (docs/screen.md says
 /// where they come from); tests only.
 pub const SWE_HARVEST_SCREEN_DEV_EXTRA: &str = "SWE_HARVEST_SCREEN_DEV_EXTRA";
+/// Annotated rows validated (and probed) by the pipeline, for measuring the screen's
+/// run-based signals: a folder with `validated.jsonl` (`validate --input --coverage`
+/// output) or `probed.jsonl` (`probe --input` output) and the `data/` dir they ran
+/// in (its run logs); tests only (docs/screen.md).
+pub const SWE_HARVEST_SCREEN_VALIDATED: &str = "SWE_HARVEST_SCREEN_VALIDATED";
 /// One GitHub token. Never written to the store, a log, a dataset or a container.
 pub const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
 /// Several GitHub tokens, comma-separated, rotated as each runs low.

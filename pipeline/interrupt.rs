@@ -1,6 +1,6 @@
 //! "Stop now, keep what is done": Ctrl-C (SIGINT) and SIGTERM (what `kill`,
 //! `timeout` and job schedulers send) mean the same to the stages that run
-//! containers (validate, with or without `--input`, and evaluate). Each listens
+//! containers (validate, with or without `--input`, probe and evaluate). Each listens
 //! with one [`Interruption`] from its start, and on either signal removes its running
 //! containers, keeps what it stored and exits non-zero. It does not decide what a
 //! stage keeps; the stage does.
@@ -55,4 +55,35 @@ impl Interruption {
             () = next(self.terminate.as_mut()) => Interrupt::Terminate,
         }
     }
+}
+
+/// Runs `jobs`, `workers` at a time, until every one has ended or Ctrl-C or SIGTERM
+/// arrives: the results of the jobs that ended, in the order they ended (`ended` sees
+/// each as it comes), and the signal that stopped the rest, if one did. The jobs not
+/// ended are dropped; the stage then removes their containers.
+pub async fn pooled<T, Job>(
+    interruption: &mut Interruption,
+    jobs: impl IntoIterator<Item = Job>,
+    workers: usize,
+    mut ended: impl FnMut(&T),
+) -> (Vec<T>, Option<Interrupt>)
+where
+    Job: std::future::Future<Output = T>,
+{
+    use futures::StreamExt as _;
+    let mut results = Vec::new();
+    let stopped = {
+        let pool = async {
+            let mut stream = futures::stream::iter(jobs).buffer_unordered(workers.max(1));
+            while let Some(result) = stream.next().await {
+                ended(&result);
+                results.push(result);
+            }
+        };
+        tokio::select! {
+            () = pool => None,
+            interrupt = interruption.received() => Some(interrupt),
+        }
+    };
+    (results, stopped)
 }

@@ -30,6 +30,7 @@ pub mod review;
 pub mod sandbox;
 pub mod screen;
 pub mod secret;
+pub mod settings;
 mod spelled;
 pub mod store;
 pub mod swt;

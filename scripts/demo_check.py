@@ -2,7 +2,8 @@
 
 usage: demo_check.py EXPECTED.json DATA_DIR RELEASE_DIR [SCREENED_RELEASE_DIR]
 Prints one line per check and exits 1 when any fails. SCREENED_RELEASE_DIR is the
-release made with `--exclude-flag flaky_tests`.
+release made with `--exclude-flag flaky_tests`. The optional key `verdicts` of EXPECTED.json
+(instance id -> `keep`, `uncertain` or `flag`) is checked against each task's quality_verdict.
 """
 
 import json
@@ -73,13 +74,23 @@ def main() -> int:
         verdict = row.get("quality_verdict")
         check(
             isinstance(flags, list)
-            and all(flag["code"] and flag["reason"] and isinstance(flag["evidence"], list) for flag in flags)
+            and all(
+                flag["code"] and flag["reason"] and isinstance(flag["evidence"], list) and "precision" in flag
+                for flag in flags
+            )
             and 0.0 <= score <= 1.0
-            and verdict == ("flag" if score > 0.5 else "keep")
+            and verdict in ("keep", "uncertain", "flag")
             and row.get("difficulty") in buckets,
             f"{instance_id}: quality columns (flags {[flag['code'] for flag in flags or []]}, score {score}, {verdict}, {row.get('difficulty')!r})",
         )
         check(instance_id in screened, f"{instance_id}: the funnel holds its screen row")
+    # The verdicts: clean tasks keep, flagged ones flag (expected.json's `verdicts`:
+    # instance id -> keep, uncertain or flag). The Go task's `t.Fatalf` message, were it
+    # taken for an asserted string, would make its task `flag`.
+    for instance_id, want in expected.get("verdicts", {}).items():
+        got = rows[instance_id].get("quality_verdict") if instance_id in rows else None
+        codes = [flag["code"] for flag in json.loads(rows[instance_id]["quality_flags"] or "[]")] if instance_id in rows else []
+        check(got == want, f"{instance_id}: quality_verdict {want} (got {got}, flags {codes})")
     for instance_id in expected["flaky"]:
         if instance_id in rows:
             codes = [flag["code"] for flag in json.loads(rows[instance_id]["quality_flags"])]

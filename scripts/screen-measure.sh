@@ -6,7 +6,12 @@
 # verdict, and the difficulty's agreement with the annotators; and on the whole
 # development set (231 tasks), the same figures of the model as written and of its
 # cross-validation grouped by repository (out-of-fold scores: each repository scored
-# by a fit on the others).
+# by a fit on the others). The verdict's figures on each part at hand: in sample, and
+# by leaving one repository out (thresholds chosen and score refitted on the others):
+# `flag`'s precision and recall, `keep`'s share of the filtered-out tasks, each flag's
+# count and precision. With SWE_HARVEST_SCREEN_VALIDATED (a folder with `probed.jsonl`
+# or `validated.jsonl` and the `data/` dir they ran in), the run-based signals of the
+# annotated rows the pipeline validated.
 #
 # The shared part: ../shared/groundtruth/quality/ seen from the project root, or the
 # folder SWE_HARVEST_SCREEN_DEV names. The larger part: the folder

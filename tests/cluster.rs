@@ -241,6 +241,42 @@ fn on_the_swarm(harvest: &SweHarvest, tasks: &Path) {
     let label = fs_err::canonicalize(&fresh.data_dir).unwrap();
     assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={}", label.display()));
 
+    // `probe --backend swarm` runs each task's mutants as jobs on the cluster, in the
+    // environments the swarm's validation named, and finds what the local probe found.
+    let probed = fresh.path("swarm-probed.jsonl");
+    let probe_since = unix_seconds();
+    let probe = fresh
+        .command()
+        .env("SWE_HARVEST_VALIDATE__REGISTRY", &cluster.registry)
+        .args(["probe", "--input", out.to_str().unwrap(), "--out", probed.to_str().unwrap()])
+        .args(["--backend", "swarm", "--workers", "3"])
+        .output()
+        .unwrap();
+    assert!(probe.status.success(), "{}", stderr(&probe));
+    // The release writes both columns as text, `--out` rows as JSON values.
+    let score = |row: &serde_json::Value| match &row["mutation_score"] {
+        serde_json::Value::String(text) if !text.is_empty() => Some(format!("{:.4}", text.parse::<f64>().unwrap())),
+        serde_json::Value::Number(number) => Some(format!("{:.4}", number.as_f64().unwrap())),
+        _ => None,
+    };
+    let survivors = |row: &serde_json::Value| {
+        let list = match &row["surviving_mutants"] {
+            serde_json::Value::String(text) => serde_json::from_str(text).unwrap(),
+            other => other.clone(),
+        };
+        list.as_array().unwrap().iter().map(|mutant| mutant["patch"].clone()).collect::<Vec<_>>()
+    };
+    for (local, swarm) in local.iter().zip(&rows(&probed)) {
+        let id = &local["instance_id"];
+        assert_eq!(score(local), score(swarm), "{id}: the swarm's mutation score is the local one");
+        assert_eq!(survivors(local), survivors(swarm), "{id}: the swarm's survivors are the local ones");
+    }
+    assert!(rows(&probed).iter().any(|row| !survivors(row).is_empty()), "the demo's weak task keeps its survivor");
+    let probed_on = job_images_pulled(&cluster, probe_since);
+    assert!(probed_on.values().flatten().next().is_some(), "probe ran jobs on the cluster: {probed_on:?}");
+    assert_no_job_images(&cluster, probed_on.values().flatten());
+    assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={}", label.display()));
+
     // `evaluate --backend swarm` grades on the cluster: the gold patches resolve every
     // task, empty predictions none.
     let version = format!("swarm-{}", std::process::id());

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use swe_harvest::config::{Compat, VersionSource};
+use swe_harvest::ecosystem::repo_config::{Compat, VersionSource};
 use swe_harvest::extract::{TestPathRule, split_files, version};
 use swe_harvest::git::Mirror;
 use swe_harvest::model::TaskRow;

@@ -765,9 +765,9 @@ async fn a_rate_limit_wait_is_shown_as_a_countdown_then_the_request_succeeds() {
 
     let sim = GithubSim::start(fixtures_with(small_repo()));
     sim.add_fault(Fault::new("/pulls", FaultKind::PrimaryExhausted { reset_in_secs: 3 }));
-    let config = swe_harvest::config::GithubConfig {
+    let config = swe_harvest::github::GithubConfig {
         api_url: sim.url().to_string(),
-        ..swe_harvest::config::GithubConfig::default()
+        ..swe_harvest::github::GithubConfig::default()
     };
     let reporter = Arc::new(RecordingReporter::default());
     let client = GithubClient::new(
@@ -1261,10 +1261,10 @@ fn every_graphql_query_the_crawler_sends_is_one_githubs_schema_accepts() {
 async fn the_simulator_refuses_what_github_refuses() {
     let sim = GithubSim::start(fixtures_with(small_repo()));
     let settings = swe_harvest::github::ClientSettings::from_config(
-        &swe_harvest::config::GithubConfig {
+        &swe_harvest::github::GithubConfig {
             api_url: sim.url().to_string(),
             max_retries: 0,
-            ..swe_harvest::config::GithubConfig::default()
+            ..swe_harvest::github::GithubConfig::default()
         },
         vec![swe_harvest::secret::Secret::new(TOKEN)],
     );

@@ -210,7 +210,13 @@ fn bench_build_network_through_the_proxy_and_open() {
     let chosen = std::env::var("SWE_HARVEST_BENCH_LANGUAGES").unwrap_or_default();
     let work = tempfile::tempdir().unwrap();
     let loaded = LoadedConfig::load_with_env(None, python_project::validate_env()).unwrap();
-    let settings = ValidateSettings::resolve(work.path().to_path_buf(), loaded, &ValidateFlags::default()).unwrap();
+    let settings = ValidateSettings::resolve(
+        work.path().to_path_buf(),
+        &loaded.config.validate,
+        loaded.repos_dir.clone(),
+        &ValidateFlags::default(),
+    )
+    .unwrap();
     let stamp = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S"), std::process::id());
     let mut built_here = BuiltHere::default();
     let mut table = vec![

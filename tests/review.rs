@@ -518,11 +518,26 @@ fn the_screens_flags_and_their_evidence_show_in_the_list_and_the_task() {
     let (id, flag) = (flagged["id"].as_str().unwrap(), flagged["flags"][0].as_str().unwrap());
     let with_flag = tasks.iter().filter(|task| task["flags"].as_array().unwrap().iter().any(|f| f == flag)).count();
 
+    // The list opens on the screen's verdicts, most urgent first: flag, uncertain, keep.
+    let rank = |task: &serde_json::Value| {
+        ["flag", "uncertain", "keep"].iter().position(|v| task["verdict"] == *v).unwrap_or(3)
+    };
+    let mut expected: Vec<(usize, &str)> =
+        tasks.iter().map(|task| (rank(task), task["id"].as_str().unwrap())).collect();
+    expected.sort();
+    assert_eq!(expected[0].0, 0, "the flaky task is flagged: {tasks:?}");
+    assert!(expected.iter().any(|(rank, _)| *rank == 1), "some task is uncertain: {tasks:?}");
+    let expected_order: Vec<&str> = expected.iter().map(|(_, id)| *id).collect();
+
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let Some(browser) = runtime.block_on(Browser::start()) else { return };
     runtime.block_on(async {
         browser.client.goto(&server.url).await.unwrap();
         browser.wait_for("the list", "window.reviewMetrics && window.reviewMetrics.ready").await;
+        let order = browser.eval("[...document.querySelectorAll('#list-rows .list-row')].map(row => row.dataset.id)").await;
+        assert_eq!(order, serde_json::json!(expected_order), "flag first, then uncertain, then keep");
+        let first = browser.text(&format!(".list-row[data-id=\"{}\"] .c-score", expected_order[0])).await;
+        assert!(first.contains("flag"), "the row shows its verdict: {first}");
         let select = format!("(() => {{ const s = document.getElementById('filter-flag'); s.value = '{flag}'; s.dispatchEvent(new Event('change')); return s.value; }})()");
         assert_eq!(browser.eval(&select).await, flag);
         let rows = "document.querySelectorAll('#list-rows .list-row').length";
@@ -536,6 +551,10 @@ fn the_screens_flags_and_their_evidence_show_in_the_list_and_the_task() {
         browser.eval("(() => { for (const d of document.querySelectorAll('#f2p, #flaky')) d.open = true; return true; })()").await;
         let flags = browser.text("#flags").await;
         assert!(flags.contains(flag) && flags.contains("score "), "{flags}");
+        // Each flag says what it was worth on the development data.
+        let measured = swe_harvest::screen::precision::of(flag.parse().unwrap()).describe();
+        assert!(flags.contains(&measured), "the flag's precision is shown with its reason: {flags}");
+        assert!(flags.contains("kappa"), "the difficulty says how sure it is: {flags}");
         let marks = browser
             .eval("[...document.querySelectorAll('#issue mark.evidence, #patch mark.evidence, #test-patch mark.evidence, #f2p mark.evidence, #flaky mark.evidence')].map(m => m.textContent)")
             .await;

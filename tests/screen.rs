@@ -18,9 +18,11 @@ use serde_json::Value;
 
 use swe_harvest::model::{Stage, Task};
 use swe_harvest::screen::measure::{self, Annotation, Figures};
+use swe_harvest::screen::measure::{VerdictFigures, VerdictSample};
 use swe_harvest::screen::model::{self, FITTED, PRIOR, PRIOR_PRECISION, SIGNAL_NAMES};
 use swe_harvest::screen::signals::{Reading, TaskText};
-use swe_harvest::screen::{FlagCode, QualityRecord, ScreenConfig, difficulty, record};
+use swe_harvest::screen::verdict::{self, Verdict};
+use swe_harvest::screen::{FlagCode, QualityRecord, ScreenConfig, difficulty, precision, record};
 use swe_harvest::store::{self, Store, StoreError};
 use swe_harvest::task_rows::{InputRow, read_each_row};
 
@@ -249,11 +251,14 @@ fn screen_input_reads_multi_swe_bench_rows_as_validate_does_and_writes_them_back
 #[test]
 fn releases_carry_the_quality_columns_and_screened_splits_count_what_each_flag_removed() {
     let harvest = SweHarvest::new();
-    seed(&harvest, &[task(2, VAGUE), task(4, CLEAR), task(6, VAGUE)]);
-    // A threshold between the clear task's score and the vague ones', so that the
-    // screened split keeps some and flags some.
-    let screened = harvest.command().arg("screen").env("SWE_HARVEST_SCREEN__FLAG_ABOVE", "0.62").output().unwrap();
+    // The vague issue raises flags that are not strong evidence (uncertain); the clear
+    // one raises none (keep); a vague one whose tests were flaky in validation is flagged.
+    let mut flaky = task(6, VAGUE);
+    flaky.flaky_tests = vec!["tests/test_forms.py::test_timing".into()];
+    seed(&harvest, &[task(2, VAGUE), task(4, CLEAR), flaky]);
+    let screened = harvest.run(&["screen"]);
     assert!(screened.status.success(), "{}", stderr(&screened));
+    assert!(stderr(&screened).contains("1 keep, 1 uncertain, 1 flag"), "{}", stderr(&screened));
     // A fourth task validated after the screen has no record.
     seed(&harvest, &[task(8, CLEAR)]);
 
@@ -269,9 +274,27 @@ fn releases_carry_the_quality_columns_and_screened_splits_count_what_each_flag_r
     assert_eq!(row("acme__widgets-8")["quality_score"], "", "not screened: empty columns");
     let score: f64 = row("acme__widgets-2")["quality_score"].as_str().unwrap().parse().unwrap();
     assert!((0.0..=1.0).contains(&score));
-    assert!(["keep", "flag"].contains(&row("acme__widgets-2")["quality_verdict"].as_str().unwrap()));
+    let verdicts: Vec<&str> = ["acme__widgets-2", "acme__widgets-4", "acme__widgets-6"]
+        .map(|id| row(id)["quality_verdict"].as_str().unwrap())
+        .to_vec();
+    assert_eq!(verdicts, ["uncertain", "keep", "flag"]);
+    // Each flag carries its measured precision on the development data.
+    let measured = swe_harvest::screen::precision::of(FlagCode::TestsUseNewNames);
+    assert_eq!(flags[0]["precision"]["tasks"], measured.tasks);
+    assert_eq!(flags[0]["precision"]["filtered_out"], measured.filtered_out);
+    assert_eq!(flags[0]["precision"]["set"], "development");
     let card = fs_err::read_to_string(folder.join("README.md")).unwrap();
     assert!(card.contains("## Quality screen") && card.contains("not a screened split"), "{card}");
+    assert!(card.contains("1 `keep`, 1 `uncertain`, 1 `flag`"), "{card}");
+    let precision_row = format!(
+        "| `tests_use_new_names` | 2 | {:.2} ({} of {}) |",
+        measured.precision.unwrap(),
+        measured.filtered_out,
+        measured.tasks
+    );
+    assert!(card.contains(&precision_row), "the card lists each flag's precision: {card}");
+    assert!(card.contains("| `flaky_tests` | 1 | not measured |"), "{card}");
+    assert!(card.contains("Cohen's kappa 0.33"), "the difficulty says how sure it is: {card}");
 
     let split = harvest.run(&["release", "--name", "bench", "--version", "2", "--exclude-flag", "tests_use_new_names"]);
     assert!(split.status.success(), "{}", stderr(&split));
@@ -303,6 +326,9 @@ fn releases_carry_the_quality_columns_and_screened_splits_count_what_each_flag_r
     let kept_ids: Vec<&str> = rows.iter().map(|row| row["instance_id"].as_str().unwrap()).collect();
     assert_eq!(kept_ids, ["acme__widgets-4"], "the clear task alone is kept");
     assert!(rows.iter().all(|row| row["quality_verdict"] == "keep"), "{rows:?}");
+    let manifest: Value = serde_json::from_str(&fs_err::read_to_string(folder.join("manifest.json")).unwrap()).unwrap();
+    let left_out = &manifest["counts"]["left_out_by_filters"];
+    assert_eq!((left_out["flagged_by_screen"].as_u64(), left_out["uncertain_in_screen"].as_u64()), (Some(1), Some(1)));
 }
 
 // ---- Measurement against human annotations ----
@@ -586,5 +612,303 @@ fn development_set_grouped_cross_validation_figures() {
                 auc(ranking.flag_recall),
             );
         }
+    }
+}
+
+/// Each development task as the verdict's measurement reads it (no mirror), with its
+/// record and repository.
+fn verdict_samples(
+    rows: &[InputRow],
+    annotations: &BTreeMap<String, Annotation>,
+) -> (Vec<VerdictSample>, Vec<QualityRecord>, Vec<String>) {
+    let mut samples = Vec::new();
+    let mut records = Vec::new();
+    let mut repos = Vec::new();
+    for row in rows {
+        let (record, signals) = screen_row(row);
+        samples.push(VerdictSample {
+            codes: record.quality_flags.iter().map(|flag| flag.code).collect(),
+            signals,
+            filter_out: annotations[&row.candidate.instance_id].filter_out,
+        });
+        records.push(record);
+        repos.push(row.candidate.repo.to_string());
+    }
+    (samples, records, repos)
+}
+
+#[test]
+fn flag_precisions_are_the_development_sets() {
+    let Some((annotations, rows)) = shared_development_set() else { return };
+    let (samples, _, _) = verdict_samples(&rows, &annotations);
+    let counts = measure::flag_counts(&samples.iter().collect::<Vec<_>>());
+    let filtered = samples.iter().filter(|sample| sample.filter_out).count();
+    let table: String = counts
+        .iter()
+        .map(|(code, tasks, filtered_out)| format!("    (FlagCode::{code:?}, {tasks}, {filtered_out}),\n"))
+        .collect();
+    assert!(
+        counts == precision::MEASURED
+            && samples.len() == precision::SET_TASKS
+            && filtered == precision::SET_FILTERED_OUT,
+        "screen::precision is not the development set's; write down {} tasks, {filtered} filtered out, and:\n{table}",
+        samples.len()
+    );
+}
+
+#[test]
+fn the_verdicts_defaults_are_its_rule_on_the_development_set() {
+    let Some((annotations, rows)) = shared_development_set() else { return };
+    let (samples, records, _) = verdict_samples(&rows, &annotations);
+    let scores: Vec<f64> = records.iter().map(|record| record.quality_score).collect();
+    let chosen = measure::choose_rule(&samples.iter().collect::<Vec<_>>(), &scores, &measure::CHOICE);
+    assert_eq!(chosen.flag_on, swe_harvest::screen::DEFAULT_FLAG_ON, "screen.flag_on's default");
+    assert_eq!(chosen.flag_above, swe_harvest::screen::DEFAULT_FLAG_ABOVE, "screen.flag_above's default");
+    assert_eq!(
+        chosen.uncertain_above,
+        swe_harvest::screen::DEFAULT_UNCERTAIN_ABOVE,
+        "screen.uncertain_above's default"
+    );
+    assert_eq!(ScreenConfig::default().verdict_rule(), chosen);
+}
+
+fn show(value: Option<f64>) -> String {
+    value.map(|value| format!("{value:.3}")).unwrap_or_else(|| "-".into())
+}
+
+fn print_verdicts(set: &str, figures: &VerdictFigures) {
+    eprintln!(
+        "SCREEN {set}: verdicts of {} tasks ({} filtered out): flag {} (precision {}, recall {}); uncertain {} ({} \
+         filtered out); keep {} ({} filtered out: keep holds {} of the filtered-out tasks)",
+        figures.all.tasks,
+        figures.all.filtered_out,
+        figures.flag.tasks,
+        show(figures.flag_precision()),
+        show(figures.flag_recall()),
+        figures.uncertain.tasks,
+        figures.uncertain.filtered_out,
+        figures.keep.tasks,
+        figures.keep.filtered_out,
+        show(figures.keep_share_of_filtered_out()),
+    );
+}
+
+/// The verdict's measurement on a set: the defaults in sample, then cross-validation
+/// grouped by repository (leave one repository out: each repository's tasks scored by
+/// a fit, and judged by thresholds, chosen on the other repositories), for the rule
+/// in use and its neighbours; and the out-of-fold scores' ROC AUC.
+fn measure_verdicts(set: &str, rows: &[InputRow], annotations: &BTreeMap<String, Annotation>) {
+    let (samples, records, repos) = verdict_samples(rows, annotations);
+    let labels: Vec<bool> = samples.iter().map(|sample| sample.filter_out).collect();
+    let verdicts: Vec<Verdict> = records.iter().map(|record| record.quality_verdict).collect();
+    print_verdicts(&format!("{set}, the rule as written (in sample)"), &measure::verdict_figures(&verdicts, &labels));
+    let rule = ScreenConfig::default().verdict_rule();
+    let above: Vec<bool> = records
+        .iter()
+        .zip(&labels)
+        .filter(|(record, _)| record.quality_score > rule.uncertain_above)
+        .map(|(_, label)| *label)
+        .collect();
+    eprintln!(
+        "SCREEN {set}: {} tasks score above screen.uncertain_above ({}), {} of them filtered out",
+        above.len(),
+        rule.uncertain_above,
+        above.iter().filter(|label| **label).count()
+    );
+    for (code, tasks, filtered_out) in measure::flag_counts(&samples.iter().collect::<Vec<_>>()) {
+        eprintln!("SCREEN {set}: flag {code}: {tasks} tasks, {filtered_out} filtered out");
+    }
+    let groups: Vec<&str> = repos.iter().map(String::as_str).collect();
+    let fold_of = measure::repository_folds(&groups, None);
+    let strengths = [(0.75, 2), (0.75, 3), (0.8, 3), (0.75, 5)];
+    for (min_precision, min_tasks) in strengths {
+        for score_flags in [false, true] {
+            let choice = measure::VerdictChoice {
+                strength: verdict::Strength { min_precision, min_tasks },
+                score_flags,
+                ..measure::CHOICE
+            };
+            let (verdicts, scores) =
+                measure::cross_validated_verdicts(&samples, &fold_of, &PRIOR, PRIOR_PRECISION, &choice);
+            let in_use = if choice == measure::CHOICE { " (the rule in use)" } else { "" };
+            print_verdicts(
+                &format!(
+                    "{set}, leave one repository out, strong at precision {min_precision} on {min_tasks}+ tasks, \
+                     flag by score {}{in_use}",
+                    if score_flags { "on" } else { "off" }
+                ),
+                &measure::verdict_figures(&verdicts, &labels),
+            );
+            if choice == measure::CHOICE {
+                eprintln!(
+                    "SCREEN {set}, leave one repository out: ROC AUC of the out-of-fold quality_score vs filter_out {} \
+                     (pairs within a repository {})",
+                    show(measure::roc_auc(&scores, &labels)),
+                    show(measure::roc_auc_within(&scores, &labels, &groups))
+                );
+            }
+        }
+    }
+}
+
+/// The verdict's figures on the development set (run by `scripts/screen-measure.sh`).
+#[test]
+#[ignore = "measurement; run by scripts/screen-measure.sh"]
+fn development_set_verdict_figures() {
+    if let Some((annotations, rows)) = shared_development_set() {
+        measure_verdicts("shared development set, 68 tasks", &rows, &annotations);
+    }
+    if let Some((annotations, rows)) = whole_development_set() {
+        measure_verdicts("whole development set, 231 tasks", &rows, &annotations);
+    }
+}
+
+/// A run log as validate writes it, whose phase before the fix printed `before`.
+fn run_log(before: &str) -> String {
+    format!(
+        "@@swe-harvest t0k install begin\ninstalled\n@@swe-harvest t0k install end 0\n@@swe-harvest t0k pre begin\n{before}\n\
+         @@swe-harvest t0k pre end 1\n@@swe-harvest t0k post begin\n1 passed\n@@swe-harvest t0k post end 0\n"
+    )
+}
+
+fn write_run_logs(data_dir: &Path, instance_id: &str, before: &str) {
+    let folder = data_dir.join("logs/validate").join(instance_id);
+    fs_err::create_dir_all(&folder).unwrap();
+    for run in 1..=2 {
+        fs_err::write(folder.join(format!("run-{run}.log")), run_log(before)).unwrap();
+    }
+}
+
+#[test]
+fn screen_reads_how_the_tests_fail_before_the_fix_and_the_change_coverage() {
+    let harvest = SweHarvest::new();
+    seed(&harvest, &[task(2, VAGUE), task(4, CLEAR)]);
+    let missing = "E   AttributeError: 'PasswordWidget' object has no attribute 'id_for_label'";
+    write_run_logs(&harvest.data_dir, "acme__widgets-2", missing);
+    write_run_logs(&harvest.data_dir, "acme__widgets-4", "E   assert 'x' is None");
+    {
+        let store = Store::open_in(&harvest.data_dir).unwrap();
+        let coverage = swe_harvest::model::GoldenCoverage::Measured {
+            executable: Default::default(),
+            coverage: swe_harvest::model::coverage::ChangeCoverage { covered: 3, executable: 4 },
+        };
+        store::coverage::upsert(store.connection(), "acme__widgets-2", &coverage).unwrap();
+    }
+    let output = harvest.run(&["screen"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let screened = records(&harvest);
+    let vague = &screened["acme__widgets-2"];
+    use swe_harvest::screen::signals::runs::FailingBefore;
+    assert_eq!(vague.tests.failing_before, Some(FailingBefore::MissingNewName), "{vague:#?}");
+    assert_eq!((vague.tests.fail_to_pass, vague.tests.new_tests), (1, 1));
+    assert_eq!(vague.tests.scores.change_coverage, Some(0.75));
+    let names = vague.quality_flags.iter().find(|flag| flag.code == FlagCode::TestsUseNewNames).unwrap();
+    assert!(names.reason.contains("the runs before the fix fail on `id_for_label`"), "{}", names.reason);
+    assert!(
+        names.evidence.iter().any(|evidence| evidence.source == swe_harvest::screen::flags::Source::Validation
+            && evidence.text.contains("has no attribute 'id_for_label'")),
+        "{names:#?}"
+    );
+    let clear = &screened["acme__widgets-4"];
+    assert_eq!(clear.tests.failing_before, Some(FailingBefore::Assertion));
+    assert_eq!(clear.tests.scores.change_coverage, None);
+
+    // Validated again with other output: screened again.
+    write_run_logs(
+        &harvest.data_dir,
+        "acme__widgets-4",
+        "E   AttributeError: module 'widgets' has no attribute 'forms'",
+    );
+    let again = harvest.run(&["screen"]);
+    assert!(stderr(&again).contains("1 unchanged since the last screen, 1 screened"), "{}", stderr(&again));
+    assert_eq!(records(&harvest)["acme__widgets-4"].tests.failing_before, Some(FailingBefore::MissingName));
+
+    // `screen --input` rows read the same logs from the data dir, and the coverage column.
+    let mut rows = rows_of(&[task(2, VAGUE)]);
+    rows[0]["golden_change_coverage"] = "0.5000".into();
+    let input = harvest.path("validated.jsonl");
+    let out = harvest.path("screened.jsonl");
+    write_rows(&input, &rows);
+    let output = harvest.run(&["screen", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written: Value = serde_json::from_str(fs_err::read_to_string(&out).unwrap().trim()).unwrap();
+    let names =
+        written["quality_flags"].as_array().unwrap().iter().find(|flag| flag["code"] == "tests_use_new_names").unwrap();
+    assert!(names["reason"].as_str().unwrap().contains("the runs before the fix"), "{names}");
+}
+
+/// The run-based signals on annotated rows the pipeline validated (and probed): per
+/// task, how its tests fail before the fix, its new and changed FAIL_TO_PASS tests,
+/// its change coverage and mutation score, against `filter_out`; and each numeric
+/// signal's ROC AUC where both labels occur. The folder `SWE_HARVEST_SCREEN_VALIDATED`
+/// names holds `probed.jsonl` or `validated.jsonl` and the `data/` dir they ran in.
+#[test]
+#[ignore = "measurement; run by scripts/screen-measure.sh"]
+fn validated_rows_run_signal_figures() {
+    let Some(folder) = std::env::var_os(swe_harvest::env_vars::SWE_HARVEST_SCREEN_VALIDATED).map(PathBuf::from) else {
+        eprintln!("skipping: set SWE_HARVEST_SCREEN_VALIDATED to measure the run-based signals (docs/screen.md)");
+        return;
+    };
+    let mut annotations = shared_development_set().map(|(annotations, _)| annotations).unwrap_or_default();
+    if let Some((whole, _)) = whole_development_set() {
+        annotations.extend(whole);
+    }
+    let rows_file =
+        ["probed.jsonl", "validated.jsonl"].map(|name| folder.join(name)).into_iter().find(|path| path.is_file());
+    let Some(rows_file) = rows_file else { panic!("no probed.jsonl or validated.jsonl in {}", folder.display()) };
+    let rows = annotated_rows(&[rows_file], &annotations);
+    let settings = swe_harvest::screen::ScreenSettings {
+        data_dir: folder.join("data"),
+        mirrors_dir: None,
+        config: ScreenConfig::default(),
+        repos: Vec::new(),
+    };
+    let mut mirrors = swe_harvest::screen::MirrorFiles::new(&settings.data_dir, None);
+    let mut labelled = Vec::new();
+    for row in &rows {
+        let status = row.fields.get("diagnosis").and_then(|diagnosis| diagnosis.get("status")).cloned();
+        let record = swe_harvest::screen::rows::screen_row(row, &mut mirrors, &settings);
+        let annotation = &annotations[&row.candidate.instance_id];
+        let tests = &record.tests;
+        eprintln!(
+            "SCREEN validated {}: filter_out {} (false_negative {}), validation {}, failing before the fix {}, \
+             FAIL_TO_PASS {} ({} new, {} changed), change coverage {}, mutation score {}, flags {:?}, verdict {}",
+            row.candidate.instance_id,
+            annotation.filter_out,
+            annotation.false_negative,
+            status.map(|status| status.to_string()).unwrap_or_else(|| "-".into()),
+            tests.failing_before.map(|kind| format!("{kind:?}")).unwrap_or_else(|| "-".into()),
+            tests.fail_to_pass,
+            tests.new_tests,
+            tests.fail_to_pass - tests.new_tests,
+            show(tests.scores.change_coverage),
+            show(tests.scores.mutation_score),
+            record.quality_flags.iter().map(|flag| flag.code.as_str()).collect::<Vec<_>>(),
+            record.quality_verdict,
+        );
+        labelled.push((record.tests.clone(), annotation.filter_out));
+    }
+    let filtered = labelled.iter().filter(|(_, filter_out)| *filter_out).count();
+    eprintln!("SCREEN validated rows: {} annotated ({filtered} filtered out)", labelled.len());
+    type Signal = fn(&swe_harvest::screen::signals::runs::TestsReading) -> Option<f64>;
+    let signals: [(&str, Signal); 4] = [
+        ("lower change coverage", |tests| tests.scores.change_coverage.map(|share| -share)),
+        ("lower mutation score", |tests| tests.scores.mutation_score.map(|score| -score)),
+        ("more FAIL_TO_PASS tests", |tests| Some(tests.fail_to_pass as f64)),
+        ("failing before the fix on a missing name", |tests| {
+            tests.failing_before.map(|kind| {
+                use swe_harvest::screen::signals::runs::FailingBefore::{MissingName, MissingNewName};
+                if matches!(kind, MissingNewName | MissingName) { 1.0 } else { 0.0 }
+            })
+        }),
+    ];
+    for (name, signal) in signals {
+        let (values, labels): (Vec<f64>, Vec<bool>) =
+            labelled.iter().filter_map(|(tests, filter_out)| signal(tests).map(|value| (value, *filter_out))).unzip();
+        eprintln!(
+            "SCREEN validated rows: {name}: {} tasks with a value, ROC AUC vs filter_out {}",
+            values.len(),
+            show(measure::roc_auc(&values, &labels))
+        );
     }
 }

@@ -1353,13 +1353,11 @@ fn the_documented_repository_config_and_every_shipped_one_parse() {
     let root = crate::support::project_root();
     let readme = fs_err::read_to_string(root.join("configs/repos/README.md")).unwrap();
     let example = readme.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).expect("a toml example");
-    let config: swe_harvest::config::RepoConfig = toml::from_str(example).unwrap();
+    let config: swe_harvest::ecosystem::repo_config::RepoConfig = toml::from_str(example).unwrap();
     let entry = swe_harvest::validate::spec::config_entry(&config, "2.3").expect("the example's entry");
     assert_eq!(entry.runtime.as_deref(), Some("3.9"));
     assert!(swe_harvest::validate::spec::config_entry(&config, "9.9").is_none());
     assert_eq!(config.test_framework, Some(swe_harvest::ecosystem::TestFramework::Unittest));
-    let loaded =
-        swe_harvest::config::LoadedConfig::load_with_env(Some(&root.join("configs/pipeline.toml")), []).unwrap();
     for entry in fs_err::read_dir(root.join("configs/repos")).unwrap() {
         let path = entry.unwrap().path();
         let Some(stem) = path.file_name().and_then(|name| name.to_str()).and_then(|name| name.strip_suffix(".toml"))
@@ -1367,7 +1365,8 @@ fn the_documented_repository_config_and_every_shipped_one_parse() {
             continue;
         };
         let repo: swe_harvest::model::RepoSlug = stem.replacen("__", "/", 1).parse().unwrap();
-        loaded.repo(&repo).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        swe_harvest::ecosystem::repo_config::RepoConfig::read(&root.join("configs/repos"), &repo)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     }
 }
 

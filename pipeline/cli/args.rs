@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use chrono::NaiveDate;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use swe_harvest::config::Compat;
+use swe_harvest::ecosystem::repo_config::Compat;
 use swe_harvest::model::RepoSlug;
 
 #[derive(Debug, Parser)]
@@ -198,11 +198,11 @@ pub enum ApiArg {
     Rest,
 }
 
-impl From<ApiArg> for swe_harvest::config::CrawlApi {
+impl From<ApiArg> for swe_harvest::crawl::CrawlApi {
     fn from(value: ApiArg) -> Self {
         match value {
-            ApiArg::Graphql => swe_harvest::config::CrawlApi::Graphql,
-            ApiArg::Rest => swe_harvest::config::CrawlApi::Rest,
+            ApiArg::Graphql => swe_harvest::crawl::CrawlApi::Graphql,
+            ApiArg::Rest => swe_harvest::crawl::CrawlApi::Rest,
         }
     }
 }
@@ -348,6 +348,12 @@ pub struct ProbeArgs {
     /// Where `--input` rows are written with `mutation_score`, `surviving_mutants` and `probe`.
     #[arg(long, value_name = "OUT.jsonl", requires = "input")]
     pub out: Option<std::path::PathBuf>,
+    /// Tasks probed at once [default: as for validate].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Where the mutants run [default: `validate.backend`, else local].
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<BackendArg>,
     #[command(flatten)]
     pub options: ProbeOptions,
 }
@@ -402,7 +408,7 @@ pub struct ReleaseArgs {
     /// Leave out tasks that carry any of these screen flags.
     #[arg(long, value_name = "CODE", num_args = 1..)]
     pub exclude_flag: Vec<swe_harvest::screen::FlagCode>,
-    /// Only tasks the screen kept (quality_verdict = keep).
+    /// Only tasks the screen kept (quality_verdict = keep: uncertain and flag are left out).
     #[arg(long)]
     pub only_kept: bool,
     /// Only tasks whose tests reject at least this share of probe's mutants (tasks not

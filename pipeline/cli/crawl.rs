@@ -5,10 +5,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use swe_harvest::config::GithubConfig;
 use swe_harvest::crawl::{self, CrawlFlags, CrawlSettings, CrawlSummary};
 use swe_harvest::env_vars;
-use swe_harvest::github::{ClientSettings, GithubClient};
+use swe_harvest::github::{ClientSettings, GithubClient, GithubConfig};
 
 use super::args::{CrawlArgs, CrawlOptions};
 use super::logging::CliReporter;
@@ -33,7 +32,8 @@ fn flags(options: &CrawlOptions) -> CrawlFlags {
 }
 
 pub fn crawl(global: &GlobalSettings, args: &CrawlArgs) -> anyhow::Result<ExitStatus> {
-    let settings = CrawlSettings::resolve(&global.config, &flags(&args.options))?;
+    let settings =
+        CrawlSettings::resolve(&global.config.config.github, &global.config.config.crawl, &flags(&args.options))?;
     let repos = args.selection.repos.clone();
     let mut store = global.open_store(WhenMissing::Create)?;
     let summary = runtime()?.block_on(async {

@@ -22,7 +22,7 @@ pub fn discover(global: &GlobalSettings, args: &DiscoverArgs) -> anyhow::Result<
         exclude_datasets: args.exclude_dataset.clone(),
         api_url: args.api_url.clone(),
     };
-    let settings = DiscoverSettings::resolve(&global.config, &flags)?;
+    let settings = DiscoverSettings::resolve(&global.config.config.github, &flags)?;
     let mut store = global.open_store(WhenMissing::Create)?;
     let summary = runtime()?.block_on(async {
         let (client, reporter) = github_client(&settings.github)?;

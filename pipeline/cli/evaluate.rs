@@ -26,7 +26,12 @@ fn flags(args: &EvaluateArgs) -> EvaluateFlags {
 }
 
 pub fn evaluate(global: &GlobalSettings, args: &EvaluateArgs) -> anyhow::Result<ExitStatus> {
-    let mut settings = EvaluateSettings::resolve(&global.data_dir, &global.config, &flags(args))?;
+    let mut settings = EvaluateSettings::resolve(
+        &global.data_dir,
+        &global.config.config.validate,
+        &global.config.config.probe,
+        &flags(args),
+    )?;
     let tasks = inputs::read_release(&settings.release_dir)?;
     let predictions = inputs::read_predictions(&settings.predictions_path)?;
     let reporter = CliReporter::new();

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use swe_harvest::config::Compat;
+use swe_harvest::ecosystem::repo_config::Compat;
 use swe_harvest::extract::{self, ExtractSettings};
 use swe_harvest::git::mirror::mirror_path;
 use swe_harvest::model::drop_reason::format_counts;
@@ -20,7 +20,7 @@ pub fn extract(global: &GlobalSettings, args: &ExtractArgs) -> anyhow::Result<Ex
     let compat = args.options.compat.map(Compat::from);
     let mut failed = false;
     for repo in &args.selection.repos {
-        let settings = ExtractSettings::resolve(&global.config, repo, compat)?;
+        let settings = ExtractSettings::resolve(&global.config.config.extract, &global.config.repos_dir, repo, compat)?;
         let path = mirror_path(&global.data_dir, repo);
         let reporter = CliReporter::new();
         let summary = match extract::run(&mut store, repo, path, &settings, &reporter) {

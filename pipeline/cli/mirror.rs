@@ -9,7 +9,11 @@ use super::logging::CliReporter;
 use super::{ExitStatus, GlobalSettings, WhenMissing};
 
 pub fn mirror(global: &GlobalSettings, args: &MirrorArgs) -> anyhow::Result<ExitStatus> {
-    let settings = MirrorSettings::resolve(global.data_dir.clone(), &global.config, args.options.clone_url.as_deref());
+    let settings = MirrorSettings::resolve(
+        global.data_dir.clone(),
+        &global.config.config.mirror,
+        args.options.clone_url.as_deref(),
+    );
     let mut store = global.open_store(WhenMissing::Create)?;
     let reporter = CliReporter::new();
     let outcomes = mirror::run(&mut store, &args.selection.repos, &settings, &reporter)?;

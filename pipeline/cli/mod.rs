@@ -40,13 +40,14 @@ use anyhow::Context;
 use clap::Parser;
 
 use swe_harvest::UsageError;
-use swe_harvest::config::{ConfigError, LoadedConfig};
+use swe_harvest::config::LoadedConfig;
 use swe_harvest::ecosystem::runtimes::PlanError;
 use swe_harvest::evaluate::EvaluateSettingsError;
 use swe_harvest::lock::{DataDirLock, LockError};
 use swe_harvest::model::RepoSlugError;
 use swe_harvest::release::ReleaseError;
 use swe_harvest::review::ReviewError;
+use swe_harvest::settings::ConfigError;
 use swe_harvest::store::{STORE_FILE, Store};
 use swe_harvest::task_rows::RowsError;
 

@@ -23,8 +23,9 @@ use super::{ExitStatus, GlobalSettings, WhenMissing, runtime};
 pub fn probe(global: &GlobalSettings, args: &ProbeArgs) -> anyhow::Result<ExitStatus> {
     let validate_settings = ValidateSettings::resolve(
         global.data_dir.clone(),
-        global.config.clone(),
-        &ValidateFlags { workers: None, runs: None, coverage: false },
+        &global.config.config.validate,
+        global.config.repos_dir.clone(),
+        &ValidateFlags { workers: args.workers, runs: None, coverage: false },
     )?;
     let flags =
         ProbeFlags { repos: args.repos.clone(), instances: args.instances.clone(), mutants: args.options.mutants };
@@ -41,9 +42,9 @@ pub fn probe(global: &GlobalSettings, args: &ProbeArgs) -> anyhow::Result<ExitSt
     let runtime = runtime()?;
     let reporter = CliReporter::new();
     let (summary, validated) = runtime.block_on(async {
-        let (kind, options) = backend_of(global, None);
+        let (kind, options) = backend_of(global, args.backend);
         let backend = swe_harvest::sandbox::connect_with(kind, &options).await?;
-        settings.workers = workers_on(backend.as_ref(), global, None, settings.workers, settings.limits).await;
+        settings.workers = workers_on(backend.as_ref(), global, args.workers, settings.workers, settings.limits).await;
         let Some(rows) = &rows else {
             let summary = probe::run(&settings, backend, store, Work::Store, &reporter).await?;
             return anyhow::Ok((summary, None));

@@ -37,7 +37,12 @@ fn flags(args: &ReleaseArgs) -> ReleaseFlags {
 }
 
 pub fn release(global: &GlobalSettings, args: &ReleaseArgs) -> anyhow::Result<ExitStatus> {
-    let request = ReleaseRequest::resolve(&global.config, &flags(args))?;
+    let request = ReleaseRequest::resolve(
+        &global.config.config.release,
+        &global.config.config.validate,
+        &global.config.releases_dir,
+        &flags(args),
+    )?;
     let mut store = global.open_store(WhenMissing::Create)?;
     let reporter = CliReporter::new();
     let summary = release::run(&mut store, &global.data_dir, &request, &reporter)

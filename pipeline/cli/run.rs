@@ -48,6 +48,9 @@ pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStat
             instances: Vec::new(),
             input: None,
             out: None,
+            // The mutants run where validation ran, as many at once.
+            workers: args.validate.workers,
+            backend: args.validate.backend,
             options: args.probe.clone(),
         };
         record("probe", probe::probe(settings, &probe_args)?);

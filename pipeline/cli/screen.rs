@@ -16,8 +16,11 @@ use super::logging::CliReporter;
 use super::{ExitStatus, GlobalSettings, WhenMissing};
 
 pub fn screen(global: &GlobalSettings, args: &ScreenArgs) -> anyhow::Result<ExitStatus> {
-    let settings =
-        ScreenSettings::resolve(global.data_dir.clone(), &global.config, &ScreenFlags { repos: args.repos.clone() });
+    let settings = ScreenSettings::resolve(
+        global.data_dir.clone(),
+        &global.config.config.screen,
+        &ScreenFlags { repos: args.repos.clone() },
+    );
     let summary = match (&args.input, &args.out) {
         (Some(input), Some(out)) => screen::rows::run(&settings, input, out)
             .with_context(|| format!("failed to screen the rows of `{}`", input.display()))?,
@@ -31,20 +34,21 @@ pub fn screen(global: &GlobalSettings, args: &ScreenArgs) -> anyhow::Result<Exit
         let text = serde_json::to_string_pretty(&summary)? + "\n";
         std::io::stdout().lock().write_all(text.as_bytes())?;
     } else {
-        eprint!("{}", render_summary(&summary, settings.config.flag_above));
+        eprint!("{}", render_summary(&summary));
     }
     Ok(if summary.bad_rows.is_empty() { ExitStatus::Success } else { ExitStatus::Failure })
 }
 
-fn render_summary(summary: &Summary, flag_above: f64) -> String {
+fn render_summary(summary: &Summary) -> String {
     let mut text = String::new();
     let _ = writeln!(
         text,
-        "screen: {} selected, {} unchanged since the last screen, {} screened: {} keep, {} flag (quality_score above {flag_above}) in {:.1}s",
+        "screen: {} selected, {} unchanged since the last screen, {} screened: {} keep, {} uncertain, {} flag in {:.1}s",
         summary.selected,
         summary.skipped_unchanged,
         summary.screened,
         summary.kept,
+        summary.uncertain,
         summary.flagged,
         summary.elapsed_secs
     );

@@ -54,8 +54,12 @@ pub(super) async fn workers_on(
 }
 
 pub fn validate(global: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<ExitStatus> {
-    let mut settings =
-        ValidateSettings::resolve(global.data_dir.clone(), global.config.clone(), &flags(&args.options))?;
+    let mut settings = ValidateSettings::resolve(
+        global.data_dir.clone(),
+        &global.config.config.validate,
+        global.config.repos_dir.clone(),
+        &flags(&args.options),
+    )?;
     let rows: Option<Vec<InputRow>> = args.input.as_deref().map(rows::read_rows).transpose()?;
     let work = match &rows {
         Some(rows) => Work::Rows(rows.iter().map(|row| row.candidate.clone()).collect()),
@@ -80,9 +84,8 @@ pub fn validate(global: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<
     }
     eprint!("{}", render_summary(&summary, settings.workers, settings.runs));
     if args.write_config {
-        let written = validate::learned::write(&settings.config.repos_dir, &summary).with_context(|| {
-            format!("Failed to write learned environments into `{}`", settings.config.repos_dir.display())
-        })?;
+        let written = validate::learned::write(&settings.repos_dir, &summary)
+            .with_context(|| format!("Failed to write learned environments into `{}`", settings.repos_dir.display()))?;
         for config in &written {
             eprintln!(
                 "  learned environments: {} new entries for {} (versions {}) in {}",

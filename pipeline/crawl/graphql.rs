@@ -1044,7 +1044,7 @@ mod tests {
 
     #[test]
     fn auto_means_graphql_with_a_token_and_rest_without() {
-        use crate::config::CrawlApi;
+        use crate::crawl::CrawlApi;
         let options = |api| super::super::CrawlOptions {
             since: None,
             until: None,

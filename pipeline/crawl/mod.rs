@@ -54,8 +54,11 @@
 
 mod convert;
 mod graphql;
+mod settings;
 pub use graphql::OPERATIONS as GRAPHQL_OPERATIONS;
 pub mod references;
+
+pub use settings::{CrawlApi, CrawlConfig, CrawlFlags, CrawlSettings};
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -65,8 +68,6 @@ use rusqlite::Transaction;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::UsageError;
-use crate::config::CrawlApi;
 use crate::github::{ClientStats, Fetched, GithubClient, GithubError};
 use crate::model::drop_reason::CrawlDropReason;
 use crate::model::{CrawlCheckpoint, RawComment, RawIssue, RawPullRequest, Rejection, RepoSlug, Stage};
@@ -85,13 +86,13 @@ pub struct CrawlOptions {
     pub until: Option<NaiveDate>,
     /// Page size of listings (GitHub caps it at 100).
     pub per_page: u32,
-    /// See [`crate::config::CrawlConfig::per_issue_fetch_ratio`].
+    /// See [`CrawlConfig::per_issue_fetch_ratio`].
     pub per_issue_fetch_ratio: u32,
     /// Which API: `Auto` is GraphQL when the client has a token, REST without.
     pub api: CrawlApi,
-    /// See [`crate::config::CrawlConfig::graphql_page_size`].
+    /// See [`CrawlConfig::graphql_page_size`].
     pub graphql_page_size: u32,
-    /// See [`crate::config::CrawlConfig::graphql_issues_per_query`].
+    /// See [`CrawlConfig::graphql_issues_per_query`].
     pub graphql_issues_per_query: u32,
 }
 
@@ -104,50 +105,6 @@ impl CrawlOptions {
             CrawlApi::Auto => CrawlApi::Rest,
             api => api,
         }
-    }
-}
-
-/// The crawl's command-line values, plain (no clap types): each overrides what the
-/// config says.
-#[derive(Debug, Clone, Default)]
-pub struct CrawlFlags {
-    pub since: Option<NaiveDate>,
-    pub until: Option<NaiveDate>,
-    /// `--api-url`.
-    pub api_url: Option<String>,
-    /// `--api`: which API to crawl with; the config's `crawl.api` when absent.
-    pub api: Option<CrawlApi>,
-}
-
-/// Everything a crawl needs, resolved.
-#[derive(Debug, Clone)]
-pub struct CrawlSettings {
-    /// The API client's settings, `--api-url` applied.
-    pub github: crate::config::GithubConfig,
-    pub options: CrawlOptions,
-}
-
-impl CrawlSettings {
-    /// Defaults < config file < environment (both in `config`) < `flags`. An empty
-    /// window (`since` not before `until`) is bad usage.
-    pub fn resolve(config: &crate::config::LoadedConfig, flags: &CrawlFlags) -> Result<CrawlSettings, UsageError> {
-        if let (Some(since), Some(until)) = (flags.since, flags.until) {
-            if since >= until {
-                return Err(UsageError::new(format!("--since {since} is not before --until {until}"))
-                    .with_hint("--since is inclusive and --until exclusive: pass an earlier --since"));
-            }
-        }
-        let github = config.config.github.clone().with_api_url(flags.api_url.as_deref());
-        let options = CrawlOptions {
-            since: flags.since,
-            until: flags.until,
-            per_page: github.per_page,
-            per_issue_fetch_ratio: config.config.crawl.per_issue_fetch_ratio,
-            api: flags.api.unwrap_or(config.config.crawl.api),
-            graphql_page_size: config.config.crawl.graphql_page_size,
-            graphql_issues_per_query: config.config.crawl.graphql_issues_per_query,
-        };
-        Ok(CrawlSettings { github, options })
     }
 }
 
@@ -922,41 +879,5 @@ impl RepoCrawl<'_> {
             raw::save_checkpoint(tx, &checkpoint)
         })?;
         Ok(Outcome::Complete)
-    }
-}
-
-#[cfg(test)]
-mod settings_tests {
-    use super::*;
-    use crate::config::LoadedConfig;
-
-    #[test]
-    fn flags_override_the_api_url_and_the_window_comes_from_the_flags() {
-        let flags = CrawlFlags {
-            since: NaiveDate::from_ymd_opt(2025, 1, 1),
-            until: NaiveDate::from_ymd_opt(2025, 2, 1),
-            api_url: Some("http://127.0.0.1:9/api".into()),
-            api: Some(CrawlApi::Rest),
-        };
-        let settings = CrawlSettings::resolve(&LoadedConfig::for_tests(), &flags).unwrap();
-        assert_eq!(settings.github.api_url, "http://127.0.0.1:9/api");
-        assert_eq!(settings.options.api, CrawlApi::Rest, "--api beats crawl.api");
-        assert_eq!((settings.options.since, settings.options.until), (flags.since, flags.until));
-        assert_eq!(settings.options.per_page, settings.github.per_page);
-        let config = LoadedConfig::for_tests();
-        let defaults = CrawlSettings::resolve(&config, &CrawlFlags::default()).unwrap();
-        assert_eq!(defaults.github.api_url, config.config.github.api_url);
-    }
-
-    #[test]
-    fn an_empty_window_is_bad_usage_with_a_hint() {
-        let day = NaiveDate::from_ymd_opt(2025, 1, 1);
-        let error = CrawlSettings::resolve(
-            &LoadedConfig::for_tests(),
-            &CrawlFlags { since: day, until: day, ..CrawlFlags::default() },
-        )
-        .unwrap_err();
-        assert_eq!(error.message, "--since 2025-01-01 is not before --until 2025-01-01");
-        assert!(error.hint.unwrap().contains("--until exclusive"));
     }
 }

@@ -58,15 +58,15 @@ pub struct DiscoverFlags {
 #[derive(Debug, Clone)]
 pub struct DiscoverSettings {
     /// The API client's settings, `--api-url` applied.
-    pub github: crate::config::GithubConfig,
+    pub github: crate::github::GithubConfig,
     pub options: DiscoverOptions,
 }
 
 impl DiscoverSettings {
-    /// Defaults < config file < environment (both in `config`) < `flags`; reads the
-    /// repositories of the datasets to exclude.
+    /// Defaults < config file < environment (all three in `github`, the config's
+    /// `[github]`) < `flags`; reads the repositories of the datasets to exclude.
     pub fn resolve(
-        config: &crate::config::LoadedConfig,
+        github: &crate::github::GithubConfig,
         flags: &DiscoverFlags,
     ) -> Result<DiscoverSettings, DiscoverError> {
         let mut exclude = BTreeSet::new();
@@ -74,7 +74,7 @@ impl DiscoverSettings {
             exclude.extend(dataset_repositories(path)?);
         }
         Ok(DiscoverSettings {
-            github: config.config.github.clone().with_api_url(flags.api_url.as_deref()),
+            github: github.clone().with_api_url(flags.api_url.as_deref()),
             options: DiscoverOptions { search: flags.search.clone(), exclude },
         })
     }

@@ -56,6 +56,7 @@ mod go;
 mod java;
 mod node;
 mod python;
+pub mod repo_config;
 pub mod runtimes;
 mod rust;
 
@@ -891,7 +892,7 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
-    use crate::config::RepoConfig;
+    use crate::ecosystem::repo_config::RepoConfig;
     use crate::sandbox::images::EnvironmentRequest;
     use crate::validate::attempt::{self, RunRequest};
     use crate::validate::spec;
@@ -1161,7 +1162,8 @@ mod tests {
         let django = paths(&["setup.py", "django/__init__.py", "tests/runtests.py"]);
         assert_eq!(detect_with_framework(&django, &mut |_| None, None).name(), "python-django");
         assert_eq!(detect_with_framework(&django, &mut |_| None, Some(TestFramework::Pytest)).name(), "python");
-        let config: crate::config::RepoConfig = toml::from_str("test_framework = \"unittest\"").unwrap();
+        let config: crate::ecosystem::repo_config::RepoConfig =
+            toml::from_str("test_framework = \"unittest\"").unwrap();
         assert_eq!(
             detect_with_framework(&paths(&["setup.py"]), &mut |_| None, config.test_framework).name(),
             "python-unittest"

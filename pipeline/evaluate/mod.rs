@@ -20,7 +20,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use futures::StreamExt;
 use sha2::{Digest, Sha256};
 
 use crate::progress::Reporter;
@@ -193,11 +192,7 @@ pub async fn run(
     };
     let mut progress = fs_err::OpenOptions::new().create(true).append(true).open(&progress_path)?;
     reporter.start(&format!("evaluate {}", settings.mode.name()), Some(todo.len() as u64));
-    let mut graded: Vec<(usize, PredictionReport)> = Vec::new();
-    // One task drives the pool and records each result as it comes.
-    let pool = async {
-        let mut stream = futures::stream::iter(todo)
-            .map(|(index, key, task, prediction)| {
+    let jobs = todo.into_iter().map(|(index, key, task, prediction)| {
                 let (context, missing_images) = (&context, &missing_images);
                 async move {
                     let patch = prediction.patch.as_deref().unwrap_or_default();
@@ -217,21 +212,22 @@ pub async fn run(
                     };
                     (index, key, report)
                 }
-            })
-            .buffer_unordered(settings.workers.max(1));
-        while let Some((index, key, report)) = stream.next().await {
+            });
+    // Each result is recorded as it comes, so that an interrupted run resumes after it.
+    let (graded, interrupted) = crate::interrupt::pooled(
+        &mut interruption,
+        jobs,
+        settings.workers,
+        |(_, key, report): &(usize, String, PredictionReport)| {
             reporter.advance(1);
-            let line = serde_json::to_string(&ProgressLine { key, report: report.clone() }).expect("reports serialize");
+            let line = serde_json::to_string(&ProgressLine { key: key.clone(), report: report.clone() })
+                .expect("reports serialize");
             if let Err(error) = writeln!(progress, "{line}").and_then(|()| progress.sync_data()) {
                 tracing::warn!(%error, "could not record progress");
             }
-            graded.push((index, report));
-        }
-    };
-    let interrupted = tokio::select! {
-        () = pool => None,
-        interrupt = interruption.received() => Some(interrupt),
-    };
+        },
+    )
+    .await;
     backend.remove_running().await;
     reporter.finish();
     if let Some(interrupt) = interrupted {
@@ -240,7 +236,7 @@ pub async fn run(
             progress_path.display()
         );
     }
-    for (index, report) in graded {
+    for (index, _, report) in graded {
         reports[index] = Some(report);
     }
     let predictions_reports: Vec<PredictionReport> =

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::{EvaluateSettings, Mode};
 use crate::UsageError;
-use crate::config::LoadedConfig;
+use crate::probe::ProbeConfig;
+use crate::validate::ValidateConfig;
 
 /// Evaluate's command-line values, plain (no clap types).
 #[derive(Debug, Clone)]
@@ -33,11 +34,14 @@ pub enum EvaluateSettingsError {
 }
 
 impl EvaluateSettings {
-    /// Defaults < config file < environment (both in `config`) < `flags`; creates the
-    /// data dir, whose canonical path labels this run's containers.
+    /// Defaults < config file < environment (all three in `containers`, the config's
+    /// `[validate]`, whose containers and limits evaluate's jobs share, and in `probe`,
+    /// whose mutants `--mode swt` runs) < `flags`; creates the data dir, whose
+    /// canonical path labels this run's containers.
     pub fn resolve(
         data_dir: &Path,
-        config: &LoadedConfig,
+        containers: &ValidateConfig,
+        probe: &ProbeConfig,
         flags: &EvaluateFlags,
     ) -> Result<EvaluateSettings, EvaluateSettingsError> {
         if !flags.release.is_dir() {
@@ -52,7 +56,6 @@ impl EvaluateSettings {
             ))
             .into());
         }
-        let containers = &config.config.validate;
         let run_name =
             format!("{}.{}.{}", release_label(&flags.release), flags.mode.name(), file_stem(&flags.predictions));
         let out = flags.out.clone().unwrap_or_else(|| data_dir.join("evaluations").join(format!("{run_name}.json")));
@@ -60,7 +63,7 @@ impl EvaluateSettings {
         let data_dir_label =
             fs_err::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf()).display().to_string();
         Ok(EvaluateSettings {
-            mutants: config.config.probe.mutants,
+            mutants: probe.mutants,
             data_dir: data_dir.to_path_buf(),
             mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
             release_dir: flags.release.clone(),
@@ -104,7 +107,8 @@ mod tests {
         fs_err::write(&predictions, "").unwrap();
         let data_dir = root.path().join("data");
         let flags = EvaluateFlags { release, predictions, mode: Mode::Swt, workers: Some(2), out: None };
-        let settings = EvaluateSettings::resolve(&data_dir, &LoadedConfig::for_tests(), &flags).unwrap();
+        let settings =
+            EvaluateSettings::resolve(&data_dir, &ValidateConfig::default(), &ProbeConfig::default(), &flags).unwrap();
         assert_eq!(settings.out, data_dir.join("evaluations").join("bench-2026.11.swt.preds.json"));
         assert_eq!(settings.logs_dir, data_dir.join("logs").join("evaluate").join("bench-2026.11.swt.preds"));
         assert_eq!(settings.workers, 2);
@@ -121,7 +125,8 @@ mod tests {
             workers: None,
             out: None,
         };
-        let error = EvaluateSettings::resolve(root.path(), &LoadedConfig::for_tests(), &flags).unwrap_err();
+        let error = EvaluateSettings::resolve(root.path(), &ValidateConfig::default(), &ProbeConfig::default(), &flags)
+            .unwrap_err();
         assert!(matches!(error, EvaluateSettingsError::Usage(_)), "{error}");
     }
 }

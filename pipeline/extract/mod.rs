@@ -34,6 +34,7 @@
 //! store. This module does not fetch anything: no network.
 
 pub mod linking;
+mod settings;
 pub mod split;
 pub mod test_paths;
 pub mod version;
@@ -48,13 +49,14 @@ use git2::Oid;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::config::Compat;
+use crate::ecosystem::repo_config::Compat;
 use crate::git::{ChangedFile, GitError, Mirror};
 use crate::model::drop_reason::ExtractDropReason;
 use crate::model::{Candidate, RawPullRequest, Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
 
+pub use settings::ExtractConfig;
 pub use split::{FileRole, SplitDiff, split_files};
 pub use test_paths::TestPathRule;
 
@@ -91,7 +93,7 @@ pub struct ExtractSettings {
     /// A file holding the version string, read when no tag gives one.
     pub version_file: Option<String>,
     /// Tags first (default) or the version file first.
-    pub version_source: crate::config::VersionSource,
+    pub version_source: crate::ecosystem::repo_config::VersionSource,
     /// Worker threads for git work; 0 = one per core.
     pub workers: usize,
     /// Linked issues also include GitHub's closing references (stored by a GraphQL crawl).
@@ -99,33 +101,6 @@ pub struct ExtractSettings {
 }
 
 impl ExtractSettings {
-    /// One repository's settings. `compat`: the `--compat` flag > the environment
-    /// (`SWE_HARVEST_EXTRACT__COMPAT`) > the repository's file (`configs/repos/`) >
-    /// the config file > the default. Other keys: the repository's file > the
-    /// environment > the config file > the default.
-    pub fn resolve(
-        config: &crate::config::LoadedConfig,
-        repo: &RepoSlug,
-        compat: Option<Compat>,
-    ) -> Result<ExtractSettings, crate::config::ConfigError> {
-        let repo_config = config.repo(repo)?.extract;
-        let config_file = &config.config.extract;
-        let compat_variable = format!("{}EXTRACT__COMPAT", crate::env_vars::CONFIG_OVERRIDE_PREFIX);
-        // The loaded config already holds the variable's value when it is set.
-        let from_environment = std::env::var_os(compat_variable).is_some().then_some(config_file.compat);
-        Ok(ExtractSettings {
-            compat: compat.or(from_environment).or(repo_config.compat).unwrap_or(config_file.compat),
-            test_patterns: repo_config.test_patterns.unwrap_or_else(|| config_file.test_patterns.clone()),
-            max_files_changed: config_file.max_files_changed,
-            max_lines_changed: config_file.max_lines_changed,
-            version_tag_pattern: repo_config.version_tag_pattern,
-            version_file: repo_config.version_file,
-            version_source: repo_config.version_source.unwrap_or_default(),
-            workers: config_file.workers,
-            use_api_closing_references: config_file.use_api_closing_references,
-        })
-    }
-
     /// What the outputs depend on; part of each PR's fingerprint.
     fn fingerprint_key(&self) -> String {
         format!(
@@ -572,34 +547,4 @@ fn build_candidate(
         environment_setup_commit: pull_request.base_sha.clone(),
         test_files: prepared.split.test_files,
     })
-}
-
-#[cfg(test)]
-mod settings_tests {
-    use super::*;
-    use crate::config::LoadedConfig;
-
-    #[test]
-    fn compat_comes_from_the_flag_then_the_repository_file_then_the_config() {
-        let repos_dir = tempfile::tempdir().unwrap();
-        fs_err::write(
-            repos_dir.path().join("acme__calc.toml"),
-            "[extract]\ncompat = \"swebench\"\ntest_patterns = [\"checks/**\"]\n",
-        )
-        .unwrap();
-        let mut config = LoadedConfig::for_tests();
-        config.repos_dir = repos_dir.path().to_path_buf();
-        config.config.extract.compat = Compat::Native;
-        let acme: RepoSlug = "acme/calc".parse().unwrap();
-        let other: RepoSlug = "acme/other".parse().unwrap();
-        if std::env::var_os("SWE_HARVEST_EXTRACT__COMPAT").is_none() {
-            let from_file = ExtractSettings::resolve(&config, &acme, None).unwrap();
-            assert_eq!(from_file.compat, Compat::Swebench);
-            assert_eq!(from_file.test_patterns, vec!["checks/**".to_string()]);
-            assert_eq!(ExtractSettings::resolve(&config, &other, None).unwrap().compat, Compat::Native);
-        }
-        let from_flag = ExtractSettings::resolve(&config, &acme, Some(Compat::Native)).unwrap();
-        assert_eq!(from_flag.compat, Compat::Native);
-        assert_eq!(from_flag.max_files_changed, config.config.extract.max_files_changed);
-    }
 }

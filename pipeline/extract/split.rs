@@ -84,7 +84,7 @@ pub fn split_files(files: &[FileDiff], rule: &TestPathRule) -> SplitDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Compat, default_test_patterns};
+    use crate::ecosystem::repo_config::{Compat, default_test_patterns};
     use crate::git::FileStatus;
 
     fn file(old: Option<&str>, new: Option<&str>, status: FileStatus, added: usize, removed: usize) -> FileDiff {

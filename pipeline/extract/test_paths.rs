@@ -9,7 +9,7 @@
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::config::Compat;
+use crate::ecosystem::repo_config::Compat;
 
 /// A compiled test-path rule.
 #[derive(Debug, Clone)]
@@ -81,7 +81,7 @@ pub fn is_source_path(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::default_test_patterns;
+    use crate::ecosystem::repo_config::default_test_patterns;
 
     fn native() -> TestPathRule {
         TestPathRule::new(Compat::Native, &default_test_patterns()).unwrap()

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use git2::Oid;
 use regex::Regex;
 
-use crate::config::VersionSource;
+use crate::ecosystem::repo_config::VersionSource;
 use crate::git::Mirror;
 
 /// The version when neither a tag nor a file gives one.

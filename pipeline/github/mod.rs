@@ -35,6 +35,9 @@
 
 pub mod graphql;
 pub mod link;
+mod settings;
+
+pub use settings::{ClientSettings, GithubConfig};
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,42 +49,8 @@ use serde::de::DeserializeOwned;
 
 use self::graphql::{ErrorClass, GraphqlError, PointCost};
 
-use crate::config::GithubConfig;
 use crate::progress::Reporter;
 use crate::secret::Secret;
-
-/// Resolved client settings.
-#[derive(Debug, Clone)]
-pub struct ClientSettings {
-    pub api_url: String,
-    pub tokens: Vec<Secret>,
-    pub requests_per_hour_per_token: u32,
-    pub request_timeout: Duration,
-    pub max_retries: u32,
-    pub backoff_initial: Duration,
-    pub backoff_max: Duration,
-    pub rotate_below_remaining: u32,
-    pub secondary_limit_wait: Duration,
-    /// The longest `Retry-After` obeyed; longer ones are waited this long.
-    pub max_retry_after: Duration,
-}
-
-impl ClientSettings {
-    pub fn from_config(config: &GithubConfig, tokens: Vec<Secret>) -> ClientSettings {
-        ClientSettings {
-            api_url: config.api_url.clone(),
-            tokens,
-            requests_per_hour_per_token: config.requests_per_hour_per_token,
-            request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
-            max_retries: config.max_retries,
-            backoff_initial: Duration::from_millis(config.backoff_initial_ms),
-            backoff_max: Duration::from_secs(config.backoff_max_secs),
-            rotate_below_remaining: config.rotate_below_remaining,
-            secondary_limit_wait: Duration::from_secs(config.secondary_limit_wait_secs),
-            max_retry_after: Duration::from_secs(config.max_retry_after_secs),
-        }
-    }
-}
 
 /// A request that failed for good. Messages name the URL (never a token).
 #[derive(Debug, thiserror::Error)]

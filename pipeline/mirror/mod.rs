@@ -16,43 +16,21 @@
 //! through git2's credentials callback (see [`crate::git::mirror`]), never through
 //! the URL, so it reaches neither the mirror's config nor a log.
 
+mod settings;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::config::LoadedConfig;
 use crate::git::mirror::{clone_url_for, mirror_path, sync_mirror};
 use crate::model::drop_reason::MirrorDropReason;
 use crate::model::{Rejection, RepoSlug, Stage};
 use crate::progress::Reporter;
-use crate::secret::{Secret, redact_url};
+use crate::secret::redact_url;
 use crate::store::{self, Store};
 
-/// Resolved settings of the stage.
-#[derive(Debug, Clone)]
-pub struct MirrorSettings {
-    pub data_dir: PathBuf,
-    /// A URL or path; `{owner}` and `{name}` are replaced. May hold credentials: it is
-    /// printed, logged and stored only through [`redact_url`].
-    pub clone_url: String,
-    /// `GITHUB_TOKEN` (the first of `GITHUB_TOKENS`): answers github.com's
-    /// authentication challenge, never put in a URL or the mirror's config.
-    pub token: Option<Secret>,
-}
-
-impl MirrorSettings {
-    /// `clone_url` (the `--clone-url` flag) > `SWE_HARVEST_MIRROR__CLONE_URL` >
-    /// config file > default; the loaded config already holds the last three. The
-    /// token comes from the environment.
-    pub fn resolve(data_dir: PathBuf, config: &LoadedConfig, clone_url: Option<&str>) -> MirrorSettings {
-        MirrorSettings {
-            data_dir,
-            clone_url: clone_url.map(String::from).unwrap_or_else(|| config.config.mirror.clone_url.clone()),
-            token: crate::env_vars::github_tokens().into_iter().next(),
-        }
-    }
-}
+pub use settings::{MirrorConfig, MirrorSettings};
 
 /// What happened to one repository.
 #[derive(Debug, Clone, Serialize)]
@@ -127,20 +105,4 @@ pub fn run(
     }
     reporter.finish();
     Ok(outcomes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_clone_url_flag_beats_the_config() {
-        let mut config = LoadedConfig::for_tests();
-        config.config.mirror.clone_url = "file:///mirrors/{owner}/{name}".into();
-        let data_dir = PathBuf::from("data");
-        let from_config = MirrorSettings::resolve(data_dir.clone(), &config, None);
-        assert_eq!(from_config.clone_url, "file:///mirrors/{owner}/{name}");
-        let from_flag = MirrorSettings::resolve(data_dir, &config, Some("/srv/{name}.git"));
-        assert_eq!(from_flag.clone_url, "/srv/{name}.git");
-    }
 }

@@ -212,7 +212,8 @@ drop_reasons! {
     /// Why the screen set a task aside for review. Not a drop from the dataset: a
     /// release keeps flagged tasks unless asked not to (`--only-kept`).
     ScreenDropReason ("screen") {
-        /// The quality score is above `screen.flag_above`; the record says which flags.
+        /// The screen's verdict is `flag` (a flag of `screen.flag_on`, or a score above
+        /// `screen.flag_above`); the record says which flags.
         Flagged => "flagged",
     }
 }
@@ -235,6 +236,8 @@ drop_reasons! {
         QualityScoreAboveMax => "quality_score_above_max",
         ExcludedFlag => "excluded_flag",
         FlaggedByScreen => "flagged_by_screen",
+        /// `--only-kept`: the screen's verdict is `uncertain` (weak evidence).
+        UncertainInScreen => "uncertain_in_screen",
         RejectedInReview => "rejected_in_review",
         NotReviewed => "not_reviewed",
         NeedsWorkInReview => "needs_work_in_review",
@@ -418,6 +421,7 @@ mod tests {
                 "quality_score_above_max",
                 "excluded_flag",
                 "flagged_by_screen",
+                "uncertain_in_screen",
                 "rejected_in_review",
                 "not_reviewed",
                 "needs_work_in_review",

@@ -275,9 +275,12 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             continue;
         }
         let Some(code) = lines.new_code(index) else { continue };
-        // A statement that only talks to people (a warning, a log line, the message of
-        // an error raised): none of its parts is behaviour.
-        if code.is_inert() || quiets_warnings(code, language) || message_head(&lines.head[index]) {
+        // A statement that only talks to people (a warning, a log line) is no behaviour;
+        // an error raised is, as a whole (it can be reverted or dropped), but none of its
+        // parts (the message, the arguments that build it) is.
+        let head = lines.head[index].as_str();
+        let raises = raises_head(head);
+        if code.is_inert() || quiets_warnings(code, language) || (message_head(head) && !raises) {
             continue;
         }
         let text = &code.text;
@@ -293,12 +296,14 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             && !lines.continued[index]
             && !continues(text)
             && syntax::balanced(&code.masked());
-        if lines.depth_before[index] > 0 {
+        // The operators that edit a part of the statement; an error raised keeps its parts.
+        let parts = !raises;
+        if parts && lines.depth_before[index] > 0 {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
             }
         }
-        if let Some(condition) = condition_span(code, language) {
+        if let Some(condition) = condition_span(code, language).filter(|_| parts) {
             let inner = &text[condition.clone()];
             let negated =
                 format!("{}{}{}", &text[..condition.start], negation(inner, language), &text[condition.end..]);
@@ -318,7 +323,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                 );
             }
         }
-        for (range, replacement) in boundaries(code) {
+        for (range, replacement) in boundaries(code).into_iter().filter(|_| parts) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::MoveBoundary,
@@ -327,7 +332,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                 format!("`{}` becomes `{}` in `{}`", text[range].trim(), replacement.trim(), snippet(text)),
             );
         }
-        for (range, replacement) in literals(code, language) {
+        for (range, replacement) in literals(code, language).into_iter().filter(|_| parts) {
             let edited = format!("{}{}{}", &text[..range.start], replacement, &text[range.end..]);
             push(
                 MutationOperator::ReplaceLiteral,
@@ -344,6 +349,9 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
                     edit,
                     format!("the statement `{}` is dropped", snippet(&code.code_text())),
                 );
+            }
+            if !parts {
+                continue;
             }
             if let Some((expression, default)) = return_default(lines, hunk, index, code, language) {
                 let indent = &text[..syntax::indent_of(text)];
@@ -817,6 +825,11 @@ fn words_blanked(code: &CodeLine) -> String {
 }
 
 /// The first words of statements that talk to people.
+/// Whether a statement's head raises an error: the statement is behaviour, its message is not.
+fn raises_head(head: &str) -> bool {
+    matches!(head, "raise" | "throw" | "panic")
+}
+
 fn message_head(head: &str) -> bool {
     const HEADS: [&str; 12] = [
         "warnings", "logging", "logger", "log", "LOG", "print", "println", "raise", "throw", "assert", "console",

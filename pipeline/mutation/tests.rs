@@ -447,3 +447,29 @@ fn a_null_check_and_the_parts_of_an_error_message_give_no_mutant() {
     assert!(changes.iter().any(|change| change.starts_with("the clause `list.length > 0` is dropped")), "{changes:#?}");
     assert!(!changes.iter().any(|change| change.contains("reasons.length")), "{changes:#?}");
 }
+
+#[test]
+fn an_error_raised_is_reverted_or_dropped_as_a_whole_but_its_message_is_left_alone() {
+    let old = "def divide(a, b):\n    if b == 0:\n        return None\n    return a / b\n";
+    let new = "def divide(a, b):\n    if b == 0:\n        raise ValueError(\"division by zero\")\n    return a / b\n";
+    // The tests name the error, so the guard is one the issue asked for.
+    let test = diff_of(
+        "tests/test_ops.py",
+        "",
+        "def test_divide_by_zero():\n    with pytest.raises(ValueError):\n        divide(1, 0)\n",
+    );
+    let made = make(&diff_of("calc/ops.py", old, new), &test, 100, &FilesBefore::new());
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    assert!(changes.iter().any(|change| change.starts_with("the statement `raise ValueError")), "{changes:#?}");
+    assert!(!changes.iter().any(|change| change.contains("division by zero\"` becomes")), "{changes:#?}");
+    let retyped = old.replace("return None", "raise TypeError(\"division by zero\")");
+    // With a second change, keeping the old error is a wrong fix, not the code before the fix.
+    let made =
+        make(&diff_of("calc/ops.py", &retyped, &new.replace("a / b", "float(a) / b")), &test, 100, &FilesBefore::new());
+    let changes: Vec<&str> = made.mutants.iter().map(|mutant| mutant.change.as_str()).collect();
+    assert!(changes.iter().any(|change| change.contains("keeps its old text `raise TypeError")), "{changes:#?}");
+    let logged =
+        "def divide(a, b):\n    if b == 0:\n        return None\n    log.info(\"dividing %s\", a)\n    return a / b\n";
+    let made = make(&diff_of("calc/ops.py", old, logged), &test, 100, &FilesBefore::new());
+    assert!(made.mutants.is_empty(), "{:#?}", made.mutants);
+}

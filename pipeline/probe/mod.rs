@@ -29,7 +29,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -46,7 +45,7 @@ use crate::store::{self, Store, StoreError};
 
 /// The version of the operators and of how a run is judged: a change makes every
 /// record stale, so tasks are probed again.
-pub const PROBE_VERSION: u32 = 6;
+pub const PROBE_VERSION: u32 = 7;
 
 /// The time zone of a mutant's run: UTC, as in validate's runs (a test that depends
 /// on it was labelled there in UTC).
@@ -194,30 +193,18 @@ pub async fn run(
     };
     let mut summary = Summary { selected: targets.len(), ..Summary::default() };
     reporter.start("probe", Some(targets.len() as u64));
-    let outcomes = Arc::new(Mutex::new(Vec::new()));
-    let pool = {
-        let outcomes = outcomes.clone();
+    let jobs = targets.into_iter().map(|target| {
         let context = &context;
-        async move {
-            let mut stream = futures::stream::iter(targets)
-                .map(|target| async move { probe_one(context, &target).await })
-                .buffer_unordered(settings.workers.max(1));
-            while let Some(outcome) = stream.next().await {
-                reporter.advance(1);
-                outcomes.lock().expect("not poisoned").push(outcome);
-            }
-        }
-    };
-    tokio::select! {
-        () = pool => {}
-        interrupt = interruption.received() => {
-            tracing::warn!(signal = %interrupt, "interrupted: removing running containers; stored verdicts stay for the next run");
-            summary.interrupted = true;
-        }
+        async move { probe_one(context, &target).await }
+    });
+    let (mut outcomes, stopped) =
+        crate::interrupt::pooled(&mut interruption, jobs, settings.workers, |_| reporter.advance(1)).await;
+    if let Some(interrupt) = stopped {
+        tracing::warn!(signal = %interrupt, "interrupted: removing running containers; stored verdicts stay for the next run");
+        summary.interrupted = true;
     }
     backend.remove_running().await;
     reporter.finish();
-    let mut outcomes = std::mem::take(&mut *outcomes.lock().expect("not poisoned"));
     outcomes.sort_by(|a, b| a.0.instance_id.cmp(&b.0.instance_id));
     for (outcome, seconds) in &outcomes {
         if outcome.unchanged {

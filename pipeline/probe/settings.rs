@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::RepoSlug;
 use crate::sandbox::Limits;
+use crate::settings::{ConfigError, invalid};
 
 /// `[probe]` in `configs/pipeline.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,8 +53,14 @@ pub struct InvalidProbeSetting {
 }
 
 impl ProbeConfig {
-    /// The values a config file may hold.
-    pub fn check(&self) -> Result<(), InvalidProbeSetting> {
+    /// The values a config file may hold; the error names the file (or variable) and
+    /// the key, `probe.<key>`.
+    pub fn check(&self, origin: &str) -> Result<(), ConfigError> {
+        self.check_values().map_err(|refused| invalid(origin, &format!("probe.{}", refused.key), refused.message))
+    }
+
+    /// The values allowed, wherever they come from (the config, or `--mutants`).
+    pub fn check_values(&self) -> Result<(), InvalidProbeSetting> {
         if self.mutants == 0 || self.mutants > 1000 {
             return Err(InvalidProbeSetting {
                 key: "mutants",
@@ -119,7 +126,7 @@ impl ProbeSettings {
         if let Some(mutants) = flags.mutants {
             config.mutants = mutants;
         }
-        config.check()?;
+        config.check_values()?;
         Ok(ProbeSettings {
             data_dir,
             mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
@@ -140,13 +147,13 @@ mod tests {
     fn defaults_round_trip_and_out_of_range_values_are_refused() {
         let text = toml::to_string(&ProbeConfig::default()).unwrap();
         assert_eq!(toml::from_str::<ProbeConfig>(&text).unwrap(), ProbeConfig::default());
-        assert!(ProbeConfig::default().check().is_ok());
-        let error = ProbeConfig { mutants: 0, ..ProbeConfig::default() }.check().unwrap_err();
+        assert!(ProbeConfig::default().check_values().is_ok());
+        let error = ProbeConfig { mutants: 0, ..ProbeConfig::default() }.check_values().unwrap_err();
         assert_eq!(
             error.to_string(),
             "probe.mutants: must be between 1 and 1000 (turn probe off with probe.enabled = false)"
         );
-        assert!(ProbeConfig { timeout_factor: 0.5, ..ProbeConfig::default() }.check().is_err());
+        assert!(ProbeConfig { timeout_factor: 0.5, ..ProbeConfig::default() }.check_values().is_err());
         assert!(toml::from_str::<ProbeConfig>("mutant = 3").is_err(), "unknown keys are refused");
     }
 

@@ -37,7 +37,7 @@ use crate::store::{Store, StoreError};
 
 pub use filter::Filters;
 pub use manifest::Manifest;
-pub use settings::ReleaseFlags;
+pub use settings::{ReleaseConfig, ReleaseFlags};
 
 /// The extra columns after SWE-bench's twelve, in order.
 /// `environment_rung` says how faithful the task's environment is to its date (the
@@ -85,7 +85,7 @@ pub enum ReleaseError {
     #[error("`--push` needs a registry to push to")]
     NoRegistry,
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] crate::settings::ConfigError),
     #[error("`--max-quality-score {0}` is not a probability between 0 and 1")]
     BadMaxQualityScore(f64),
     #[error("`--min-mutation-score {0}` is not a fraction between 0 and 1")]

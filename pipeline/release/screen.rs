@@ -85,6 +85,8 @@ pub fn select(
             Some((ReleaseDropReason::QualityScoreAboveMax, record.quality_flags.iter().map(|flag| flag.code).collect()))
         } else if filters.only_kept && record.quality_verdict == Verdict::Flag {
             Some((ReleaseDropReason::FlaggedByScreen, record.quality_flags.iter().map(|flag| flag.code).collect()))
+        } else if filters.only_kept && record.quality_verdict == Verdict::Uncertain {
+            Some((ReleaseDropReason::UncertainInScreen, record.quality_flags.iter().map(|flag| flag.code).collect()))
         } else {
             None
         };
@@ -128,18 +130,29 @@ pub fn card_section(
     let mut text = String::from("## Quality screen\n\n");
     let screened: Vec<&QualityRecord> =
         tasks.iter().filter_map(|task| records.get(&task.candidate.instance_id).copied()).collect();
+    let count = |verdict: Verdict| screened.iter().filter(|record| record.quality_verdict == verdict).count();
     let _ = writeln!(
         text,
         "Every task went through swe-harvest's quality screen (no LLM; see its documentation, \
          `docs/screen.md`), which writes four columns: `quality_flags` (a JSON list of flags, \
-         each with its code, a one-line reason and the exact strings that are its evidence), \
-         `quality_score` (the estimated probability that careful annotators would filter the task \
-         out, from a logistic model fitted to SWE-bench Verified's annotations), `quality_verdict` \
-         (`keep` or `flag`) and `difficulty` (SWE-bench Verified's buckets). {} of the {} tasks \
-         have a record; {} are `flag`.\n",
+         each with its code, a one-line reason, the exact strings that are its evidence, and its \
+         measured precision), `quality_score` (the estimated probability that careful annotators \
+         would filter the task out, from a logistic model fitted to SWE-bench Verified's \
+         annotations), `quality_verdict` and `difficulty` (SWE-bench Verified's buckets). {} of the \
+         {} tasks have a record: {} `keep`, {} `uncertain`, {} `flag`.\n",
         screened.len(),
         tasks.len(),
-        screened.iter().filter(|record| record.quality_verdict == Verdict::Flag).count()
+        count(Verdict::Keep),
+        count(Verdict::Uncertain),
+        count(Verdict::Flag),
+    );
+    let _ = writeln!(
+        text,
+        "The verdict is precision-first: `flag` only on a flag that is strong evidence \
+         (measured well above the base rate on the development data, or observed in the task's \
+         own runs: flaky tests, a wrong fix that passes), `uncertain` on any other flag or a \
+         high score, `keep` where the screen found nothing. `keep` is not a guarantee: on the \
+         development data most tasks the annotators filtered out raised no flag (docs/screen.md).\n"
     );
     let mut flags: BTreeMap<&str, u64> = BTreeMap::new();
     let mut buckets: BTreeMap<&str, u64> = BTreeMap::new();
@@ -149,15 +162,41 @@ pub fn card_section(
         }
         *buckets.entry(record.difficulty.as_str()).or_default() += 1;
     }
-    let _ = writeln!(text, "| flag | tasks in this release | meaning |\n| --- | ---: | --- |");
-    for code in FlagCode::ALL {
-        let _ =
-            writeln!(text, "| `{}` | {} | {} |", code, flags.get(code.as_str()).copied().unwrap_or(0), code.meaning());
-    }
     let _ = writeln!(
         text,
-        "\nDifficulty: {}\n",
-        if buckets.is_empty() { "none".to_string() } else { format_counts(&buckets) }
+        "Each flag's precision is measured on {} ({:.0}% of them filtered out): of the tasks raising \
+         the flag, the share the annotators filtered out.\n",
+        crate::screen::precision::SET_DESCRIPTION,
+        100.0 * crate::screen::precision::base_rate()
+    );
+    let _ =
+        writeln!(text, "| flag | tasks in this release | measured precision | meaning |\n| --- | ---: | --- | --- |");
+    for code in FlagCode::ALL {
+        let measured = crate::screen::precision::of(code);
+        let precision = match measured.precision {
+            Some(precision) => format!("{precision:.2} ({} of {})", measured.filtered_out, measured.tasks),
+            None => "not measured".to_string(),
+        };
+        let _ = writeln!(
+            text,
+            "| `{}` | {} | {precision} | {} |",
+            code,
+            flags.get(code.as_str()).copied().unwrap_or(0),
+            code.meaning()
+        );
+    }
+    let agreement = crate::screen::difficulty::AGREEMENT;
+    let _ = writeln!(
+        text,
+        "\nDifficulty: {}. An estimate from the gold patch's size alone: on {} it names the \
+         annotators' bucket for {:.0}% of tasks and is within one bucket for {:.0}% (Cohen's kappa \
+         {:.2}: fair agreement, not a measurement of effort); `1-4 hours` and `>4 hours` rest on a \
+         handful of annotated tasks.\n",
+        if buckets.is_empty() { "none".to_string() } else { format_counts(&buckets) },
+        agreement.set,
+        100.0 * agreement.exact,
+        100.0 * agreement.within_one,
+        agreement.kappa
     );
     if filters.is_empty() {
         let _ = writeln!(text, "This release is not a screened split: flagged tasks are in it.\n");

@@ -23,6 +23,9 @@ pub struct Flag {
     /// The exact strings the screen found (identifiers, strings, URLs), which the page
     /// highlights in the issue and the diffs.
     pub evidence: Vec<String>,
+    /// What the flag was worth on the development data, shown with the reason
+    /// (`precision 1.00 (7 of 7 development tasks raising it filtered out)`).
+    pub precision: Option<String>,
 }
 
 /// A task's quality record.
@@ -35,6 +38,18 @@ pub struct QualityRecord {
     pub verdict: Option<String>,
     /// One of SWE-bench Verified's buckets, e.g. `15 min - 1 hour`.
     pub difficulty: Option<String>,
+    /// How sure the difficulty estimate is (its agreement with annotators).
+    pub difficulty_note: Option<String>,
+}
+
+/// How far the difficulty estimate goes, in a few words for the page.
+fn difficulty_note() -> String {
+    let agreement = crate::screen::difficulty::AGREEMENT;
+    format!(
+        "an estimate from the patch's size: the annotators' bucket for {:.0}% of development tasks (kappa {:.2})",
+        100.0 * agreement.exact,
+        agreement.kappa
+    )
 }
 
 /// A reason a reviewer can give for a reject.
@@ -70,7 +85,14 @@ fn of_screen_flags(flags: &[crate::screen::Flag]) -> Vec<Flag> {
                     evidence.push(item.text.clone());
                 }
             }
-            Flag { code: flag.code.as_str().to_string(), reason: flag.reason.clone(), evidence }
+            // Records written before flags carried their precision get today's figure.
+            let precision = flag.precision.clone().unwrap_or_else(|| crate::screen::precision::of(flag.code));
+            Flag {
+                code: flag.code.as_str().to_string(),
+                reason: flag.reason.clone(),
+                evidence,
+                precision: Some(precision.describe()),
+            }
         })
         .collect()
 }
@@ -87,11 +109,13 @@ pub fn of_release_row(row: &serde_json::Map<String, serde_json::Value>) -> Optio
     }
     let flags: Vec<crate::screen::Flag> =
         text("quality_flags").and_then(|flags| serde_json::from_str(flags).ok()).unwrap_or_default();
+    let difficulty = text("difficulty").map(str::to_string);
     Some(QualityRecord {
         flags: of_screen_flags(&flags),
         score,
         verdict,
-        difficulty: text("difficulty").map(str::to_string),
+        difficulty_note: difficulty.as_ref().map(|_| difficulty_note()),
+        difficulty,
     })
 }
 
@@ -112,6 +136,7 @@ pub fn of_stored_tasks(
                 score: Some(record.quality_score),
                 verdict: Some(record.quality_verdict.as_str().to_string()),
                 difficulty: Some(record.difficulty.as_str().to_string()),
+                difficulty_note: Some(difficulty_note()),
             };
             (instance_id, quality)
         })

@@ -48,8 +48,8 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
+use super::Registries;
 use super::tool_image::Tool;
-use crate::config::Registries;
 
 /// The port the proxy listens on.
 pub const PROXY_PORT: u16 = 8888;

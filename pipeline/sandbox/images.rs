@@ -16,7 +16,7 @@
 //! `swe-harvest/base:py3.11`) is used if present, logged once per runtime; otherwise
 //! the environment fails with `base_image_missing`.
 //!
-//! The extra CA bundle ([`CA_PATH`]) and the registries ([`crate::config::Registries`])
+//! The extra CA bundle ([`CA_PATH`]) and the registries ([`crate::sandbox::Registries`])
 //! are only visible to the build steps that install packages, never set in the image's
 //! environment.
 
@@ -102,7 +102,7 @@ pub struct ImageSettings {
     /// `validate.gradle_distributions`: a Gradle version's distribution zip.
     pub gradle_distributions: BTreeMap<String, PathBuf>,
     /// The package registries the builds reach (`validate.registries`).
-    pub registries: crate::config::Registries,
+    pub registries: crate::sandbox::Registries,
     pub build_timeout: Duration,
     /// Memory and CPU of the builds.
     pub build_limits: BuildLimits,
@@ -557,7 +557,7 @@ pub mod fixtures {
 
     /// [`settings`] without a CA, with the registries that `mirror` sets (the others
     /// stay the public ones).
-    pub fn mirrored(mirror: impl FnOnce(&mut crate::config::Registries)) -> ImageSettings {
+    pub fn mirrored(mirror: impl FnOnce(&mut crate::sandbox::Registries)) -> ImageSettings {
         let mut mirrored = settings(None);
         mirror(&mut mirrored.registries);
         mirrored

@@ -23,10 +23,13 @@ pub mod egress;
 pub mod images;
 pub mod job_images;
 pub mod output;
+pub mod registries;
 pub mod registry_api;
 pub mod script;
 pub mod swarm;
 pub mod tool_image;
+
+pub use registries::Registries;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -99,6 +102,51 @@ pub struct Limits {
     /// Per test phase, enforced inside the container by the script; the job as a
     /// whole gets this times its phases plus [`SETUP_ALLOWANCE`].
     pub run_timeout: Duration,
+}
+
+/// A job container's limits as the config gives them (keys of `[validate]`, which
+/// evaluate and release's image builds read too): what [`Limits`] are made from, and
+/// the least that a container is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimitSettings {
+    pub memory_bytes: u64,
+    /// CPUs (fractions allowed).
+    pub cpus: f64,
+    pub pids_limit: i64,
+    pub file_size_bytes: u64,
+    pub run_timeout_secs: u64,
+}
+
+impl LimitSettings {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.memory_bytes as i64,
+            nano_cpus: (self.cpus * 1e9) as i64,
+            pids_limit: self.pids_limit,
+            file_size_bytes: self.file_size_bytes.min(i64::MAX as u64) as i64,
+            run_timeout: Duration::from_secs(self.run_timeout_secs),
+        }
+    }
+
+    /// A value below what a container needs is refused; `at` is the section that holds
+    /// these keys (`validate`).
+    pub fn check(&self, origin: &str, at: &str) -> Result<(), crate::settings::ConfigError> {
+        let refused = |key: &str, message: &str| Err(crate::settings::invalid(origin, &format!("{at}.{key}"), message));
+        if self.memory_bytes < 64 * 1024 * 1024 {
+            return refused("memory_bytes", "must be at least 67108864 (64 MiB)");
+        }
+        // Written so that NaN fails too.
+        if self.cpus.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            return refused("cpus", "must be greater than 0");
+        }
+        if self.pids_limit < 16 {
+            return refused("pids_limit", "must be at least 16");
+        }
+        if self.file_size_bytes < 1024 * 1024 {
+            return refused("file_size_bytes", "must be at least 1048576 (1 MiB)");
+        }
+        Ok(())
+    }
 }
 
 impl Limits {

@@ -37,6 +37,9 @@ pub enum FlagCode {
     SprawlingPatch,
     /// FAIL_TO_PASS is huge, or mostly tests that the test patch does not touch.
     FailToPassUnrelated,
+    /// The new tests expect an exception type (`raises(X)`, `assertRaises(X)`) that
+    /// neither the issue nor the hints name.
+    TestsExpectUnnamedExceptions,
     /// Tests of the task gave different results across validation runs.
     FlakyTests,
     /// A wrong fix derived from the gold patch (probe's mutant) passes every
@@ -46,7 +49,7 @@ pub enum FlagCode {
 
 impl FlagCode {
     /// Every code, in declaration order.
-    pub const ALL: [FlagCode; 12] = [
+    pub const ALL: [FlagCode; 13] = [
         FlagCode::TestsUseNewNames,
         FlagCode::TestsAssertUnseenStrings,
         FlagCode::SolutionInIssue,
@@ -59,6 +62,7 @@ impl FlagCode {
         FlagCode::FailToPassUnrelated,
         FlagCode::FlakyTests,
         FlagCode::WeakTests,
+        FlagCode::TestsExpectUnnamedExceptions,
     ];
 
     /// The stored code.
@@ -76,6 +80,7 @@ impl FlagCode {
             FlagCode::FailToPassUnrelated => "fail_to_pass_unrelated",
             FlagCode::FlakyTests => "flaky_tests",
             FlagCode::WeakTests => "weak_tests",
+            FlagCode::TestsExpectUnnamedExceptions => "tests_expect_unnamed_exceptions",
         }
     }
 
@@ -100,6 +105,9 @@ impl FlagCode {
             FlagCode::FailToPassUnrelated => "FAIL_TO_PASS is huge or mostly tests the test patch does not touch",
             FlagCode::FlakyTests => "tests of the task gave different results across validation runs",
             FlagCode::WeakTests => "a wrong fix derived from the gold patch (probe's mutant) passes every listed test",
+            FlagCode::TestsExpectUnnamedExceptions => {
+                "the tests expect an exception type that neither the issue nor the hints name"
+            }
         }
     }
 }
@@ -199,12 +207,42 @@ impl Evidence {
 }
 
 /// A raised flag.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flag {
     pub code: FlagCode,
     /// One line that names the evidence (the identifier, the string, the URL).
     pub reason: String,
     pub evidence: Vec<Evidence>,
+    /// How often the annotators filtered out the development tasks that raise this
+    /// flag ([`super::precision`]); set by the screen for every flag it raises.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<FlagPrecision>,
+}
+
+/// A flag's measured precision: of the development tasks raising it, how many careful
+/// annotators filtered out. `precision` is `None` when no development task raises it
+/// (the flag is not measured there, and the reason says so wherever it is shown).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagPrecision {
+    pub precision: Option<f64>,
+    pub filtered_out: usize,
+    pub tasks: usize,
+    /// The set it was measured on: `development` (see docs/screen.md).
+    pub set: String,
+}
+
+impl FlagPrecision {
+    /// `precision 0.88 (7 of 8 development tasks filtered out)`, or `not measured (no
+    /// development task raises it)`.
+    pub fn describe(&self) -> String {
+        match self.precision {
+            Some(precision) => format!(
+                "precision {precision:.2} ({} of {} {} tasks raising it filtered out)",
+                self.filtered_out, self.tasks, self.set
+            ),
+            None => format!("precision not measured (no {} task raises it)", self.set),
+        }
+    }
 }
 
 /// `a`, `a and b`, `a, b and 3 more`: names quoted for a one-line reason.
@@ -236,7 +274,7 @@ mod tests {
 
     /// The codes as stores and releases hold them; a changed string would change the
     /// meaning of stored data.
-    const STORED: [&str; 12] = [
+    const STORED: [&str; 13] = [
         "tests_use_new_names",
         "tests_assert_unseen_strings",
         "solution_in_issue",
@@ -249,6 +287,7 @@ mod tests {
         "fail_to_pass_unrelated",
         "flaky_tests",
         "weak_tests",
+        "tests_expect_unnamed_exceptions",
     ];
 
     #[test]

@@ -333,6 +333,162 @@ pub fn score_figures(
     }
 }
 
+/// One annotated task as the verdict's measurement needs it: the flags it raises, its
+/// signal values (for refitting the score per fold), and the annotators' judgement.
+#[derive(Debug, Clone)]
+pub struct VerdictSample {
+    pub codes: Vec<super::flags::FlagCode>,
+    pub signals: SignalValues,
+    pub filter_out: bool,
+}
+
+/// Tasks with one verdict, and how many of them the annotators filtered out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct VerdictCount {
+    pub tasks: usize,
+    pub filtered_out: usize,
+}
+
+/// The figures of verdicts against `filter_out`: for `flag`, precision and recall; for
+/// `keep`, the share of the filtered-out tasks it keeps (the smaller the better).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictFigures {
+    /// All tasks, and the filtered-out ones.
+    pub all: VerdictCount,
+    pub flag: VerdictCount,
+    pub uncertain: VerdictCount,
+    pub keep: VerdictCount,
+}
+
+impl VerdictFigures {
+    /// The share of `flag` tasks that were filtered out.
+    pub fn flag_precision(&self) -> Option<f64> {
+        (self.flag.tasks > 0).then(|| self.flag.filtered_out as f64 / self.flag.tasks as f64)
+    }
+
+    /// The share of filtered-out tasks that are `flag`.
+    pub fn flag_recall(&self) -> Option<f64> {
+        (self.all.filtered_out > 0).then(|| self.flag.filtered_out as f64 / self.all.filtered_out as f64)
+    }
+
+    /// The share of filtered-out tasks that are `keep`.
+    pub fn keep_share_of_filtered_out(&self) -> Option<f64> {
+        (self.all.filtered_out > 0).then(|| self.keep.filtered_out as f64 / self.all.filtered_out as f64)
+    }
+}
+
+pub fn verdict_figures(verdicts: &[Verdict], filter_out: &[bool]) -> VerdictFigures {
+    let count = |wanted: Option<Verdict>| {
+        let mut count = VerdictCount::default();
+        for (verdict, filtered) in verdicts.iter().zip(filter_out) {
+            if wanted.is_none_or(|wanted| wanted == *verdict) {
+                count.tasks += 1;
+                count.filtered_out += usize::from(*filtered);
+            }
+        }
+        count
+    };
+    VerdictFigures {
+        all: count(None),
+        flag: count(Some(Verdict::Flag)),
+        uncertain: count(Some(Verdict::Uncertain)),
+        keep: count(Some(Verdict::Keep)),
+    }
+}
+
+/// How the verdict's thresholds are chosen from annotated tasks (docs/screen.md): the
+/// strong flags by [`super::verdict::strong_flags`], `flag_above` as the largest top
+/// slice of scores at least `flag_precision` precise (off when none is, or when
+/// `score_flags` is false), `uncertain_above` as the largest top slice whose precision
+/// is at least the base rate plus `uncertain_margin`; each slice holding at least
+/// `min_slice` tasks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VerdictChoice {
+    pub strength: super::verdict::Strength,
+    pub score_flags: bool,
+    pub flag_precision: f64,
+    pub uncertain_margin: f64,
+    pub min_slice: usize,
+}
+
+/// The choice in use (docs/screen.md, "The verdict"): a flag is strong at a measured
+/// precision of 0.75 (the base rate, 0.54, plus 0.2) on at least three tasks (fewer
+/// is an anecdote); no flag by score alone (a score is not evidence a reader can
+/// check); `uncertain` above the largest top slice of scores at least 0.2 above
+/// the base rate; slices of at least five tasks.
+pub const CHOICE: VerdictChoice = VerdictChoice {
+    strength: super::verdict::Strength { min_precision: 0.75, min_tasks: 3 },
+    score_flags: false,
+    flag_precision: 0.8,
+    uncertain_margin: 0.2,
+    min_slice: 5,
+};
+
+/// Per flag: tasks raising it, and of them filtered out.
+pub fn flag_counts(samples: &[&VerdictSample]) -> Vec<(super::flags::FlagCode, usize, usize)> {
+    super::flags::FlagCode::ALL
+        .into_iter()
+        .filter_map(|code| {
+            let raising: Vec<&&VerdictSample> = samples.iter().filter(|sample| sample.codes.contains(&code)).collect();
+            (!raising.is_empty())
+                .then(|| (code, raising.len(), raising.iter().filter(|sample| sample.filter_out).count()))
+        })
+        .collect()
+}
+
+/// The verdict rule that `choice` makes of `samples` scored by `scores`.
+pub fn choose_rule(samples: &[&VerdictSample], scores: &[f64], choice: &VerdictChoice) -> super::verdict::VerdictRule {
+    let labelled: Vec<(f64, bool)> =
+        scores.iter().zip(samples).map(|(score, sample)| (*score, sample.filter_out)).collect();
+    let base = samples.iter().filter(|sample| sample.filter_out).count() as f64 / samples.len().max(1) as f64;
+    let flag_above = if choice.score_flags {
+        super::verdict::score_threshold(&labelled, choice.flag_precision, choice.min_slice).unwrap_or(1.0)
+    } else {
+        1.0
+    };
+    let uncertain_above =
+        super::verdict::score_threshold(&labelled, base + choice.uncertain_margin, choice.min_slice).unwrap_or(1.0);
+    super::verdict::VerdictRule {
+        flag_on: super::verdict::strong_flags(&flag_counts(samples), choice.strength),
+        flag_above,
+        uncertain_above,
+    }
+}
+
+/// Verdicts by cross-validation grouped by repository: for each fold, the score is
+/// fitted ([`model::fit`] with `prior` and `precision`) and the rule chosen on the other
+/// folds' tasks, and the fold's tasks are scored and judged by them. Returns each
+/// task's verdict and out-of-fold score.
+pub fn cross_validated_verdicts(
+    samples: &[VerdictSample],
+    fold_of: &[usize],
+    prior: &SignalValues,
+    precision: f64,
+    choice: &VerdictChoice,
+) -> (Vec<Verdict>, Vec<f64>) {
+    let mut verdicts = vec![Verdict::Keep; samples.len()];
+    let mut scores = vec![0.0; samples.len()];
+    let folds: std::collections::BTreeSet<usize> = fold_of.iter().copied().collect();
+    for fold in folds {
+        let training: Vec<&VerdictSample> =
+            samples.iter().zip(fold_of).filter(|(_, of)| **of != fold).map(|(sample, _)| sample).collect();
+        let fitted = model::fit(
+            &training.iter().map(|sample| (sample.signals, sample.filter_out)).collect::<Vec<_>>(),
+            prior,
+            precision,
+        );
+        let training_scores: Vec<f64> = training.iter().map(|sample| fitted.score(&sample.signals)).collect();
+        let rule = choose_rule(&training, &training_scores, choice);
+        for (index, sample) in samples.iter().enumerate() {
+            if fold_of[index] == fold {
+                scores[index] = fitted.score(&sample.signals);
+                verdicts[index] = super::verdict::decide_codes(sample.codes.iter().copied(), scores[index], &rule);
+            }
+        }
+    }
+    (verdicts, scores)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,6 +531,54 @@ mod tests {
         assert_eq!(roc_auc_within(&scores, &labels, &["a", "a", "b", "b"]), Some(1.0));
         assert_eq!(roc_auc(&scores, &labels), Some(0.75));
         assert_eq!(roc_auc_within(&scores, &labels, &["a", "b", "c", "d"]), None);
+    }
+
+    #[test]
+    fn verdict_figures_count_flag_precision_and_what_keep_lets_through() {
+        use Verdict::*;
+        let verdicts = [Flag, Flag, Uncertain, Keep, Keep, Keep];
+        let labels = [true, false, true, true, false, false];
+        let figures = verdict_figures(&verdicts, &labels);
+        assert_eq!(
+            (figures.flag.tasks, figures.flag_precision(), figures.flag_recall()),
+            (2, Some(0.5), Some(1.0 / 3.0))
+        );
+        assert_eq!(figures.uncertain, VerdictCount { tasks: 1, filtered_out: 1 });
+        assert_eq!(figures.keep, VerdictCount { tasks: 3, filtered_out: 1 });
+        assert_eq!(figures.all, VerdictCount { tasks: 6, filtered_out: 3 });
+        assert_eq!(figures.keep_share_of_filtered_out(), Some(1.0 / 3.0));
+    }
+
+    #[test]
+    fn cross_validated_verdicts_choose_the_strong_flags_on_the_other_repositories() {
+        use super::super::flags::FlagCode;
+        let sample =
+            |codes: Vec<FlagCode>, filter_out| VerdictSample { codes, signals: [0.0; model::SIGNALS], filter_out };
+        // Repositories 0 and 1 say the flag means filter out; repository 2 alone raises
+        // the other flag, so no fold but its own could learn it.
+        let samples = vec![
+            sample(vec![FlagCode::TestsUseNewNames], true),
+            sample(vec![FlagCode::TestsUseNewNames], true),
+            sample(vec![], false),
+            sample(vec![FlagCode::TestsUseNewNames], true),
+            sample(vec![FlagCode::TestsUseNewNames], true),
+            sample(vec![], false),
+            sample(vec![FlagCode::TestsUseNewNames, FlagCode::SolutionInIssue], true),
+            sample(vec![FlagCode::SolutionInIssue], true),
+            sample(vec![], false),
+        ];
+        let choice = VerdictChoice {
+            strength: super::super::verdict::Strength { min_precision: 0.75, min_tasks: 2 },
+            score_flags: false,
+            flag_precision: 0.8,
+            uncertain_margin: 0.2,
+            min_slice: 5,
+        };
+        let folds = [0, 0, 0, 1, 1, 1, 2, 2, 2];
+        let (verdicts, _) = cross_validated_verdicts(&samples, &folds, &[0.0; model::SIGNALS], 1.0, &choice);
+        assert_eq!(verdicts[6], Verdict::Flag, "learnt from folds 0 and 1");
+        assert_eq!(verdicts[7], Verdict::Uncertain, "solution_in_issue never raised elsewhere: not strong");
+        assert_eq!(verdicts[8], Verdict::Keep);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The screen stage: for each validated task, a quality record that needs no LLM and
-//! explains itself: flags with their evidence, a score (the estimated probability
-//! that careful human annotators would filter the task out), a keep/flag verdict at
-//! `screen.flag_above`, and a difficulty bucket. Measured against SWE-bench
-//! Verified's human annotations (docs/screen.md).
+//! explains itself: flags with their evidence and each flag's measured precision, a
+//! score (the estimated probability that careful human annotators would filter the
+//! task out), a precision-first verdict (`keep`, `uncertain`, `flag`:
+//! [`verdict`]), and a difficulty bucket. Measured against SWE-bench Verified's human
+//! annotations (docs/screen.md).
 //!
 //! [`run`] screens the store's tasks: each record is written with the screen's funnel
 //! row in one transaction, keyed by the hash of the task's content and of the screen
@@ -15,16 +16,19 @@
 //! scores with annotations. This stage reads the mirror (the code before the fix)
 //! when there is one and works without it.
 
+pub mod assertions;
 pub mod code;
 pub mod difficulty;
 pub mod flags;
 pub mod measure;
 pub mod model;
+pub mod precision;
 pub mod record;
 pub mod rows;
 mod settings;
 pub mod signals;
 pub mod text;
+pub mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -33,7 +37,9 @@ use std::time::Instant;
 pub use difficulty::Difficulty;
 pub use flags::{Flag, FlagCode};
 pub use record::{QualityRecord, Verdict};
-pub use settings::{ScreenConfig, ScreenFlags, ScreenSettings};
+pub use settings::{
+    DEFAULT_FLAG_ABOVE, DEFAULT_FLAG_ON, DEFAULT_UNCERTAIN_ABOVE, ScreenConfig, ScreenFlags, ScreenSettings,
+};
 
 use crate::git::Mirror;
 use crate::model::drop_reason::ScreenDropReason;
@@ -41,6 +47,7 @@ use crate::model::{Rejection, RepoSlug, Stage, Task};
 use crate::progress::Reporter;
 use crate::store::{self, Store, StoreError};
 use signals::TaskText;
+use signals::runs::RunEvidence;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScreenError {
@@ -65,6 +72,7 @@ pub struct Summary {
     pub skipped_unchanged: usize,
     pub screened: usize,
     pub kept: usize,
+    pub uncertain: usize,
     pub flagged: usize,
     /// Screened tasks carrying each flag.
     pub flags: BTreeMap<FlagCode, usize>,
@@ -80,6 +88,7 @@ impl Summary {
         self.screened += 1;
         match record.quality_verdict {
             Verdict::Keep => self.kept += 1,
+            Verdict::Uncertain => self.uncertain += 1,
             Verdict::Flag => self.flagged += 1,
         }
         for flag in &record.quality_flags {
@@ -152,11 +161,43 @@ impl MirrorFiles {
     }
 }
 
+/// What the validation runs of a task left in the data dir: the phase before the fix
+/// of each `logs/validate/<instance>/run-N.log`, in run order, with the change coverage
+/// (`change_coverage`, from the store or a row). `None` when there is neither.
+pub fn run_evidence(data_dir: &Path, instance_id: &str, change_coverage: Option<f64>) -> Option<RunEvidence> {
+    let folder = data_dir.join("logs").join("validate").join(instance_id);
+    let mut logs: Vec<(u32, PathBuf)> = fs_err::read_dir(&folder)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let number = name.strip_prefix("run-")?.strip_suffix(".log")?.parse().ok()?;
+                    Some((number, entry.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    logs.sort();
+    let before_fix: Vec<String> = logs
+        .iter()
+        .filter_map(|(_, path)| match fs_err::read(path) {
+            Ok(bytes) => RunEvidence::before_fix_of_log(&String::from_utf8_lossy(&bytes)).map(str::to_string),
+            Err(error) => {
+                tracing::debug!(path = %path.display(), %error, "a run log could not be read; screening without it");
+                None
+            }
+        })
+        .collect();
+    (!before_fix.is_empty() || change_coverage.is_some()).then_some(RunEvidence { before_fix, change_coverage })
+}
+
 /// Screens the store's validated tasks (of `settings.repos`, all when empty).
 pub fn run(settings: &ScreenSettings, store: &mut Store, reporter: &dyn Reporter) -> Result<Summary, ScreenError> {
     let started = Instant::now();
     let tasks = store::candidates::tasks(store.connection(), &settings.repos)?;
     let probes = store::probe::current_outcomes(store.connection(), &tasks)?;
+    let coverage = store::coverage::all(store.connection())?;
     let mut summary = Summary { selected: tasks.len(), ..Summary::default() };
     let mut mirrors = MirrorFiles::new(&settings.data_dir, settings.mirrors_dir.as_deref());
     reporter.start("screen", Some(tasks.len() as u64));
@@ -165,10 +206,16 @@ pub fn run(settings: &ScreenSettings, store: &mut Store, reporter: &dyn Reporter
         let repo = candidate.repo.to_string();
         let mut text = task_text(task, &repo);
         text.probe = probes.get(&candidate.instance_id);
+        let change_coverage = coverage.get(&candidate.instance_id).and_then(|coverage| match coverage {
+            crate::model::GoldenCoverage::Measured { coverage, .. } => coverage.share(),
+            _ => None,
+        });
+        let runs = run_evidence(&settings.data_dir, &candidate.instance_id, change_coverage);
+        text.runs = runs.as_ref();
         let files =
             mirrors.files_before(&candidate.repo, &candidate.base_commit, &candidate.patch, &candidate.test_patch);
         let source = if files.is_empty() { record::CodeSource::Patches } else { record::CodeSource::Mirror };
-        let keys = (record::content_hash(&text), record::screen_key(&settings.config, source));
+        let keys = (record::content_hash(&text), record::screen_key(&settings.config, source, text.runs));
         if store::screen::keys(store.connection(), &candidate.instance_id)?.as_ref() == Some(&keys)
             && screened_in_funnel(store, &candidate.repo, &candidate.instance_id)?
         {
@@ -180,7 +227,8 @@ pub fn run(settings: &ScreenSettings, store: &mut Store, reporter: &dyn Reporter
         store.transaction(|transaction| -> Result<(), StoreError> {
             store::screen::upsert(transaction, &candidate.repo, &record)?;
             match record.quality_verdict {
-                Verdict::Keep => {
+                // An uncertain task passes: the screen found no strong evidence against it.
+                Verdict::Keep | Verdict::Uncertain => {
                     store::record_passed(transaction, Stage::Screen, &candidate.repo, &candidate.instance_id)
                 }
                 Verdict::Flag => store::record_dropped(

@@ -1,6 +1,7 @@
 //! One task's quality record, and the pure function that makes it ([`assess`]): every
-//! signal read from the task, the flags they raise, the score and its parts, the
-//! verdict at the configured threshold, and the difficulty bucket.
+//! signal read from the task, the flags they raise (each with its measured
+//! precision), the score and its parts, the verdict ([`super::verdict`]), and the
+//! difficulty bucket.
 //!
 //! A record is keyed for a review page and for resuming: `content_hash` is the hash of
 //! what the screen read of the task (a changed task is screened again; a review
@@ -17,15 +18,7 @@ use super::model::{self, Contribution, FITTED, MODEL_VERSION, SIGNALS, SignalVal
 use super::settings::ScreenConfig;
 use super::signals::{self, Reading, TaskText, log_count};
 
-crate::spelled::spelled_enum! {
-    /// Keep or flag.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-    #[serde(rename_all = "lowercase")]
-    pub enum Verdict {
-        Keep => "keep",
-        Flag => "flag",
-    }
-}
+pub use super::verdict::Verdict;
 
 /// Where the code before the fix came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +48,10 @@ pub struct QualityRecord {
     pub intercept: f64,
     pub code_before: CodeSource,
     pub model_version: String,
+    /// What the screen read of the tests: how many FAIL_TO_PASS tests, new or changed,
+    /// how they fail before the fix, change coverage, mutation score.
+    #[serde(default)]
+    pub tests: signals::runs::TestsReading,
 }
 
 /// The hash of what the screen reads of a task.
@@ -73,9 +70,11 @@ pub fn content_hash(task: &TaskText<'_>) -> String {
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))
 }
 
-/// The hash of the screen that reads it.
-pub fn screen_key(config: &ScreenConfig, code_before: CodeSource) -> String {
-    let parts = serde_json::json!([MODEL_VERSION, config, code_before]);
+/// The hash of the screen that reads it, and of what it read besides the task's own
+/// content: where the code before the fix came from, and the validation runs' output
+/// and coverage (`runs`), so that a task validated again is screened again.
+pub fn screen_key(config: &ScreenConfig, code_before: CodeSource, runs: Option<&signals::runs::RunEvidence>) -> String {
+    let parts = serde_json::json!([MODEL_VERSION, config, code_before, runs.map(|runs| runs.digest())]);
     hex::encode(Sha256::digest(parts.to_string().as_bytes()))
 }
 
@@ -88,21 +87,26 @@ pub fn assess(
     config: &ScreenConfig,
 ) -> QualityRecord {
     let reading = Reading::new(task, mirror_files);
-    let (flags, signals) = read_signals(&reading, config);
+    let (mut flags, signals) = read_signals(&reading, config);
+    for flag in &mut flags {
+        flag.precision = Some(super::precision::of(flag.code));
+    }
     let score = model::round(FITTED.score(&signals));
+    let verdict = super::verdict::decide(&flags, score, &config.verdict_rule());
     let code_before = if reading.before.from_mirror { CodeSource::Mirror } else { CodeSource::Patches };
     QualityRecord {
         instance_id: instance_id.to_string(),
         content_hash: content_hash(&task),
-        screen_key: screen_key(config, code_before),
+        screen_key: screen_key(config, code_before, task.runs),
         quality_flags: flags,
         quality_score: score,
-        quality_verdict: if score > config.flag_above { Verdict::Flag } else { Verdict::Keep },
+        quality_verdict: verdict,
         difficulty: difficulty::estimate(signals::patch::size(&reading)),
         score_parts: model::contributions(&FITTED, &signals),
         intercept: FITTED.intercept,
         code_before,
         model_version: MODEL_VERSION.to_string(),
+        tests: signals::runs::tests_reading(&reading),
     }
 }
 
@@ -111,6 +115,9 @@ pub fn assess(
 pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>, SignalValues) {
     use signals::{issue, patch, test_patch};
     let (new_names, new_name_count) = test_patch::new_names(reading);
+    // The runs confirm (or find) names the tests fail on before the fix; the score's
+    // count stays the patches' reading (the annotated tasks have no runs to weigh it).
+    let new_names = signals::runs::confirm_new_names(reading, new_names);
     // The count of unseen strings is left out of the score: across repositories it did
     // not rank tasks (docs/screen.md); the flag stays as an explanation.
     let (unseen, _) = test_patch::unseen_strings(reading);
@@ -123,6 +130,7 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
     let (sprawling, ride_alongs) = patch::sprawling(reading, config.many_files);
     let (unrelated, _) = test_patch::fail_to_pass_unrelated(reading, config.huge_fail_to_pass);
     let flaky = test_patch::flaky(reading);
+    let (unnamed, unnamed_count) = test_patch::unnamed_exceptions(reading);
     // Not in the score (its weight would need annotated tasks that were probed):
     // the flag and its evidence.
     let weak = signals::probe::weak_tests(reading);
@@ -130,7 +138,7 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
     let present = |flag: &Option<_>| if flag.is_some() { 1.0 } else { 0.0 };
     let values: SignalValues = [
         log_count(new_name_count),
-        log_count(test_patch::unnamed_exceptions(reading)),
+        log_count(unnamed_count),
         solution_share,
         log_count(reading.issue.prose_words()),
         present(&thin),
@@ -145,10 +153,12 @@ pub fn read_signals(reading: &Reading<'_>, config: &ScreenConfig) -> (Vec<Flag>,
         present(&flaky),
     ];
     debug_assert_eq!(values.len(), SIGNALS);
-    let flags =
-        [new_names, unseen, solution, thin, external, several, foreign, changed, sprawling, unrelated, flaky, weak]
-            .into_iter()
-            .flatten()
-            .collect();
+    let flags = [
+        new_names, unseen, solution, thin, external, several, foreign, changed, sprawling, unrelated, flaky, weak,
+        unnamed,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     (flags, values)
 }

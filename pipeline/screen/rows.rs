@@ -1,5 +1,8 @@
 //! `screen --input ROWS.jsonl --out OUT.jsonl`: SWE-bench rows (or Multi-SWE-bench's,
-//! read as `validate --input` reads them) screened without the store. Each row is
+//! read as `validate --input` reads them) screened without the store. What a row
+//! carries is read: `flaky_tests`, `issue_numbers`, `golden_change_coverage` (from
+//! `validate --input --coverage`), `mutation_score` and `surviving_mutants` (from
+//! `probe --input`), and the run logs that `validate --input` left in the data dir. Each row is
 //! written back in its order exactly as it was read, plus `quality_flags` (the flags
 //! with their reasons and evidence), `quality_score`, `quality_verdict` and
 //! `difficulty`. A row that cannot be screened (a missing or mistyped field) is
@@ -84,8 +87,17 @@ pub fn screen_row(row: &InputRow, mirrors: &mut MirrorFiles, settings: &ScreenSe
     let numbers = issue_numbers(&row.fields);
     let repo = candidate.repo.to_string();
     let probe = probe_outcome(&row.fields);
+    // What `validate --input` left: the change coverage column, and the run logs in the
+    // data dir when this screen runs with the same `--data-dir`.
+    let change_coverage = match row.fields.get("golden_change_coverage") {
+        Some(Value::String(text)) => text.parse::<f64>().ok(),
+        Some(value) => value.as_f64(),
+        None => None,
+    };
+    let runs = super::run_evidence(&settings.data_dir, &candidate.instance_id, change_coverage);
     let mut text = super::signals::TaskText::of_candidate(candidate, &repo, &fail_to_pass, &flaky_tests, &numbers);
     text.probe = probe.as_ref();
+    text.runs = runs.as_ref();
     let files = mirrors.files_before(&candidate.repo, &candidate.base_commit, &candidate.patch, &candidate.test_patch);
     record::assess(&candidate.instance_id, text, files, &settings.config)
 }

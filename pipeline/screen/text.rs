@@ -36,6 +36,14 @@ static ERROR: LazyLock<Regex> = LazyLock::new(|| {
 /// Inline code that calls something: `` `f(x)` `` (a reproduction in a sentence).
 static INLINE_CALL: LazyLock<Regex> = LazyLock::new(|| regex(r"`[^`\n]*[A-Za-z_]\w*\([^`\n]*\)[^`\n]*`"));
 
+/// A call with arguments and what it gives, in plain prose: `Clamp(15, 0, 10) returns
+/// 15` (a reproduction, though not marked as code).
+static PROSE_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)\b[A-Za-z_][\w.]*\([^()\n]*[^()\s][^()\n]*\)\s*(returns?|gives?|raises?|throws?|prints?|yields?|outputs?|produces?|is|equals?|=|==|->)\b",
+    )
+});
+
 /// One line of the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextLine<'a> {
@@ -174,9 +182,12 @@ impl<'a> IssueText<'a> {
         self.lines.iter().find(|line| IDENTIFIER.find_iter(line.text).any(|word| word.as_str().to_lowercase() == name))
     }
 
-    /// Whether some part of the text is code (a block, a session) or a call in inline code.
+    /// Whether some part of the text is code (a block, a session), a call in inline code,
+    /// or a call with its result in prose.
     pub fn has_code(&self) -> bool {
-        self.lines.iter().any(|line| line.is_code && !line.text.trim().is_empty()) || INLINE_CALL.is_match(self.text)
+        self.lines.iter().any(|line| line.is_code && !line.text.trim().is_empty())
+            || INLINE_CALL.is_match(self.text)
+            || self.lines.iter().any(|line| PROSE_CALL.is_match(line.text))
     }
 
     /// The first line that shows an error (a traceback, an exception's name, "fails").

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Summary;
-use crate::config::{ConfigError, RepoEnvironment};
+use crate::ecosystem::repo_config::RepoEnvironment;
 use crate::model::{EnvironmentSpec, RepoSlug};
+use crate::settings::ConfigError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {
@@ -89,7 +90,7 @@ pub fn write(repos_dir: &Path, summary: &Summary) -> Result<Vec<WrittenConfig>, 
         };
         let configured: Vec<String> = match &existing {
             Some(text) => {
-                let config: crate::config::RepoConfig = toml::from_str(text)
+                let config: crate::ecosystem::repo_config::RepoConfig = toml::from_str(text)
                     .map_err(|error| ConfigError::Syntax { path: path.clone(), message: error.to_string() })?;
                 config.environment.iter().flat_map(|entry| entry.versions.clone()).filter(|v| v != "*").collect()
             }
@@ -239,7 +240,7 @@ mod tests {
         let text = fs_err::read_to_string(&path).unwrap();
         assert!(text.starts_with("# Our notes.\n[extract]\ntest_patterns"), "{text}");
         assert!(text.contains("versions = [\"*\"]\nruntime = \"3.9\"\n"), "{text}");
-        let config: crate::config::RepoConfig = toml::from_str(&text).unwrap();
+        let config: crate::ecosystem::repo_config::RepoConfig = toml::from_str(&text).unwrap();
         assert_eq!(config.environment.len(), 3);
         let first = &config.environment[0];
         assert_eq!(first.versions, vec!["1.0".to_string(), "1.1".to_string()]);
@@ -270,7 +271,7 @@ mod tests {
         assert_eq!(written[0].entries, 2);
         let text = fs_err::read_to_string(dir.path().join("repos/acme__calc.toml")).unwrap();
         assert!(text.starts_with("# Learned by `swe-harvest validate --write-config`"), "{text}");
-        let config: crate::config::RepoConfig = toml::from_str(&text).unwrap();
+        let config: crate::ecosystem::repo_config::RepoConfig = toml::from_str(&text).unwrap();
         assert_eq!(config.environment.len(), 2);
     }
 }

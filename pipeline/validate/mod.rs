@@ -44,28 +44,28 @@ pub mod learned;
 mod project;
 pub mod rows;
 mod rung_logs;
+mod settings;
 pub mod spec;
 
 /// A project's ecosystem, the files its inference reads and the date, at a commit of
 /// its mirror (for a benchmark that renders an environment without validating).
 pub use project::{Environment, read_environment};
+pub use settings::{ValidateConfig, ValidateFlags, ValidateSettings};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use futures::StreamExt;
 use serde::Serialize;
 
-use crate::config::{LoadedConfig, ValidateConfig};
 use crate::ecosystem;
 use crate::model::drop_reason::ValidateDropReason;
 use crate::model::labels::Labels;
 use crate::model::{Candidate, EnvironmentSpec, Rejection, Stage, Task};
 use crate::progress::Reporter;
-use crate::sandbox::images::{ImageSettings, Images};
-use crate::sandbox::{Backend, Limits};
+use crate::sandbox::Backend;
+use crate::sandbox::images::Images;
 use crate::store::coverage::GoldenCoverage;
 use crate::store::{self, Store, StoreError, candidates, validation};
 use crate::swt;
@@ -93,80 +93,6 @@ pub enum ValidateError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// Everything the stage needs, resolved (defaults < config < environment < flags).
-#[derive(Debug, Clone)]
-pub struct ValidateSettings {
-    pub data_dir: PathBuf,
-    /// Extra place to look for mirrors (`SWE_HARVEST_MIRRORS`).
-    pub mirrors_dir: Option<PathBuf>,
-    pub workers: usize,
-    pub runs: u32,
-    /// Also measure the golden tests' change coverage (`--coverage`).
-    pub coverage: bool,
-    pub limits: Limits,
-    /// The ladder's check run's time limit (`validate.check_timeout_secs`, at most the run's).
-    pub check_timeout: Duration,
-    pub images: ImageSettings,
-    pub config: LoadedConfig,
-}
-
-/// Validate's command-line values, plain (no clap types): each overrides the config.
-#[derive(Debug, Clone, Default)]
-pub struct ValidateFlags {
-    /// `--workers`; `None` or 0 leaves it to the config (0 there: from the machine).
-    pub workers: Option<usize>,
-    /// `--runs`; `None` or 0 leaves it to the config.
-    pub runs: Option<u32>,
-    /// `--coverage`.
-    pub coverage: bool,
-}
-
-impl ValidateSettings {
-    /// Defaults < config file < environment (both in `config`; `SWE_HARVEST_MIRRORS`
-    /// names an extra folder of mirrors) < `flags`. Reads `validate.extra_ca_file`.
-    pub fn resolve(
-        data_dir: PathBuf,
-        config: LoadedConfig,
-        flags: &ValidateFlags,
-    ) -> Result<ValidateSettings, ValidateError> {
-        let validate: &ValidateConfig = &config.config.validate;
-        let extra_ca = match &validate.extra_ca_file {
-            Some(path) => {
-                Some(fs_err::read(path).map_err(|source| ValidateError::ExtraCa { path: path.clone(), source })?)
-            }
-            None => None,
-        };
-        for (version, path) in &validate.gradle_distributions {
-            fs_err::File::open(path).map_err(|source| ValidateError::GradleDistribution {
-                version: version.clone(),
-                path: path.clone(),
-                source,
-            })?;
-        }
-        let workers = validate.workers(flags.workers);
-        let limits = validate.container_limits();
-        Ok(ValidateSettings {
-            workers,
-            runs: flags.runs.filter(|&runs| runs > 0).unwrap_or(validate.runs),
-            coverage: flags.coverage,
-            check_timeout: Duration::from_secs(validate.check_timeout_secs).min(limits.run_timeout),
-            limits,
-            images: ImageSettings {
-                base_images: validate.base_images.clone(),
-                extra_ca,
-                gradle_distributions: validate.gradle_distributions.clone(),
-                registries: validate.effective_registries(),
-                build_timeout: Duration::from_secs(validate.build_timeout_secs),
-                build_limits: crate::sandbox::BuildLimits::of(&limits),
-                logs_dir: data_dir.join("logs"),
-            },
-            mirrors_dir: std::env::var_os(crate::env_vars::SWE_HARVEST_MIRRORS).map(Into::into),
-            data_dir,
-            config,
-        })
-    }
 }
 
 /// What to validate.
@@ -374,31 +300,19 @@ pub async fn run(
         }),
     };
     reporter.start("validate", Some(todo.len() as u64));
-    let outcomes = Arc::new(Mutex::new(Vec::new()));
-    let pool = {
-        let outcomes = outcomes.clone();
+    let jobs = todo.into_iter().map(|candidate| {
         let context = &context;
-        async move {
-            let mut stream = futures::stream::iter(todo)
-                .map(|candidate| async move { validate_one(context, &candidate).await })
-                .buffer_unordered(settings.workers.max(1));
-            while let Some(outcome) = stream.next().await {
-                context.reporter.advance(1);
-                outcomes.lock().expect("not poisoned").push(outcome);
-            }
-        }
-    };
-    tokio::select! {
-        () = pool => {}
-        interrupt = interruption.received() => {
-            tracing::warn!(signal = %interrupt, "interrupted: removing running containers; finished runs stay stored for the next run");
-            summary.interrupted = true;
-        }
+        async move { validate_one(context, &candidate).await }
+    });
+    let (mut outcomes, stopped) =
+        crate::interrupt::pooled(&mut interruption, jobs, settings.workers, |_| context.reporter.advance(1)).await;
+    if let Some(interrupt) = stopped {
+        tracing::warn!(signal = %interrupt, "interrupted: removing running containers; finished runs stay stored for the next run");
+        summary.interrupted = true;
     }
     backend.remove_running().await;
     reporter.finish();
 
-    let mut outcomes = std::mem::take(&mut *outcomes.lock().expect("not poisoned"));
     outcomes.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
     for outcome in &outcomes {
         match &outcome.result {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 use super::{Context, Dropped, dropped};
-use crate::config::RepoConfig;
+use crate::ecosystem::repo_config::RepoConfig;
 use crate::ecosystem::{self, Ecosystem, RepoFiles, RuntimeNeed};
 use crate::model::Candidate;
 use crate::model::drop_reason::ValidateDropReason;
@@ -44,9 +44,7 @@ impl<'a> Project<'a> {
         let settings = context.settings;
         let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
             .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
-        let config = settings
-            .config
-            .repo(&candidate.repo)
+        let config = RepoConfig::read(&settings.repos_dir, &candidate.repo)
             .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
         let Environment { ecosystem, files, date, unrecognised } = {
             let mirror = mirror.clone();

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::config::{RepoConfig, RepoEnvironment};
+use crate::ecosystem::repo_config::{RepoConfig, RepoEnvironment};
 use crate::ecosystem::{Ecosystem, InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 

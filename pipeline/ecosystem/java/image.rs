@@ -103,7 +103,7 @@ pub(crate) fn gradle_proxy_properties() -> String {
 /// than Maven Central the mirror of `central`; empty for Maven Central itself. The URL
 /// holds no XML or shell metacharacter (the config checks it).
 fn central_mirror(repository: &str) -> String {
-    if repository == crate::config::Registries::MAVEN {
+    if repository == crate::sandbox::Registries::MAVEN {
         return String::new();
     }
     let settings = format!(

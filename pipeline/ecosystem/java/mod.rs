@@ -207,8 +207,8 @@ mod tests {
     #[test]
     fn the_default_extract_rule_classifies_java_test_trees_as_tests() {
         let rule = crate::extract::test_paths::TestPathRule::new(
-            crate::config::Compat::Native,
-            &crate::config::default_test_patterns(),
+            crate::ecosystem::repo_config::Compat::Native,
+            &crate::ecosystem::repo_config::default_test_patterns(),
         )
         .unwrap();
         assert!(rule.is_test("gson/src/test/java/com/g/FooTest.java"));

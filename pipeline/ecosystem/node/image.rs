@@ -68,7 +68,7 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     let installs = |command: &str| spec.install.iter().any(|step| step.contains(command));
     let berry = installs(YARN_BERRY_INSTALL);
     let names = [
-        ("npm_config_registry", registry != crate::config::Registries::NPM),
+        ("npm_config_registry", registry != crate::sandbox::Registries::NPM),
         ("YARN_REGISTRY", installs("yarn install") && !berry),
         ("YARN_NPM_REGISTRY_SERVER", berry),
     ];
@@ -583,7 +583,7 @@ mod tests {
     /// the variable of its major (Yarn 2+ refuses Yarn 1's).
     #[test]
     fn a_yarn_install_is_told_the_npm_registry_even_by_default() {
-        let npm = shell_quote(crate::config::Registries::NPM);
+        let npm = shell_quote(crate::sandbox::Registries::NPM);
         for (step, wanted, refused) in [
             (YARN_BERRY_INSTALL, "YARN_NPM_REGISTRY_SERVER", "YARN_REGISTRY"),
             (YARN_CLASSIC_INSTALL, "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER"),

@@ -70,7 +70,7 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     }
     // Only another index than PyPI's is named: the default keeps the images' content keys.
     let index = &settings.registries.pypi_index;
-    if index != crate::config::Registries::PYPI {
+    if index != crate::sandbox::Registries::PYPI {
         network_env.push(format!("PIP_INDEX_URL={}", shell_quote(index)));
         network_env.push(format!("UV_INDEX_URL={}", shell_quote(index)));
     }

@@ -128,7 +128,7 @@ pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, settings
     // Another crates index than crates.io's: a source that replaces crates.io, in this
     // stage's cargo home only.
     let index = &settings.registries.crates_index;
-    if index != crate::config::Registries::CRATES {
+    if index != crate::sandbox::Registries::CRATES {
         let config = format!(
             "[source.crates-io]\nreplace-with = \"swe-harvest-index\"\n\n[source.swe-harvest-index]\nregistry = \"{index}\"\n"
         );

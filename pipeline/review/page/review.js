@@ -10,6 +10,8 @@
   const POLL_MS = 3000;
   const MAX_LISTED_TESTS = 400;
   const DIFFICULTY_ORDER = ['<15 min fix', '15 min - 1 hour', '1-4 hours', '>4 hours'];
+  // The screen's verdicts, most urgent first (the list's default order).
+  const VERDICT_ORDER = ['flag', 'uncertain', 'keep'];
   const STATE_LABELS = {
     keep: 'kept',
     reject: 'rejected',
@@ -253,6 +255,7 @@
     const sort = $('sort');
     sort.replaceChildren();
     for (const [value, text] of [
+      ['verdict', 'sort: verdict (flag, uncertain, keep)'],
       ['id', 'sort: instance id'],
       ['newest', 'sort: newest first'],
       ['oldest', 'sort: oldest first'],
@@ -266,7 +269,7 @@
     ]) {
       sort.append(el('option', { value, text }));
     }
-    sort.value = saved.sort || 'id';
+    sort.value = saved.sort || 'verdict';
     $('filter-text').value = saved.text || '';
     $('filter-score-min').value = saved['score-min'] || '';
     $('filter-score-max').value = saved['score-max'] || '';
@@ -317,7 +320,13 @@
       const index = DIFFICULTY_ORDER.indexOf(task.difficulty);
       return index < 0 ? DIFFICULTY_ORDER.length : index;
     };
-    const compare = {
+    // The screen's verdict, most urgent first: flag, uncertain, keep, then unscreened.
+    const verdictRank = (task) => {
+      const index = VERDICT_ORDER.indexOf(task.verdict);
+      return index < 0 ? VERDICT_ORDER.length : index;
+    };
+    const comparators = {
+      verdict: (a, b) => verdictRank(a) - verdictRank(b) || byId(a, b),
       id: byId,
       newest: (a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : byId(a, b)),
       oldest: (a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : byId(a, b)),
@@ -328,7 +337,8 @@
       difficulty: (a, b) => rank(a) - rank(b) || byId(a, b),
       repo: (a, b) => (a.repo < b.repo ? -1 : a.repo > b.repo ? 1 : byId(a, b)),
       state: (a, b) => (stateOf(a) < stateOf(b) ? -1 : stateOf(a) > stateOf(b) ? 1 : byId(a, b)),
-    }[sort] || byId;
+    };
+    const compare = comparators[sort] || comparators.verdict;
     filtered.sort(compare);
     state.filtered = filtered;
     const found = selectedId ? filtered.findIndex((task) => task.id === selectedId) : -1;
@@ -381,7 +391,7 @@
       el('span', { class: 'c-lang', text: task.language }),
       el('span', { class: 'c-month', text: task.month }),
       el('span', { class: 'c-diff', text: task.difficulty || '–' }),
-      el('span', { class: 'c-score', text: task.score == null ? '–' : task.score.toFixed(2) }),
+      el('span', { class: `c-score verdict-${task.verdict || 'none'}`, title: task.verdict ? `verdict ${task.verdict}` : 'not screened' }, task.verdict ? el('b', { class: 'verdict', text: task.verdict }) : '', ` ${task.score == null ? '–' : task.score.toFixed(2)}`),
       el('span', { class: 'c-flags', title: task.flags.join(', ') }, ...task.flags.map((flag) => el('span', { class: 'flag', text: flag }))),
       el('span', { class: 'c-mutation', text: task.mutation_score == null ? '–' : task.mutation_score.toFixed(2) }),
       el('span', { class: 'c-tests', text: `${task.fail_to_pass} / ${task.pass_to_pass}` }),
@@ -538,13 +548,14 @@
     const facts = [];
     if (quality.score != null) facts.push(`score ${quality.score.toFixed(2)}`);
     if (quality.verdict) facts.push(`verdict ${quality.verdict}`);
-    if (quality.difficulty) facts.push(`difficulty ${quality.difficulty}`);
+    if (quality.difficulty) facts.push(`difficulty ${quality.difficulty}${quality.difficulty_note ? ` (${quality.difficulty_note})` : ''}`);
     const items = quality.flags.map((flag) =>
       el(
         'div',
         { class: 'flag-item' },
         el('span', { class: 'flag', text: flag.code }),
         ` ${flag.reason}`,
+        flag.precision ? el('span', { class: 'flag-precision', text: ` · ${flag.precision}` }) : '',
         ...flag.evidence.map((term) => el('span', { class: 'evidence-term', text: term })),
       ),
     );

@@ -27,6 +27,7 @@ pub fn too_thin(reading: &Reading<'_>) -> Option<Flag> {
             one_line(title.text, 60)
         ),
         evidence: vec![Evidence::in_text(title.text.trim(), Source::Issue, title.number)],
+        precision: None,
     })
 }
 
@@ -88,7 +89,7 @@ pub fn external_resources(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     }
     let reason =
         format!("the issue relies on {} outside the repository: {}", parts.join(" and "), quoted_list(&items, 2));
-    (Some(Flag { code: FlagCode::NeedsExternalResource, reason, evidence }), items.len())
+    (Some(Flag { code: FlagCode::NeedsExternalResource, reason, evidence, precision: None }), items.len())
 }
 
 /// A list item that asks for a change.
@@ -113,6 +114,7 @@ pub fn several_issues(reading: &Reading<'_>) -> Option<Flag> {
             code: FlagCode::SeveralIssues,
             reason: format!("the pull request resolves {} issues: {}", numbers.len(), list.join(", ")),
             evidence: vec![Evidence::in_text(title.text.trim(), Source::Issue, title.number)],
+            precision: None,
         });
     }
     let requests: Vec<&TextLine<'_>> = reading.issue.prose().filter(|line| REQUEST_ITEM.is_match(line.text)).collect();
@@ -130,6 +132,7 @@ pub fn several_issues(reading: &Reading<'_>) -> Option<Flag> {
                 .iter()
                 .map(|line| Evidence::in_text(line.text.trim(), Source::Issue, line.number))
                 .collect(),
+            precision: None,
         });
     }
     let (line, opener) = openers.first()?;
@@ -137,6 +140,7 @@ pub fn several_issues(reading: &Reading<'_>) -> Option<Flag> {
         code: FlagCode::SeveralIssues,
         reason: format!("the issue raises more than one problem: \"{}\"", one_line(line.text, 80)),
         evidence: vec![Evidence::in_text(opener, Source::Issue, line.number)],
+        precision: None,
     })
 }
 
@@ -162,6 +166,7 @@ pub fn not_english(reading: &Reading<'_>) -> Option<Flag> {
         code: FlagCode::NotEnglish,
         reason: format!("the issue reads as {language}: \"{}\"", one_line(line.text, 60)),
         evidence: vec![Evidence::in_text(line.text.trim(), Source::Issue, line.number)],
+        precision: None,
     })
 }
 
@@ -211,7 +216,7 @@ pub fn solution_in_issue(reading: &Reading<'_>) -> (Option<Flag>, f64) {
         if has_diff { " in a diff" } else { "" },
         quoted_list(&matched, 1)
     );
-    (Some(Flag { code: FlagCode::SolutionInIssue, reason, evidence }), share)
+    (Some(Flag { code: FlagCode::SolutionInIssue, reason, evidence, precision: None }), share)
 }
 
 #[cfg(test)]
@@ -234,9 +239,13 @@ mod tests {
             "add is off\nadd(1, 2) should return 3.",
             "add is off\nIt raises TypeError on floats.",
             "add is off\n```\nadd(1, 2)\n```",
+            // A call and its wrong result in plain prose is a reproduction (the demo's Go task).
+            "Clamp(15, 0, 10) returns 15\nValues above the range come back unchanged.",
         ] {
             assert!(too_thin(&reading(enough, &[])).is_none(), "{enough}");
         }
+        // A call with nothing said of its result is not.
+        assert!(too_thin(&reading("Rework Clamp()\nClamp(v) could be nicer.\n", &[])).is_some());
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The signals: pure functions over one task read once ([`Reading`]), each returning
 //! the flag it raises (with its reason and evidence) and the numbers the score is
 //! made from. One file per concern: the tests against the issue and the gold patch
-//! ([`test_patch`]), the issue itself ([`issue`]), the gold patch's shape ([`patch`]).
+//! ([`test_patch`]), the issue itself ([`issue`]), the gold patch's shape ([`patch`]),
+//! what probe found ([`probe`]) and what the validation runs say ([`runs`]).
 
 pub mod issue;
 pub mod patch;
 pub mod probe;
+pub mod runs;
 pub mod test_patch;
 
 use crate::git::patch_text::{self, DiffFile};
@@ -28,6 +30,8 @@ pub struct TaskText<'a> {
     pub issue_numbers: &'a [u64],
     /// Probe's outcome for the task as it is, when it was probed.
     pub probe: Option<&'a crate::model::probe::ProbeOutcome>,
+    /// What the validation runs said besides the labels, when they are at hand.
+    pub runs: Option<&'a runs::RunEvidence>,
 }
 
 impl<'a> TaskText<'a> {
@@ -49,6 +53,7 @@ impl<'a> TaskText<'a> {
             flaky_tests,
             issue_numbers,
             probe: None,
+            runs: None,
         }
     }
 
@@ -71,6 +76,7 @@ impl<'a> TaskText<'a> {
             flaky_tests: &[],
             issue_numbers: &[],
             probe: None,
+            runs: None,
         }
     }
 }

@@ -168,7 +168,7 @@ pub fn sprawling(reading: &Reading<'_>, many_files: usize) -> (Option<Flag>, usi
             }
         }
     }
-    (Some(Flag { code: FlagCode::SprawlingPatch, reason, evidence }), ride_alongs.len())
+    (Some(Flag { code: FlagCode::SprawlingPatch, reason, evidence, precision: None }), ride_alongs.len())
 }
 
 #[cfg(test)]

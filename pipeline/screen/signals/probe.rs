@@ -32,6 +32,7 @@ pub fn weak_tests(reading: &Reading<'_>) -> Option<Flag> {
                 diff_line: None,
             })
             .collect(),
+        precision: None,
     })
 }
 

@@ -10,6 +10,7 @@ use regex::Regex;
 
 use super::Reading;
 use crate::git::patch_text::{DiffFile, DiffLine, LineKind};
+use crate::screen::assertions;
 use crate::screen::code::{self, NameKind, collapse};
 use crate::screen::flags::{Evidence, Flag, FlagCode, Source, quoted_list};
 use crate::screen::text::regex;
@@ -18,6 +19,14 @@ use crate::screen::text::regex;
 static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r"(?i)(\bassert|raises|\bwarns|\bmatch\s*=|expect|\bmsg\s*=|message|==|\.to(Be|Equal|Throw)|\bt\.(error|fatal))",
+    )
+});
+
+/// A line that defines a function, a method or a class (Python, Go, Rust, JavaScript,
+/// Java and C-like declarations of a test).
+static DEFINITION_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"^\s*(@\w|(async\s+)?def\s|class\s|(pub\s+)?fn\s|func\s|function\s|((public|private|protected|static|final|void)\s+)+[\w<>\[\]]*\s*\w+\s*\()",
     )
 });
 
@@ -89,12 +98,22 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             {
                 continue;
             }
-            let Some((test_file, used_at)) = scope.iter().find_map(|test_file| {
-                test_file
-                    .lines_of(LineKind::Added)
-                    .find(|line| uses(line.text, name, definition.kind))
-                    .map(|line| (test_file, line))
-            }) else {
+            let used: Vec<(&DiffFile<'_>, &DiffLine<'_>)> = scope
+                .iter()
+                .flat_map(|test_file| {
+                    test_file
+                        .lines_of(LineKind::Added)
+                        .filter(|line| uses(line.text, name, definition.kind))
+                        .map(move |line| (*test_file, line))
+                })
+                .collect();
+            if used.is_empty() {
+                continue;
+            }
+            let class = if definition.kind == NameKind::Function { enclosing_class(file, defined_at) } else { None };
+            let Some((test_file, used_at)) =
+                used.into_iter().find(|(_, line)| !only_on_other_classes(line.text, name, class.as_deref()))
+            else {
                 continue;
             };
             names.push(name.to_string());
@@ -114,7 +133,50 @@ pub fn new_names(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             format!("the names {}", quoted_list(&names, 4))
         }
     );
-    (Some(Flag { code: FlagCode::TestsUseNewNames, reason, evidence }), count)
+    (Some(Flag { code: FlagCode::TestsUseNewNames, reason, evidence, precision: None }), count)
+}
+
+/// The class a method that an added line defines belongs to: the nearest `class` line
+/// above it with less indentation, or the class its hunk's header names. `None` for a
+/// function at the top level.
+fn enclosing_class(file: &DiffFile<'_>, defined_at: &DiffLine<'_>) -> Option<String> {
+    static CLASS_LINE: LazyLock<Regex> = LazyLock::new(|| regex(r"^(\s*)class\s+([A-Za-z_]\w*)"));
+    let indent = |text: &str| text.len() - text.trim_start().len();
+    let own = indent(defined_at.text);
+    if own == 0 {
+        return None;
+    }
+    let hunk = file.hunks.iter().find(|hunk| hunk.lines.iter().any(|line| line.diff_line == defined_at.diff_line))?;
+    let above = hunk.lines.iter().take_while(|line| line.diff_line != defined_at.diff_line);
+    let in_hunk = above
+        .filter(|line| line.kind != LineKind::Removed)
+        .filter_map(|line| CLASS_LINE.captures(line.text))
+        .filter(|found| found[1].len() < own)
+        .last()
+        .map(|found| found[2].to_string());
+    in_hunk.or_else(|| CLASS_LINE.captures(hunk.context.trim_start()).map(|found| found[2].to_string()))
+}
+
+/// Whether every use of `name` on a line of test code is a method of another class
+/// (`QTable.read(...)` when the gold patch defines `read` in `RST`): then the test
+/// uses a name that was there before, not the gold patch's.
+fn only_on_other_classes(line: &str, name: &str, class: Option<&str>) -> bool {
+    let Some(class) = class else { return false };
+    let code = code::lex(line).code;
+    let Ok(occurrence) = Regex::new(&format!(r"(?:([A-Za-z_]\w*)\.)?\b{}\b", regex::escape(name))) else {
+        return false;
+    };
+    let mut any = false;
+    for found in occurrence.captures_iter(&code) {
+        any = true;
+        let foreign = found
+            .get(1)
+            .is_some_and(|receiver| receiver.as_str().starts_with(char::is_uppercase) && receiver.as_str() != class);
+        if !foreign {
+            return false;
+        }
+    }
+    any
 }
 
 /// Whether a line of test code uses `name` the way its kind is used: a parameter as a
@@ -135,17 +197,41 @@ fn uses(line: &str, name: &str, kind: NameKind) -> bool {
 }
 
 /// A string literal long enough to be a message or an output, not an identifier or a
-/// key: at least ten characters and two words.
+/// key: at least ten characters and two words of prose. Markup (`<p>`, `</label>`, `<?xml ...?>`) is not words: the prose is what is
+/// between the tags. A string must hold two words of prose (letters, with an
+/// apostrophe, a hyphen or trailing punctuation), so that markup, paths, dotted names and
+/// import lines are not taken for messages.
 fn is_message_like(literal: &str) -> bool {
-    let flat = collapse(literal);
-    let words = flat.split(' ').filter(|word| word.chars().filter(|c| c.is_alphabetic()).count() >= 2).count();
-    flat.chars().count() >= 10 && words >= 2
+    static TAG: LazyLock<Regex> = LazyLock::new(|| regex(r"<[^<>]*>"));
+    let flat = collapse(&TAG.replace_all(literal, " "));
+    let prose = flat
+        .split(' ')
+        .filter(|word| {
+            let word = word.trim_matches(|c: char| ",.;:!?()[]\"'`".contains(c));
+            word.chars().filter(|c| c.is_alphabetic()).count() >= 2
+                && word.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+        })
+        .count();
+    flat.chars().count() >= 10 && prose >= 2
 }
 
-/// The added lines of test files that belong to an assertion statement (the line that
-/// starts it and the lines its open parentheses carry on to).
-fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
-    let mut out = Vec::new();
+/// The fixed parts of a string that is a template (`%s`, `%d`, `%(name)s`, `{}`,
+/// `{0}`, `{name}`, Go's `%v`/`%q`): what a test asserts of it is those parts, not the
+/// template whole. A string with no placeholder is its own one part.
+fn template_parts(flat: &str) -> Vec<String> {
+    static PLACEHOLDER: LazyLock<Regex> =
+        LazyLock::new(|| regex(r"%(\([A-Za-z_]\w*\))?[-+ #0]*\d*(\.\d+)?[sdrifgeEGxXoqvcT%]|\{[A-Za-z_0-9.!:]*\}"));
+    PLACEHOLDER
+        .split(flat)
+        .map(|part| part.trim().to_string())
+        .filter(|part| part.chars().filter(|c| !c.is_whitespace()).count() >= 3)
+        .collect()
+}
+
+/// The assertion statements among a test file's added lines: each the line that starts
+/// it (one that checks something) and the lines its open parentheses carry on to.
+fn assertion_statements<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<Vec<&'f DiffLine<'a>>> {
+    let mut out: Vec<Vec<&'f DiffLine<'a>>> = Vec::new();
     let mut depth: i32 = 0;
     let mut open = false;
     for line in file.lines() {
@@ -158,9 +244,14 @@ fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
         if !open || depth <= 0 {
             open = ASSERTION.is_match(&lexed.code);
             depth = 0;
+            if open {
+                out.push(Vec::new());
+            }
         }
         if open {
-            out.push(line);
+            if let Some(statement) = out.last_mut() {
+                statement.push(line);
+            }
             depth += lexed
                 .code
                 .chars()
@@ -174,6 +265,30 @@ fn assertion_lines<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<&'f DiffLine<'a>> {
                     }
                 })
                 .sum::<i32>();
+        }
+    }
+    out
+}
+
+/// The string literals that an assertion statement asks the fix for, each with its
+/// line: every literal of the statement but the test framework's failure messages and
+/// the tests' names ([`assertions::non_requirements`]).
+fn asserted_literals<'f, 'a>(file: &'f DiffFile<'a>) -> Vec<(String, &'f DiffLine<'a>)> {
+    let language = assertions::Language::of_path(file.path());
+    let junit5 = file.lines().any(|line| line.text.contains("org.junit.jupiter") || line.text.contains("Assertions."));
+    let mut out = Vec::new();
+    for statement in assertion_statements(file) {
+        let lexed: Vec<code::LexedLine> = statement.iter().map(|line| code::lex(line.text)).collect();
+        let joined = lexed.iter().map(|line| line.code.as_str()).collect::<Vec<_>>().join("\n");
+        let skipped = assertions::non_requirements(&joined, language, junit5);
+        let mut index = 0;
+        for (line, lexed) in statement.iter().zip(lexed) {
+            for literal in lexed.literals {
+                if !skipped.contains(&index) {
+                    out.push((literal, *line));
+                }
+                index += 1;
+            }
         }
     }
     out
@@ -196,29 +311,30 @@ pub fn unseen_strings(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     let mut evidence = Vec::new();
     let mut from_gold = 0;
     for file in reading.files_in_scope() {
-        for line in assertion_lines(file) {
-            for literal in code::lex(line.text).literals {
-                let flat = collapse(&literal);
-                if !is_message_like(&literal)
-                    || reading.issue.holds(&flat)
-                    || reading.hints.holds(&flat)
-                    || reading.before.holds(&flat)
-                    || !seen.insert(flat.clone())
-                {
-                    continue;
-                }
-                evidence.push(Evidence::in_diff(&literal, Source::TestPatch, file.path(), line));
-                if gold_text.contains(&flat) {
-                    from_gold += 1;
-                    let first_words: String = flat.split(' ').take(3).collect::<Vec<_>>().join(" ");
-                    if let Some((gold_literal, gold_file, gold_line)) =
-                        gold.iter().find(|(gold_literal, _, _)| collapse(gold_literal).contains(&first_words))
-                    {
-                        evidence.push(Evidence::in_diff(gold_literal, Source::Patch, gold_file.path(), gold_line));
-                    }
-                }
-                strings.push(flat);
+        for (literal, line) in asserted_literals(file) {
+            let flat = collapse(&literal);
+            let known =
+                |text: &str| reading.issue.holds(text) || reading.hints.holds(text) || reading.before.holds(text);
+            // A template is seen when each of its fixed parts is.
+            let parts = template_parts(&flat);
+            if !is_message_like(&literal)
+                || known(&flat)
+                || (parts.len() > 1 && parts.iter().all(|part| known(part)))
+                || !seen.insert(flat.clone())
+            {
+                continue;
             }
+            evidence.push(Evidence::in_diff(&literal, Source::TestPatch, file.path(), line));
+            if gold_text.contains(&flat) {
+                from_gold += 1;
+                let first_words: String = flat.split(' ').take(3).collect::<Vec<_>>().join(" ");
+                if let Some((gold_literal, gold_file, gold_line)) =
+                    gold.iter().find(|(gold_literal, _, _)| collapse(gold_literal).contains(&first_words))
+                {
+                    evidence.push(Evidence::in_diff(gold_literal, Source::Patch, gold_file.path(), gold_line));
+                }
+            }
+            strings.push(flat);
         }
     }
     if strings.is_empty() {
@@ -235,7 +351,7 @@ pub fn unseen_strings(reading: &Reading<'_>) -> (Option<Flag>, usize) {
         if count == 1 { "the string" } else { "the strings" },
         quoted_list(&strings, 2)
     );
-    (Some(Flag { code: FlagCode::TestsAssertUnseenStrings, reason, evidence }), count)
+    (Some(Flag { code: FlagCode::TestsAssertUnseenStrings, reason, evidence, precision: None }), count)
 }
 
 /// How many lines of expectations the test patch removes from existing tests: any
@@ -255,8 +371,15 @@ pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
             if lexed.code.trim().is_empty() && lexed.literals.is_empty() {
                 continue;
             }
+            // A test's `def` line (renamed, or its signature changed) is a name, not an
+            // expectation: the lines of its body say what it checks.
             let counts = if in_scope { ASSERTION.is_match(&lexed.code) } else { true };
             if !counts {
+                continue;
+            }
+            // A test's `def` line (renamed, or its signature changed) is a name, not an
+            // expectation: the lines of its body say what it checks.
+            if DEFINITION_LINE.is_match(&lexed.code) {
                 continue;
             }
             if in_scope {
@@ -284,7 +407,7 @@ pub fn changes_existing_tests(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     } else {
         format!("the test patch rewrites {inside} existing assertion lines in {}", quoted_list(&files, 2))
     };
-    (Some(Flag { code: FlagCode::ChangesExistingTests, reason, evidence }), count)
+    (Some(Flag { code: FlagCode::ChangesExistingTests, reason, evidence, precision: None }), count)
 }
 
 /// FAIL_TO_PASS that is huge (at least `huge` tests), or mostly tests whose names the
@@ -315,7 +438,7 @@ pub fn fail_to_pass_unrelated(reading: &Reading<'_>, huge: usize) -> (Option<Fla
     };
     let evidence =
         untouched.iter().take(10).map(|(position, id)| Evidence::in_list(id, Source::FailToPass, *position)).collect();
-    (Some(Flag { code: FlagCode::FailToPassUnrelated, reason, evidence }), share)
+    (Some(Flag { code: FlagCode::FailToPassUnrelated, reason, evidence, precision: None }), share)
 }
 
 /// Tests that gave different results across validation runs.
@@ -336,30 +459,47 @@ pub fn flaky(reading: &Reading<'_>) -> Option<Flag> {
             .enumerate()
             .map(|(position, id)| Evidence::in_list(id, Source::Validation, position))
             .collect(),
+        precision: None,
     })
 }
 
-/// Exception types the new tests expect (`raises(X`, `assertRaises(X`) that the issue
-/// never names: a signal of tests that check a behaviour the issue leaves open.
-pub fn unnamed_exceptions(reading: &Reading<'_>) -> usize {
+/// Exception types the new tests expect (`raises(X`, `assertRaises(X`; `assert_raises(X` too)
+/// that the issue never names: tests that check a behaviour the issue leaves open (a
+/// fix that raises another type, or returns instead of raising, fails them). Returns
+/// the flag and how many such types there are.
+pub fn unnamed_exceptions(reading: &Reading<'_>) -> (Option<Flag>, usize) {
     static EXPECTED_EXCEPTION: LazyLock<Regex> =
         LazyLock::new(|| regex(r"(?:raises|assertRaises\w*|warns|assertWarns\w*)\(\s*([A-Za-z_][\w.]*)"));
-    let mut names = BTreeSet::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut evidence = Vec::new();
     for file in reading.files_in_scope() {
         for line in file.lines_of(LineKind::Added) {
             for found in EXPECTED_EXCEPTION.captures_iter(&code::lex(line.text).code) {
-                let name = found[1].rsplit('.').next().unwrap_or(&found[1]).to_string();
-                if !reading.issue.mentions(&name) {
-                    names.insert(name);
+                let written = found[1].to_string();
+                let name = written.rsplit('.').next().unwrap_or(&written).to_string();
+                // A maintainer's "it should raise X" in the hints names it too.
+                if reading.issue.mentions(&name) || reading.hints.mentions(&name) || names.contains(&name) {
+                    continue;
                 }
+                evidence.push(Evidence::in_diff(&written, Source::TestPatch, file.path(), line));
+                names.push(name);
             }
         }
     }
-    names.len()
+    if names.is_empty() {
+        return (None, 0);
+    }
+    let count = names.len();
+    let reason = format!(
+        "the tests expect {} {} that neither the issue nor the hints name",
+        if count == 1 { "the exception" } else { "the exceptions" },
+        quoted_list(&names, 3)
+    );
+    (Some(Flag { code: FlagCode::TestsExpectUnnamedExceptions, reason, evidence, precision: None }), count)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::screen::signals::TaskText;
 
@@ -367,7 +507,7 @@ mod tests {
         TaskText::of_texts("acme/widgets", issue, patch, test_patch, f2p)
     }
 
-    const GOLD: &str = "\
+    pub(crate) const GOLD: &str = "\
 diff --git a/widgets/forms.py b/widgets/forms.py
 --- a/widgets/forms.py
 +++ b/widgets/forms.py
@@ -545,9 +685,204 @@ diff --git a/tests/test_models.py b/tests/test_models.py
     }
 
     #[test]
-    fn expected_exceptions_the_issue_never_names_are_counted() {
+    fn expected_exceptions_the_issue_never_names_are_raised_and_named_ones_are_not() {
+        let (flag, count) = raised_on_the_vague_issue(unnamed_exceptions);
+        assert_eq!(count, 1);
+        assert_eq!(
+            flag.reason,
+            "the tests expect the exception `ValueError` that neither the issue nor the hints name"
+        );
+        assert_eq!((flag.evidence[0].text.as_str(), flag.evidence[0].line), ("ValueError", Some(6)));
         let f2p = f2p();
-        assert_eq!(unnamed_exceptions(&Reading::new(task("It breaks.", GOLD, TESTS, &f2p), vec![])), 1);
-        assert_eq!(unnamed_exceptions(&Reading::new(task("It raises no ValueError.", GOLD, TESTS, &f2p), vec![])), 0);
+        let (flag, count) =
+            unnamed_exceptions(&Reading::new(task("It raises no ValueError.", GOLD, TESTS, &f2p), vec![]));
+        assert!(flag.is_none() && count == 0);
+        // A maintainer's hint names it.
+        let mut hinted = task("It breaks.", GOLD, TESTS, &f2p);
+        hinted.hints_text = "It should raise ValueError.";
+        let (flag, count) = unnamed_exceptions(&Reading::new(hinted, vec![]));
+        assert!(flag.is_none() && count == 0);
+    }
+
+    /// A test file of `path` whose added lines are `lines`, as a one-hunk diff.
+    pub(crate) fn test_file(path: &str, lines: &[&str]) -> String {
+        let body: String = lines.iter().map(|line| format!("+{line}\n")).collect();
+        crate::git::patch_text::fixtures::modified(
+            path,
+            &format!("@@ -1,1 +1,{} @@\n context\n{body}", lines.len() + 1),
+        )
+    }
+
+    /// The unseen strings flag of a test file `path` with `lines` on an issue that says
+    /// nothing of them.
+    fn unseen_in(path: &str, lines: &[&str]) -> Option<Flag> {
+        let tests = test_file(path, lines);
+        let f2p: Vec<String> = vec!["TestX".to_string()];
+        unseen_strings(&Reading::new(task("It breaks.", GOLD, &tests, &f2p), vec![])).0
+    }
+
+    #[test]
+    fn failure_messages_are_not_asserted_strings_in_python_go_rust_javascript_and_java() {
+        // Each case: a test whose only long string is the framework's failure message
+        // (not raised), and the same test asserting an output the issue never gives (raised).
+        let cases: [(&str, &[&str], &[&str], &str); 5] = [
+            (
+                "tests/test_clamp.py",
+                &[
+                    "def test_high():",
+                    "    assert clamp(15, 0, 10) == 10, \"clamp of a high value is wrong\"",
+                    "    self.assertEqual(clamp(1, 0, 3), 1, msg=\"clamp of a low value\")",
+                ],
+                &["def test_high():", "    assert render(15) == \"fifteen over the top\", \"rendered wrong\""],
+                "fifteen over the top",
+            ),
+            (
+                "clamp_test.go",
+                &[
+                    "func TestX(t *testing.T) {",
+                    "\tif got := Clamp(15, 0, 10); got != 10 {",
+                    "\t\tt.Fatalf(\"Clamp(15, 0, 10) = %d, want 10\", got)",
+                    "\t}",
+                    "}",
+                ],
+                &[
+                    "func TestX(t *testing.T) {",
+                    "\tassert.Equal(t, \"fifteen over the top\", Render(15), \"render of %d\", 15)",
+                    "}",
+                ],
+                "fifteen over the top",
+            ),
+            (
+                "tests/clamp.rs",
+                &[
+                    "#[test]",
+                    "fn test_x() {",
+                    "    assert_eq!(clamp(15, 0, 10), 10, \"clamp of {} is wrong\", 15);",
+                    "    assert!(ok(), \"should be fine by now\");",
+                    "}",
+                ],
+                &[
+                    "#[test]",
+                    "fn test_x() {",
+                    "    assert_eq!(render(15), \"fifteen over the top\", \"render of {}\", 15);",
+                    "}",
+                ],
+                "fifteen over the top",
+            ),
+            (
+                "src/clamp.test.js",
+                &[
+                    "it(\"clamps values above the range\", () => {",
+                    "  expect(clamp(15, 0, 10), \"clamp of a high value\").toBe(10);",
+                    "  assert.strictEqual(clamp(1, 0, 3), 1, \"clamp of a low value\");",
+                    "});",
+                ],
+                &[
+                    "test(\"renders\", () => {",
+                    "  expect(render(15), \"render of fifteen\").toBe(\"fifteen over the top\");",
+                    "});",
+                ],
+                "fifteen over the top",
+            ),
+            (
+                "src/test/java/ClampTest.java",
+                &[
+                    "@Test",
+                    "public void testX() {",
+                    "    assertEquals(\"clamp of a high value\", 10, Clamp.clamp(15, 0, 10));",
+                    "    assertTrue(\"should be in the range\", Clamp.ok());",
+                    "    fail(\"no exception expected here\");",
+                    "}",
+                ],
+                &[
+                    "@Test",
+                    "public void testX() {",
+                    "    assertEquals(\"render of fifteen\", \"fifteen over the top\", Render.of(15));",
+                    "}",
+                ],
+                "fifteen over the top",
+            ),
+        ];
+        for (path, messages_only, asserted, wanted) in cases {
+            assert_eq!(unseen_in(path, messages_only), None, "{path}: failure messages are not asserted strings");
+            let flag = unseen_in(path, asserted).unwrap_or_else(|| panic!("{path}: the asserted output is raised"));
+            assert!(flag.reason.contains(wanted), "{path}: {}", flag.reason);
+            assert_eq!(
+                flag.evidence.len(),
+                1,
+                "{path}: only the asserted string, not the message: {:?}",
+                flag.evidence
+            );
+        }
+    }
+
+    #[test]
+    fn a_method_the_gold_patch_adds_is_not_a_new_name_when_the_tests_call_another_class_of_that_name() {
+        // astropy-14182: the gold patch adds `RST.read`; the test calls `QTable.read`,
+        // which was there long before.
+        let gold = crate::git::patch_text::fixtures::modified(
+            "io/rst.py",
+            "@@ -60,3 +60,6 @@ class RST(FixedWidth):\n     def write(self, lines):\n         return lines\n+\n+    def read(self, table):\n+        return super().read(table)\n",
+        );
+        let calls = |line: &str| test_file("tests/test_rst.py", &["def test_rows():", line]);
+        let f2p = vec!["tests/test_rst.py::test_rows".to_string()];
+        let other_class = calls("tbl = QTable.read(lines, format='ascii.rst')");
+        let (flag, _) = new_names(&Reading::new(task("Support header rows.", &gold, &other_class, &f2p), vec![]));
+        assert!(flag.is_none(), "{flag:?}");
+        for line in ["tbl = RST().read(lines)", "tbl = RST.read(lines)", "tbl = reader.read(lines)"] {
+            let tests = calls(line);
+            let (flag, _) = new_names(&Reading::new(task("Support header rows.", &gold, &tests, &f2p), vec![]));
+            assert!(flag.is_some_and(|flag| flag.reason.contains("`read`")), "{line}");
+        }
+    }
+
+    #[test]
+    fn markup_import_lines_and_templates_whose_parts_the_issue_gives_are_not_unseen_strings() {
+        let f2p = f2p();
+        let asserting = |line: &str| test_file("tests/test_forms.py", &["def test_label():", line]);
+        let issue = "The query ends in ORDER BY id ASC; it should be DESC.";
+        for line in [
+            r#"self.assertXMLEqual(out, """<?xml version="1.0" encoding="UTF-8"?>""")"#,
+            r#"self.assertSerializedResultEqual(cls, ("x", {'import migrations.test_writer'}))"#,
+            r#"self.assertIn('ORDER BY %s.%s DESC' % (table, pk), sql)"#,
+        ] {
+            let tests = asserting(line);
+            let (flag, _) = unseen_strings(&Reading::new(task(issue, GOLD, &tests, &f2p), vec![]));
+            assert!(flag.is_none(), "{line}: {flag:?}");
+        }
+        // Prose inside markup, and a template whose fixed words the issue never gives, are.
+        for (line, wanted) in [
+            (r#"self.assertHTMLEqual(out, '<label>Hash field:</label>')"#, "<label>Hash field:</label>"),
+            (r#"self.assertIn('NULLS LAST ordering on %s' % table, sql)"#, "NULLS LAST ordering on %s"),
+        ] {
+            let tests = asserting(line);
+            let (flag, _) = unseen_strings(&Reading::new(task(issue, GOLD, &tests, &f2p), vec![]));
+            assert!(flag.is_some_and(|flag| flag.evidence[0].text == wanted), "{line}");
+        }
+    }
+
+    /// The FAIL_TO_PASS test of [`f2p`], added in a file of its own.
+    fn new_test() -> String {
+        test_file("tests/test_forms.py", &["def test_label():", "    assert render() == 'b'"])
+    }
+
+    #[test]
+    fn a_renamed_test_is_not_a_changed_expectation() {
+        // matplotlib-23314: an existing test renamed to make room for the new one.
+        let renamed = crate::git::patch_text::fixtures::modified(
+            "tests/test_axes.py",
+            "@@ -7319,3 +7319,3 @@ def test_redraw_in_frame():\n-def test_invisible_axes():\n+def test_invisible_axes_events():\n     fig, ax = plt.subplots()\n     assert fig.canvas.inaxes((200, 200)) is not None\n",
+        );
+        let f2p = f2p();
+        let (flag, count) =
+            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{}{renamed}", new_test()), &f2p), vec![]));
+        assert!(flag.is_none() && count == 0, "{flag:?}");
+        let rewritten = renamed.replace(
+            "-def test_invisible_axes():\n+def test_invisible_axes_events():\n",
+            "-    assert ax.get_visible()\n+    assert not ax.get_visible()\n",
+        );
+        let (flag, _) =
+            changes_existing_tests(&Reading::new(task("x", GOLD, &format!("{}{rewritten}", new_test()), &f2p), vec![]));
+        assert!(flag.is_some(), "a removed assertion outside the FAIL_TO_PASS file is raised");
     }
 }

@@ -426,6 +426,8 @@ fn calculator(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, com
         .insert("demo-org__calculator-6".into(), vec!["tests/test_power.py::test_power_zero_negative".into()]);
     expected.flaky.insert("demo-org__calculator-6".into(), vec!["tests/test_timing.py::test_timing_budget".into()]);
     expected.strong_tests.extend(["demo-org__calculator-2".to_string(), "demo-org__calculator-6".to_string()]);
+    expected.verdicts.insert("demo-org__calculator-2".into(), "keep".into());
+    expected.verdicts.insert("demo-org__calculator-6".into(), "flag".into());
     expected
         .hints
         .insert("demo-org__calculator-2".into(), "Confirmed. It should raise a ValueError that says so.".into());
@@ -539,6 +541,8 @@ fn textkit(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
         .fail_to_pass
         .insert("demo-org__textkit-4".into(), vec!["tests/test_short.py::test_shorten_marks_the_cut".into()]);
     expected.weak_tests.push("demo-org__textkit-4".into());
+    expected.verdicts.insert("demo-org__textkit-4".into(), "flag".into());
+    expected.verdicts.insert("demo-org__textkit-2".into(), "keep".into());
     expected.hints.insert("demo-org__textkit-2".into(), "A leading dash has the same problem.".into());
     expected.strong_tests.push("demo-org__textkit-2".into());
     expected.not_in_hints.insert("demo-org__textkit-2".into(), "Released in 0.3.1.".into());
@@ -603,6 +607,9 @@ fn gounits(root: &Path, fixtures: &mut Fixtures, expected: &mut Expected, commen
     expected.fail_to_pass.insert("demo-org__gounits-2".into(), vec!["TestClampHigh".into()]);
     expected.hints.insert("demo-org__gounits-2".into(), "The upper branch returns v instead of hi.".into());
     expected.strong_tests.push("demo-org__gounits-2".into());
+    // Its issue shows the call and its result, and its test's `t.Fatalf` message is no
+    // asserted string: no flag, keep.
+    expected.verdicts.insert("demo-org__gounits-2".into(), "keep".into());
 }
 
 /// What the demo must end with; `scripts/demo.sh` checks every entry.
@@ -621,6 +628,9 @@ struct Expected {
     weak_tests: Vec<String>,
     /// Tasks whose tests reject every viable mutant: no survivor, no `weak_tests`.
     strong_tests: Vec<String>,
+    /// Instance id -> the screen's verdict (`keep`, `uncertain`, `flag`): the clean
+    /// tasks keep; a flag of `screen.flag_on` (flaky tests, a surviving mutant) flags.
+    verdicts: BTreeMap<String, String>,
 }
 
 fn main() {

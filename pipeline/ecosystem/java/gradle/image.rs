@@ -5,7 +5,7 @@
 //! Maven project uses; the step is the same text on the same base, so Docker's
 //! build cache keeps one layer of it per JDK image, 258 MB, shared by every Gradle
 //! image on that JDK; the base images and `scripts/setup.sh` stay as they are), or
-//! a configured distribution zip ([`crate::config::ValidateConfig::gradle_distributions`])
+//! a configured distribution zip ([`crate::validate::ValidateConfig::gradle_distributions`])
 //! copied through the build context and unpacked into `/opt/gradle-<version>`. Then
 //! the repository, its dependencies resolved from Maven Central into the Gradle user
 //! home (`GRADLE_USER_HOME=/home/harvest/.gradle`, the unprivileged user's, and the
