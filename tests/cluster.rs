@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use swe_harvest::sandbox::swarm::{SwarmBackend, SwarmOptions};
 use swe_harvest::sandbox::{Backend, Job, Limits, Owner, script};
 
-use crate::support::{SweHarvest, docker_lane, failure, project_root, stderr, stdout};
+use crate::support::{SweHarvest, docker_lane, failure, project_root, stderr, stdout, stopped_build};
 
 /// Why the cluster cannot be made here, if it cannot.
 fn unavailable() -> Option<String> {
@@ -750,4 +750,24 @@ fn a_sweep_removes_the_services_and_networks_a_killed_run_left_on_the_swarm() {
     });
     assert_eq!(removed, 1, "the one service left behind");
     assert_nothing_left(&cluster, &data_dir);
+}
+
+/// Issue 66 on the swarm backend, whose environment builds run on the manager's engine
+/// (its builder): a `validate --input --backend swarm` stopped by SIGTERM or Ctrl-C
+/// before the build's proxy starts, while its install step runs, and while that step
+/// is committed leaves no proxy, network or step container there, and no service,
+/// container or network of the swarm; the next run builds the environment and labels
+/// the row on the swarm.
+#[test]
+fn a_swarm_validation_stopped_by_sigterm_or_ctrl_c_while_its_environment_builds_leaves_nothing_and_resumes() {
+    let Some(cluster) = Cluster::up(1) else { return };
+    let env = [("SWE_HARVEST_VALIDATE__REGISTRY", cluster.registry.as_str())];
+    let swarm: stopped_build::Extra<'_> = (&env, &["--backend", "swarm"]);
+    let nothing_of_the_swarm_left = |workspace: &crate::support::workspace::Workspace| {
+        let data_dir = fs_err::canonicalize(workspace.data_dir()).unwrap();
+        assert_nothing_left(&cluster, &format!("swe-harvest.data-dir={}", data_dir.display()));
+    };
+    stopped_build::stopped_before_the_proxy_starts(swarm, &nothing_of_the_swarm_left);
+    stopped_build::stopped_while_the_install_step_runs(swarm, &nothing_of_the_swarm_left);
+    stopped_build::stopped_while_the_install_step_is_committed(swarm, &nothing_of_the_swarm_left);
 }

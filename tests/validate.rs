@@ -10,6 +10,10 @@ use swe_harvest::store::Store;
 use crate::support::python_project::{
     self as project, FIXED_CALC, FIXED_CALC_BROKEN_SUB, PYPROJECT, Project, Scenario,
 };
+use crate::support::stopped_build::{
+    self, BuildPoint, LOCAL, StopSignal, a_row_with_a_cold_environment, resumes_and_labels, slow_setup_py,
+    stop_rows_run,
+};
 use crate::support::workspace::{ADD_NEGATIVE, RowsRun, Workspace, row_of};
 use crate::support::{SweHarvest, names, stderr, stdout, tasks};
 
@@ -1131,6 +1135,42 @@ fn interrupted_validate_removes_its_containers_and_resumes_at_the_missing_attemp
         first_log_time,
         "the finished first attempt was not run again"
     );
+}
+
+/// Issue 66: `validate --input` stopped during an environment build left the build's
+/// proxy running, its network, and the exited container of the network's probe until
+/// the next run swept them. Stopped by SIGTERM, then by Ctrl-C, before the proxy
+/// starts, it leaves nothing of either run on the engine, and the next run builds the
+/// environment and labels the row.
+#[test]
+fn validate_input_stopped_by_sigterm_or_ctrl_c_before_its_build_proxy_starts_leaves_nothing_and_resumes() {
+    stopped_build::stopped_before_the_proxy_starts(LOCAL, &|_| {});
+}
+
+/// Issue 66, with the build's install step running: the step's container, the proxy
+/// and the network go with the run.
+#[test]
+fn validate_input_stopped_by_sigterm_or_ctrl_c_while_its_environment_builds_leaves_nothing_and_resumes() {
+    stopped_build::stopped_while_the_install_step_runs(LOCAL, &|_| {});
+}
+
+/// Issue 66, with the install step's command done and its container being committed.
+#[test]
+fn validate_input_stopped_by_sigterm_or_ctrl_c_while_its_environment_is_committed_leaves_nothing_and_resumes() {
+    stopped_build::stopped_while_the_install_step_is_committed(LOCAL, &|_| {});
+}
+
+/// SIGKILL cannot be caught: a run killed while its environment builds leaves the
+/// build's proxy and network (the engine takes the build's step down itself once the
+/// run's connection closes), and the next run sweeps them as it starts, then builds the
+/// environment and labels the row.
+#[test]
+fn validate_input_killed_while_its_environment_builds_leaves_its_proxy_and_network_to_the_next_runs_sweep() {
+    let (workspace, row) = a_row_with_a_cold_environment(&slow_setup_py(30, 0));
+    let killed = stop_rows_run(&workspace, &row, BuildPoint::WhileTheInstallStepRuns, StopSignal::Kill, LOCAL);
+    assert!(killed.proxy_and_network_left(), "SIGKILL left the build's proxy and network: {killed:?}");
+    resumes_and_labels(&workspace, &row, LOCAL);
+    killed.assert_nothing_left();
 }
 
 /// Regression: a second `validate` on the same data dir swept the first one's live

@@ -18,10 +18,12 @@
 //! has no per-container quota).
 //!
 //! Containers are always removed: on success explicitly, on errors and timeouts by
-//! [`ContainerGuard`], on Ctrl-C by [`Backend::remove_running`] (the stage loop calls
-//! it), and after a killed process by [`Backend::sweep`] at the next start. Every
-//! container is labelled with the data dir and the run (process) that started it, so
-//! a sweep removes only containers whose run is gone.
+//! [`ContainerGuard`], on Ctrl-C and SIGTERM by [`Backend::remove_running`] (the stage
+//! loop calls it), and after a killed process (SIGKILL) by [`Backend::sweep`] at the
+//! next start. Every container is labelled with the data dir and the run (process)
+//! that started it, so a sweep removes only containers whose run is gone. An image
+//! build runs in a task of its own that removes its network, proxy and steps'
+//! containers however it ends, also when it is stopped ([`Builds`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
@@ -36,6 +38,7 @@ use bollard::query_parameters::{
     RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures::StreamExt;
+use tokio::sync::watch;
 
 use super::egress;
 use super::output::BoundedOutput;
@@ -76,15 +79,10 @@ pub struct DockerBackend {
     docker: Docker,
     /// Every container this process started and has not removed yet.
     live: Containers,
-    /// The last step images of failed builds, removed by `remove_running` at the end
-    /// of a run: removing them at once could take a cached step from under a
-    /// concurrent build that shares it (another environment commit of the repository).
-    failed_steps: std::sync::Mutex<Vec<String>>,
-    /// The build proxy's image, once made.
-    egress_image: tokio::sync::Mutex<Option<String>>,
-    /// The build networks of this backend's builds under way (their proxies are in
-    /// `live`): a build cut short leaves them to `remove_running`.
-    egress_networks: Containers,
+    /// What the builds' own tasks share with the backend.
+    engine: BuildEngine,
+    /// The builds under way, each in a task of its own ([`Builds`]).
+    builds: Builds,
 }
 
 impl DockerBackend {
@@ -98,11 +96,14 @@ impl DockerBackend {
         let docker = docker.negotiate_version().await.map_err(unavailable)?;
         docker.ping().await.map_err(unavailable)?;
         Ok(DockerBackend {
+            engine: BuildEngine {
+                docker: docker.clone(),
+                failed_steps: Default::default(),
+                egress_image: Default::default(),
+            },
             docker,
             live: Containers::default(),
-            failed_steps: Default::default(),
-            egress_image: Default::default(),
-            egress_networks: Containers::default(),
+            builds: Builds::default(),
         })
     }
 
@@ -110,9 +111,126 @@ impl DockerBackend {
     pub(crate) fn engine(&self) -> &Docker {
         &self.docker
     }
+
+    /// Removes every container labelled with this process's run that is still there:
+    /// a container whose creation was under way when its job was cut short (the engine
+    /// finishes a creation whose caller has gone, and nobody learnt its id).
+    async fn remove_this_runs_containers(&self) {
+        let run = format!("{}={}", super::RUN_LABEL, crate::process::RunId::current());
+        let filters: HashMap<String, Vec<String>> = [("label".to_string(), vec![run])].into();
+        let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+        let Ok(Ok(list)) = tokio::time::timeout(CALL_TIMEOUT, self.docker.list_containers(Some(options))).await else {
+            return;
+        };
+        for id in list.into_iter().filter_map(|container| container.id) {
+            tracing::debug!(container = %id, "removing a container of this run that was not yet known");
+            remove(&self.docker, &id).await;
+        }
+    }
 }
 
-impl DockerBackend {
+/// The builds under way. Each runs in a task of its own, which owns what the build
+/// makes (its network, its proxy, its steps' containers) and removes it whatever
+/// happens: a caller that goes away (Ctrl-C and SIGTERM drop the stage's work) stops
+/// its build but cannot cut the task short between an engine call and the record of
+/// what the call made. Stopped, a build stops reading the engine's build stream (the
+/// engine then cancels the build), removes the container of the step under way, and
+/// closes its proxy and network, removing any container still on it.
+/// [`Backend::remove_running`] stops every build and waits for those tasks.
+///
+/// Decision: a build's engine calls are not raced against the stop, only its wait for
+/// the build's stream. An abandoned call is still carried out by the engine after its
+/// caller has gone: a proxy started after the run had removed what it knew of
+/// (reproduced for issue 66: `validate --input` stopped while the build's network was
+/// being opened left the proxy up, its network, and the network probe's exited
+/// container). So the opening of the network and proxy (a second or two; the proxy's
+/// own image, when the engine has none yet, a minute once) runs to its end before a
+/// stop is seen.
+#[derive(Default)]
+struct Builds {
+    under_way: Mutex<Vec<(watch::Sender<bool>, tokio::task::JoinHandle<()>)>>,
+}
+
+impl Builds {
+    fn add(&self, stop: watch::Sender<bool>, task: tokio::task::JoinHandle<()>) {
+        let mut under_way = self.under_way.lock().expect("not poisoned");
+        under_way.retain(|(_, task)| !task.is_finished());
+        under_way.push((stop, task));
+    }
+
+    /// Stops every build under way and waits until each has removed what it made.
+    async fn stop_all(&self) {
+        let under_way: Vec<_> = std::mem::take(&mut *self.under_way.lock().expect("not poisoned"));
+        for (stop, _) in &under_way {
+            stop.send_replace(true);
+        }
+        for (_, task) in under_way {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Stops a build when its caller goes away (the future that awaits it is dropped).
+struct StopOnDrop(watch::Sender<bool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.send_replace(true);
+    }
+}
+
+/// Completes when the build is told to stop (never, once nobody can tell it).
+async fn stop_requested(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|stopped| *stopped).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// What a stopped build says, should anyone still wait for it.
+fn stopped_failure(step_output: String) -> BuildFailure {
+    BuildFailure::Failed {
+        message: "the build was stopped before it ended: the run is being interrupted".into(),
+        step_output,
+        refused: Vec::new(),
+    }
+}
+
+/// What a build's task needs of the backend.
+#[derive(Clone)]
+struct BuildEngine {
+    docker: Docker,
+    /// The last step images of failed builds, removed by `remove_running` at the end
+    /// of a run: removing them at once could take a cached step from under a
+    /// concurrent build that shares it (another environment commit of the repository).
+    failed_steps: Arc<Mutex<Vec<String>>>,
+    /// The build proxy's image, once made.
+    egress_image: Arc<tokio::sync::Mutex<Option<String>>>,
+}
+
+impl BuildEngine {
+    /// Builds `build`'s image, on its network, until it ends or `stop` says so.
+    async fn build(
+        &self,
+        build: &ImageBuild,
+        log: &mut String,
+        stop: watch::Receiver<bool>,
+    ) -> Result<(), BuildFailure> {
+        let BuildNetwork::Registries(allowlist) = &build.network else {
+            return self.build_on(build, None, log, stop).await;
+        };
+        let (outcome, traffic) = self.build_through_proxy(build, allowlist, log, stop).await?;
+        outcome.map_err(|failure| match failure {
+            BuildFailure::Failed { message, step_output, .. } => {
+                let message = match traffic.at_limit_note() {
+                    Some(note) => format!("{message} ({note})"),
+                    None => message,
+                };
+                BuildFailure::Failed { message, step_output, refused: traffic.refused }
+            }
+            timed_out => timed_out,
+        })
+    }
+
     /// Makes a build's network and starts its proxy (the proxy's image first, once).
     async fn open_egress(&self, allowlist: &egress::Allowlist) -> Result<egress::BuildEgress, String> {
         let image = {
@@ -123,20 +241,18 @@ impl DockerBackend {
             image.clone().unwrap_or_default()
         };
         let labels = [(super::RUN_LABEL.to_string(), crate::process::RunId::current().to_string())].into();
-        let egress = egress::BuildEgress::open(&self.docker, &image, allowlist, labels).await?;
-        self.live.add(egress.container());
-        self.egress_networks.add(egress.network());
-        Ok(egress)
+        egress::BuildEgress::open(&self.docker, &image, allowlist, labels).await
     }
 
-    /// Builds on a network and proxy of its own, removed afterwards: the build's
-    /// outcome and what the proxy's log says (added to the build log). `Err` when the
-    /// network or proxy could not be made.
+    /// Builds on a network and proxy of its own, removed afterwards (also when the
+    /// build is stopped): the build's outcome and what the proxy's log says (added to
+    /// the build log). `Err` when the network or proxy could not be made.
     async fn build_through_proxy(
         &self,
         build: &ImageBuild,
         allowlist: &egress::Allowlist,
         log: &mut String,
+        stop: watch::Receiver<bool>,
     ) -> Result<(Result<(), BuildFailure>, egress::Traffic), BuildFailure> {
         let egress = self.open_egress(allowlist).await.map_err(|message| BuildFailure::Failed {
             message,
@@ -149,21 +265,25 @@ impl DockerBackend {
                 egress::holder_of(subnet)
             ));
         }
-        let outcome = self.build_on(build, Some(&egress), log).await;
-        self.live.forget(egress.container());
-        self.egress_networks.forget(egress.network());
+        // Stopped while the network was being opened: nothing to build.
+        let outcome = if *stop.borrow() {
+            Err(stopped_failure(String::new()))
+        } else {
+            self.build_on(build, Some(&egress), log, stop).await
+        };
         let traffic = egress.close(&self.docker).await;
         log.push_str(&traffic.log_sections());
         Ok((outcome, traffic))
     }
 
     /// Builds on the build's network: none, or the egress's (with its proxy in the
-    /// build arguments).
+    /// build arguments). Stopped, it removes the container of the step under way.
     async fn build_on(
         &self,
         build: &ImageBuild,
         egress: Option<&egress::BuildEgress>,
         log: &mut String,
+        mut stop: watch::Receiver<bool>,
     ) -> Result<(), BuildFailure> {
         let labels: HashMap<String, String> = build.labels.clone().into_iter().collect();
         let mut options = BuildImageOptionsBuilder::default()
@@ -190,10 +310,20 @@ impl DockerBackend {
         let options = options.build();
         // What the build went through, for the diagnosis and the clean-up of a failure.
         let mut progress = BuildProgress::default();
+        let mut stopped = false;
         let outcome = tokio::time::timeout(build.timeout, async {
             let context = bollard::body_full(build.context.clone().into());
             let mut stream = self.docker.build_image(options, None, Some(context));
-            while let Some(item) = stream.next().await {
+            loop {
+                let item = tokio::select! {
+                    biased;
+                    () = stop_requested(&mut stop) => {
+                        stopped = true;
+                        return Err(stopped_failure(progress.step_output.clone()));
+                    }
+                    item = stream.next() => item,
+                };
+                let Some(item) = item else { break };
                 match item {
                     Ok(info) => {
                         if let Some(text) = info.stream {
@@ -225,14 +355,22 @@ impl DockerBackend {
         .await;
         let outcome =
             outcome.unwrap_or_else(|_| Err(BuildFailure::TimedOut { step_output: progress.step_output.clone() }));
-        if outcome.is_err() {
+        if stopped {
+            // The build stream is closed: the engine cancels the build and takes its
+            // step down itself, but the network cannot go while the step's container
+            // holds an endpoint on it ("has active endpoints"), so it is removed now.
+            // The steps committed so far stay as the engine's build cache, from which
+            // the next run's build resumes.
+            log.push_str("\n--- the build was stopped: the run is being interrupted ---\n");
+            if let Some(container) = &progress.running {
+                remove(&self.docker, container).await;
+            }
+        } else if outcome.is_err() {
             self.remove_leftovers(&progress).await;
         }
         outcome
     }
-}
 
-impl DockerBackend {
     /// After a failed or timed-out build: removes the untagged image of its last
     /// finished step, and with it the untagged steps below it that nothing else uses
     /// (the engine's own pruning of parents), so that a failure leaves no dangling
@@ -242,7 +380,7 @@ impl DockerBackend {
     /// removed by the engine (`forcerm`), but for the one of a step still running when
     /// the build ran out of time, removed here first.
     /// After a failed build: its step still running (a timeout) is removed now, its
-    /// last step image is kept for [`DockerBackend::remove_failed_steps`].
+    /// last step image is kept for [`BuildEngine::remove_failed_steps`].
     async fn remove_leftovers(&self, progress: &BuildProgress) {
         // A build that ran out of time was left with its step still running: its
         // container holds the last image, and nobody else will use it.
@@ -419,21 +557,30 @@ impl Backend for DockerBackend {
         true
     }
 
+    /// The build runs in a task of its own ([`Builds`]): dropping this future stops it,
+    /// and the task still removes what it made.
     async fn build(&self, build: &ImageBuild, log: &mut String) -> Result<(), BuildFailure> {
-        let BuildNetwork::Registries(allowlist) = &build.network else {
-            return self.build_on(build, None, log).await;
-        };
-        let (outcome, traffic) = self.build_through_proxy(build, allowlist, log).await?;
-        outcome.map_err(|failure| match failure {
-            BuildFailure::Failed { message, step_output, .. } => {
-                let message = match traffic.at_limit_note() {
-                    Some(note) => format!("{message} ({note})"),
-                    None => message,
-                };
-                BuildFailure::Failed { message, step_output, refused: traffic.refused }
+        let (stop, stopped) = watch::channel(false);
+        let (outcome_sender, outcome) = tokio::sync::oneshot::channel();
+        let (engine, build) = (self.engine.clone(), build.clone());
+        let task = tokio::spawn(async move {
+            let mut log = String::new();
+            let outcome = engine.build(&build, &mut log, stopped).await;
+            let _ = outcome_sender.send((outcome, log));
+        });
+        self.builds.add(stop.clone(), task);
+        let _stop_when_dropped = StopOnDrop(stop);
+        match outcome.await {
+            Ok((outcome, text)) => {
+                log.push_str(&text);
+                outcome
             }
-            timed_out => timed_out,
-        })
+            Err(_) => Err(BuildFailure::Failed {
+                message: "the build's task ended without an outcome".into(),
+                step_output: String::new(),
+                refused: Vec::new(),
+            }),
+        }
     }
 
     async fn push(&self, tag: &str, registry: &str) -> Result<String, String> {
@@ -561,14 +708,16 @@ impl Backend for DockerBackend {
         Ok(JobOutput { log, reports, exit_code, timed_out, oom_killed, duration_secs, output_cut_bytes })
     }
 
+    /// Stops the builds under way and waits until each has removed its steps'
+    /// containers, its proxy and its network ([`Builds`]); then removes the jobs'
+    /// containers, and any container of this run that nobody learnt of.
     async fn remove_running(&self) {
+        self.builds.stop_all().await;
         for id in self.live.drain() {
             remove(&self.docker, &id).await;
         }
-        for network in self.egress_networks.drain() {
-            egress::remove_network(&self.docker, &network).await;
-        }
-        self.remove_failed_steps().await;
+        self.remove_this_runs_containers().await;
+        self.engine.remove_failed_steps().await;
     }
 
     async fn sweep(&self, data_dir_label: &str) -> usize {

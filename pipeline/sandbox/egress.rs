@@ -28,9 +28,10 @@
 //!   ends, the destinations it let through and those it refused go into the build log
 //!   (what a build needed, for audit), and a failed build's diagnosis names the
 //!   refused ones with the config key that would allow them ([`diagnosis`]).
-//! - The proxy's container and the network are removed when the build ends; a build
-//!   cut short (Ctrl-C) leaves them to the backend's `remove_running`, and a killed
-//!   run to the next run's sweep (by the run's label).
+//! - The proxy's container and the network are removed when the build ends, with any
+//!   container still on the network; a build stopped by Ctrl-C or SIGTERM too (its
+//!   task removes them before the run exits: `docker.rs`'s `Builds`), and a killed
+//!   run's (SIGKILL) are the next run's sweep's (by the run's label).
 //!
 //! The proxy's image is made once per engine from the Debian suite image that
 //! `scripts/setup.sh` builds (trusted: our own Dockerfile, on the default network).
@@ -652,10 +653,33 @@ async fn timed<T>(
     }
 }
 
-pub(super) async fn remove_network(docker: &Docker, name: &str) {
-    if let Err(message) = timed("remove the build network", docker.remove_network(name)).await {
-        tracing::warn!(network = %name, %message, "a build network is left");
+/// How long a build network's removal waits for the engine to take down what is on
+/// it, at most.
+const NETWORK_REMOVAL_ROUNDS: usize = 60;
+const NETWORK_REMOVAL_PAUSE: Duration = Duration::from_millis(500);
+
+/// Removes a build network with every container still on it. The engine refuses a
+/// network with an endpoint ("has active endpoints"): a stopped build's step holds one
+/// until its container is gone, and the engine may make the next step's container
+/// before it has seen the build cancelled. So each round removes the network's
+/// containers, then the network, until it is gone or the rounds run out.
+async fn remove_network(docker: &Docker, name: &str) {
+    let filters: HashMap<String, Vec<String>> = [("network".to_string(), vec![name.to_string()])].into();
+    let mut refusal = String::new();
+    for _ in 0..NETWORK_REMOVAL_ROUNDS {
+        let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+        let on_it = timed("list the build network's containers", docker.list_containers(Some(options))).await;
+        for id in on_it.unwrap_or_default().into_iter().filter_map(|container| container.id) {
+            super::docker::remove(docker, &id).await;
+        }
+        match tokio::time::timeout(CALL_TIMEOUT, docker.remove_network(name)).await {
+            Ok(Ok(())) | Ok(Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. })) => return,
+            Ok(Err(error)) => refusal = error.to_string(),
+            Err(_) => refusal = format!("the engine did not answer within {}s", CALL_TIMEOUT.as_secs()),
+        }
+        tokio::time::sleep(NETWORK_REMOVAL_PAUSE).await;
     }
+    tracing::warn!(network = %name, %refusal, "a build network is left; the next run's sweep removes it");
 }
 
 /// Removes the build proxies and networks of runs that are gone

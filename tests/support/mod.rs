@@ -8,6 +8,7 @@ pub mod github_sim;
 pub mod probes;
 pub mod published;
 pub mod python_project;
+pub mod stopped_build;
 pub mod synthetic_repo;
 pub mod workspace;
 
