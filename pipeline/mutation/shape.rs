@@ -806,8 +806,13 @@ fn boundaries(code: &CodeLine) -> Vec<(Range<usize>, String)> {
     found
 }
 
+/// The compiled `pattern`, compiled once per process: the operators ask for the same
+/// few patterns on every line of every patch.
 pub(super) fn regex_once(pattern: &str) -> regex::Regex {
-    regex::Regex::new(pattern).expect("a valid pattern")
+    static COMPILED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, regex::Regex>>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut compiled = COMPILED.lock().expect("not poisoned");
+    compiled.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).expect("a valid pattern")).clone()
 }
 
 /// A line's code with each literal emptied (`"..."` becomes `""`).
