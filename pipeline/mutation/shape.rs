@@ -279,8 +279,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
         // an error raised is, as a whole (it can be reverted or dropped), but none of its
         // parts (the message, the arguments that build it) is.
         let head = lines.head[index].as_str();
-        let raises = raises_head(head);
-        if code.is_inert() || quiets_warnings(code, language) || (message_head(head) && !raises) {
+        if code.is_inert() || quiets_warnings(code, language) || talks_to_people(head) {
             continue;
         }
         let text = &code.text;
@@ -297,7 +296,7 @@ pub fn line_drafts(lines: &HunkLines, hunk: &Hunk, language: Language, tested: &
             && !continues(text)
             && syntax::balanced(&code.masked());
         // The operators that edit a part of the statement; an error raised keeps its parts.
-        let parts = !raises;
+        let parts = !raises_head(head);
         if parts && lines.depth_before[index] > 0 {
             if let Some((operator, change)) = continued_part(code, language) {
                 push(operator, index, Edit::Drop, change);
@@ -812,7 +811,12 @@ pub(super) fn regex_once(pattern: &str) -> regex::Regex {
     static COMPILED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, regex::Regex>>> =
         std::sync::LazyLock::new(Default::default);
     let mut compiled = COMPILED.lock().expect("not poisoned");
-    compiled.entry(pattern.to_string()).or_insert_with(|| regex::Regex::new(pattern).expect("a valid pattern")).clone()
+    if let Some(regex) = compiled.get(pattern) {
+        return regex.clone();
+    }
+    let regex = regex::Regex::new(pattern).expect("a valid pattern");
+    compiled.insert(pattern.to_string(), regex.clone());
+    regex
 }
 
 /// A line's code with each literal emptied (`"..."` becomes `""`).
@@ -834,17 +838,15 @@ fn words_blanked(code: &CodeLine) -> String {
     out
 }
 
-/// The first words of statements that talk to people.
 /// Whether a statement's head raises an error: the statement is behaviour, its message is not.
 fn raises_head(head: &str) -> bool {
     matches!(head, "raise" | "throw" | "panic")
 }
 
-fn message_head(head: &str) -> bool {
-    const HEADS: [&str; 12] = [
-        "warnings", "logging", "logger", "log", "LOG", "print", "println", "raise", "throw", "assert", "console",
-        "panic",
-    ];
+/// The first words of statements that only talk to people (a log line, a warning, a
+/// print, an assertion).
+fn talks_to_people(head: &str) -> bool {
+    const HEADS: [&str; 9] = ["warnings", "logging", "logger", "log", "LOG", "print", "println", "assert", "console"];
     HEADS.contains(&head)
 }
 
