@@ -321,6 +321,16 @@ pub trait Ecosystem: Send + Sync {
         id.to_string()
     }
 
+    /// Whether `patch` (a task's gold patch) defines the test `id` itself: a test of
+    /// an inline module of a source file the fix changes (Rust's `#[cfg(test)] mod
+    /// tests`). No other fix can make such a test pass, so it is never labelled, and a
+    /// published row that lists it is compared without it (docs/validation.md). The
+    /// default: a language whose tests live in test files, which gold patches leave to
+    /// the test patch, says no.
+    fn defined_by_the_patch(&self, _id: &str, _patch: &str) -> bool {
+        false
+    }
+
     /// Whether the project is one of this ecosystem's, from its file paths at a commit.
     fn recognises(&self, paths: &[String]) -> bool;
 

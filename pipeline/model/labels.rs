@@ -44,6 +44,11 @@ pub struct Labels {
     /// Tests that failed in some run because the network is off: never labelled.
     #[serde(default)]
     pub needs_network: Vec<String>,
+    /// Tests that the gold patch itself defines (an inline test module of a source
+    /// file the fix changes, [`crate::ecosystem::Ecosystem::defined_by_the_patch`]):
+    /// no other fix can pass them, so they are never labelled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defined_by_the_fix: Vec<String>,
     /// Tests that failed (or were missing) in every run before and after the gold
     /// patch: never labelled; they explain a published FAIL_TO_PASS test missed here.
     #[serde(default)]
@@ -94,6 +99,34 @@ impl Labels {
         }
         needs_network.extend(network.iter().cloned());
         self.needs_network = needs_network.into_iter().collect();
+        self
+    }
+}
+
+impl Labels {
+    /// Takes the tests that `defined` says the gold patch defines out of every list
+    /// and reports them in [`Labels::defined_by_the_fix`], whatever they did.
+    pub fn set_aside_defined_by_the_fix(mut self, defined: &dyn Fn(&str) -> bool) -> Labels {
+        let mut set_aside: BTreeSet<String> = self.defined_by_the_fix.drain(..).collect();
+        for list in [
+            &mut self.fail_to_pass,
+            &mut self.pass_to_pass,
+            &mut self.flaky,
+            &mut self.time_zone_dependent,
+            &mut self.pass_to_fail,
+            &mut self.fail_to_fail,
+            &mut self.skipped,
+            &mut self.no_result_before,
+        ] {
+            list.retain(|test| {
+                let by_the_fix = defined(test);
+                if by_the_fix {
+                    set_aside.insert(test.clone());
+                }
+                !by_the_fix
+            });
+        }
+        self.defined_by_the_fix = set_aside.into_iter().collect();
         self
     }
 }

@@ -1,6 +1,8 @@
 //! Judging a task's runs in one environment: their labels ([`crate::model::labels`])
 //! and whether they make a task, or why not (no test results at all, no
 //! FAIL_TO_PASS), with the modules the runs could not import named in the detail.
+//! Tests that the gold patch itself defines are set aside before the verdict: no
+//! other fix could pass them ([`crate::ecosystem::Ecosystem::defined_by_the_patch`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -25,7 +27,13 @@ impl Judged {
     }
 }
 
-pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) -> Judged {
+/// `defined_by_the_fix` says whether the gold patch defines a test id.
+pub(super) fn judge(
+    attempts: &Attempts,
+    test_files: &[String],
+    log_dir: &Path,
+    defined_by_the_fix: &dyn Fn(&str) -> bool,
+) -> Judged {
     let missing = attempts.missing();
     let (pre, post) = (&attempts.pre, &attempts.post);
     if pre.iter().chain(post).all(|run| run.tests.is_empty()) {
@@ -43,7 +51,9 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
     };
     let (pre_results, post_results) = (results(pre), results(post));
     let network: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
-    let mut labels = labels::compute(&pre_results, &post_results).set_aside_network(&network);
+    let mut labels = labels::compute(&pre_results, &post_results)
+        .set_aside_network(&network)
+        .set_aside_defined_by_the_fix(defined_by_the_fix);
     // The runs in the usual time zone alone: a test flaky only with the run under
     // another one depends on the time zone.
     let usual = |runs: &[ValidationRun]| -> Vec<ValidationRun> {
@@ -51,7 +61,8 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
     };
     let (usual_pre, usual_post) = (usual(pre), usual(post));
     if usual_pre.len() < pre.len() || usual_post.len() < post.len() {
-        let steady = labels::compute(&results(&usual_pre), &results(&usual_post));
+        let steady = labels::compute(&results(&usual_pre), &results(&usual_post))
+            .set_aside_defined_by_the_fix(defined_by_the_fix);
         labels.time_zone_dependent = labels.flaky.iter().filter(|test| !steady.flaky.contains(test)).cloned().collect();
     }
     for evidence in pre.iter().filter_map(|run| run.interrupted.as_ref()) {
@@ -65,11 +76,12 @@ pub(super) fn judge(attempts: &Attempts, test_files: &[String], log_dir: &Path) 
         Err(dropped(
             ValidateDropReason::NoFailToPass,
             format!(
-                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch, {} need the network){}{}{}",
+                "no test failed before the gold patch and passed after it in every run ({} pass to pass, {} flaky, {} broken by the patch, {} need the network){}{}{}{}",
                 labels.pass_to_pass.len(),
                 labels.flaky.len(),
                 labels.pass_to_fail.len(),
                 labels.needs_network.len(),
+                defined_by_the_gold_patch(&labels.defined_by_the_fix),
                 vanished_after(&labels.fail_to_fail, post),
                 past_the_file_size_limit(pre.iter().chain(post)),
                 not_importable(&missing)
@@ -104,6 +116,14 @@ fn selections(pre: &[ValidationRun], post: &[ValidationRun]) -> Vec<String> {
         statements.push(format!("after the gold patch: {selection}"));
     }
     statements
+}
+
+/// `; defined by the gold patch itself, so no fair label: X, Y`, or nothing.
+fn defined_by_the_gold_patch(tests: &[String]) -> String {
+    if tests.is_empty() {
+        return String::new();
+    }
+    format!("; defined by the gold patch itself, so no fair label (no other fix could pass them): {}", tests.join(", "))
 }
 
 /// `; failed before the gold patch and gave no result after it: X, Y`, or nothing: a
@@ -191,7 +211,7 @@ mod tests {
                 .collect()
         };
         let attempts = Attempts { pre: phase(RunPhase::Pre, Failed), post: phase(RunPhase::Post, Passed) };
-        let judged = judge(&attempts, &["t.py".to_string()], Path::new("logs"));
+        let judged = judge(&attempts, &["t.py".to_string()], Path::new("logs"), &|_| false);
         let labels = judged.labels.expect("results");
         assert_eq!(labels.fail_to_pass, ["t::fix"]);
         assert_eq!(labels.flaky, ["t::local", "t::noisy"]);
@@ -209,7 +229,7 @@ mod tests {
             pre: vec![chose(RunPhase::Pre, 1, "all of them", Failed), chose(RunPhase::Pre, 2, "all of them", Failed)],
             post: vec![chose(RunPhase::Post, 1, "all of them", Passed), chose(RunPhase::Post, 2, "t and u", Passed)],
         };
-        let labels = judge(&attempts, &["t.c".to_string()], Path::new("logs")).labels.expect("results");
+        let labels = judge(&attempts, &["t.c".to_string()], Path::new("logs"), &|_| false).labels.expect("results");
         assert_eq!(
             labels.test_selection,
             ["before and after the gold patch: all of them", "after the gold patch: t and u"]
@@ -218,7 +238,7 @@ mod tests {
             pre: vec![run(RunPhase::Pre, 1, "UTC", &[("t", Failed)])],
             post: vec![run(RunPhase::Post, 1, "UTC", &[("t", Passed)])],
         };
-        let labels = judge(&given, &["t.py".to_string()], Path::new("logs")).labels.expect("results");
+        let labels = judge(&given, &["t.py".to_string()], Path::new("logs"), &|_| false).labels.expect("results");
         assert!(labels.test_selection.is_empty(), "the tests to run were given");
     }
 
@@ -234,7 +254,7 @@ mod tests {
         post.tests.insert("Add.Small".into(), Passed);
         post.part_of.insert("Add.Small".into(), "unit".into());
         let attempts = Attempts { pre: vec![part(RunPhase::Pre, Failed, "Add.Negative")], post: vec![post] };
-        let labels = judge(&attempts, &["t.cc".to_string()], Path::new("logs")).labels.expect("results");
+        let labels = judge(&attempts, &["t.cc".to_string()], Path::new("logs"), &|_| false).labels.expect("results");
         assert_eq!(labels.fail_to_pass, ["Add.Negative", "Add.Small"]);
         assert_eq!(
             labels.part_of.iter().map(|(case, test)| (case.as_str(), test.as_str())).collect::<Vec<_>>(),
@@ -255,12 +275,39 @@ mod tests {
             )],
             post: vec![run(RunPhase::Post, 1, "UTC", &[("test/d.test.js > kept", Passed), ("old", Failed)])],
         };
-        let judged = judge(&attempts, &["test/d.test.js".to_string()], Path::new("logs"));
+        let judged = judge(&attempts, &["test/d.test.js".to_string()], Path::new("logs"), &|_| false);
         let detail = judged.verdict.expect_err("no fail-to-pass test").detail;
         assert!(
             detail.ends_with(&format!("(1 pass to pass, 0 flaky, 0 broken by the patch, 0 need the network); failed before the gold patch and gave no result after it: {declaration}")),
             "{detail}"
         );
+    }
+
+    #[test]
+    fn a_test_the_gold_patch_defines_is_never_labelled_and_a_drop_names_it() {
+        use TestStatus::{Failed, Passed};
+        let defined = |test: &str| test.starts_with("vscreen::tests::");
+        let attempts = Attempts {
+            pre: vec![run(RunPhase::Pre, 1, "UTC", &[("tests::bug", Failed), ("tests::old", Passed)])],
+            post: vec![run(
+                RunPhase::Post,
+                1,
+                "UTC",
+                &[("tests::bug", Passed), ("tests::old", Passed), ("vscreen::tests::fits", Passed)],
+            )],
+        };
+        let labels = judge(&attempts, &["src/tests.rs".to_string()], Path::new("logs"), &defined).labels.unwrap();
+        assert_eq!(labels.fail_to_pass, ["tests::bug"]);
+        assert_eq!(labels.no_result_before, Vec::<String>::new());
+        assert_eq!(labels.defined_by_the_fix, ["vscreen::tests::fits"]);
+        // When they are all the fix's own tests, the task is dropped, saying so.
+        let only_the_fixs = Attempts {
+            pre: vec![run(RunPhase::Pre, 1, "UTC", &[("tests::old", Passed)])],
+            post: vec![run(RunPhase::Post, 1, "UTC", &[("tests::old", Passed), ("vscreen::tests::fits", Passed)])],
+        };
+        let detail =
+            judge(&only_the_fixs, &["src/tests.rs".to_string()], Path::new("logs"), &defined).verdict.unwrap_err().detail;
+        assert!(detail.contains("; defined by the gold patch itself, so no fair label (no other fix could pass them): vscreen::tests::fits"), "{detail}");
     }
 
     #[test]
@@ -271,7 +318,7 @@ mod tests {
             ..run(phase, 1, "UTC", &[("tests/make-test-zstd", Failed)])
         };
         let attempts = Attempts { pre: vec![stopped(RunPhase::Pre)], post: vec![stopped(RunPhase::Post)] };
-        let detail = judge(&attempts, &["tests/playTests.sh".to_string()], Path::new("logs"))
+        let detail = judge(&attempts, &["tests/playTests.sh".to_string()], Path::new("logs"), &|_| false)
             .verdict
             .expect_err("no fail-to-pass test")
             .detail;

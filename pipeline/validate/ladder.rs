@@ -370,7 +370,9 @@ impl<'a> Ladder<'a> {
             }
         };
         outcome.runs = attempts.pre.len() as u32;
-        let judged = judge::judge(&attempts, &self.test_files, &self.log_dir);
+        let (ecosystem, gold_patch) = (self.project.ecosystem, &self.project.candidate.patch);
+        let defined_by_the_fix = |test: &str| ecosystem.defined_by_the_patch(test, gold_patch);
+        let judged = judge::judge(&attempts, &self.test_files, &self.log_dir, &defined_by_the_fix);
         let ran = Ran { spec, built, attempts, judged, logs_set_aside: None };
         match base {
             Some(base) if !ran.attempts.anything_ran() => self.undo(base, &ran.spec, outcome),

@@ -69,6 +69,9 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
     }
     if let Some(outcome) = outcome {
         diagnosis["needs_network"] = outcome.needs_network().to_vec().into();
+        if let Some(observed) = outcome.observed.as_ref().filter(|observed| !observed.defined_by_the_fix.is_empty()) {
+            diagnosis["defined_by_the_fix"] = observed.defined_by_the_fix.clone().into();
+        }
         // Which tests ran, when the runner chose them (C): labels or a drop read with it.
         if let Some(observed) = outcome.observed.as_ref().filter(|observed| !observed.test_selection.is_empty()) {
             diagnosis["test_selection"] = observed.test_selection.clone().into();
@@ -138,7 +141,9 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
         };
     };
     let has = |list: &[String]| comparable(list, outcome).contains(test);
-    let cause = if has(&observed.needs_network) {
+    let cause = if defined_by_the_gold_patch(test, outcome, published) {
+        DEFINED_BY_THE_FIX
+    } else if has(&observed.needs_network) {
         NEEDS_NETWORK
     } else if has(&observed.fail_to_pass) {
         "fail to pass here"
@@ -171,6 +176,24 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
         "no result here (not collected under this id)"
     };
     cause.to_string()
+}
+
+/// The cause of a published test that the row's gold patch itself defines (an
+/// inline test module of a source file the fix changes: bat's `vscreen::tests::*`
+/// in `src/vscreen.rs`): no other fix could pass it, so it is no fair label, and a
+/// row whose only misses are such tests is set aside as a stopped run's are.
+pub const DEFINED_BY_THE_FIX: &str =
+    "defined by the gold patch itself (no other fix could pass it): no fair label, set aside";
+
+/// Whether the row's gold patch (`patch`, Multi-SWE-bench's `fix_patch`) defines
+/// `test`, as the task's ecosystem reads it
+/// ([`crate::ecosystem::Ecosystem::defined_by_the_patch`]).
+fn defined_by_the_gold_patch(test: &str, outcome: &TaskOutcome, published: &Map<String, Value>) -> bool {
+    let patch = published.get("patch").or_else(|| published.get("fix_patch")).and_then(Value::as_str);
+    match (ecosystem_of(outcome), patch) {
+        (Some(ecosystem), Some(patch)) => ecosystem.defined_by_the_patch(test, patch),
+        _ => false,
+    }
 }
 
 /// The cause of a miss that the network would have decided: a test that failed for
@@ -321,7 +344,8 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
         if missed.is_empty() {
             recovered += 1;
         } else if missed.iter().all(|(_, cause)| {
-            [BUILD_STOPPED, UNREACHED_BEFORE_THE_FIX, PASSES_HERE_AS_IN_BASE_RUN].contains(&cause.as_str())
+            [BUILD_STOPPED, UNREACHED_BEFORE_THE_FIX, PASSES_HERE_AS_IN_BASE_RUN, DEFINED_BY_THE_FIX]
+                .contains(&cause.as_str())
         }) {
             recovered_but_stopped_builds += 1;
         }
@@ -851,6 +875,31 @@ mod tests {
 
     /// A Java row that names classes (Multi-SWE-bench's) and one that names each case of
     /// a parameterized method (a third-party release) compare with our method ids.
+    /// bat's held-out row: its fix adds `src/vscreen.rs` with an inline test module,
+    /// whose tests the published row lists as fail-to-pass; ours never label them.
+    #[test]
+    fn published_tests_that_the_gold_patch_defines_are_set_aside_with_that_cause() {
+        let fix = "diff --git a/src/vscreen.rs b/src/vscreen.rs\nnew file mode 100644\n--- /dev/null\n+++ b/src/vscreen.rs\n\
+                   @@ -0,0 +1,5 @@\n+#[cfg(test)]\n+mod tests {\n+    #[test]\n+    fn fits() {}\n+}\n";
+        let new = serde_json::json!({"run": "NONE", "test": "NONE", "fix": "PASS"});
+        let mut row: Value =
+            serde_json::from_str(&msb_row(1, serde_json::json!({}), serde_json::json!({"vscreen::tests::fits": new, "tests::bug": new})))
+                .unwrap();
+        row["fix_patch"] = fix.into();
+        let (_dir, path) = rows_file(&[row.to_string()]);
+        let rows = read_rows(&path).unwrap();
+        let rust = |ecosystem: &str| TaskOutcome {
+            spec: Some(crate::model::EnvironmentSpec { ecosystem: ecosystem.into(), ..Default::default() }),
+            ..outcome("acme__gadget-1", Ok(labels(&["tests::bug"], &[])))
+        };
+        let text = compare(&rows, &Summary { outcomes: vec![rust("rust")], ..Summary::default() });
+        assert!(text.contains(&format!("\"vscreen::tests::fits\" ({DEFINED_BY_THE_FIX})")), "{text}");
+        assert!(text.contains("in ours: 0 of 1 rows; 1 of 1 with the n2p tests of stopped published runs"), "{text}");
+        // A language whose tests live in test files reads no such test in a fix.
+        let text = compare(&rows, &Summary { outcomes: vec![rust("go")], ..Summary::default() });
+        assert!(text.contains("\"vscreen::tests::fits\" (no result here (not collected under this id))"), "{text}");
+    }
+
     #[test]
     fn java_rows_naming_classes_or_parameter_cases_compare_with_our_methods() {
         let (_dir, path) = rows_file(&[

@@ -19,7 +19,9 @@
 //! are programs a fix may have to change, like the library; `cargo test` only builds
 //! them). Inline `#[cfg(test)]` modules (decision): a file is split whole, so a
 //! source file whose test module a PR changes goes to `patch`, as the source file it
-//! is; the task's tests are then the ones of its test files. Rows from elsewhere
+//! is; the task's tests are then the ones of its test files, and a test that the gold
+//! patch itself declares is never labelled ([`defined_tests`]: no other fix could
+//! pass it). Rows from elsewhere
 //! (Multi-SWE-bench puts such files in `test_patch`) are run as they come: a source
 //! file in a test patch selects its crate's unit tests.
 //!
@@ -37,6 +39,7 @@
 //! its tests that pass after the fix are FAIL_TO_PASS (Multi-SWE-bench's `n2p`). The
 //! other targets still run. The compiler's message is in the pre run's log.
 
+pub mod defined_tests;
 pub mod image;
 pub mod infer;
 pub mod missing;
@@ -115,6 +118,11 @@ impl Ecosystem for CargoTest {
 
     fn parse_log(&self, log: &str, _test_files: &[String]) -> ParsedRun {
         results::parse_cargo_test_log(log)
+    }
+
+    /// A test of an inline module that the patch adds ([`defined_tests`]).
+    fn defined_by_the_patch(&self, id: &str, patch: &str) -> bool {
+        defined_tests::defines_test(id, patch)
     }
 
     /// A test binary killed by a signal (a crash, an abort) reports none of the tests
