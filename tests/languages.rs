@@ -1274,6 +1274,45 @@ fn a_rust_crate_gets_fail_to_pass_by_test_name_and_a_target_that_does_not_compil
     crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "3"));
 }
 
+/// A fix that adds a source file with an inline test module (bat's `src/vscreen.rs`
+/// and its `vscreen::tests::*`): its test ran and passed after the fix, had no result
+/// before it, and is still never labelled, since no other fix could pass it; the test
+/// patch's own regression test is the task's.
+#[test]
+fn a_test_that_the_gold_patch_defines_in_an_inline_module_is_never_labelled() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let unit_tests = "#[test]\nfn adds_small() {\n    assert_eq!(super::add(1, 2), 3);\n}\n";
+    let regression = "\n#[test]\nfn adds_negative_numbers() {\n    assert_eq!(super::add(2, -1), 1);\n}\n";
+    let vscreen = "pub fn width() -> usize {\n    80\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    \
+                   fn fits() {\n        assert_eq!(super::width(), 80);\n    }\n}\n";
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[
+            ("Cargo.toml", CALC_MANIFEST_ALONE),
+            ("Cargo.lock", CALC_LOCK_ALONE),
+            ("src/lib.rs", &format!("{BUGGY_ADD_RS}\n#[cfg(test)]\nmod tests;\n")),
+            ("src/tests.rs", unit_tests),
+        ],
+    );
+    let fix = Scenario::new("negative")
+        .gold("src/lib.rs", &format!("{FIXED_ADD_RS}\npub mod vscreen;\n\n#[cfg(test)]\nmod tests;\n"))
+        .gold("src/vscreen.rs", vscreen)
+        .test("src/tests.rs", &format!("{unit_tests}{regression}"));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["tests::adds_negative_numbers"]));
+    assert_eq!(task.pass_to_pass, names(&["tests::adds_small"]));
+    let after: String = workspace
+        .runs("acme__calc-1")
+        .iter()
+        .filter(|run| run.phase == swe_harvest::model::RunPhase::Post)
+        .map(|run| format!("{:?}", run.tests))
+        .collect();
+    assert!(after.contains("\"vscreen::tests::fits\": Passed"), "the fix's own test ran after it: {after}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A crate whose build script asks pkg-config for zlib, whose headers the Rust images
 /// do not hold: the check says the build lacks the library, the ladder adds Debian's
 /// `zlib1g-dev` to the same environment (rung `system-tools`, from the Debian archive
