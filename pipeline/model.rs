@@ -381,6 +381,10 @@ pub struct ValidationRun {
     /// [`crate::ecosystem::ParsedRun::network_failures`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub network_failures: std::collections::BTreeSet<String>,
+    /// Tests that depend on something that failed for want of the network (see
+    /// [`crate::ecosystem::ParsedRun::network_dependents`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub network_dependents: std::collections::BTreeSet<String>,
     /// What the run's output said of why some of its tests may have no result (see
     /// [`crate::ecosystem::Interruption`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

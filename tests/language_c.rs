@@ -222,6 +222,51 @@ fn a_ctest_fixture_that_downloads_offline_does_not_keep_its_tests_from_running()
     assert!(workspace.containers().is_empty());
 }
 
+/// The same fixture, with a second test that reads what the setup would have cloned:
+/// run again without the setup it fails, before the fix and after it, and the task
+/// says why (nlohmann/json's data tests, once reported "fails after the gold patch
+/// here too" with no word of the network): the setup's own words name the missing
+/// network, so it and the test that needed its data need the network, and are never
+/// labelled, while `add`, which passed without the data, is.
+#[test]
+fn a_ctest_fixture_that_could_not_clone_its_data_offline_and_the_tests_it_failed_need_the_network() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\nenable_testing()\n\
+                 add_library(calc src/calc.c)\nadd_executable(test_add tests/test_add.c)\n\
+                 target_link_libraries(test_add calc)\nadd_test(NAME add COMMAND test_add)\n\
+                 add_test(NAME add_data COMMAND test_add data/cases.txt)\n\
+                 add_test(NAME download_test_data COMMAND git clone https://example.invalid/calc-data.git data)\n\
+                 set_tests_properties(download_test_data PROPERTIES FIXTURES_SETUP TEST_DATA)\n\
+                 set_tests_properties(add add_data PROPERTIES FIXTURES_REQUIRED TEST_DATA)\n";
+    // Given a data file, the program fails when it cannot open it.
+    let reads_data = |checks: &str| {
+        format!(
+            "#include <stdio.h>\n#include \"../src/calc.h\"\nint main(int argc, char **argv) {{\n  \
+             if (argc > 1 && !fopen(argv[1], \"r\")) {{ perror(argv[1]); return 3; }}\n  return {checks} ? 0 : 1;\n}}\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("CMakeLists.txt", lists),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/test_add.c", &reads_data("add(1, 2) == 3")),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/calc.c", FIXED_CALC)
+            .test("tests/test_add.c", &reads_data("add(1, 2) == 3 && add(1, -1) == 0")),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    assert!(log.contains("swe-harvest: fixture setup download_test_data: fatal: unable to access"), "{log}");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["add"]), "{log}");
+    assert_eq!(task.needs_network, names(&["add_data", "download_test_data"]), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A CMake project: CTest's tests whose programs' sources the test patch touches run
 /// (one fails before the fix, one passes throughout), the untouched one does not.
 #[test]

@@ -113,6 +113,11 @@ pub struct ParsedRun {
     pub tests: BTreeMap<String, TestStatus>,
     pub durations: BTreeMap<String, f64>,
     pub network_failures: BTreeSet<String>,
+    /// Tests that depend on something that failed for want of the network (C: the
+    /// tests that require a CTest fixture whose setup could not clone their data):
+    /// they need the network unless they pass in some run of the task (one that
+    /// passes without what the setup would have fetched does not need it).
+    pub network_dependents: BTreeSet<String>,
     /// The run's own words for why some of its tests may have no result
     /// ([`Interruption::evidence`]), when it says so.
     pub interrupted: Option<String>,
@@ -494,8 +499,16 @@ pub trait Ecosystem: Send + Sync {
             run.interrupted = Some(interruption.evidence);
         }
         run.selection = self.test_selection(log);
+        self.read_network_failures(log, &mut run);
         (run, source)
     }
+
+    /// What a run's log shows of tests that failed for want of the network beyond
+    /// what their own failures said, recorded in `run` (C: a CTest fixture's setup
+    /// that could not clone its test data, in [`ParsedRun::network_failures`], and the
+    /// tests that require it, in [`ParsedRun::network_dependents`]). The default reads
+    /// nothing.
+    fn read_network_failures(&self, _log: &str, _run: &mut ParsedRun) {}
 
     /// How the run chose its tests, from its own output (see [`ParsedRun::selection`]).
     /// The default reads nothing: the tests to run were given.
@@ -566,6 +579,16 @@ pub trait Ecosystem: Send + Sync {
         Vec::new()
     }
 
+    /// The line of a test session's output that shows it reached for the network
+    /// (Python: astropy's `download_file` of a data file, failing with
+    /// `urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name
+    /// resolution>`), when it does: a session that ran no test for that needs the
+    /// network, or a file the mirror lacks (one kept in git LFS, or left out of the
+    /// snapshot), and its diagnosis says so. None by default.
+    fn network_reached_for(&self, _log: &str) -> Option<String> {
+        None
+    }
+
     /// The packages that the gold and test patches (`patches`) add to the project's
     /// declared dependencies and that its environment, built at the environment
     /// commit, must hold for the runs after the patches (`extra_packages`). The
@@ -630,6 +653,9 @@ pub fn usual_next_move<E: Ecosystem + ?Sized>(
 ) -> Move {
     let failure = match setback {
         Setback::BuildFailed { log } => RungFailure::BuildFailed { log },
+        // A test session that reached for the network needs it, or a file the mirror
+        // lacks: no other rung has either.
+        Setback::Unusable { log } if ecosystem.network_reached_for(log).is_some() => return Move::Stop,
         Setback::Unusable { .. } => RungFailure::Unusable,
         Setback::RunFailed { .. } => return Move::Stop,
         Setback::Ran(runs) => {

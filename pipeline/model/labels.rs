@@ -17,7 +17,11 @@
 //! - a test that failed in any run because the network is off (the ecosystem says
 //!   which, [`crate::ecosystem::ParsedRun::network_failures`]) needs the network: it
 //!   is reported as such and never labelled, nor counted flaky or broken
-//!   ([`Labels::set_aside_network`]).
+//!   ([`Labels::set_aside_network`]); so does a test that depends on what failed
+//!   for want of it ([`crate::ecosystem::ParsedRun::network_dependents`]) and passed
+//!   in no run;
+//! - a test that the gold patch itself defines is never labelled
+//!   ([`Labels::set_aside_defined_by_the_fix`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 

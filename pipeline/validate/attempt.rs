@@ -289,6 +289,7 @@ pub(super) async fn run_all(
                     test_durations: parsed.durations,
                     results_source: source.to_string(),
                     network_failures: parsed.network_failures,
+                    network_dependents: parsed.network_dependents,
                     interrupted: parsed.interrupted,
                     asked_for: parsed.asked_for,
                     time_zone: Some(request.time_zone.to_string()),

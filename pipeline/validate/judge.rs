@@ -50,7 +50,13 @@ pub(super) fn judge(
         runs.iter().map(|run| labels::unreached_as_skipped(&run.tests, run.asked_for.as_ref(), &all)).collect()
     };
     let (pre_results, post_results) = (results(pre), results(post));
-    let network: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
+    let mut network: BTreeSet<String> =
+        pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
+    // A test that depends on what failed for want of the network needs it unless it
+    // passed in some run (then it did without).
+    network.extend(pre.iter().chain(post).flat_map(|run| run.network_dependents.iter()).filter(|test| {
+        pre.iter().chain(post).all(|run| !labels::passes(run.tests.get(test.as_str())))
+    }).cloned());
     let mut labels = labels::compute(&pre_results, &post_results)
         .set_aside_network(&network)
         .set_aside_defined_by_the_fix(defined_by_the_fix);
@@ -189,6 +195,7 @@ mod tests {
             test_durations: Default::default(),
             results_source: "junit".into(),
             network_failures: Default::default(),
+            network_dependents: Default::default(),
             interrupted: None,
             asked_for: None,
             time_zone: Some(time_zone.into()),
@@ -281,6 +288,21 @@ mod tests {
             detail.ends_with(&format!("(1 pass to pass, 0 flaky, 0 broken by the patch, 0 need the network); failed before the gold patch and gave no result after it: {declaration}")),
             "{detail}"
         );
+    }
+
+    #[test]
+    fn a_test_that_depends_on_an_offline_fixture_needs_the_network_unless_it_passed_without_it() {
+        use TestStatus::{Failed, Passed};
+        let offline = |phase: RunPhase, add: TestStatus| ValidationRun {
+            network_failures: ["download_test_data".to_string()].into(),
+            network_dependents: ["add".to_string(), "add_data".to_string()].into(),
+            ..run(phase, 1, "UTC", &[("add", add), ("add_data", Failed)])
+        };
+        let attempts = Attempts { pre: vec![offline(RunPhase::Pre, Failed)], post: vec![offline(RunPhase::Post, Passed)] };
+        let labels = judge(&attempts, &["tests/test_add.c".to_string()], Path::new("logs"), &|_| false).labels.unwrap();
+        assert_eq!(labels.fail_to_pass, ["add"], "it passed without the fixture's data");
+        assert_eq!(labels.needs_network, ["add_data", "download_test_data"]);
+        assert!(labels.fail_to_fail.is_empty(), "{:?}", labels.fail_to_fail);
     }
 
     #[test]

@@ -135,6 +135,7 @@ pub fn validation_run(instance_id: &str, phase: RunPhase, attempt: u32) -> Valid
         test_durations: Default::default(),
         results_source: "junit".into(),
         network_failures: Default::default(),
+        network_dependents: Default::default(),
         interrupted: None,
         asked_for: None,
         time_zone: None,

@@ -111,6 +111,13 @@ impl Ecosystem for MakeCheck {
         results::parse_automake_log(log)
     }
 
+    /// A CTest fixture's setup that found no network, and the tests that require it.
+    fn read_network_failures(&self, log: &str, run: &mut ParsedRun) {
+        let (setups, dependents) = results::offline_fixtures(log);
+        run.network_failures.extend(setups);
+        run.network_dependents.extend(dependents);
+    }
+
     /// The helper's own words on which tests it chose (the module's "Which tests run").
     fn test_selection(&self, log: &str) -> Option<String> {
         results::test_selection(log)

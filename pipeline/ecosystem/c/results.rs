@@ -9,6 +9,7 @@
 //! test could not run). A `.trs` of a TAP test holds one `:test-result:` per test
 //! case and a `:global-test-result:` for the script, which is its result.
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use quick_xml::Reader;
@@ -189,6 +190,12 @@ pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
             Ok(Event::Text(text)) if current.is_some() => output.push_str(&text.decode().unwrap_or_default()),
             Ok(Event::CData(text)) if current.is_some() => output.push_str(&String::from_utf8_lossy(&text)),
             Ok(Event::End(element)) if element.name().as_ref() == b"testcase" => {
+                if let Some((name, _)) = &current {
+                    let failed = matches!(run.tests.get(name), Some(TestStatus::Failed | TestStatus::Error));
+                    if failed && NETWORK_ERRORS.iter().any(|phrase| output.contains(phrase)) {
+                        run.network_failures.insert(name.clone());
+                    }
+                }
                 let cases = googletest_cases(&output);
                 if let Some((name, _)) = current.take().filter(|_| !cases.is_empty()) {
                     run.tests.remove(&name);
@@ -235,6 +242,58 @@ pub fn parse_automake_log(log: &str) -> ParsedRun {
         run.tests.insert(id.to_string(), merged);
     }
     run
+}
+
+/// The wording of a missing network in a C test's output: curl's and git's (a
+/// fixture that clones its test data: nlohmann/json's `download_test_data`), and the
+/// C library's resolver.
+const NETWORK_ERRORS: &[&str] = &[
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Failed to connect to",
+    "unable to access 'http",
+    "Could not read from remote repository",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+];
+
+/// How the helper prints what a failed fixture setup test said (test-helper.sh):
+/// `swe-harvest: fixture setup NAME: LINE`.
+const FIXTURE_SETUP_OUTPUT: &str = "swe-harvest: fixture setup ";
+
+/// The tests of a CTest run that its log shows failed for want of the network: the
+/// fixtures' setup tests whose output (as the helper printed it) names a network
+/// error, and the tests that require one of them (CTest's `Failed test dependencies:
+/// NAME` before its `Not Run`), which need the network unless they pass without it
+/// ([`ParsedRun::network_dependents`]).
+pub fn offline_fixtures(log: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    static RESULT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*\d+/\d+ Test\s+#\d+: (\S+) ").expect("valid regex"));
+    let mut setups: BTreeSet<String> = BTreeSet::new();
+    for line in log.lines() {
+        let Some((name, said)) = line.strip_prefix(FIXTURE_SETUP_OUTPUT).and_then(|rest| rest.split_once(": ")) else {
+            continue;
+        };
+        if NETWORK_ERRORS.iter().any(|phrase| said.contains(phrase)) {
+            setups.insert(name.to_string());
+        }
+    }
+    let mut dependents = BTreeSet::new();
+    if setups.is_empty() {
+        return (setups, dependents);
+    }
+    let mut pending = false;
+    for line in log.lines() {
+        if let Some(failed) = line.trim().strip_prefix("Failed test dependencies: ") {
+            pending = failed.split([' ', ',', ';']).any(|setup| setups.contains(setup));
+        } else if let Some(captures) = RESULT.captures(line) {
+            if std::mem::take(&mut pending) {
+                dependents.insert(captures[1].to_string());
+            }
+        }
+    }
+    (setups, dependents)
 }
 
 #[cfg(test)]
@@ -353,6 +412,36 @@ mod tests {
         let plain = parse_ctest_junit(CTEST_JUNIT);
         assert_eq!(plain.tests.get("adds"), Some(&TestStatus::Passed));
         assert!(plain.part_of.is_empty(), "{:?}", plain.part_of);
+    }
+
+    /// The helper's log of a real run (CTest 3.25, the network off) of a project whose
+    /// tests `add` and `add_data` require a fixture set up by `git clone
+    /// https://example.invalid/...`: the setup fails, both tests are `Not Run`, and run
+    /// again without it `add` passes and `add_data` fails (its data is not there).
+    const OFFLINE_FIXTURE_LOG: &str = include_str!("fixtures/ctest-3.25-offline-fixture-helper.log");
+
+    #[test]
+    fn a_fixture_setup_that_found_no_network_and_the_tests_that_require_it_are_read_from_the_log() {
+        let run = parse_automake_log(OFFLINE_FIXTURE_LOG);
+        assert_eq!(run.tests.get("add"), Some(&TestStatus::Passed));
+        assert_eq!(run.tests.get("add_data"), Some(&TestStatus::Failed));
+        let (setups, dependents) = offline_fixtures(OFFLINE_FIXTURE_LOG);
+        assert_eq!(setups.into_iter().collect::<Vec<_>>(), ["download_test_data"]);
+        assert_eq!(dependents.into_iter().collect::<Vec<_>>(), ["add", "add_data"]);
+        // A setup that failed for another reason says nothing of the network.
+        let other = OFFLINE_FIXTURE_LOG
+            .replace("unable to access 'https", "found no repository at 'https")
+            .replace("Could not resolve host", "Repository not found");
+        assert_eq!(offline_fixtures(&other), Default::default());
+    }
+
+    #[test]
+    fn a_failed_ctest_test_whose_output_names_a_network_error_needs_the_network() {
+        let xml = "<testsuite><testcase name=\"fetch\" status=\"fail\"><failure message=\"\"/>\
+                   <system-out>curl: (6) Could not resolve host: example.invalid</system-out></testcase>\
+                   <testcase name=\"local\" status=\"run\"><system-out>Could not resolve host is a message we print</system-out></testcase></testsuite>";
+        let run = parse_ctest_junit(xml);
+        assert_eq!(run.network_failures.into_iter().collect::<Vec<_>>(), ["fetch"], "a passing test needs nothing");
     }
 
     #[test]

@@ -515,6 +515,15 @@ run_ctest() {
     local setups
     setups=$(sed -n 's/^Failed test dependencies: //p' /tmp/swe-harvest-ctest.log | sort -u | tr '\n' ' ')
     if [ -n "$setups" ]; then
+        # What each failed setup said (CTest keeps it in LastTest.log, which the run
+        # again below replaces), one `swe-harvest: fixture setup NAME: LINE` a line:
+        # results.rs reads a setup that found no network there.
+        awk -v names=" $setups" '
+            /^[0-9]+\/[0-9]+ Test: / { name = $0; sub(/^[0-9]+\/[0-9]+ Test: /, "", name); next }
+            /^Output:$/ { wanted = index(names, " " name " ") > 0; skip = 1; next }
+            skip { skip = 0; next }
+            /^<end of output>$/ { wanted = 0; next }
+            wanted { print "swe-harvest: fixture setup " name ": " $0 }' "${dir:-.}/Testing/Temporary/LastTest.log" 2>/dev/null
         echo "swe-harvest: the fixture setup test(s) ${setups}failed, so the tests that require them did not run; running them again without fixtures' setup (-FA .)"
         run_logged /tmp/swe-harvest-ctest.log ctest_in "${junit[@]}" "${selection[@]}" -FA .
         code=$?
