@@ -705,6 +705,37 @@ fn a_test_that_resolves_its_own_host_name_passes_without_a_network() {
     assert!(workspace.containers().is_empty());
 }
 
+/// A test session that downloads a data file at collection (astropy's `download_file`
+/// of a file absent from the mirror, once reported `environment_unusable` with only
+/// "no test ran to a verdict"): the drop says that the session needs the network or a
+/// file the mirror lacks, with the line that shows it, and no other rung is tried
+/// (none has either).
+#[test]
+fn a_test_session_that_tries_to_download_a_file_is_said_to_need_the_network_or_a_file_the_mirror_lacks() {
+    let workspace = Workspace::with_docker();
+    let conftest = "import urllib.request\n\n# Test data too large for the repository, fetched at collection.\n\
+                    DATA = urllib.request.urlopen(\"https://example.invalid/calc-data.csv\").read()\n";
+    let project = Project::with_files(&[("tests/conftest.py", conftest)]);
+    let candidate = project.candidate(76, &Scenario::fixing_add("download"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let output = workspace.validate(&["--runs", "1"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let (reason, detail) = workspace.dropped("acme__calc-76");
+    assert_eq!(reason, "environment_unusable", "{detail}");
+    assert!(
+        detail.starts_with(
+            "the test session needs the network or a file the mirror lacks (it tried to download one: \
+             `E   urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>`"
+        ),
+        "{detail}"
+    );
+    let store = Store::open_in(workspace.data_dir()).unwrap();
+    let environments: i64 =
+        store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
+    assert_eq!(environments, 1, "no rung after the first: {detail}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// A test requirement pins a setuptools too old to build an editable project
 /// (pylint pins `setuptools==41.6.0` for one of its tests): the project is built in
 /// isolation with the build tools it declares, and the pin holds in the environment.

@@ -51,16 +51,30 @@ pub(super) struct Unusable {
     pub output: String,
 }
 
-/// What the ecosystem says the output lacks (`missing_modules`), as a line that
-/// starts the diagnosis; empty when it names nothing.
+/// What the ecosystem says the output lacks (`missing_modules`, and the network
+/// that the session reached for: `network_reached_for`), as a line that starts the
+/// diagnosis; empty when it names nothing.
 pub(super) fn lacks(ecosystem: &dyn crate::ecosystem::Ecosystem, output: &str) -> String {
     let mut missing = ecosystem.missing_modules(output);
     missing.dedup();
-    if missing.is_empty() {
-        return String::new();
+    let mut lacks = String::new();
+    if let Some(evidence) = ecosystem.network_reached_for(output) {
+        lacks.push_str(&needs_network_or_a_missing_file(&evidence));
     }
-    let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
-    format!("the environment lacks {}; ", names.join(", "))
+    if !missing.is_empty() {
+        let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+        lacks.push_str(&format!("the environment lacks {}; ", names.join(", ")));
+    }
+    lacks
+}
+
+/// How a diagnosis says that the test session reached for the network, with the
+/// line of its output that shows it.
+pub(super) fn needs_network_or_a_missing_file(evidence: &str) -> String {
+    format!(
+        "the test session needs the network or a file the mirror lacks (it tried to download one: `{evidence}`; \
+         a data file kept in git LFS, or left out of the repository's snapshot, is not in the mirror); "
+    )
 }
 
 /// Checks of environment images, once per image.
@@ -183,7 +197,23 @@ mark check "end $?"
 
 #[cfg(test)]
 mod tests {
-    use super::files_to_check;
+    use super::{files_to_check, lacks};
+
+    #[test]
+    fn a_session_that_reached_for_the_network_is_said_to_need_it_or_a_file_the_mirror_lacks() {
+        let pytest = &crate::ecosystem::for_tests::Pytest;
+        let output = "ImportError while loading conftest '/tmp/w/tests/conftest.py'.\n\
+                      E   urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>\n";
+        assert!(
+            lacks(pytest, output).starts_with(
+                "the test session needs the network or a file the mirror lacks (it tried to download one: \
+                 `E   urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>`"
+            ),
+            "{}",
+            lacks(pytest, output)
+        );
+        assert_eq!(lacks(pytest, "E   AssertionError\n"), "");
+    }
 
     fn list(paths: &[&str]) -> Vec<String> {
         paths.iter().map(ToString::to_string).collect()

@@ -74,6 +74,10 @@ macro_rules! shares_pytest_environment {
             $crate::ecosystem::python::Pytest.missing_modules(log)
         }
 
+        fn network_reached_for(&self, log: &str) -> Option<String> {
+            $crate::ecosystem::python::Pytest.network_reached_for(log)
+        }
+
         fn runtime_label(&self, runtime: &str) -> String {
             $crate::ecosystem::python::Pytest.runtime_label(runtime)
         }
@@ -230,6 +234,12 @@ impl Ecosystem for Pytest {
 
     fn missing_modules(&self, log: &str) -> Vec<String> {
         missing::modules_not_found(log)
+    }
+
+    /// A line that a failure for want of the network would print
+    /// ([`results::network_evidence`]).
+    fn network_reached_for(&self, log: &str) -> Option<String> {
+        results::network_evidence(log)
     }
 
     fn runtime_label(&self, runtime: &str) -> String {

@@ -157,6 +157,16 @@ pub fn is_network_failure(text: &str) -> bool {
     CONNECTION_ERRORS.iter().any(|phrase| text.contains(phrase)) && named_hosts(text).any(|host| !is_local(&host))
 }
 
+/// The first line of a session's output that says it failed for want of the network
+/// ([`is_network_failure`], or urllib's `URLError`, which astropy's `download_file`
+/// raises), trimmed: a collection error or a conftest that downloads a data file.
+pub fn network_evidence(log: &str) -> Option<String> {
+    log.lines()
+        .map(str::trim)
+        .find(|line| is_network_failure(line) || line.contains("urllib.error.URLError"))
+        .map(str::to_string)
+}
+
 /// The hosts a failure text names: `host='…'` (urllib3, requests) and URLs.
 fn named_hosts(text: &str) -> impl Iterator<Item = String> + '_ {
     let quoted = ["host='", "host=\""].into_iter().flat_map(move |prefix| {
@@ -317,6 +327,21 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    /// pytest 8's output (Python 3.11, the network off) for a conftest that fetches
+    /// its test data at import with `urllib.request.urlopen`.
+    const CONFTEST_OFFLINE_DOWNLOAD: &str = include_str!("fixtures/pytest-conftest-offline-download.log");
+
+    #[test]
+    fn a_session_that_tried_to_download_a_file_offline_is_read_as_reaching_for_the_network() {
+        assert_eq!(
+            network_evidence(CONFTEST_OFFLINE_DOWNLOAD).as_deref(),
+            Some("E   urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>")
+        );
+        let local = "E   ConnectionRefusedError: [Errno 111] Connection refused (host='localhost', urlopen error)";
+        assert_eq!(network_evidence(local), None, "a test's own server that did not start");
+        assert_eq!(network_evidence("ImportError while loading conftest\nE   ModuleNotFoundError: No module named 'py'"), None);
+    }
 
     fn files(list: &[&str]) -> Vec<String> {
         list.iter().map(|file| file.to_string()).collect()
