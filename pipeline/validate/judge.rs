@@ -50,13 +50,16 @@ pub(super) fn judge(
         runs.iter().map(|run| labels::unreached_as_skipped(&run.tests, run.asked_for.as_ref(), &all)).collect()
     };
     let (pre_results, post_results) = (results(pre), results(post));
-    let mut network: BTreeSet<String> =
-        pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
+    let mut network: BTreeSet<String> = pre.iter().chain(post).flat_map(|run| run.network_failures.clone()).collect();
     // A test that depends on what failed for want of the network needs it unless it
     // passed in some run (then it did without).
-    network.extend(pre.iter().chain(post).flat_map(|run| run.network_dependents.iter()).filter(|test| {
-        pre.iter().chain(post).all(|run| !labels::passes(run.tests.get(test.as_str())))
-    }).cloned());
+    network.extend(
+        pre.iter()
+            .chain(post)
+            .flat_map(|run| run.network_dependents.iter())
+            .filter(|test| pre.iter().chain(post).all(|run| !labels::passes(run.tests.get(test.as_str()))))
+            .cloned(),
+    );
     let mut labels = labels::compute(&pre_results, &post_results)
         .set_aside_network(&network)
         .set_aside_defined_by_the_fix(defined_by_the_fix);
@@ -298,7 +301,8 @@ mod tests {
             network_dependents: ["add".to_string(), "add_data".to_string()].into(),
             ..run(phase, 1, "UTC", &[("add", add), ("add_data", Failed)])
         };
-        let attempts = Attempts { pre: vec![offline(RunPhase::Pre, Failed)], post: vec![offline(RunPhase::Post, Passed)] };
+        let attempts =
+            Attempts { pre: vec![offline(RunPhase::Pre, Failed)], post: vec![offline(RunPhase::Post, Passed)] };
         let labels = judge(&attempts, &["tests/test_add.c".to_string()], Path::new("logs"), &|_| false).labels.unwrap();
         assert_eq!(labels.fail_to_pass, ["add"], "it passed without the fixture's data");
         assert_eq!(labels.needs_network, ["add_data", "download_test_data"]);
@@ -327,8 +331,10 @@ mod tests {
             pre: vec![run(RunPhase::Pre, 1, "UTC", &[("tests::old", Passed)])],
             post: vec![run(RunPhase::Post, 1, "UTC", &[("tests::old", Passed), ("vscreen::tests::fits", Passed)])],
         };
-        let detail =
-            judge(&only_the_fixs, &["src/tests.rs".to_string()], Path::new("logs"), &defined).verdict.unwrap_err().detail;
+        let detail = judge(&only_the_fixs, &["src/tests.rs".to_string()], Path::new("logs"), &defined)
+            .verdict
+            .unwrap_err()
+            .detail;
         assert!(detail.contains("; defined by the gold patch itself, so no fair label (no other fix could pass them): vscreen::tests::fits"), "{detail}");
     }
 

@@ -882,9 +882,12 @@ mod tests {
         let fix = "diff --git a/src/vscreen.rs b/src/vscreen.rs\nnew file mode 100644\n--- /dev/null\n+++ b/src/vscreen.rs\n\
                    @@ -0,0 +1,5 @@\n+#[cfg(test)]\n+mod tests {\n+    #[test]\n+    fn fits() {}\n+}\n";
         let new = serde_json::json!({"run": "NONE", "test": "NONE", "fix": "PASS"});
-        let mut row: Value =
-            serde_json::from_str(&msb_row(1, serde_json::json!({}), serde_json::json!({"vscreen::tests::fits": new, "tests::bug": new})))
-                .unwrap();
+        let mut row: Value = serde_json::from_str(&msb_row(
+            1,
+            serde_json::json!({}),
+            serde_json::json!({"vscreen::tests::fits": new, "tests::bug": new}),
+        ))
+        .unwrap();
         row["fix_patch"] = fix.into();
         let (_dir, path) = rows_file(&[row.to_string()]);
         let rows = read_rows(&path).unwrap();

@@ -340,7 +340,10 @@ mod tests {
         );
         let local = "E   ConnectionRefusedError: [Errno 111] Connection refused (host='localhost', urlopen error)";
         assert_eq!(network_evidence(local), None, "a test's own server that did not start");
-        assert_eq!(network_evidence("ImportError while loading conftest\nE   ModuleNotFoundError: No module named 'py'"), None);
+        assert_eq!(
+            network_evidence("ImportError while loading conftest\nE   ModuleNotFoundError: No module named 'py'"),
+            None
+        );
     }
 
     fn files(list: &[&str]) -> Vec<String> {

@@ -69,7 +69,9 @@ fn declares_test(file: &DiffFile<'_>, name: &str) -> bool {
                         || !(text.ends_with('}') || text.ends_with(';') || text.ends_with('{'))
                 });
                 // `#[cfg(test)]` marks a helper, not a test.
-                above.into_iter().any(|text| text.starts_with("#[") && !text.starts_with("#[cfg") && text.contains("test"))
+                above
+                    .into_iter()
+                    .any(|text| text.starts_with("#[") && !text.starts_with("#[cfg") && text.contains("test"))
             }
         })
     })
