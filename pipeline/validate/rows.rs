@@ -313,6 +313,8 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
     // `UNREACHED_BEFORE_THE_FIX`, and `PASSES_HERE_AS_IN_BASE_RUN`: tests the stopped
     // test-patch run gave no result).
     let (mut recovered, mut recovered_but_stopped_builds) = (0, 0);
+    // Whether a test that a row's gold patch defines was set aside (`DEFINED_BY_THE_FIX`).
+    let mut defined_by_a_fix_set_aside = false;
     // Rows whose every missed test needs the network, and the misses by cause.
     let mut network_only = 0;
     let mut causes: BTreeMap<String, usize> = BTreeMap::new();
@@ -348,6 +350,7 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
                 .contains(&cause.as_str())
         }) {
             recovered_but_stopped_builds += 1;
+            defined_by_a_fix_set_aside |= missed.iter().any(|(_, cause)| cause == DEFINED_BY_THE_FIX);
         }
         let f2p = if missed.is_empty() && extra.is_empty() {
             exact += 1;
@@ -394,8 +397,9 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
             String::new()
         } else {
             format!(
-                "; {} of {total} with the n2p tests of stopped published runs (a compile error, a run ended early) set aside",
-                recovered + recovered_but_stopped_builds
+                "; {} of {total} with the n2p tests of stopped published runs (a compile error, a run ended early){} set aside",
+                recovered + recovered_but_stopped_builds,
+                if defined_by_a_fix_set_aside { " and the tests that gold patches define" } else { "" }
             )
         }
     );
@@ -897,7 +901,20 @@ mod tests {
         };
         let text = compare(&rows, &Summary { outcomes: vec![rust("rust")], ..Summary::default() });
         assert!(text.contains(&format!("\"vscreen::tests::fits\" ({DEFINED_BY_THE_FIX})")), "{text}");
-        assert!(text.contains("in ours: 0 of 1 rows; 1 of 1 with the n2p tests of stopped published runs"), "{text}");
+        assert!(
+            text.contains("in ours: 0 of 1 rows; 1 of 1 with the n2p tests of stopped published runs (a compile error, a run ended early) and the tests that gold patches define set aside"),
+            "{text}"
+        );
+        // The row written back names the tests that its runs set aside.
+        let observed =
+            Labels { defined_by_the_fix: vec!["vscreen::tests::fits".into()], ..labels(&["tests::bug"], &[]) };
+        let outcome = TaskOutcome { observed: Some(observed), ..rust("rust") };
+        let written = fresh_rows(&rows, &Summary { outcomes: vec![outcome], ..Summary::default() });
+        assert_eq!(written[0]["diagnosis"]["defined_by_the_fix"], serde_json::json!(["vscreen::tests::fits"]));
+        assert_eq!(
+            written[0]["diagnosis"]["published_fail_to_pass"]["missed"]["vscreen::tests::fits"],
+            DEFINED_BY_THE_FIX
+        );
         // A language whose tests live in test files reads no such test in a fix.
         let text = compare(&rows, &Summary { outcomes: vec![rust("go")], ..Summary::default() });
         assert!(text.contains("\"vscreen::tests::fits\" (no result here (not collected under this id))"), "{text}");
