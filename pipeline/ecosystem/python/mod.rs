@@ -89,6 +89,7 @@ macro_rules! shares_pytest_environment {
 }
 use shares_pytest_environment;
 
+pub mod defined_tests;
 pub mod django;
 pub mod framework;
 pub mod image;
@@ -234,6 +235,11 @@ impl Ecosystem for Pytest {
 
     fn missing_modules(&self, log: &str) -> Vec<String> {
         missing::modules_not_found(log)
+    }
+
+    /// A doctest of a source module whose example the patch adds ([`defined_tests`]).
+    fn defined_by_the_patch(&self, id: &str, patch: &str) -> bool {
+        defined_tests::defines_test(id, patch)
     }
 
     /// A line that a failure for want of the network would print
