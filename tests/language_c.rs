@@ -605,3 +605,88 @@ fn assert_googletest_cases_are_the_ids(build: &[(&str, &str)], printed: [&str; 2
     assert_eq!(lines, printed, "{log}");
     assert!(workspace.containers().is_empty());
 }
+
+/// micropython's shape, small: no build file at the root (a `pyproject.toml` that
+/// configures linters, which Python would claim), the program built in a folder by
+/// `ports/unix/Makefile`, whose `test` rule runs the harness `tests/run-tests.py` over
+/// it; a feature of the port's settings builds a git submodule's source, which a mirror
+/// lacks. The harness prints micropython's lines: `pass  basics/add.py`, `FAIL  ...`,
+/// `skip  ...`, comparing each test's output with its `.exp` file.
+fn folder_harness_project() -> Project {
+    const PORT_MAKEFILE: &str = "TOP = ../..\nBUILD ?= build-standard\n-include mpconfigport.mk\n\
+        include $(TOP)/extmod/extmod.mk\nPROG = calc\nABS_PROG = $(abspath $(BUILD)/$(PROG))\n\
+        SRC = $(TOP)/src/calc.c main.c $(SRC_EXTMOD)\nall: $(BUILD)/$(PROG)\n\
+        $(BUILD)/$(PROG): $(SRC) $(TOP)/src/calc.h\n\tmkdir -p $(BUILD)\n\t$(CC) $(CFLAGS_EXTMOD) -I$(TOP)/src -o $@ $(SRC)\n\
+        .PHONY: all test\ntest: $(BUILD)/$(PROG) $(TOP)/tests/run-tests.py\n\
+        \tcd $(TOP)/tests && MICROPY_MICROPYTHON=$(ABS_PROG) python3 ./run-tests.py\n";
+    const EXTMOD_MK: &str = "ifeq ($(MICROPY_PY_FANCY),1)\nGIT_SUBMODULES += lib/fancy\n\
+        SRC_EXTMOD += $(TOP)/lib/fancy/fancy.c\nCFLAGS_EXTMOD += -DFANCY=1\nendif\n";
+    const MAIN_C: &str = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"calc.h\"\n\
+        int main(int argc, char **argv) {\n  char op[16]; long a, b;\n  FILE *f = fopen(argv[1], \"r\");\n\
+        \x20 while (fscanf(f, \"%15s\", op) == 1) {\n    if (strcmp(op, \"skip\") == 0) { puts(\"SKIP\"); return 0; }\n\
+        \x20   if (fscanf(f, \"%ld %ld\", &a, &b) != 2) return 1;\n    printf(\"%d\\n\", add((int)a, (int)b));\n  }\n  return 0;\n}\n";
+    const RUN_TESTS: &str = "#! /usr/bin/env python3\nimport glob, os, subprocess, sys\n\
+        prog = os.environ[\"MICROPY_MICROPYTHON\"]\ntests = sys.argv[1:] or sorted(glob.glob(\"basics/*.py\"))\n\
+        print(\"platform=linux\")\nfailed, passed = [], 0\nfor test in tests:\n\
+        \x20   out = subprocess.run([prog, test], capture_output=True).stdout\n\
+        \x20   if out == b\"SKIP\\n\":\n        print(\"skip \", test)\n        continue\n\
+        \x20   with open(test + \".exp\", \"rb\") as f:\n        exp = f.read()\n\
+        \x20   if out == exp:\n        print(\"pass \", test, \"\")\n        passed += 1\n\
+        \x20   else:\n        print(\"FAIL \", test, \"\")\n        failed.append(test)\n\
+        print(\"{} tests performed\".format(len(tests)))\nprint(\"{} tests passed\".format(passed))\n\
+        if failed:\n    print(\"{} tests failed: {}\".format(len(failed), \" \".join(failed)))\n    sys.exit(1)\n";
+    Project::of_files(&[
+        ("pyproject.toml", "[tool.ruff]\nline-length = 99\n"),
+        (".gitmodules", "[submodule \"lib/fancy\"]\n\tpath = lib/fancy\n\turl = https://example.invalid/fancy.git\n"),
+        ("ports/unix/Makefile", PORT_MAKEFILE),
+        ("ports/unix/mpconfigport.mk", "MICROPY_PY_FANCY = 1\n"),
+        ("ports/unix/main.c", MAIN_C),
+        ("extmod/extmod.mk", EXTMOD_MK),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/run-tests.py", RUN_TESTS),
+        ("tests/basics/add.py", "add 1 2\n"),
+        ("tests/basics/add.py.exp", "3\n"),
+        ("tests/basics/broken.py", "add 1 1\n"),
+        ("tests/basics/broken.py.exp", "3\n"),
+        ("tests/basics/later.py", "skip\n"),
+    ])
+}
+
+/// A harness over a build in a folder (micropython's shape): the project is C's, not
+/// Python's; the port builds offline with the feature that needs the submodule turned
+/// off (`MICROPY_PY_FANCY=0`, read from the guard in `extmod.mk`); the harness runs the
+/// touched tests alone (a touched `.exp` is its test's), and its per-test lines are the
+/// ids, as it prints them.
+#[test]
+fn a_harness_over_a_build_in_a_folder_runs_the_touched_tests_by_the_names_it_prints() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let project = folder_harness_project();
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/calc.c", FIXED_CALC)
+            .test("tests/basics/neg.py", "add 1 -1\n")
+            .test("tests/basics/neg.py.exp", "0\n")
+            .test("tests/basics/add.py.exp", "3\n5\n")
+            .test("tests/basics/add.py", "add 1 2\nadd 2 3\n"),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["basics/neg.py"]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&["basics/add.py"]), "{log}");
+    assert!(log.contains("MICROPY_PY_FANCY=0"), "the build turns the submodule's feature off: {log}");
+    let lines: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(2).collect();
+    assert_eq!(lines, ["PASS: basics/add.py", "FAIL: basics/neg.py"], "{log}");
+    for run in workspace.runs("acme__calc-1") {
+        assert_eq!(
+            run.test_selection.as_deref(),
+            Some("harness tests selected by the touched files: basics/add.py basics/neg.py"),
+            "{:?} run",
+            run.phase
+        );
+    }
+    assert!(workspace.containers().is_empty());
+}

@@ -102,6 +102,33 @@ pub static ALL: &[&dyn Ecosystem] = &[
     &c::MakeCheck,
 ];
 
+/// [`Ecosystem::tests_to_run`]'s default, for an ecosystem that answers otherwise only
+/// for some specs (C: a harness over a build in a folder).
+pub fn default_tests_to_run<E: Ecosystem + ?Sized>(
+    ecosystem: &E,
+    test_patch: &str,
+    spec: &EnvironmentSpec,
+) -> Vec<String> {
+    let patterns = if spec.test_path_patterns.is_empty() {
+        None
+    } else {
+        let mut builder = globset::GlobSetBuilder::new();
+        for pattern in &spec.test_path_patterns {
+            if let Ok(glob) = globset::Glob::new(pattern) {
+                builder.add(glob);
+            }
+        }
+        builder.build().ok()
+    };
+    let mut files = ecosystem.runnable_test_files(test_patch);
+    for file in ecosystem.test_data_files(test_patch) {
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    files.into_iter().filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file))).collect()
+}
+
 /// The files inference reads, by path.
 pub type RepoFiles = BTreeMap<String, String>;
 
@@ -424,24 +451,7 @@ pub trait Ecosystem: Send + Sync {
     /// The test files of a test patch to run: [`Ecosystem::runnable_test_files`] and
     /// [`Ecosystem::test_data_files`], kept within `spec.test_path_patterns` when it has any.
     fn tests_to_run(&self, test_patch: &str, spec: &EnvironmentSpec) -> Vec<String> {
-        let patterns = if spec.test_path_patterns.is_empty() {
-            None
-        } else {
-            let mut builder = globset::GlobSetBuilder::new();
-            for pattern in &spec.test_path_patterns {
-                if let Ok(glob) = globset::Glob::new(pattern) {
-                    builder.add(glob);
-                }
-            }
-            builder.build().ok()
-        };
-        let mut files = self.runnable_test_files(test_patch);
-        for file in self.test_data_files(test_patch) {
-            if !files.contains(&file) {
-                files.push(file);
-            }
-        }
-        files.into_iter().filter(|file| patterns.as_ref().is_none_or(|set| set.is_match(file))).collect()
+        default_tests_to_run(self, test_patch, spec)
     }
 
     /// The local base image of a runtime (built by `scripts/setup.sh`):

@@ -58,6 +58,7 @@ pub fn reads(path: &str) -> bool {
         path,
         "configure.ac" | "configure.in" | "CMakeLists.txt" | "Makefile" | "GNUmakefile" | "makefile" | ".gitmodules"
     ) || HARNESS_SCRIPTS.contains(&path)
+        || super::harness::reads(path)
         || IN_A_FOLDER.iter().any(|name| path.strip_suffix(name).is_some_and(|folder| !folder.contains('/')))
 }
 
@@ -73,7 +74,9 @@ pub fn recipe_interpreters(files: &RepoFiles) -> Vec<&'static str> {
     let makefiles: Vec<&String> = files
         .iter()
         .filter(|(path, _)| {
-            ["Makefile", "GNUmakefile", "makefile"].contains(&path.rsplit('/').next().unwrap_or_default())
+            // At the root or one folder down (a harness reads Makefiles further down).
+            path.matches('/').count() <= 1
+                && ["Makefile", "GNUmakefile", "makefile"].contains(&path.rsplit('/').next().unwrap_or_default())
         })
         .map(|(_, text)| text)
         .collect();
@@ -356,6 +359,12 @@ fn build_steps(system: BuildSystem, target: &str) -> (Vec<String>, String) {
 }
 
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
+    // No build file at the root: a harness over a build in a folder (micropython).
+    if build_system(files).is_none() {
+        if let Some(harness) = super::harness::harness_from_files(files) {
+            return super::harness::infer(&harness, files, date, runtimes);
+        }
+    }
     let (system, target) = build_system(files).ok_or(InferError::NotRecognised {
         language: "C",
         expected: "configure.ac, a CMakeLists.txt with tests, or a Makefile with a check or test target",

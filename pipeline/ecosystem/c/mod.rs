@@ -13,7 +13,9 @@
 //! `NAME`), or the GoogleTest cases a test's output reports ([`results`]);
 //! for a plain Makefile's target, the `RESULT: ID` lines its own harness prints (zstd's
 //! `cli-tests/run.py`), else `make-<target>` (its exit code); for a Tcl harness
-//! (Redis's `./runtest`), its test names (`GETRANGE against string value`).
+//! (Redis's `./runtest`), its test names (`GETRANGE against string value`); for a
+//! harness over a build in a folder ([`harness`]: micropython's `tests/run-tests.py`
+//! over `ports/unix`), the tests as it prints them (`basics/int_big.py`).
 //!
 //! Which tests run (decision): a test file of a C project is seldom the test that
 //! runs (jq's `tests/jq.test` is data that the script `tests/jqtest` reads), so the
@@ -29,6 +31,7 @@
 //! to `TESTS`): absent before, passing after, it is FAIL_TO_PASS (Multi-SWE-bench's
 //! `n2p`).
 
+pub mod harness;
 pub mod image;
 pub mod infer;
 pub mod results;
@@ -92,6 +95,16 @@ impl Ecosystem for MakeCheck {
 
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: c_test_files)
+    }
+
+    /// A harness over a build in a folder runs the touched files of its `tests` folder,
+    /// whatever their language (micropython's tests are Python scripts: [`harness`]).
+    fn tests_to_run(&self, test_patch: &str, spec: &crate::model::EnvironmentSpec) -> Vec<String> {
+        if harness::is_harness_command(&spec.test_command) {
+            harness::test_files(test_patch)
+        } else {
+            super::default_tests_to_run(self, test_patch, spec)
+        }
     }
 
     fn test_invocation(&self, test_command: &str, report: &str, files: &str) -> String {

@@ -30,6 +30,8 @@ const SELECTION_STATEMENTS: &[&str] = &[
     "make targets that run the touched files: ",
     "no make target runs the touched files;",
     "Tcl harness units of the touched files: ",
+    "harness tests selected by the touched files: ",
+    "no touched file is a test of the harness;",
 ];
 
 /// The helper's statements of which tests it chose in this run (`CTest tests that run

@@ -14,6 +14,9 @@
 #       result (`make-TARGET`).
 #       A Tcl harness (`./runtest` running `tests/test_helper.tcl`, Redis's) runs the
 #       touched units alone instead (`--single unit/x`), its test names the ids.
+#   make -C DIR [VAR=VALUE...] TARGET   a harness over a build in a folder (harness.rs,
+#       run_harness below): the touched tests of the harness the rule runs, ids as it
+#       prints them.
 #   ctest ARGS   the build tree is rebuilt (`cmake --build`: only the targets whose
 #       sources hold a touched file, by CMake's file API, when there are any), then the
 #       tests that run an executable compiled from a touched file, else the tests whose
@@ -549,7 +552,78 @@ run_ctest() {
     return "$code"
 }
 
+# The harness scripts whose per-test output is read (harness.rs's HARNESS_SCRIPTS).
+HARNESS_SCRIPTS='run-tests\.py|cli-tests/run\.py'
+
+# `make -C DIR [VAR=VALUE...] TARGET`: a harness over a build in a folder (harness.rs).
+# The folder is built with the variables; make's dry run of TARGET gives the recipe's
+# line that runs a known harness script (`cd ../../tests && MICROPY_MICROPYTHON=...
+# ./run-tests.py`); that line runs with the touched tests of the harness's folder
+# appended (a touched `basics/foo.py.exp` is the test `basics/foo.py`: the shortest
+# name that is a file), else whole. Each test's line is a result: `pass  ID`, `FAIL
+# ID`, `skip  ID`, `lrge  ID` (micropython's run-tests.py), `PASS: ID` (zstd's
+# cli-tests/run.py); with none, the rule's exit code (`DIR/make-TARGET`).
+run_harness() {
+    local dir="${command[2]}" rest=("${command[@]:3}") target vars line folder relative file name base parts i tests=() code
+    local output build
+    output=$(mktemp); build=$(mktemp)
+    target="${rest[${#rest[@]}-1]}"
+    vars=("${rest[@]:0:${#rest[@]}-1}")
+    rebuild_after_changed_headers
+    # What the rule needs built first (its prerequisites, from make's database), not the
+    # rule itself, which would run the whole harness; the default goal when it names none.
+    local prerequisites
+    prerequisites=$(make -C "$dir" -p -q "${vars[@]}" "$target" </dev/null 2>/dev/null |
+        awk -v rule="$target:" 'index($0, rule) == 1 && $0 !~ /=/ { line = substr($0, length(rule) + 1); sub(/\|.*/, "", line) } END { print line }')
+    echo "swe-harvest: building $dir: make -C $dir ${vars[*]} $prerequisites"
+    # shellcheck disable=SC2086 # the prerequisites are make's words
+    make -C "$dir" -j"$jobs" "${vars[@]}" $prerequisites </dev/null >"$build" 2>&1 || {
+        echo "swe-harvest: the build of $dir failed; its last lines:"
+        tail -n 40 "$build"
+    }
+    line=$(make -C "$dir" -n "${vars[@]}" "$target" 2>/dev/null | grep -E "(^|[ /])($HARNESS_SCRIPTS)( |\$)" | head -n 1)
+    if [ -z "$line" ]; then
+        echo "swe-harvest: make -C $dir $target runs no known harness; running it whole"
+        printf '%s\t%s\n' "$dir" "$target" | run_make_targets --exit-code-too
+        return
+    fi
+    # The harness's folder: where the line's `cd` goes from DIR, else DIR.
+    folder=$(cd "$dir" && { to=$(sed -n 's/^[[:space:]]*cd[[:space:]]\{1,\}\([^ ;&]*\).*/\1/p' <<<"$line"); [ -z "$to" ] || cd "$to"; } && pwd)
+    relative="${folder#"$PWD"}"; relative="${relative#/}"
+    for file in "${files[@]}"; do
+        [ -n "$relative" ] && { case "$file" in "$relative"/*) ;; *) continue ;; esac; }
+        file="${file#"$relative"/}"
+        # The shortest name cut at a dot of the file's name that is a file.
+        base="${file##*/}"; name=""
+        [ "$base" != "$file" ] && name="${file%/*}/"
+        IFS=. read -ra parts <<<"$base"
+        name="$name${parts[0]}"; i=1
+        while [ ! -f "$folder/$name" ] && [ "$i" -lt "${#parts[@]}" ]; do name="$name.${parts[$i]}"; i=$((i + 1)); done
+        [ -f "$folder/$name" ] || continue
+        case "$name" in run-tests.py | cli-tests/run.py) continue ;; esac
+        case " ${tests[*]} " in *" $name "*) ;; *) tests+=("$name") ;; esac
+    done
+    if [ "${#tests[@]}" -gt 0 ]; then
+        echo "swe-harvest: harness tests selected by the touched files: ${tests[*]}"
+        line="$line $(printf '%q ' "${tests[@]}")"
+    else
+        echo "swe-harvest: no touched file is a test of the harness; running all of it"
+    fi
+    echo "swe-harvest: (in $dir) $line"
+    run_logged "$output" bash -c "cd $(printf '%q' "$dir") && $line"
+    code=$?
+    echo "swe-harvest results:"
+    awk -v fallback="$dir/make-$target" -v code="$code" '
+        /^(pass|FAIL|skip|lrge)  +[^ ]/ { r = $1 == "pass" ? "PASS" : $1 == "FAIL" ? "FAIL" : "SKIP"; id = $2 }
+        /^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): [^[:space:]]+$/ { r = $1; sub(/:$/, "", r); id = $2 }
+        r != "" { if (!(id in worst) || r != "PASS" && r != "SKIP" && r != "XFAIL") worst[id] = r; r = "" }
+        END { n = 0; for (id in worst) { print worst[id] ": " id; n++ }
+              if (n == 0) print (code == 0 ? "PASS" : "FAIL") ": " fallback }' "$output" | sort -k2
+    return "$code"
+}
+
 case "${command[0]}" in
     ctest) run_ctest ;;
+    make) if [ "${command[1]:-}" = -C ]; then run_harness; else run_make; fi ;;
     *) run_make ;;
 esac

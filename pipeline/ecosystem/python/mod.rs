@@ -160,7 +160,8 @@ impl Ecosystem for Pytest {
     }
 
     /// The project's test framework ([`framework::detect`]), or cargo's for a Rust
-    /// project packaged for Python ([`framework::is_rust_packaged_for_python`]).
+    /// project packaged for Python ([`framework::is_rust_packaged_for_python`]), or C's
+    /// for a build in a folder tested by its own harness ([`crate::ecosystem::c::harness::claims`]).
     fn by_test_framework(
         &self,
         paths: &[String],
@@ -168,6 +169,11 @@ impl Ecosystem for Pytest {
     ) -> Option<&'static dyn Ecosystem> {
         if framework::is_rust_packaged_for_python(paths, read) {
             return Some(&crate::ecosystem::rust::CargoTest);
+        }
+        // A C build in a folder tested by its own harness, whose root pyproject.toml
+        // configures linters (micropython).
+        if crate::ecosystem::c::harness::claims(paths, read) {
+            return Some(&crate::ecosystem::c::MakeCheck);
         }
         Some(framework::detect(paths, read).ecosystem())
     }
