@@ -22,7 +22,8 @@
 //! id). An `expect` in a `describe` body that fails before the fix and passes after
 //! it thus has an id that is FAIL_TO_PASS (iamkun/dayjs-2369, whose published row names
 //! the file). The harness printer ([`super::image::PRINTER_SCRIPT`]) prints the same id
-//! by the same rule.
+//! by the same rule, and Jest's verbose lines give it too (`PASS file`, failed by a
+//! `● Test suite failed to run` or a declaration exception under it).
 
 use std::collections::BTreeMap;
 
@@ -257,11 +258,14 @@ pub fn parse_tap_log(log: &str) -> ParsedRun {
 pub fn parse_verbose_log(log: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let mut file: Option<String> = None;
+    // The file of Jest's last `PASS`/`FAIL` line, whose own id its details may fail.
+    let mut jest_file: Option<String> = None;
     let mut suites: Vec<(usize, String)> = Vec::new();
     let log = crate::sandbox::script::strip_ansi(log);
     for line in log.lines() {
         if let Some(path) = line.strip_prefix(FILE_MARKER) {
             file = Some(path.trim().to_string());
+            jest_file = None;
             suites.clear();
             continue;
         }
@@ -269,11 +273,20 @@ pub fn parse_verbose_log(log: &str) -> ParsedRun {
         if let Some(path) = trimmed.strip_prefix("PASS ").or_else(|| trimmed.strip_prefix("FAIL ")) {
             if line.len() == trimmed.len() {
                 file = path.split_whitespace().next().map(str::to_string);
+                jest_file = file.clone();
+                if let Some(path) = &file {
+                    run.record(path, TestStatus::Passed); // the file's own id; a failure below is worse.
+                }
                 suites.clear();
                 continue;
             }
         }
         if trimmed.starts_with('●') {
+            if trimmed.trim_start_matches('●').trim() == "Test suite failed to run"
+                && let Some(path) = &jest_file
+            {
+                run.record(path, TestStatus::Failed);
+            }
             file = None; // Jest's failure details follow: not results.
             continue;
         }
@@ -326,6 +339,10 @@ pub fn parse_verbose_log(log: &str) -> ParsedRun {
             continue;
         }
         let Some(file) = &file else { continue };
+        if title == DECLARATION_EXCEPTION {
+            run.record(file, status.worse(TestStatus::Passed)); // the file's own id says it.
+            continue;
+        }
         while suites.last().is_some_and(|(depth, _)| *depth >= indent) {
             suites.pop();
         }
@@ -416,6 +433,20 @@ mod tests {
         let fixture = parse_json_report(JEST_JSON);
         assert_eq!(fixture.tests.get("test/calc.test.js"), Some(&TestStatus::Passed));
         assert_eq!(fixture.tests.get("test/broken.test.js"), Some(&TestStatus::Failed));
+        // Jest's verbose lines (read when a report is missing) give the same file ids.
+        let logs = [
+            (include_str!("../../../tests/fixtures/node/jest-declaration-circus.log"), TestStatus::Failed),
+            (include_str!("../../../tests/fixtures/node/jest-declaration-jasmine2.log"), TestStatus::Failed),
+            (include_str!("../../../tests/fixtures/node/jest-declaration-fixed.log"), TestStatus::Passed),
+        ];
+        for (log, status) in logs {
+            let run = parse_verbose_log(log);
+            assert_eq!(run.tests.get(file), Some(&status), "{log}");
+            assert!(!run.tests.keys().any(|id| id.contains(DECLARATION_EXCEPTION)), "{:?}", run.tests);
+        }
+        let log = parse_verbose_log(JEST_LOG);
+        assert_eq!(log.tests.get("test/calc.test.js"), Some(&TestStatus::Passed));
+        assert_eq!(log.tests.get("test/broken.test.js"), Some(&TestStatus::Failed));
         let vitest = parse_json_report(VITEST_JSON);
         assert_eq!(vitest.tests.get("test/calc.vitest.test.mjs"), Some(&TestStatus::Passed));
         assert_eq!(vitest.tests.get("test/broken.vitest.test.mjs"), Some(&TestStatus::Failed));
@@ -428,7 +459,7 @@ mod tests {
 
     #[test]
     fn the_verbose_logs_give_the_same_ids_when_a_report_is_missing() {
-        assert_eq!(statuses(&parse_verbose_log(JEST_LOG)), expected("test/calc.test.js", true));
+        assert_eq!(test_statuses(&parse_verbose_log(JEST_LOG)), expected("test/calc.test.js", true));
         // Vitest's verbose lines name the test in full; it does not print skips.
         assert_eq!(statuses(&parse_verbose_log(VITEST_LOG)), expected("test/calc.vitest.test.mjs", false));
         // Mocha's spec lines carry no `describe`: the title under the file.
