@@ -28,6 +28,14 @@ struct Children {
     not_passing_after: Vec<String>,
 }
 
+/// Which of [`Children`]'s lists a label puts a test in.
+#[derive(Clone, Copy)]
+enum Kind {
+    FailToPass,
+    PassToPass,
+    NotPassingAfter,
+}
+
 /// Our labels seen from the coarser ids that hold them.
 pub(super) struct Grain {
     ecosystem: Option<&'static dyn Ecosystem>,
@@ -49,24 +57,23 @@ impl Grain {
         let mut grain = Grain { ecosystem, children: BTreeMap::new(), fail_to_pass: BTreeSet::new(), normalize };
         let Some(labels) = labels else { return grain };
         grain.fail_to_pass = labels.fail_to_pass.iter().map(|id| normalize(id)).collect();
-        let not_passing_after = [
-            &labels.fail_to_fail,
-            &labels.pass_to_fail,
-            &labels.flaky,
-            &labels.time_zone_dependent,
-            &labels.needs_network,
+        let lists = [
+            (&labels.fail_to_pass, Kind::FailToPass),
+            (&labels.pass_to_pass, Kind::PassToPass),
+            (&labels.fail_to_fail, Kind::NotPassingAfter),
+            (&labels.pass_to_fail, Kind::NotPassingAfter),
+            (&labels.flaky, Kind::NotPassingAfter),
+            (&labels.time_zone_dependent, Kind::NotPassingAfter),
+            (&labels.needs_network, Kind::NotPassingAfter),
         ];
-        for (list, kind) in [(&labels.fail_to_pass, 0), (&labels.pass_to_pass, 1)]
-            .into_iter()
-            .chain(not_passing_after.into_iter().map(|list| (list, 2)))
-        {
+        for (list, kind) in lists {
             for id in list {
                 for parent in grain.parents(id) {
                     let children = grain.children.entry(parent).or_default();
                     let bucket = match kind {
-                        0 => &mut children.fail_to_pass,
-                        1 => &mut children.pass_to_pass,
-                        _ => &mut children.not_passing_after,
+                        Kind::FailToPass => &mut children.fail_to_pass,
+                        Kind::PassToPass => &mut children.pass_to_pass,
+                        Kind::NotPassingAfter => &mut children.not_passing_after,
                     };
                     bucket.push(normalize(id));
                 }
@@ -111,13 +118,18 @@ impl Grain {
             .find(|parent| self.fail_to_pass.contains(parent) && !self.children.contains_key(parent))
     }
 
+    /// The published list seen at other grains: its ids, and the coarser ids that hold
+    /// them, for [`Grain::covered`].
+    pub(super) fn around<'a>(&self, published: &'a BTreeSet<String>) -> Around<'a> {
+        Around { published, their_parents: published.iter().flat_map(|test| self.parents(test)).collect() }
+    }
+
     /// Whether an id of ours is covered by the published list at another grain: a
     /// published id holds it, or it holds a published id (our file's own id beside
     /// the published tests of that file).
-    pub(super) fn covered(&self, ours: &str, published: &BTreeSet<String>) -> bool {
-        let ours_normalized = (self.normalize)(ours);
-        self.parents(ours).iter().any(|parent| published.contains(parent))
-            || published.iter().any(|test| self.parents(test).contains(&ours_normalized))
+    pub(super) fn covered(&self, ours: &str, around: &Around<'_>) -> bool {
+        around.their_parents.contains(&(self.normalize)(ours))
+            || self.parents(ours).iter().any(|parent| around.published.contains(parent))
     }
 
     /// Why a published coarser id is not fail-to-pass here although it holds tests of
@@ -139,6 +151,12 @@ impl Grain {
         }
         Some(format!("{FINER_HERE}: {}", parts.join(", ")))
     }
+}
+
+/// A published list and the coarser ids that hold its tests.
+pub(super) struct Around<'a> {
+    published: &'a BTreeSet<String>,
+    their_parents: BTreeSet<String>,
 }
 
 /// The start of the cause of a published coarser id whose tests here are not

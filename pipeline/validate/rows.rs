@@ -445,9 +445,10 @@ fn unlisted(ids: &[String], published: &Map<String, Value>, outcome: &TaskOutcom
 /// published tests of the file).
 fn unpublished(ids: &[String], published: &BTreeSet<String>, outcome: &TaskOutcome) -> Vec<String> {
     let grain = Grain::new(None, ecosystem_of(outcome), normalize_id);
+    let around = grain.around(published);
     ids.iter()
         .filter(|id| comparable(std::slice::from_ref(id), outcome).is_disjoint(published))
-        .filter(|id| !grain.covered(id, published))
+        .filter(|id| !grain.covered(id, &around))
         .map(|id| normalize_id(id))
         .collect()
 }
