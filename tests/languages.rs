@@ -453,9 +453,51 @@ fn a_workspace_package_with_its_own_jest_config_runs_its_tests_from_its_folder()
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["packages/length/test/show.test.js > shows zero"]));
-    assert_eq!(task.pass_to_pass, names(&["packages/length/test/show.test.js > shows a length in the unit"]));
+    // The file's own id: it declared its tests in every run.
+    assert_eq!(
+        task.pass_to_pass,
+        names(&["packages/length/test/show.test.js", "packages/length/test/show.test.js > shows a length in the unit"])
+    );
     let log = workspace.run_log("acme__calc-1");
     assert!(log.contains("swe-harvest: jest from packages/length"), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
+/// A Jest project whose test patch puts an `expect` in a `describe` body, outside any
+/// test (iamkun/dayjs-2369's shape, whose published row names the file): before the
+/// fix it throws while Jest declares the tests (jasmine2, Jest's runner before 27:
+/// "add › encountered a declaration exception"; circus: the suite fails to run), after
+/// it nothing fails. No test of the file fails before and passes after, so the task
+/// was dropped `no_fail_to_pass`; the file's own id fails before and passes after, in
+/// our runs and in what SWE-bench's harness reads from the eval script.
+#[test]
+fn an_expect_in_a_describe_body_makes_the_files_own_id_fail_to_pass() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true, "scripts": {"test": "jest"},
+  "devDependencies": {"jest": "^29.7.0", "jest-jasmine2": "^29.7.0"}, "jest": {"testRunner": "jest-jasmine2"}}
+"#;
+    let tests = |body: &str| {
+        format!(
+            "const {{ add }} = require('../lib/calc');\ndescribe('add', () => {{\n  it('adds', () => {{ expect(add(1, 2)).toBe(3); }});\n{body}}});\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", "exports.add = (a, b) => (b < 0 ? a : a + b);\n"),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix = Scenario::new("negative")
+        .gold("lib/calc.js", "exports.add = (a, b) => a + b;\n")
+        .test("test/calc.test.js", &tests("  expect(add(1, -1)).toBe(0);\n"));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js"]));
+    assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds"]));
+    // SWE-bench's own harness grades the file's id as we do: gold resolves the task,
+    // an empty prediction does not.
+    graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jest_json");
     assert!(workspace.containers().is_empty());
 }
 
@@ -853,7 +895,12 @@ fn published_javascript_and_typescript_rows_recover_their_fail_to_pass_tests() {
             row["FAIL_TO_PASS"]
         );
         let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
-        assert!(ours.iter().all(|id| id.contains(" > ")), "our ids are file > ... > title: {ours:?}");
+        // `file > ... > title`, or a file's own id (its declaration failed before the fix).
+        let file_or_test = |id: &String| {
+            id.contains(" > ")
+                || [".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".tsx"].iter().any(|ext| id.ends_with(ext))
+        };
+        assert!(ours.iter().all(file_or_test), "our ids are file > ... > title or a file: {ours:?}");
     }
 }
 

@@ -318,6 +318,13 @@ pub trait Ecosystem: Send + Sync {
         Vec::new()
     }
 
+    /// The coarser ids, in published rows' spellings, that hold a test of ours (its
+    /// class, its file, its parent test): `validate --compare` reads a published one as
+    /// all of our tests it holds together (`validate::grain`). None by default.
+    fn published_parents(&self, _id: &str) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Our id of a test that a published row names more finely than we do (a Java
     /// release that names each case of a parameterized method, `Foo#bar(String)[1]`,
     /// where our id is the method, `Foo#bar`): `validate --compare` reads published
