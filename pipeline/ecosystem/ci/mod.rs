@@ -161,6 +161,9 @@ pub struct CiEvidence {
     pub packages: Vec<Package>,
     pub services: Vec<Service>,
     pub test_steps: Vec<TestStep>,
+    /// Every command line of the jobs that run tests (their builds: a `cmake`
+    /// configure, a `./configure`), with its job.
+    pub test_job_lines: Vec<(String, Origin)>,
     /// What was left out and why (a file that does not parse, an unknown action, an
     /// expression that cannot be resolved), one sentence each.
     pub ignored: Vec<String>,
@@ -387,6 +390,9 @@ impl CiEvidence {
             return;
         }
         self.test_steps.extend(tests);
+        for step in &job.steps {
+            self.test_job_lines.extend(step.lines.iter().map(|line| (line.clone(), origin.clone())));
+        }
         for (name, value) in job.env.iter().chain(&step_env) {
             if is_secret(name, value) || value.contains("${{") {
                 continue;
