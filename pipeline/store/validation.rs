@@ -241,6 +241,9 @@ mod tests {
         let other_spec = EnvironmentSpec { runtime: "3.9".into(), ..EnvironmentSpec::default() };
         assert_ne!(key, run_content_hash(&candidate(), &other_spec, "env:1"));
         assert_ne!(key, run_content_hash(&candidate(), &spec, "env:2"));
+        // What the spec says of CI is why, not what runs.
+        let noted = EnvironmentSpec { ci: vec!["CI starts the service `redis`".into()], ..EnvironmentSpec::default() };
+        assert_eq!(key, run_content_hash(&candidate(), &noted, "env:1"), "the CI record runs nothing");
         // Parts are length-prefixed: moving text from one part to the next changes the key.
         let (mut left, mut right) = (candidate(), candidate());
         left.patch = "ab".into();
