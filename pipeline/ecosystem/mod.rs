@@ -698,6 +698,7 @@ pub struct RunsSeen<'a> {
 
 /// The next move of the loop that settles a task's environment.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one move per rung tried: a box would buy nothing
 pub enum Move {
     /// Another rung: this spec, built and checked afresh (inferred specs only: a
     /// complete per-repository config is the user's word).

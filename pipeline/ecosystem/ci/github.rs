@@ -143,9 +143,7 @@ pub(super) fn jobs(document: &Yaml, notes: &mut Vec<String>, unknown_actions: &m
                     .map(|value| match value {
                         Yaml::Array(_) => scalars(value),
                         other => scalar(other)
-                            .map(|text| {
-                                text.split(|c: char| c == '\n' || c == ',').map(|v| v.trim().to_string()).collect()
-                            })
+                            .map(|text| text.split(['\n', ',']).map(|v| v.trim().to_string()).collect())
                             .unwrap_or_default(),
                     })
                     .unwrap_or_default()

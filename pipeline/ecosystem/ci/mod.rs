@@ -360,8 +360,9 @@ impl CiEvidence {
                 step_env.extend(step.env.iter().cloned());
             }
         }
+        let expression = regex::Regex::new(r"\$\{\{[^}]*\}\}|<<[^>]*>>").expect("valid regex");
         for line in &job.unresolved {
-            let plain = regex::Regex::new(r"\$\{\{[^}]*\}\}|<<[^>]*>>").expect("valid regex").replace_all(line, "");
+            let plain = expression.replace_all(line, "");
             let is_test =
                 shell::segments(&plain).iter().any(|words| shell::test_runner(shell::program(words).1).is_some());
             if is_test {

@@ -847,6 +847,7 @@ pub fn pytest_options_of_ci(evidence: &CiEvidence) -> (Vec<String>, String) {
     let mut options: Vec<String> = Vec::new();
     let mut origins: BTreeSet<String> = BTreeSet::new();
     let default: Vec<&str> = DEFAULT_TEST_COMMAND.split_whitespace().collect();
+    let switch = regex::Regex::new(r"^--run[-_]?[a-z][a-z0-9_-]*$").expect("valid regex");
     for (words, step) in evidence.runner_commands(ci::shell::Runner::Pytest) {
         let mut index = 0;
         while index < words.len() {
@@ -863,7 +864,7 @@ pub fn pytest_options_of_ci(evidence: &CiEvidence) -> (Vec<String>, String) {
             } else if matches!(word, "--import-mode" | "--asyncio-mode") && !next.is_empty() {
                 index += 1;
                 Some(format!("{word}={next}"))
-            } else if regex::Regex::new(r"^--run[-_]?[a-z][a-z0-9_-]*$").expect("valid regex").is_match(word) {
+            } else if switch.is_match(word) {
                 Some(word.to_string())
             } else {
                 None
