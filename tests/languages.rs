@@ -98,6 +98,41 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "4"));
 }
 
+/// CI evidence end to end: the tests of a file that only builds with the tag
+/// `integration` are compiled out of a plain `go test`; the module's workflow runs
+/// `go test -tags integration`, so inference gives the test command that tag, the
+/// task gets its FAIL_TO_PASS test, and the stored environment says it came from CI
+/// (and names the service the workflow starts, which nothing runs here).
+#[test]
+fn a_go_test_file_behind_the_build_tag_of_the_projects_ci_runs_with_that_tag() {
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
+    let workflow = "on: push\njobs:\n  integration:\n    runs-on: ubuntu-latest\n    services:\n      redis:\n        \
+                    image: redis:7\n    steps:\n      - uses: actions/checkout@v4\n      - uses: actions/setup-go@v5\n        \
+                    with:\n          go-version: '1.19'\n      - run: go test -race -tags integration ./...\n";
+    let gated = |body: &str| format!("//go:build integration\n\n{body}");
+    let project = Project::of_files(&[
+        ("go.mod", GO_MOD),
+        (".github/workflows/ci.yml", workflow),
+        ("calc/calc.go", BUGGY_ADD),
+        ("calc/calc_test.go", &gated(BASE_TESTS)),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("calc/calc.go", FIXED_ADD)
+            .test("calc/calc_test.go", &gated(TESTS_WITH_REGRESSION)),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
+    assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(spec.test_command, "go test -tags integration -json -count=1");
+    assert!(spec.ci[0].starts_with("build tags `integration` from CI's `go test`"), "{:?}", spec.ci);
+    assert!(spec.ci.iter().any(|line| line.contains("the service `redis` (image `redis:7`)")), "{:?}", spec.ci);
+}
+
 /// A module whose `go` directive is newer than every Go image on the engine
 /// (gin-gonic/gin's `go 1.25` where Debian's 1.24 was the newest): tried on the newest,
 /// which refuses it, and dropped as `runtime_unavailable`. A runtime that
