@@ -1456,6 +1456,41 @@ fn a_requirement_that_the_gold_patch_adds_to_a_manifest_without_a_lockfile_is_ve
     assert!(workspace.containers().is_empty());
 }
 
+/// CI evidence end to end (tokio's `tokio_unstable`): tests inside a module that only
+/// the project's own cfg compiles in (not a file's `#![cfg]`, which the helper reads
+/// itself) run because the workflow's test job sets `RUSTFLAGS: --cfg calc_unstable`:
+/// the test command and the warm-up build carry it, the task gets its FAIL_TO_PASS
+/// test, and the stored environment says it came from CI.
+#[test]
+fn tests_under_the_cfg_of_the_rustflags_the_projects_ci_sets_run_with_it() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      RUSTFLAGS: -Dwarnings --cfg calc_unstable\n    \
+                    steps:\n      - uses: actions/checkout@v4\n      - run: cargo test\n";
+    let gated = |tests: &str| format!("{ADD_TESTS}\n#[cfg(calc_unstable)]\nmod unstable {{\n{tests}}}\n");
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[
+            ("Cargo.toml", CALC_MANIFEST_ALONE),
+            ("Cargo.lock", CALC_LOCK_ALONE),
+            (".github/workflows/ci.yml", workflow),
+            ("src/lib.rs", BUGGY_ADD_RS),
+            ("tests/add.rs", &gated("")),
+        ],
+    );
+    let fix = Scenario::new("negative").gold("src/lib.rs", FIXED_ADD_RS).test("tests/add.rs", &gated(ADD_NEGATIVE_RS));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["unstable::add_negative"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(
+        spec.test_command,
+        "env 'RUSTFLAGS=--cap-lints=warn --cfg calc_unstable' cargo test --offline --no-fail-fast"
+    );
+    assert!(spec.ci.iter().any(|line| line.starts_with("`--cfg calc_unstable` in RUSTFLAGS")), "{:?}", spec.ci);
+    assert!(workspace.containers().is_empty());
+}
+
 /// An integration test file compiled only under a feature of its crate and the
 /// project's own cfg, its `#![cfg]` over several lines (tokio's rt_metrics.rs:
 /// `feature = "full"`, `tokio_unstable`), which uses what another feature gives (tokio's
