@@ -220,6 +220,10 @@ fn expand(text: &str, open: &str, close: &str, lookup: &dyn Fn(&str) -> Option<V
     let end = start + open.len() + text[start + open.len()..].find(close)?;
     let token = &text[start..end + close.len()];
     let values = lookup(text[start + open.len()..end].trim())?;
+    // A value that is itself an expression (`PATH: ${{ env.PATH }}:/x`) is not followed.
+    if values.iter().any(|value| value.contains(open)) {
+        return None;
+    }
     let mut expanded = Vec::new();
     for value in values {
         for more in expand(&text.replace(token, &value), open, close, lookup)? {

@@ -383,6 +383,17 @@ workflows:
 }
 
 #[test]
+fn an_expression_whose_value_is_itself_one_is_left_out_not_followed() {
+    let workflow = "env:\n  PATH: ${{ env.PATH }}:/opt/bin\n  FLAGS: --cfg x\njobs:\n  t:\n    env:\n      \
+                    LOOP: ${{ env.LOOP }}\n    steps:\n      - run: cargo test ${{ env.LOOP }}\n      \
+                    - run: RUSTFLAGS=\"${{ env.FLAGS }}\" cargo test\n";
+    let evidence = read(&[(".github/workflows/ci.yml", workflow)]);
+    assert_eq!(evidence.test_commands().collect::<Vec<_>>(), vec!["RUSTFLAGS=\"--cfg x\" cargo test"]);
+    assert!(evidence.env_var("LOOP").is_none() && evidence.env_var("PATH").is_none(), "{:?}", evidence.env);
+    assert_eq!(evidence.env_var("RUSTFLAGS").unwrap().value, "--cfg x");
+}
+
+#[test]
 fn container_images_name_runtimes_by_their_tags() {
     let cases = [
         ("golang:1.21", Some((Language::Go, "1.21"))),
