@@ -466,6 +466,11 @@ impl CiEvidence {
         self.env.iter().find(|var| var.name == name)
     }
 
+    /// Every value the test jobs give variable `name`, in file and job order.
+    pub fn env_values(&self, name: &str) -> impl Iterator<Item = &EnvVar> {
+        self.env.iter().filter(move |var| var.name == name)
+    }
+
     /// What inference records of the evidence whatever it decides: the services the
     /// test jobs start (their tests may need them: none runs here), and what was left
     /// out.

@@ -218,8 +218,10 @@ pub fn test_runner(words: &[String]) -> Option<Runner> {
         "bats" => return Some(Runner::Script),
         "go" if word(1) == "test" => return Some(Runner::GoTest),
         "cargo" | "cross" => {
+            // `cargo test --no-run` only builds (tokio's loom job builds with `--cfg loom`).
             let subcommands: Vec<&String> = targets().filter(|word| !word.starts_with('+')).take(2).collect();
-            if subcommands.iter().any(|word| matches!(word.as_str(), "test" | "nextest")) {
+            let builds_only = words.iter().any(|word| word == "--no-run");
+            if !builds_only && subcommands.iter().any(|word| matches!(word.as_str(), "test" | "nextest")) {
                 return Some(Runner::Cargo);
             }
             return None;
@@ -346,6 +348,9 @@ mod tests {
             ("cargo +nightly test --all-features", Some(Runner::Cargo)),
             ("cargo nextest run --workspace", Some(Runner::Cargo)),
             ("cargo build --release", None),
+            ("cargo test --no-run --lib --features full", None),
+            ("cargo hack check --each-feature", None),
+            ("cargo hack test --each-feature", Some(Runner::Cargo)),
             ("npm test", Some(Runner::Node)),
             ("npm run test:unit -- --ci", Some(Runner::Node)),
             ("yarn test", Some(Runner::Node)),

@@ -300,24 +300,28 @@ fn ci_feature_flags(evidence: &CiEvidence) -> Option<(Vec<String>, String)> {
     None
 }
 
-/// The `--cfg` flags of the `RUSTFLAGS` the CI's test jobs set, with where.
+/// The `--cfg` flags of the first `RUSTFLAGS` of the CI's test jobs that has any (one
+/// job's, not their union: tokio's jobs set `tokio_unstable`, `tokio_taskdump` and
+/// `tokio_no_tuning_tests` apart, the last on a sanitizer's nightly), with where.
 fn ci_cfg_flags(evidence: &CiEvidence) -> Option<(Vec<String>, String)> {
-    let rustflags = evidence.env_var("RUSTFLAGS")?;
-    let words: Vec<&str> = rustflags.value.split_whitespace().collect();
-    let mut flags = Vec::new();
-    for (index, word) in words.iter().enumerate() {
-        let name = match *word {
-            "--cfg" => words.get(index + 1).copied(),
-            other => other.strip_prefix("--cfg="),
-        };
-        if let Some(name) = name.filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || "_=\"".contains(c))) {
-            let flag = format!("--cfg {name}");
-            if !flags.contains(&flag) {
-                flags.push(flag);
+    evidence.env_values("RUSTFLAGS").find_map(|rustflags| {
+        let words: Vec<&str> = rustflags.value.split_whitespace().collect();
+        let mut flags = Vec::new();
+        for (index, word) in words.iter().enumerate() {
+            let name = match *word {
+                "--cfg" => words.get(index + 1).copied(),
+                other => other.strip_prefix("--cfg="),
+            };
+            let valid = |name: &&str| name.chars().all(|c| c.is_ascii_alphanumeric() || "_=\"".contains(c));
+            if let Some(name) = name.filter(valid) {
+                let flag = format!("--cfg {name}");
+                if !flags.contains(&flag) {
+                    flags.push(flag);
+                }
             }
         }
-    }
-    (!flags.is_empty()).then(|| (flags, rustflags.origin.to_string()))
+        (!flags.is_empty()).then(|| (flags, rustflags.origin.to_string()))
+    })
 }
 
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
@@ -482,7 +486,8 @@ mod tests {
     /// packages that Debian ships join the system packages; the spec says so.
     #[test]
     fn ci_evidence_chooses_the_toolchain_the_features_and_the_cfgs() {
-        let workflow = "env:\n  RUSTFLAGS: -Dwarnings --cfg tokio_unstable\njobs:\n  test:\n    steps:\n      \
+        let workflow = "env:\n  RUSTFLAGS: -Dwarnings\njobs:\n  plain:\n    steps:\n      - run: cargo test --doc\n  \
+                        test:\n    env:\n      RUSTFLAGS: -Dwarnings --cfg tokio_unstable\n    steps:\n      \
                         - uses: dtolnay/rust-toolchain@1.70\n      \
                         - run: sudo apt-get install -y libudev-dev some-ubuntu-only-package\n      \
                         - run: cargo test --workspace --all-features\n  \
