@@ -682,7 +682,9 @@ fn remembered_dependencies(
         let stored = validation::environment_spec_for_image(store.connection(), image).ok().flatten()?;
         let adds = stored.extra_packages.len() > spec.extra_packages.len()
             && stored.extra_packages.starts_with(&spec.extra_packages)
-            && EnvironmentSpec { extra_packages: spec.extra_packages.clone(), ..stored.clone() } == *spec;
+            // The CI record is why, not what runs (a spec stored before it had none).
+            && EnvironmentSpec { extra_packages: spec.extra_packages.clone(), ci: spec.ci.clone(), ..stored.clone() }
+                == *spec;
         adds.then_some(stored)
     })
 }
