@@ -295,6 +295,9 @@ fn service_name(image: &str) -> String {
     name.rsplit('/').next().unwrap_or(name).to_string()
 }
 
+/// At most this many unknown actions are named in their note; the rest are counted.
+const MOST_ACTIONS_NAMED: usize = 8;
+
 /// At most this many notes go into a spec (`ci`): the rest are counted.
 const MOST_NOTES: usize = 12;
 
@@ -331,7 +334,11 @@ impl CiEvidence {
             }
         }
         if !unknown_actions.is_empty() {
-            let names: Vec<String> = unknown_actions.iter().map(|name| format!("`{name}`")).collect();
+            let mut names: Vec<String> =
+                unknown_actions.iter().take(MOST_ACTIONS_NAMED).map(|name| format!("`{name}`")).collect();
+            if unknown_actions.len() > MOST_ACTIONS_NAMED {
+                names.push(format!("{} more", unknown_actions.len() - MOST_ACTIONS_NAMED));
+            }
             evidence
                 .ignored
                 .push(format!("steps of actions this reader does not know, not read: {}", names.join(", ")));

@@ -158,6 +158,10 @@ fn an_unknown_action_is_named_once_and_nothing_else_is_taken_from_it() {
     assert_eq!(unknown.len(), 1, "{:?}", evidence.ignored);
     assert!(evidence.ignored.iter().any(|note| note.contains("local action `./.github/actions/build`")));
     assert_eq!(evidence.test_commands().count(), 2);
+    // Many unknown actions: eight named, the rest counted.
+    let steps: String = (0..10).map(|index| format!("      - uses: acme/a{index}@v1\n")).collect();
+    let many = read(&[(".github/workflows/ci.yml", &format!("jobs:\n  a:\n    steps:\n{steps}"))]);
+    assert!(many.ignored[0].ends_with("`acme/a7`, 2 more"), "{:?}", many.ignored);
 }
 
 #[test]
