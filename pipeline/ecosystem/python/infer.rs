@@ -799,12 +799,10 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
 
     let evidence = CiEvidence::read(files);
     let mut decisions = Vec::new();
-    if let Some(version) = minor(&runtime).filter(|version| facts.ci_declared.contains(version)) {
-        let (_, found) = evidence
-            .versions(Language::Python, false)
-            .into_iter()
-            .find(|(named, _)| minor(named) == Some(version))
-            .expect("a version CI declared is in its evidence");
+    let from_ci = minor(&runtime).filter(|version| facts.ci_declared.contains(version)).and_then(|version| {
+        evidence.versions(Language::Python, false).into_iter().find(|(named, _)| minor(named) == Some(version))
+    });
+    if let Some((_, found)) = from_ci {
         decisions.push(format!("runtime {runtime}: among the versions CI sets up ({} in {})", found.how, found.origin));
     }
     let mut test_command = DEFAULT_TEST_COMMAND.to_string();
