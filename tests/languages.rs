@@ -98,6 +98,41 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "4"));
 }
 
+/// CI evidence end to end: the tests of a file that only builds with the tag
+/// `integration` are compiled out of a plain `go test`; the module's workflow runs
+/// `go test -tags integration`, so inference gives the test command that tag, the
+/// task gets its FAIL_TO_PASS test, and the stored environment says it came from CI
+/// (and names the service the workflow starts, which nothing runs here).
+#[test]
+fn a_go_test_file_behind_the_build_tag_of_the_projects_ci_runs_with_that_tag() {
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
+    let workflow = "on: push\njobs:\n  integration:\n    runs-on: ubuntu-latest\n    services:\n      redis:\n        \
+                    image: redis:7\n    steps:\n      - uses: actions/checkout@v4\n      - uses: actions/setup-go@v5\n        \
+                    with:\n          go-version: '1.19'\n      - run: go test -race -tags integration ./...\n";
+    let gated = |body: &str| format!("//go:build integration\n\n{body}");
+    let project = Project::of_files(&[
+        ("go.mod", GO_MOD),
+        (".github/workflows/ci.yml", workflow),
+        ("calc/calc.go", BUGGY_ADD),
+        ("calc/calc_test.go", &gated(BASE_TESTS)),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("calc/calc.go", FIXED_ADD)
+            .test("calc/calc_test.go", &gated(TESTS_WITH_REGRESSION)),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
+    assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(spec.test_command, "go test -tags integration -json -count=1");
+    assert!(spec.ci[0].starts_with("build tags `integration` from CI's `go test`"), "{:?}", spec.ci);
+    assert!(spec.ci.iter().any(|line| line.contains("the service `redis` (image `redis:7`)")), "{:?}", spec.ci);
+}
+
 /// A module whose `go` directive is newer than every Go image on the engine
 /// (gin-gonic/gin's `go 1.25` where Debian's 1.24 was the newest): tried on the newest,
 /// which refuses it, and dropped as `runtime_unavailable`. A runtime that
@@ -1504,6 +1539,41 @@ fn a_requirement_that_the_gold_patch_adds_to_a_manifest_without_a_lockfile_is_ve
         build.contains("swe-harvest: 1 crates for the requirements that the task's patches add vendored (cfg-if@^1.0)"),
         "{build}"
     );
+    assert!(workspace.containers().is_empty());
+}
+
+/// CI evidence end to end (tokio's `tokio_unstable`): tests inside a module that only
+/// the project's own cfg compiles in (not a file's `#![cfg]`, which the helper reads
+/// itself) run because the workflow's test job sets `RUSTFLAGS: --cfg calc_unstable`:
+/// the test command and the warm-up build carry it, the task gets its FAIL_TO_PASS
+/// test, and the stored environment says it came from CI.
+#[test]
+fn tests_under_the_cfg_of_the_rustflags_the_projects_ci_sets_run_with_it() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      RUSTFLAGS: -Dwarnings --cfg calc_unstable\n    \
+                    steps:\n      - uses: actions/checkout@v4\n      - run: cargo test\n";
+    let gated = |tests: &str| format!("{ADD_TESTS}\n#[cfg(calc_unstable)]\nmod unstable {{\n{tests}}}\n");
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[
+            ("Cargo.toml", CALC_MANIFEST_ALONE),
+            ("Cargo.lock", CALC_LOCK_ALONE),
+            (".github/workflows/ci.yml", workflow),
+            ("src/lib.rs", BUGGY_ADD_RS),
+            ("tests/add.rs", &gated("")),
+        ],
+    );
+    let fix = Scenario::new("negative").gold("src/lib.rs", FIXED_ADD_RS).test("tests/add.rs", &gated(ADD_NEGATIVE_RS));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["unstable::add_negative"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(
+        spec.test_command,
+        "env 'RUSTFLAGS=--cap-lints=warn --cfg calc_unstable' cargo test --offline --no-fail-fast"
+    );
+    assert!(spec.ci.iter().any(|line| line.starts_with("`--cfg calc_unstable` in RUSTFLAGS")), "{:?}", spec.ci);
     assert!(workspace.containers().is_empty());
 }
 

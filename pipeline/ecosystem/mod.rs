@@ -51,6 +51,7 @@ macro_rules! language_parts {
 use language_parts;
 
 mod c;
+pub mod ci;
 mod dockerfile;
 mod go;
 mod java;
@@ -364,9 +365,10 @@ pub trait Ecosystem: Send + Sync {
         self.runtimes().owns(runtime)
     }
 
-    /// Whether inference reads the file at `path`.
+    /// Whether inference reads the file at `path`: the language's own files, and the
+    /// project's CI files ([`ci::reads`]), which every language reads as evidence.
     fn reads_for_inference(&self, path: &str) -> bool {
-        (self.parts().reads_for_inference)(path)
+        (self.parts().reads_for_inference)(path) || ci::reads(path)
     }
 
     /// The ecosystem of the project's test framework, when the language has several
@@ -739,6 +741,7 @@ pub struct RunsSeen<'a> {
 
 /// The next move of the loop that settles a task's environment.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one move per rung tried: a box would buy nothing
 pub enum Move {
     /// Another rung: this spec, built and checked afresh (inferred specs only: a
     /// complete per-repository config is the user's word).

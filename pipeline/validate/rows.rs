@@ -81,6 +81,11 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
         diagnosis["environment"] = outcome.spec.as_ref().map(|spec| spec.source.clone()).into();
         diagnosis["runtime"] = outcome.spec.as_ref().map(|spec| spec.runtime.clone()).into();
         diagnosis["rung"] = outcome.spec.as_ref().map(|spec| spec.rung.as_str()).into();
+        // What inference took from the project's CI, and what of it could not be used
+        // (a service its tests need, a file that does not parse).
+        if let Some(spec) = outcome.spec.as_ref().filter(|spec| !spec.ci.is_empty()) {
+            diagnosis["ci"] = spec.ci.clone().into();
+        }
         if let Some(needed) = &outcome.runtime_needed {
             diagnosis["runtime_needed"] = serde_json::json!({"runtime": needed.runtime, "why": needed.why});
         }
@@ -820,6 +825,36 @@ mod tests {
         assert_eq!(written[0]["diagnosis"]["needs_network"], serde_json::json!([]));
         assert_eq!(written[2]["diagnosis"], serde_json::json!({"status": "not_validated", "reason": "interrupted"}));
         assert!(!dir.path().join("out").join(".fresh.jsonl.tmp").exists(), "the temp file was renamed");
+    }
+
+    /// What inference took from the project's CI (here: a service its tests need) is in
+    /// a dropped row's diagnosis; a spec without any says nothing of CI.
+    #[test]
+    fn a_rows_diagnosis_says_what_inference_took_from_ci() {
+        let (dir, path) = rows_file(&[row_line("acme__calc-1", &[], &[]), row_line("acme__calc-2", &[], &[])]);
+        let rows = read_rows(&path).unwrap();
+        let service = "CI starts the service `postgres` (image `postgres:14`) for `ci.yml` job `test`: tests that need it \
+                       have no such service here";
+        let dropped = Err(Dropped { reason: ValidateDropReason::NoFailToPass, detail: "none".into() });
+        let summary = Summary {
+            outcomes: vec![
+                TaskOutcome {
+                    spec: Some(crate::model::EnvironmentSpec { ci: vec![service.into()], ..Default::default() }),
+                    ..outcome("acme__calc-1", dropped.clone())
+                },
+                TaskOutcome {
+                    spec: Some(crate::model::EnvironmentSpec::default()),
+                    ..outcome("acme__calc-2", dropped)
+                },
+            ],
+            ..Summary::default()
+        };
+        let out = dir.path().join("fresh.jsonl");
+        write_rows(&out, &rows, &summary).unwrap();
+        let written: Vec<Value> =
+            fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        assert_eq!(written[0]["diagnosis"]["ci"], serde_json::json!([service]));
+        assert!(written[1]["diagnosis"].get("ci").is_none(), "{}", written[1]["diagnosis"]);
     }
 
     #[test]
