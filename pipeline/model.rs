@@ -263,6 +263,13 @@ pub struct EnvironmentSpec {
     /// `dated`, so that specs stored before the ladder keep their content hashes.
     #[serde(default, skip_serializing_if = "Rung::is_dated")]
     pub rung: Rung,
+    /// What inference took from the project's own CI configuration, and what of it
+    /// it could not read (a file that does not parse, a service the tests may need),
+    /// one sentence each (`crate::ecosystem::ci`); a dropped row's diagnosis shows it.
+    /// Not written when empty, and no part of a run's content hash: it says why, and
+    /// the other fields say what runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ci: Vec<String>,
 }
 
 impl EnvironmentSpec {

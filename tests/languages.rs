@@ -98,6 +98,41 @@ fn a_go_module_gets_fail_to_pass_by_test_name_and_a_compile_failure_fails_the_pa
     crate::probe::assert_some_mutant_killed(&crate::probe::probed(&workspace, "acme__calc-1", "4"));
 }
 
+/// CI evidence end to end: the tests of a file that only builds with the tag
+/// `integration` are compiled out of a plain `go test`; the module's workflow runs
+/// `go test -tags integration`, so inference gives the test command that tag, the
+/// task gets its FAIL_TO_PASS test, and the stored environment says it came from CI
+/// (and names the service the workflow starts, which nothing runs here).
+#[test]
+fn a_go_test_file_behind_the_build_tag_of_the_projects_ci_runs_with_that_tag() {
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
+    let workflow = "on: push\njobs:\n  integration:\n    runs-on: ubuntu-latest\n    services:\n      redis:\n        \
+                    image: redis:7\n    steps:\n      - uses: actions/checkout@v4\n      - uses: actions/setup-go@v5\n        \
+                    with:\n          go-version: '1.19'\n      - run: go test -race -tags integration ./...\n";
+    let gated = |body: &str| format!("//go:build integration\n\n{body}");
+    let project = Project::of_files(&[
+        ("go.mod", GO_MOD),
+        (".github/workflows/ci.yml", workflow),
+        ("calc/calc.go", BUGGY_ADD),
+        ("calc/calc_test.go", &gated(BASE_TESTS)),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("calc/calc.go", FIXED_ADD)
+            .test("calc/calc_test.go", &gated(TESTS_WITH_REGRESSION)),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]));
+    assert_eq!(task.pass_to_pass, names(&["TestAdd"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(spec.test_command, "go test -tags integration -json -count=1");
+    assert!(spec.ci[0].starts_with("build tags `integration` from CI's `go test`"), "{:?}", spec.ci);
+    assert!(spec.ci.iter().any(|line| line.contains("the service `redis` (image `redis:7`)")), "{:?}", spec.ci);
+}
+
 /// A module whose `go` directive is newer than every Go image on the engine
 /// (gin-gonic/gin's `go 1.25` where Debian's 1.24 was the newest): tried on the newest,
 /// which refuses it, and dropped as `runtime_unavailable`. A runtime that
@@ -453,9 +488,51 @@ fn a_workspace_package_with_its_own_jest_config_runs_its_tests_from_its_folder()
     workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
     let task = workspace.task("acme__calc-1");
     assert_eq!(task.fail_to_pass, names(&["packages/length/test/show.test.js > shows zero"]));
-    assert_eq!(task.pass_to_pass, names(&["packages/length/test/show.test.js > shows a length in the unit"]));
+    // The file's own id: it declared its tests in every run.
+    assert_eq!(
+        task.pass_to_pass,
+        names(&["packages/length/test/show.test.js", "packages/length/test/show.test.js > shows a length in the unit"])
+    );
     let log = workspace.run_log("acme__calc-1");
     assert!(log.contains("swe-harvest: jest from packages/length"), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
+/// A Jest project whose test patch puts an `expect` in a `describe` body, outside any
+/// test (iamkun/dayjs-2369's shape, whose published row names the file): before the
+/// fix it throws while Jest declares the tests (jasmine2, Jest's runner before 27:
+/// "add › encountered a declaration exception"; circus: the suite fails to run), after
+/// it nothing fails. No test of the file fails before and passes after, so the task
+/// was dropped `no_fail_to_pass`; the file's own id fails before and passes after, in
+/// our runs and in what SWE-bench's harness reads from the eval script.
+#[test]
+fn an_expect_in_a_describe_body_makes_the_files_own_id_fail_to_pass() {
+    let Some(workspace) = Workspace::with_base_images("node", &["node18"]) else { return };
+    let package = r#"{"name": "calc", "version": "1.0.0", "private": true, "scripts": {"test": "jest"},
+  "devDependencies": {"jest": "^29.7.0", "jest-jasmine2": "^29.7.0"}, "jest": {"testRunner": "jest-jasmine2"}}
+"#;
+    let tests = |body: &str| {
+        format!(
+            "const {{ add }} = require('../lib/calc');\ndescribe('add', () => {{\n  it('adds', () => {{ expect(add(1, 2)).toBe(3); }});\n{body}}});\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("package.json", package),
+        (".nvmrc", "18\n"),
+        ("lib/calc.js", "exports.add = (a, b) => (b < 0 ? a : a + b);\n"),
+        ("test/calc.test.js", &tests("")),
+    ]);
+    let fix = Scenario::new("negative")
+        .gold("lib/calc.js", "exports.add = (a, b) => a + b;\n")
+        .test("test/calc.test.js", &tests("  expect(add(1, -1)).toBe(0);\n"));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["test/calc.test.js"]));
+    assert_eq!(task.pass_to_pass, names(&["test/calc.test.js > add > adds"]));
+    // SWE-bench's own harness grades the file's id as we do: gold resolves the task,
+    // an empty prediction does not.
+    graded_by_swebench(&workspace.harvest, "acme__calc-1", "parse_log_jest_json");
     assert!(workspace.containers().is_empty());
 }
 
@@ -853,7 +930,12 @@ fn published_javascript_and_typescript_rows_recover_their_fail_to_pass_tests() {
             row["FAIL_TO_PASS"]
         );
         let ours: Vec<String> = serde_json::from_str(row["FAIL_TO_PASS"].as_str().unwrap()).unwrap();
-        assert!(ours.iter().all(|id| id.contains(" > ")), "our ids are file > ... > title: {ours:?}");
+        // `file > ... > title`, or a file's own id (its declaration failed before the fix).
+        let file_or_test = |id: &String| {
+            id.contains(" > ")
+                || [".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".tsx"].iter().any(|ext| id.ends_with(ext))
+        };
+        assert!(ours.iter().all(file_or_test), "our ids are file > ... > title or a file: {ours:?}");
     }
 }
 
@@ -1457,6 +1539,41 @@ fn a_requirement_that_the_gold_patch_adds_to_a_manifest_without_a_lockfile_is_ve
         build.contains("swe-harvest: 1 crates for the requirements that the task's patches add vendored (cfg-if@^1.0)"),
         "{build}"
     );
+    assert!(workspace.containers().is_empty());
+}
+
+/// CI evidence end to end (tokio's `tokio_unstable`): tests inside a module that only
+/// the project's own cfg compiles in (not a file's `#![cfg]`, which the helper reads
+/// itself) run because the workflow's test job sets `RUSTFLAGS: --cfg calc_unstable`:
+/// the test command and the warm-up build carry it, the task gets its FAIL_TO_PASS
+/// test, and the stored environment says it came from CI.
+#[test]
+fn tests_under_the_cfg_of_the_rustflags_the_projects_ci_sets_run_with_it() {
+    let Some(workspace) = Workspace::with_base_images("rust", &["rust1.63", "rust1.85"]) else { return };
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      RUSTFLAGS: -Dwarnings --cfg calc_unstable\n    \
+                    steps:\n      - uses: actions/checkout@v4\n      - run: cargo test\n";
+    let gated = |tests: &str| format!("{ADD_TESTS}\n#[cfg(calc_unstable)]\nmod unstable {{\n{tests}}}\n");
+    let project = Project::dated_of_files(
+        "2021-06-01T12:00:00+00:00",
+        &[
+            ("Cargo.toml", CALC_MANIFEST_ALONE),
+            ("Cargo.lock", CALC_LOCK_ALONE),
+            (".github/workflows/ci.yml", workflow),
+            ("src/lib.rs", BUGGY_ADD_RS),
+            ("tests/add.rs", &gated("")),
+        ],
+    );
+    let fix = Scenario::new("negative").gold("src/lib.rs", FIXED_ADD_RS).test("tests/add.rs", &gated(ADD_NEGATIVE_RS));
+    workspace.seeded(&project, &[project.candidate(1, &fix)]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["unstable::add_negative"]));
+    let spec = environment_of(&workspace, task.image.as_deref().unwrap());
+    assert_eq!(
+        spec.test_command,
+        "env 'RUSTFLAGS=--cap-lints=warn --cfg calc_unstable' cargo test --offline --no-fail-fast"
+    );
+    assert!(spec.ci.iter().any(|line| line.starts_with("`--cfg calc_unstable` in RUSTFLAGS")), "{:?}", spec.ci);
     assert!(workspace.containers().is_empty());
 }
 

@@ -51,6 +51,7 @@ macro_rules! language_parts {
 use language_parts;
 
 mod c;
+pub mod ci;
 mod dockerfile;
 mod go;
 mod java;
@@ -345,6 +346,13 @@ pub trait Ecosystem: Send + Sync {
         Vec::new()
     }
 
+    /// The coarser ids, in published rows' spellings, that hold a test of ours (its
+    /// class, its file, its parent test): `validate --compare` reads a published one as
+    /// all of our tests it holds together (`validate::grain`). None by default.
+    fn published_parents(&self, _id: &str) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Our id of a test that a published row names more finely than we do (a Java
     /// release that names each case of a parameterized method, `Foo#bar(String)[1]`,
     /// where our id is the method, `Foo#bar`): `validate --compare` reads published
@@ -384,9 +392,10 @@ pub trait Ecosystem: Send + Sync {
         self.runtimes().owns(runtime)
     }
 
-    /// Whether inference reads the file at `path`.
+    /// Whether inference reads the file at `path`: the language's own files, and the
+    /// project's CI files ([`ci::reads`]), which every language reads as evidence.
     fn reads_for_inference(&self, path: &str) -> bool {
-        (self.parts().reads_for_inference)(path)
+        (self.parts().reads_for_inference)(path) || ci::reads(path)
     }
 
     /// The ecosystem of the project's test framework, when the language has several
@@ -742,6 +751,7 @@ pub struct RunsSeen<'a> {
 
 /// The next move of the loop that settles a task's environment.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one move per rung tried: a box would buy nothing
 pub enum Move {
     /// Another rung: this spec, built and checked afresh (inferred specs only: a
     /// complete per-repository config is the user's word).

@@ -103,7 +103,8 @@ fn phase_name(phase: RunPhase) -> &'static str {
 /// The key of stored runs: a hash of everything a run's outcome depends on.
 pub fn run_content_hash(candidate: &Candidate, spec: &EnvironmentSpec, image: &str) -> String {
     let mut hasher = Sha256::new();
-    let spec = serde_json::to_string(spec).expect("specs serialize");
+    // What the spec says of CI is why, not what runs: a run stands when only it changes.
+    let spec = serde_json::to_string(&EnvironmentSpec { ci: Vec::new(), ..spec.clone() }).expect("specs serialize");
     for part in [
         "runs-v1",
         &candidate.patch,
@@ -240,6 +241,9 @@ mod tests {
         let other_spec = EnvironmentSpec { runtime: "3.9".into(), ..EnvironmentSpec::default() };
         assert_ne!(key, run_content_hash(&candidate(), &other_spec, "env:1"));
         assert_ne!(key, run_content_hash(&candidate(), &spec, "env:2"));
+        // What the spec says of CI is why, not what runs.
+        let noted = EnvironmentSpec { ci: vec!["CI starts the service `redis`".into()], ..EnvironmentSpec::default() };
+        assert_eq!(key, run_content_hash(&candidate(), &noted, "env:1"), "the CI record runs nothing");
         // Parts are length-prefixed: moving text from one part to the next changes the key.
         let (mut left, mut right) = (candidate(), candidate());
         left.patch = "ab".into();

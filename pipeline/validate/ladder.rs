@@ -682,11 +682,17 @@ fn remembered_dependencies(
     let images: std::collections::BTreeSet<&str> = runs.iter().map(|run| run.image.as_str()).collect();
     images.into_iter().find_map(|image| {
         let stored = validation::environment_spec_for_image(store.connection(), image).ok().flatten()?;
-        let adds = stored.extra_packages.len() > spec.extra_packages.len()
-            && stored.extra_packages.starts_with(&spec.extra_packages)
-            && EnvironmentSpec { extra_packages: spec.extra_packages.clone(), ..stored.clone() } == *spec;
-        adds.then_some(stored)
+        adds_packages(&stored, spec).then_some(stored)
     })
+}
+
+/// Whether `stored` is `spec` with more `extra_packages` after its own. The CI record
+/// is why, not what runs: a spec stored before it had one still counts.
+fn adds_packages(stored: &EnvironmentSpec, spec: &EnvironmentSpec) -> bool {
+    stored.extra_packages.len() > spec.extra_packages.len()
+        && stored.extra_packages.starts_with(&spec.extra_packages)
+        && EnvironmentSpec { extra_packages: spec.extra_packages.clone(), ci: spec.ci.clone(), ..stored.clone() }
+            == *spec
 }
 
 /// A task lost to its environment while its project needs a runtime that no base
@@ -732,7 +738,19 @@ fn runtime_unavailable(project: &Project<'_>, tried: Option<&EnvironmentSpec>, l
 
 #[cfg(test)]
 mod tests {
-    use super::how_to_make;
+    use super::{EnvironmentSpec, adds_packages, how_to_make};
+
+    /// Packages an earlier validate added are remembered from its stored spec, also
+    /// when that spec was stored before specs had a CI record.
+    #[test]
+    fn a_stored_spec_that_adds_packages_is_remembered_whatever_its_ci_record() {
+        let spec = EnvironmentSpec { test_command: "pytest".into(), ci: vec!["from CI".into()], ..Default::default() };
+        let stored = EnvironmentSpec { extra_packages: vec!["toolz".into()], ci: Vec::new(), ..spec.clone() };
+        assert!(adds_packages(&stored, &spec));
+        assert!(!adds_packages(&spec, &spec), "nothing added");
+        let other = EnvironmentSpec { test_command: "pytest -x".into(), ..stored.clone() };
+        assert!(!adds_packages(&other, &spec), "another command is another environment");
+    }
 
     #[test]
     fn a_missing_catalogue_image_is_made_by_setup_and_another_is_the_users_to_get() {

@@ -38,6 +38,7 @@
 
 pub mod attempt;
 mod check;
+mod grain;
 mod judge;
 mod ladder;
 pub mod learned;

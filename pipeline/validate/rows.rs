@@ -12,6 +12,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::grain::Grain;
 use super::{Summary, TaskOutcome};
 use crate::model::encode_test_list;
 pub use crate::task_rows::{InputRow, RowsError, read_rows};
@@ -80,6 +81,11 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
         diagnosis["environment"] = outcome.spec.as_ref().map(|spec| spec.source.clone()).into();
         diagnosis["runtime"] = outcome.spec.as_ref().map(|spec| spec.runtime.clone()).into();
         diagnosis["rung"] = outcome.spec.as_ref().map(|spec| spec.rung.as_str()).into();
+        // What inference took from the project's CI, and what of it could not be used
+        // (a service its tests need, a file that does not parse).
+        if let Some(spec) = outcome.spec.as_ref().filter(|spec| !spec.ci.is_empty()) {
+            diagnosis["ci"] = spec.ci.clone().into();
+        }
         if let Some(needed) = &outcome.runtime_needed {
             diagnosis["runtime_needed"] = serde_json::json!({"runtime": needed.runtime, "why": needed.why});
         }
@@ -87,14 +93,14 @@ fn fresh_row(row: &InputRow, summary: &Summary) -> Map<String, Value> {
     if let Some(outcome) = outcome {
         let published = published_list(&row.fields, "FAIL_TO_PASS", Some(outcome));
         let fresh = comparable(&fail_to_pass, outcome);
-        let missed: Map<String, Value> = published
-            .difference(&fresh)
-            .map(|test| (test.clone(), Value::from(miss_cause(test, outcome, &row.fields))))
-            .collect();
+        let (not_found, by_parent) = not_found_in(&published, &fresh, outcome);
+        let missed: Map<String, Value> =
+            not_found.iter().map(|test| (test.clone(), Value::from(miss_cause(test, outcome, &row.fields)))).collect();
         let extra = unpublished(&fail_to_pass, &published, outcome);
         diagnosis["published_fail_to_pass"] = serde_json::json!({
             "same": missed.is_empty() && extra.is_empty(),
             "missed": missed,
+            "found_by_our_parent": by_parent.into_iter().map(|(test, parent)| (test, Value::from(parent))).collect::<Map<String, Value>>(),
             "extra": extra,
             "extra_in_neither_published_list": unlisted(&fail_to_pass, &row.fields, outcome),
         });
@@ -168,6 +174,9 @@ pub fn miss_cause(test: &str, outcome: &TaskOutcome, published: &Map<String, Val
         "flaky here"
     } else if has(&observed.skipped) {
         "skipped here"
+    } else if let Some(why) = Grain::new(Some(observed), ecosystem_of(outcome), normalize_id).why_not_fail_to_pass(test)
+    {
+        return why;
     } else if passed_in_published_base_run(published, test) {
         BUILD_STOPPED
     } else if unreached_by_published_runs_before_the_fix(published, test) {
@@ -341,7 +350,8 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
         };
         let fresh_f2p = comparable(&labels.fail_to_pass, outcome);
         let fresh_p2p = comparable(&labels.pass_to_pass, outcome);
-        let missed = missed_causes(&mut published_f2p.difference(&fresh_f2p));
+        let (not_found, by_parent) = not_found_in(&published_f2p, &fresh_f2p, outcome);
+        let missed = missed_causes(&mut not_found.iter());
         let extra = unpublished(&labels.fail_to_pass, &published_f2p, outcome);
         if missed.is_empty() {
             recovered += 1;
@@ -372,8 +382,16 @@ pub fn compare(rows: &[InputRow], summary: &Summary) -> String {
             };
             format!("FAIL_TO_PASS{} extra {extra:?}{note}", describe_misses(&missed))
         };
-        let found = published_p2p.intersection(&fresh_p2p).count();
-        let p2p_missing: Vec<&String> = published_p2p.difference(&fresh_p2p).collect();
+        let f2p = if by_parent.is_empty() {
+            f2p
+        } else {
+            let found: Vec<String> = by_parent.iter().map(|(test, parent)| format!("{test:?} by {parent:?}")).collect();
+            format!("{f2p} (found by our coarser parent: {})", found.join(", "))
+        };
+        let whole = Grain::new(Some(labels), ecosystem_of(outcome), normalize_id);
+        let p2p_found = |test: &&String| fresh_p2p.contains(test.as_str()) || whole.pass_to_pass_as_a_whole(test);
+        let found = published_p2p.iter().filter(p2p_found).count();
+        let p2p_missing: Vec<&String> = published_p2p.iter().filter(|test| !p2p_found(test)).collect();
         let p2p_extra = unpublished(&labels.pass_to_pass, &published_p2p, outcome).len();
         let _ = writeln!(
             text,
@@ -455,12 +473,41 @@ fn unlisted(ids: &[String], published: &Map<String, Value>, outcome: &TaskOutcom
     unpublished(ids, &listed, outcome)
 }
 
-/// Our ids of which no form is in the published list.
+/// Our ids of which no form is in the published list, at our grain or another
+/// ([`Grain::covered`]: a published class holds our method, our file's own id holds the
+/// published tests of the file).
 fn unpublished(ids: &[String], published: &BTreeSet<String>, outcome: &TaskOutcome) -> Vec<String> {
+    let grain = Grain::new(None, ecosystem_of(outcome), normalize_id);
+    let around = grain.around(published);
     ids.iter()
         .filter(|id| comparable(std::slice::from_ref(id), outcome).is_disjoint(published))
+        .filter(|id| !grain.covered(id, &around))
         .map(|id| normalize_id(id))
         .collect()
+}
+
+/// The published fail-to-pass tests not in ours, at our grain or another
+/// ([`super::grain`]: a coarser published id whose tests here are fail-to-pass together is
+/// in ours); and, apart, the finer published ids found by our fail-to-pass parent
+/// where we have only the parent, each with that parent.
+fn not_found_in(
+    published: &BTreeSet<String>,
+    fresh: &BTreeSet<String>,
+    outcome: &TaskOutcome,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let labels = outcome.observed.as_ref().or(outcome.result.as_ref().ok());
+    let grain = Grain::new(labels, ecosystem_of(outcome), normalize_id);
+    let (mut not_found, mut by_parent) = (Vec::new(), Vec::new());
+    for test in published.difference(fresh) {
+        if outcome.result.is_ok() && grain.fail_to_pass_as_a_whole(test) {
+            continue;
+        }
+        match grain.found_by_parent(test).filter(|_| outcome.result.is_ok()) {
+            Some(parent) => by_parent.push((test.clone(), parent)),
+            None => not_found.push(test.clone()),
+        }
+    }
+    (not_found, by_parent)
 }
 
 /// Counts misses by cause; a row whose every miss needs the network counts in `network_only`.
@@ -503,6 +550,7 @@ mod tests {
     use crate::model::labels::Labels;
     use crate::task_rows::test_rows::*;
     use crate::validate::Dropped;
+    use crate::validate::grain;
 
     fn outcome(instance_id: &str, result: Result<Labels, Dropped>) -> TaskOutcome {
         TaskOutcome {
@@ -779,6 +827,36 @@ mod tests {
         assert!(!dir.path().join("out").join(".fresh.jsonl.tmp").exists(), "the temp file was renamed");
     }
 
+    /// What inference took from the project's CI (here: a service its tests need) is in
+    /// a dropped row's diagnosis; a spec without any says nothing of CI.
+    #[test]
+    fn a_rows_diagnosis_says_what_inference_took_from_ci() {
+        let (dir, path) = rows_file(&[row_line("acme__calc-1", &[], &[]), row_line("acme__calc-2", &[], &[])]);
+        let rows = read_rows(&path).unwrap();
+        let service = "CI starts the service `postgres` (image `postgres:14`) for `ci.yml` job `test`: tests that need it \
+                       have no such service here";
+        let dropped = Err(Dropped { reason: ValidateDropReason::NoFailToPass, detail: "none".into() });
+        let summary = Summary {
+            outcomes: vec![
+                TaskOutcome {
+                    spec: Some(crate::model::EnvironmentSpec { ci: vec![service.into()], ..Default::default() }),
+                    ..outcome("acme__calc-1", dropped.clone())
+                },
+                TaskOutcome {
+                    spec: Some(crate::model::EnvironmentSpec::default()),
+                    ..outcome("acme__calc-2", dropped)
+                },
+            ],
+            ..Summary::default()
+        };
+        let out = dir.path().join("fresh.jsonl");
+        write_rows(&out, &rows, &summary).unwrap();
+        let written: Vec<Value> =
+            fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        assert_eq!(written[0]["diagnosis"]["ci"], serde_json::json!([service]));
+        assert!(written[1]["diagnosis"].get("ci").is_none(), "{}", written[1]["diagnosis"]);
+    }
+
     #[test]
     fn compare_reports_fail_to_pass_exactly_and_pass_to_pass_by_recall() {
         let (dir, path) = rows_file(&[
@@ -943,6 +1021,115 @@ mod tests {
         assert!(text.starts_with("acme__calc-1\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/1"), "{text}");
         assert!(text.contains("acme__calc-2\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/1 extra 1\n"), "{text}");
         assert!(text.contains("FAIL_TO_PASS exactly the published list: 2 of 2 rows"), "{text}");
+    }
+
+    /// An outcome of `ecosystem` with these labels.
+    fn labelled_in(ecosystem: &str, instance_id: &str, labels: Labels) -> TaskOutcome {
+        TaskOutcome {
+            spec: Some(crate::model::EnvironmentSpec { ecosystem: ecosystem.into(), ..Default::default() }),
+            ..outcome(instance_id, Ok(labels))
+        }
+    }
+
+    /// A published class is all of its methods together (decision, 2026-12-07): in ours
+    /// when one method is fail-to-pass and none fails after the fix; a class with a
+    /// method that fails after it is missed, saying why. A published method of which we
+    /// have only the class (a run read from Maven's console) is found by it, and said so.
+    #[test]
+    fn a_published_java_class_is_all_of_its_methods_together_and_a_method_is_found_by_its_class() {
+        let (dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["com.acme.FooTest"], &["com.acme.BarTest"]),
+            row_line("acme__calc-2", &["com.acme.FooTest"], &[]),
+            row_line("acme__calc-3", &["com.acme.BazTest#parses"], &[]),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let whole = labels(&["com.acme.FooTest#adds"], &["com.acme.FooTest#keeps", "com.acme.BarTest#b"]);
+        let broken = Labels {
+            fail_to_fail: vec!["com.acme.FooTest#breaks".into()],
+            ..labels(&["com.acme.FooTest#adds"], &["com.acme.BarTest#b"])
+        };
+        let summary = Summary {
+            outcomes: vec![
+                labelled_in("java", "acme__calc-1", whole),
+                labelled_in("java", "acme__calc-2", broken),
+                labelled_in("java", "acme__calc-3", labels(&["com.acme.BazTest"], &[])),
+            ],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.starts_with("acme__calc-1\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/1 extra 1\n"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "acme__calc-2\tFAIL_TO_PASS missing [\"com.acme.FooTest\" ({}: 1 do not pass after the gold patch here (com.acme.FooTest#breaks), 1 fail to pass)]",
+                grain::FINER_HERE
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("acme__calc-3\tFAIL_TO_PASS same (found by our coarser parent: \"com.acme.BazTest#parses\" by \"com.acme.BazTest\")"),
+            "{text}"
+        );
+        let out = dir.path().join("fresh.jsonl");
+        write_rows(&out, &rows, &summary).unwrap();
+        let written: Vec<Value> =
+            fs_err::read_to_string(&out).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        let third = &written[2]["diagnosis"]["published_fail_to_pass"];
+        assert_eq!(third["found_by_our_parent"], serde_json::json!({"com.acme.BazTest#parses": "com.acme.BazTest"}));
+        assert_eq!(third["same"], true);
+    }
+
+    /// A published Go parent test is its subtests together, where ours has them and not
+    /// it; a published subtest of which we have only the parent is found by it. (A
+    /// subtest one level down is also spelled by its parent's name, as Multi-SWE-bench's
+    /// parsers name it: a form, not a grain; so these subtests are two levels down.)
+    #[test]
+    fn go_parents_and_subtests_compare_across_the_grain() {
+        let (_dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["TestParse"], &[]),
+            row_line("acme__calc-2", &["TestParse"], &[]),
+            row_line("acme__calc-3", &["TestRound/half_up"], &[]),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let flaky = Labels { flaky: vec!["TestParse/b/y".into()], ..labels(&["TestParse/a/x"], &[]) };
+        let summary = Summary {
+            outcomes: vec![
+                labelled_in("go", "acme__calc-1", labels(&["TestParse/a/x"], &["TestParse/b/y"])),
+                labelled_in("go", "acme__calc-2", flaky),
+                labelled_in("go", "acme__calc-3", labels(&["TestRound"], &[])),
+            ],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.starts_with("acme__calc-1\tFAIL_TO_PASS same\t"), "{text}");
+        assert!(text.contains("acme__calc-2\tFAIL_TO_PASS missing [\"TestParse\" (its tests here"), "{text}");
+        assert!(text.contains("(found by our coarser parent: \"TestRound/half_up\" by \"TestRound\")"), "{text}");
+    }
+
+    /// A JS file's own id, fail-to-pass when its `describe` body threw before the fix
+    /// (iamkun/dayjs-2369), is the published file-level id; beside published tests of
+    /// that file it is no extra test.
+    #[test]
+    fn a_js_files_own_id_compares_with_a_published_file_and_is_no_extra_beside_its_tests() {
+        let (_dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["test/plugin/duration.test.js"], &[]),
+            row_line("acme__calc-2", &["test/a.test.js > add > adds"], &[]),
+            row_line("acme__calc-3", &["test/a.test.js"], &[]),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let summary = Summary {
+            outcomes: vec![
+                labelled_in(
+                    "node",
+                    "acme__calc-1",
+                    labels(&["test/plugin/duration.test.js"], &["test/plugin/duration.test.js > Add > adds"]),
+                ),
+                labelled_in("node", "acme__calc-2", labels(&["test/a.test.js", "test/a.test.js > add > adds"], &[])),
+                labelled_in("node", "acme__calc-3", labels(&["test/a.test.js > add > adds"], &["test/a.test.js"])),
+            ],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.contains("FAIL_TO_PASS exactly the published list: 3 of 3 rows"), "{text}");
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn from_entry(entry: &RepoEnvironment, base: EnvironmentSpec, source: &str) -> E
         test_path_patterns: pick(&entry.test_path_patterns, base.test_path_patterns),
         source: source.to_string(),
         rung: entry.rung.unwrap_or(base.rung),
+        ci: base.ci,
     }
 }
 

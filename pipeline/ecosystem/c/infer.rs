@@ -10,6 +10,19 @@
 //! `check` or `test` target (`make`, then that target). A project with none of these
 //! is not inferred.
 //!
+//! The project's CI (decision, 2026-12-07; [`crate::ecosystem::ci`]): for a plain
+//! Makefile, the first test target its `make` commands name (`make test`, `make
+//! unittest`; not one run in another folder, `make -C dir`) that the Makefile has is
+//! the test target, before `check`; for CMake, the `-D` options of its `cmake`
+//! configure commands (not `CMAKE_*` ones, nor sanitizers, coverage, fuzzing,
+//! benchmarks or warnings as errors) join the configure step, and the label and
+//! exclusion options of its `ctest` commands (`-L unit`, `-LE slow`, `-E regex`) the
+//! test command; the Debian packages of its `apt-get install` join the system
+//! packages (the image skips and names those Debian lacks), but for compilers, build
+//! tools and those that only measure or format (`valgrind` among them: a test suite
+//! that finds it runs under it). Its `CFLAGS` are not taken: CI's add sanitizers and
+//! `-Werror`.
+//!
 //! The compiler (decision): the newest GCC among the base images (`gcc12` from
 //! bookworm, `gcc14` from trixie) released by the task's date, else the oldest
 //! (old C meets the compiler of its time: GCC 14 turned implicit declarations into
@@ -34,6 +47,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Datelike, Utc};
 use regex::Regex;
 
+use crate::ecosystem::ci::{self, CiEvidence};
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -155,15 +169,19 @@ pub fn test_options(cmake_lists: &str) -> Vec<String> {
     options
 }
 
-/// The test target of a plain Makefile: `check`, else `test`.
-pub fn make_test_target(text: &str) -> Option<&'static str> {
-    let has = |target: &str| {
-        text.lines().any(|line| {
-            line.split_once(':').is_some_and(|(targets, rest)| {
+/// Whether a Makefile has a rule for `target`.
+pub fn has_target(text: &str, target: &str) -> bool {
+    text.lines().any(|line| {
+        !line.starts_with('\t')
+            && line.split_once(':').is_some_and(|(targets, rest)| {
                 !rest.starts_with('=') && targets.split_whitespace().any(|name| name == target)
             })
-        })
-    };
+    })
+}
+
+/// The test target of a plain Makefile: `check`, else `test`.
+pub fn make_test_target(text: &str) -> Option<&'static str> {
+    let has = |target: &str| has_target(text, target);
     if has("check") {
         Some("check")
     } else if has("test") {
@@ -397,7 +415,203 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
             add_package(package);
         }
     }
-    Ok(EnvironmentSpec { system_packages, ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command) })
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let mut test_command = test_command;
+    if system == BuildSystem::Make {
+        if let Some((target, origin)) =
+            ci_make_target(files, &evidence).filter(|(target, _)| target != target_of(&test_command))
+        {
+            decisions.push(format!("`make {target}` from CI's test command ({origin}), not `{test_command}`"));
+            test_command = format!("make {target}");
+        }
+    }
+    if system == BuildSystem::CMake {
+        let (options, said) = ci_cmake_options(&evidence);
+        let configure = install.iter_mut().find(|step| step.starts_with("cmake -S "));
+        if let Some(configure) = configure {
+            let new: Vec<&String> = options
+                .iter()
+                .filter(|option| {
+                    let name = option.split('=').next().unwrap_or(option);
+                    !configure.split_whitespace().any(|word| word.split('=').next() == Some(name))
+                })
+                .collect();
+            for option in &new {
+                configure.push(' ');
+                configure.push_str(&crate::sandbox::script::shell_quote(option));
+            }
+            if !new.is_empty() {
+                let named: Vec<&str> = new.iter().map(|option| option.as_str()).collect();
+                decisions.push(format!("CMake options `{}` from CI's configure command ({said})", named.join(" ")));
+            }
+        }
+        if let Some((arguments, said)) = ci_ctest_arguments(&evidence) {
+            test_command.push(' ');
+            test_command.push_str(
+                &arguments.iter().map(|word| crate::sandbox::script::shell_quote(word)).collect::<Vec<_>>().join(" "),
+            );
+            decisions.push(format!("`ctest {}` from CI's test command ({said})", arguments.join(" ")));
+        }
+    }
+    let added: Vec<&ci::Package> = evidence
+        .packages
+        .iter()
+        .filter(|package| !system_packages.contains(&package.name) && !unwanted_ci_package(&package.name))
+        .collect();
+    if !added.is_empty() {
+        let names: Vec<String> = added.iter().map(|package| package.name.clone()).collect();
+        decisions.push(format!(
+            "Debian packages {} from CI's apt-get install ({}; those Debian lacks are skipped)",
+            names.join(", "),
+            added[0].origin
+        ));
+        system_packages.extend(names);
+    }
+    let mut spec =
+        EnvironmentSpec { system_packages, ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command) };
+    evidence.record(&mut spec, decisions);
+    Ok(spec)
+}
+
+/// The target of a `make TARGET` test command.
+fn target_of(test_command: &str) -> &str {
+    test_command.strip_prefix("make ").unwrap_or(test_command)
+}
+
+/// Packages of CI's apt-get install that are not taken (see the module doc): compilers,
+/// build tools, and tools that measure, format or document.
+fn unwanted_ci_package(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "gcc",
+        "g++",
+        "clang",
+        "llvm",
+        "lld",
+        "cmake",
+        "ninja",
+        "meson",
+        "make",
+        "autoconf",
+        "automake",
+        "libtool",
+        "lcov",
+        "gcovr",
+        "doxygen",
+        "graphviz",
+        "texlive",
+        "valgrind",
+        "cppcheck",
+        "ccache",
+        "mingw",
+        "wine",
+        "qemu",
+        "iwyu",
+        "sphinx",
+        "python3-sphinx",
+        "pandoc",
+        "asciidoc",
+        "shellcheck",
+        "codespell",
+    ];
+    PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// The first test target of CI's `make` commands that the Makefile (or the folder its
+/// `.DEFAULT` rule hands targets to) has, with where.
+fn ci_make_target(files: &RepoFiles, evidence: &CiEvidence) -> Option<(String, String)> {
+    let makefiles: Vec<&String> = ["Makefile", "GNUmakefile", "makefile"]
+        .iter()
+        .filter_map(|name| files.get(*name))
+        .flat_map(|text| {
+            let folder = default_rule_folder(text);
+            std::iter::once(text).chain(folder.into_iter().flat_map(|folder| {
+                ["Makefile", "GNUmakefile", "makefile"]
+                    .iter()
+                    .filter_map(move |inner| files.get(&format!("{folder}/{inner}")))
+            }))
+        })
+        .collect();
+    for (words, step) in evidence.runner_commands(ci::shell::Runner::Make) {
+        if words[0] != "make"
+            || words.iter().any(|word| matches!(word.as_str(), "-C" | "-f" | "--directory" | "--file"))
+        {
+            continue;
+        }
+        let target = words[1..].iter().find(|word| {
+            let lower = word.to_ascii_lowercase();
+            !word.starts_with('-')
+                && !ci::shell::is_assignment(word)
+                && (lower.contains("test") || lower.contains("check"))
+        });
+        if let Some(target) = target.filter(|target| makefiles.iter().any(|text| has_target(text, target))) {
+            return Some((target.clone(), step.origin.to_string()));
+        }
+    }
+    None
+}
+
+/// Words of CMake options that are not taken from CI (see the module doc).
+const UNWANTED_CMAKE_OPTIONS: &[&str] = &[
+    "SANITIZ", "ASAN", "UBSAN", "TSAN", "COVERAGE", "FUZZ", "BENCH", "WERROR", "VALGRIND", "INSTALL", "DOC", "CCACHE",
+];
+
+/// The `-DNAME=VALUE` options of CI's `cmake` configure commands (see the module doc),
+/// each name once (the first value), with where.
+fn ci_cmake_options(evidence: &CiEvidence) -> (Vec<String>, String) {
+    let mut options: Vec<String> = Vec::new();
+    let mut origins: Vec<String> = Vec::new();
+    // The configure commands of the test jobs, whichever of their steps runs them.
+    for (line, origin) in &evidence.test_job_lines {
+        let origin = origin.to_string();
+        for words in ci::shell::segments(line) {
+            let (_, words) = ci::shell::program(&words);
+            if words.first().map(String::as_str) != Some("cmake") || words.iter().any(|word| word == "--build") {
+                continue;
+            }
+            for word in words {
+                let Some(option) = word.strip_prefix("-D") else { continue };
+                let Some((name, value)) = option.split_once('=') else { continue };
+                let name = name.split(':').next().unwrap_or(name);
+                let upper = name.to_ascii_uppercase();
+                let wanted = !upper.starts_with("CMAKE_")
+                    && !UNWANTED_CMAKE_OPTIONS.iter().any(|unwanted| upper.contains(unwanted))
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !value.contains('$')
+                    && !value.is_empty();
+                if wanted && !options.iter().any(|known| known.split('=').next() == Some(&format!("-D{name}"))) {
+                    options.push(format!("-D{name}={value}"));
+                    if !origins.contains(&origin) {
+                        origins.push(origin.clone());
+                    }
+                }
+            }
+        }
+    }
+    (options, origins.join(", "))
+}
+
+/// The label and exclusion options of CI's `ctest` commands, from the first that has
+/// any, with where.
+fn ci_ctest_arguments(evidence: &CiEvidence) -> Option<(Vec<String>, String)> {
+    for (words, step) in evidence.runner_commands(ci::shell::Runner::CTest) {
+        let mut arguments: Vec<String> = Vec::new();
+        let mut index = 1;
+        while index < words.len() {
+            let word = words[index].as_str();
+            index += 1;
+            let takes = matches!(word, "-L" | "-LE" | "-E" | "--label-regex" | "--label-exclude" | "--exclude-regex");
+            if takes && index < words.len() && !words[index].contains('$') {
+                arguments.push(word.to_string());
+                arguments.push(words[index].clone());
+                index += 1;
+            }
+        }
+        if !arguments.is_empty() {
+            return Some((arguments, step.origin.to_string()));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -440,6 +654,39 @@ mod tests {
             "FetchContent_Declare(fmt GIT_REPOSITORY https://github.com/fmtlib/fmt)\nenable_testing()\n",
         )]);
         assert!(fetched_from_debian(&other).is_empty());
+    }
+
+    /// CI evidence in C: a Makefile with `check` and `test` is tested with the `make
+    /// test` CI runs; a CMake project gets CI's configure options (not its build type
+    /// nor its sanitizer), its `ctest -L unit`, and its apt packages but the compiler
+    /// and valgrind; the spec says so.
+    #[test]
+    fn ci_evidence_chooses_the_make_target_cmake_options_ctest_labels_and_packages() {
+        let makefile = "all:\n\tcc -o x x.c\ncheck: all\n\t./lint.sh\ntest: all\n\t./run-tests.sh\n";
+        let travis = "language: c\nscript:\n  - make\n  - make -j2 test V=1\n";
+        let plain = files(&[("Makefile", makefile)]);
+        let with_ci = files(&[("Makefile", makefile), (".travis.yml", travis)]);
+        assert_eq!(infer(&plain, date(2024), &["gcc12".into()]).unwrap().test_command, "make check");
+        let spec = infer(&with_ci, date(2024), &["gcc12".into()]).unwrap();
+        assert_eq!(spec.test_command, "make test");
+        assert_eq!(spec.ci, vec!["`make test` from CI's test command (`.travis.yml` job `travis`), not `make check`"]);
+        // A target the Makefile lacks, or one run in another folder, is not taken.
+        let elsewhere = "script:\n  - make -C tests test\n  - make unittest\n";
+        let spec = infer(&files(&[("Makefile", makefile), (".travis.yml", elsewhere)]), date(2024), &["gcc12".into()]);
+        assert_eq!(spec.unwrap().test_command, "make check");
+
+        let lists = "project(x)\noption(X_TESTS \"tests\" ON)\nenable_testing()\n";
+        let workflow = "jobs:\n  linux:\n    steps:\n      \
+                        - run: sudo apt-get install -y libonig-dev valgrind gcc-12\n      \
+                        - run: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DX_WITH_ZLIB=ON -DX_ENABLE_ASAN=ON -DX_TESTS=OFF\n      \
+                        - run: cmake --build build\n      - run: cd build && ctest -L unit --output-on-failure\n";
+        let cmake = files(&[("CMakeLists.txt", lists), (".github/workflows/ci.yml", workflow)]);
+        let spec = infer(&cmake, date(2024), &["gcc12".into()]).unwrap();
+        let configure = spec.install.iter().find(|step| step.starts_with("cmake -S ")).unwrap();
+        assert!(configure.ends_with("-DBUILD_TESTING=ON -DX_TESTS=ON -DX_WITH_ZLIB=ON"), "{configure}");
+        assert!(spec.test_command.ends_with("--timeout 600 -L unit"), "{}", spec.test_command);
+        assert_eq!(spec.system_packages, vec!["libonig-dev".to_string()]);
+        assert_eq!(spec.ci.len(), 3, "{:?}", spec.ci);
     }
 
     #[test]

@@ -5,12 +5,21 @@
 //! `GOTOOLCHAIN=local` keeps a newer Go from trying to download another). Runtimes are
 //! named `go1.N`, like their base images (`swe-harvest/base:go1.N`).
 //!
+//! The project's CI (decision, 2026-12-07; [`crate::ecosystem::ci`]): the Go versions
+//! its test jobs set up narrow that choice among the toolchains at least the directive
+//! ([`ci::narrow`]: a module that declares `go 1.18` but is tested on 1.21 and 1.22
+//! gets the oldest toolchain at least 1.21); the build tags of its `go test` commands
+//! (`-tags integration`, all of them, once) join the test command, and its test jobs'
+//! `CGO_ENABLED`, `GOFLAGS` and `GOEXPERIMENT` are set for it (`env NAME=VALUE go
+//! test ...`). `-race` and other flags are not taken: they change no test's verdict.
+//!
 //! The date plays no part yet (decision): Debian packages two Go releases here, and
 //! the directive says which the project needs; modules are pinned by `go.sum`, so
 //! there is nothing to time-travel.
 
 use chrono::{DateTime, Utc};
 
+use crate::ecosystem::ci::{self, CiEvidence, Language};
 use crate::ecosystem::{InferError, RepoFiles, RuntimeNeed};
 use crate::model::EnvironmentSpec;
 
@@ -80,8 +89,88 @@ pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Re
         let requires = directive.map_or("any".to_string(), |(major, minor)| format!("go {major}.{minor}"));
         InferError::no_runtime("Go", requires, runtimes)
     })?;
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let runtime = ci_runtime(&runtime, directive, runtimes, &evidence, &mut decisions);
+    let mut test_command = TEST_COMMAND.to_string();
+    if let Some((tags, said)) = ci_build_tags(&evidence) {
+        test_command = test_command.replacen("go test", &format!("go test -tags {tags}"), 1);
+        decisions.push(format!("build tags `{tags}` from CI's `go test` ({said})"));
+    }
+    let variables: Vec<&ci::EnvVar> =
+        CI_VARIABLES.iter().filter_map(|name| evidence.env_var(name)).filter(|var| !var.value.contains('$')).collect();
+    if !variables.is_empty() {
+        let assignments: Vec<String> = variables
+            .iter()
+            .map(|var| crate::sandbox::script::shell_quote(&format!("{}={}", var.name, var.value)))
+            .collect();
+        test_command = format!("env {} {test_command}", assignments.join(" "));
+        decisions.push(format!("`{}` from CI's test job ({})", assignments.join(" "), variables[0].origin));
+    }
     let install = vec!["go mod download".into(), WARM_BUILD_CACHE.into()];
-    Ok(EnvironmentSpec::inferred("go", runtime, install, TEST_COMMAND.into()))
+    let mut spec = EnvironmentSpec::inferred("go", runtime, install, test_command);
+    evidence.record(&mut spec, decisions);
+    Ok(spec)
+}
+
+/// The variables of CI's test jobs that the test command sets.
+const CI_VARIABLES: &[&str] = &["CGO_ENABLED", "GOFLAGS", "GOEXPERIMENT"];
+
+/// The toolchain CI's tested Go versions narrow `usual` to, among those at least the
+/// directive (see the module doc); a decision says so when it differs.
+fn ci_runtime(
+    usual: &str,
+    directive: Option<(u32, u32)>,
+    runtimes: &[String],
+    evidence: &CiEvidence,
+    decisions: &mut Vec<String>,
+) -> String {
+    let mut versions = evidence.versions(Language::Go, true);
+    if versions.is_empty() {
+        versions = evidence.versions(Language::Go, false);
+    }
+    let parse = |version: &str| major_minor(version.trim_start_matches(['^', '~', '>', '=', 'v']));
+    versions.retain(|(version, _)| parse(version).is_some());
+    let named: Vec<(u32, u32)> = versions.iter().filter_map(|(version, _)| parse(version)).collect();
+    let available: Vec<(u32, u32)> = runtimes
+        .iter()
+        .filter_map(|runtime| major_minor(runtime.strip_prefix("go")?))
+        .filter(|version| directive.is_none_or(|directive| *version >= directive))
+        .collect();
+    let Some(usual_version) = usual.strip_prefix("go").and_then(major_minor) else { return usual.to_string() };
+    let distance = |(a, b): (u32, u32), (c, d): (u32, u32)| u64::from((a * 1000 + b).abs_diff(c * 1000 + d));
+    let chosen = ci::narrow(usual_version, &named, &available, distance);
+    if chosen == usual_version {
+        return usual.to_string();
+    }
+    let chosen = format!("go{}.{}", chosen.0, chosen.1);
+    decisions.push(format!("runtime {chosen}, not {usual}: CI tests Go {}", ci::versions_said(&versions)));
+    chosen
+}
+
+/// The build tags of CI's `go test` commands, each once, comma-joined, with where.
+fn ci_build_tags(evidence: &CiEvidence) -> Option<(String, String)> {
+    let mut tags: Vec<String> = Vec::new();
+    let mut origins: Vec<String> = Vec::new();
+    for (words, step) in evidence.runner_commands(ci::shell::Runner::GoTest) {
+        for (index, word) in words.iter().enumerate() {
+            let named = match word.as_str() {
+                "-tags" | "--tags" => words.get(index + 1).cloned(),
+                other => other.strip_prefix("-tags=").or_else(|| other.strip_prefix("--tags=")).map(str::to_string),
+            };
+            for tag in named.iter().flat_map(|list| list.split([',', ' '])) {
+                let valid = !tag.is_empty() && tag.chars().all(|c| c.is_ascii_alphanumeric() || "_.!".contains(c));
+                if valid && !tags.iter().any(|known| known == tag) {
+                    tags.push(tag.to_string());
+                    let origin = step.origin.to_string();
+                    if !origins.contains(&origin) {
+                        origins.push(origin);
+                    }
+                }
+            }
+        }
+    }
+    (!tags.is_empty()).then(|| (tags.join(","), origins.join(", ")))
 }
 
 #[cfg(test)]
@@ -122,6 +211,32 @@ mod tests {
         assert_eq!(runtime_needed(&RepoFiles::new(), &runtimes()), None);
         let workspace = RepoFiles::from([("go.work".to_string(), "go 1.26\n".to_string())]);
         assert_eq!(runtime_needed(&workspace, &runtimes()).unwrap().why, "go.work's `go 1.26` directive");
+    }
+
+    /// CI evidence in Go: a module declaring `go 1.18` that CI tests on 1.22 and 1.23
+    /// gets go1.24 instead of go1.19; the tags of its `go test` and its test job's
+    /// CGO_ENABLED go into the test command; the spec says so.
+    #[test]
+    fn ci_evidence_chooses_the_toolchain_the_tags_and_cgo() {
+        let date = Utc.with_ymd_and_hms(2024, 6, 1, 0, 0, 0).unwrap();
+        let workflow = "jobs:\n  test:\n    strategy:\n      matrix:\n        go: ['1.22.x', '1.23.x']\n    env:\n      \
+                        CGO_ENABLED: 0\n    steps:\n      - uses: actions/setup-go@v5\n        with:\n          \
+                        go-version: ${{ matrix.go }}\n      - run: go test -race -tags integration,sqlite ./...\n      \
+                        - run: go test -tags=integration ./cmd/...\n";
+        let plain: RepoFiles = [("go.mod".to_string(), "module x\n\ngo 1.18\n".to_string())].into();
+        let mut with_ci = plain.clone();
+        with_ci.insert(".github/workflows/test.yml".into(), workflow.into());
+        let without = infer(&plain, date, &runtimes()).unwrap();
+        let spec = infer(&with_ci, date, &runtimes()).unwrap();
+        assert_eq!((without.runtime.as_str(), without.test_command.as_str()), ("go1.19", TEST_COMMAND));
+        assert_eq!(spec.runtime, "go1.24");
+        assert_eq!(spec.test_command, "env CGO_ENABLED=0 go test -tags integration,sqlite -json -count=1");
+        assert_eq!(spec.ci.len(), 3, "{:?}", spec.ci);
+        assert!(spec.ci[0].starts_with("runtime go1.24, not go1.19: CI tests Go 1.22.x, 1.23.x"), "{:?}", spec.ci);
+        // A CI that tests what the directive picks changes nothing.
+        let same = workflow.replace("['1.22.x', '1.23.x']", "['1.19']");
+        with_ci.insert(".github/workflows/test.yml".into(), same);
+        assert_eq!(infer(&with_ci, date, &runtimes()).unwrap().runtime, "go1.19");
     }
 
     #[test]

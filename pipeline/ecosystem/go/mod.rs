@@ -175,6 +175,12 @@ impl Ecosystem for GoTest {
     fn published_forms(&self, id: &str) -> Vec<String> {
         id.rsplit_once('/').map(|(parent, _)| vec![parent.to_string()]).unwrap_or_default()
     }
+
+    /// The tests a subtest runs under: `TestX/a/b` -> `TestX/a`, `TestX` (`go test`
+    /// reports them too; a published parent we did not get is read from its subtests).
+    fn published_parents(&self, id: &str) -> Vec<String> {
+        id.match_indices('/').map(|(at, _)| id[..at].to_string()).filter(|parent| !parent.is_empty()).collect()
+    }
 }
 
 /// The requirements (`module@version`) that a diff adds to or changes in the

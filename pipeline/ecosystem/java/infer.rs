@@ -15,11 +15,22 @@
 //! September 2018, 17 from September 2021, 21 from September 2023), so that old build
 //! plugins meet the JDK of their time.
 //!
+//! The project's CI (decision, 2026-12-07; [`crate::ecosystem::ci`]): the JDKs its
+//! test jobs set up (`actions/setup-java`, a matrix's `java`, Travis's `jdk`, a
+//! `maven:3-eclipse-temurin-17` image) narrow that choice among the JDKs that compile
+//! the declared level ([`ci::narrow`]). Its Maven test commands' profiles (`-Pci`;
+//! not release, signing, coverage or publishing ones) and properties (`-Dx=y`; not
+//! test selection, skips or coverage) join the test command and the image's Maven
+//! runs, so that both build the same; its test jobs' `MAVEN_OPTS`,
+//! `JAVA_TOOL_OPTIONS` and `_JAVA_OPTIONS` are set for the tests (`env NAME=VALUE
+//! mvn ...`). `-pl` is not taken: the helper chooses the modules of the touched files.
+//!
 //! Gradle builds are [`super::gradle`]'s.
 
 use chrono::{DateTime, Datelike, Utc};
 use quick_xml::events::{BytesStart, Event};
 
+use crate::ecosystem::ci::{self, CiEvidence, Language};
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -276,8 +287,123 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         let requires = level.map_or("any JDK".to_string(), |level| format!("Java {level}"));
         InferError::no_runtime("Java", requires, runtimes)
     })?;
-    let install = vec![RELEASE_FOR_SNAPSHOT_PARENT.into(), RESOLVE_AND_COMPILE.into(), WARM_TEST_RUN.into()];
-    Ok(EnvironmentSpec::inferred(super::NAME, runtime, install, TEST_COMMAND.into()))
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let runtime = ci_runtime(&runtime, level, runtimes, &evidence, &mut decisions);
+    let mut install: Vec<String> =
+        vec![RELEASE_FOR_SNAPSHOT_PARENT.into(), RESOLVE_AND_COMPILE.into(), WARM_TEST_RUN.into()];
+    let mut test_command = TEST_COMMAND.to_string();
+    if let Some((flags, said)) = ci_maven_flags(&evidence) {
+        let flags = flags.iter().map(|flag| crate::sandbox::script::shell_quote(flag)).collect::<Vec<_>>().join(" ");
+        test_command = test_command.replacen("mvn ", &format!("mvn {flags} "), 1);
+        for step in install.iter_mut().skip(1) {
+            *step = step.replace("mvn -B -ntp ", &format!("mvn -B -ntp {flags} "));
+        }
+        decisions.push(format!("Maven flags `{flags}` from CI's test command ({said})"));
+    }
+    let variables: Vec<&ci::EnvVar> = ["MAVEN_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS"]
+        .iter()
+        .filter_map(|name| evidence.env_var(name))
+        .filter(|var| !var.value.contains('$') && !var.value.trim().is_empty())
+        .collect();
+    if !variables.is_empty() {
+        let assignments: Vec<String> = variables
+            .iter()
+            .map(|var| crate::sandbox::script::shell_quote(&format!("{}={}", var.name, var.value.trim())))
+            .collect();
+        test_command = format!("env {} {test_command}", assignments.join(" "));
+        decisions.push(format!("`{}` from CI's test job ({})", assignments.join(" "), variables[0].origin));
+    }
+    let mut spec = EnvironmentSpec::inferred(super::NAME, runtime, install, test_command);
+    evidence.record(&mut spec, decisions);
+    Ok(spec)
+}
+
+/// The JDK CI's tested JDKs narrow `usual` to, among those that compile `level` (see
+/// the module doc); a decision says so when it differs.
+fn ci_runtime(
+    usual: &str,
+    level: Option<u32>,
+    runtimes: &[String],
+    evidence: &CiEvidence,
+    decisions: &mut Vec<String>,
+) -> String {
+    let mut versions = evidence.versions(Language::Java, true);
+    if versions.is_empty() {
+        versions = evidence.versions(Language::Java, false);
+    }
+    versions.retain(|(version, _)| java_level(version).is_some());
+    let named: Vec<u32> = versions.iter().filter_map(|(version, _)| java_level(version)).collect();
+    let available: Vec<u32> = runtimes
+        .iter()
+        .filter_map(|runtime| jdk_of(runtime))
+        .filter(|jdk| level.is_none_or(|level| *jdk >= level && oldest_level(*jdk) <= level))
+        .collect();
+    let Some(usual_jdk) = jdk_of(usual) else { return usual.to_string() };
+    let chosen = ci::narrow(usual_jdk, &named, &available, |a, b| u64::from(a.abs_diff(b)));
+    if chosen == usual_jdk {
+        return usual.to_string();
+    }
+    decisions.push(format!("runtime jdk{chosen}, not {usual}: CI tests Java {}", ci::versions_said(&versions)));
+    format!("jdk{chosen}")
+}
+
+/// Words of profile names that only release, sign, measure or publish.
+const UNWANTED_PROFILES: &[&str] =
+    &["release", "deploy", "sign", "gpg", "sonar", "coverage", "jacoco", "javadoc", "dist", "publish", "snapshot"];
+
+/// Words of properties that select tests, skip them, or measure them.
+const UNWANTED_PROPERTIES: &[&str] =
+    &["test", "skip", "jacoco", "coverage", "sonar", "gpg", "surefire", "failsafe", "it.", "argline", "maven.repo"];
+
+/// The profiles (`-Pa,b`) and properties (`-Dname=value`) of CI's Maven test commands
+/// that the test command takes (see the module doc), each once, with where.
+fn ci_maven_flags(evidence: &CiEvidence) -> Option<(Vec<String>, String)> {
+    let mut flags: Vec<String> = Vec::new();
+    let mut origins: Vec<String> = Vec::new();
+    for (words, step) in evidence.runner_commands(ci::shell::Runner::Maven) {
+        let mut found = Vec::new();
+        for (index, word) in words.iter().enumerate() {
+            let profiles = match word.as_str() {
+                "-P" | "--activate-profiles" => words.get(index + 1).cloned(),
+                other => other.strip_prefix("-P").filter(|rest| !rest.is_empty()).map(str::to_string),
+            };
+            if let Some(profiles) = profiles {
+                let wanted: Vec<&str> = profiles
+                    .split(',')
+                    .filter(|profile| {
+                        let lower = profile.to_ascii_lowercase();
+                        !profile.is_empty()
+                            && !profile.starts_with('!')
+                            && !UNWANTED_PROFILES.iter().any(|unwanted| lower.contains(unwanted))
+                            && profile.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                    })
+                    .collect();
+                if !wanted.is_empty() {
+                    found.push(format!("-P{}", wanted.join(",")));
+                }
+            }
+            if let Some(property) = word.strip_prefix("-D") {
+                let name = property.split('=').next().unwrap_or(property).to_ascii_lowercase();
+                let wanted = !UNWANTED_PROPERTIES.iter().any(|unwanted| name.contains(unwanted))
+                    && !TEST_COMMAND.contains(word.as_str())
+                    && !word.contains('$');
+                if wanted && property.contains('=') {
+                    found.push(word.clone());
+                }
+            }
+        }
+        for flag in found {
+            if !flags.contains(&flag) {
+                flags.push(flag);
+                let origin = step.origin.to_string();
+                if !origins.contains(&origin) {
+                    origins.push(origin);
+                }
+            }
+        }
+    }
+    (!flags.is_empty()).then(|| (flags, origins.join(", ")))
 }
 
 #[cfg(test)]
@@ -292,6 +418,39 @@ mod tests {
 
     fn date(year: i32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(year, 6, 1, 0, 0, 0).unwrap()
+    }
+
+    /// CI evidence in Java: a POM at level 8 (jdk11 by itself) that CI tests on JDK 17
+    /// and 21 gets jdk17; its Maven command's `-Pstrict` and `-Dfoo=bar` (not its
+    /// release profile nor its test selection) join the test command and the image's
+    /// Maven runs; MAVEN_OPTS is set for the tests; the spec says so.
+    #[test]
+    fn ci_evidence_chooses_the_jdk_the_profiles_and_maven_opts() {
+        let pom = "<project><properties><maven.compiler.release>8</maven.compiler.release></properties></project>";
+        let workflow = "jobs:\n  build:\n    strategy:\n      matrix:\n        java: [17, 21]\n    env:\n      \
+                        MAVEN_OPTS: -Xmx2g\n    steps:\n      - uses: actions/setup-java@v4\n        with:\n          \
+                        java-version: ${{ matrix.java }}\n          distribution: temurin\n      \
+                        - run: ./mvnw -B -Pstrict,release -Dfoo=bar -Dtest=Quick -DskipITs verify\n";
+        let plain: RepoFiles = [("pom.xml".to_string(), pom.to_string())].into();
+        let mut with_ci = plain.clone();
+        with_ci.insert(".github/workflows/maven.yml".into(), workflow.into());
+        let without = infer(&plain, date(2024), &runtimes()).unwrap();
+        let spec = infer(&with_ci, date(2024), &runtimes()).unwrap();
+        assert_eq!((without.runtime.as_str(), without.test_command.as_str()), ("jdk11", TEST_COMMAND));
+        assert_eq!(spec.runtime, "jdk17");
+        assert_eq!(spec.test_command, format!("env MAVEN_OPTS=-Xmx2g mvn -Pstrict -Dfoo=bar {}", &TEST_COMMAND[4..]));
+        assert!(spec.install[1].starts_with("mvn -B -ntp -Pstrict -Dfoo=bar -DskipTests"), "{:?}", spec.install);
+        assert!(
+            spec.install[2].contains("mvn -B -ntp -Pstrict -Dfoo=bar -Dmaven.test.failure.ignore"),
+            "{:?}",
+            spec.install
+        );
+        assert_eq!(spec.ci.len(), 3, "{:?}", spec.ci);
+        assert!(spec.ci[0].starts_with("runtime jdk17, not jdk11: CI tests Java 17, 21"), "{:?}", spec.ci);
+        // A level no JDK CI names compiles: CI names nothing to choose from.
+        let old = pom.replace(">8<", ">6<");
+        with_ci.insert("pom.xml".into(), old);
+        assert_eq!(infer(&with_ci, date(2024), &runtimes()).unwrap().runtime, "jdk11");
     }
 
     /// The install steps under `set -e`, as the image runs them, with a `mvn` on the

@@ -24,10 +24,16 @@
 //!   options but not its file globs, watch, coverage or reporter options (the
 //!   helper adds the touched files and its own reporter); without such a script, the
 //!   runner among the dev dependencies; without one, `node --test`.
+//! - **The project's CI** (decision, 2026-12-07; [`crate::ecosystem::ci`]): the Node
+//!   majors its test jobs set up narrow the runtime (`.nvmrc` pins before it; within
+//!   `engines.node`; [`ci::narrow`]); the `package.json` scripts its test commands run
+//!   (`npm run test:unit`, end-to-end and browser scripts last) are tried before
+//!   `test`; its test jobs' `NODE_OPTIONS` is set for the runner.
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::Value;
 
+use crate::ecosystem::ci::{self, CiEvidence, Language};
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -558,6 +564,12 @@ fn build_tool_step(words: &[&str]) -> Option<String> {
 /// (`"pretest": "tsc"`), so that each run builds before it tests (decision,
 /// 2026-11-28).
 pub fn test_command(package: &Value) -> Option<String> {
+    test_command_from(package, &[])
+}
+
+/// [`test_command`], trying the scripts `first` (those the project's CI runs) before
+/// `test`.
+pub fn test_command_from(package: &Value, first: &[String]) -> Option<String> {
     let scripts = package.get("scripts")?.as_object()?;
     /// Follows script `name` to a runner; `builds` gathers the steps before it.
     fn follow(
@@ -605,7 +617,8 @@ pub fn test_command(package: &Value) -> Option<String> {
     }
     let mut names: Vec<&String> = scripts.keys().filter(|name| name.starts_with("test") && *name != "test").collect();
     names.sort();
-    std::iter::once("test").chain(names.iter().map(|name| name.as_str())).find_map(|name| {
+    let first = first.iter().map(String::as_str).filter(|name| scripts.contains_key(*name));
+    first.chain(std::iter::once("test")).chain(names.iter().map(|name| name.as_str())).find_map(|name| {
         let mut builds = Vec::new();
         let command = follow(scripts, name, 0, &mut builds)?;
         if name == "test" && scripts.contains_key("pretest") && !builds.iter().any(|build| build == "npm run pretest") {
@@ -653,12 +666,77 @@ pub fn reads(path: &str) -> bool {
     )
 }
 
+/// The Node majors the CI's test jobs set up (all jobs' when no test job names one),
+/// with where.
+fn ci_majors(evidence: &CiEvidence) -> (Vec<u32>, String) {
+    let mut versions = evidence.versions(Language::Node, true);
+    if versions.is_empty() {
+        versions = evidence.versions(Language::Node, false);
+    }
+    versions.retain(|(version, _)| version.starts_with(|c: char| c.is_ascii_digit() || c == 'v'));
+    let majors = versions.iter().filter_map(|(version, _)| major_of(version)).collect();
+    (majors, ci::versions_said(&versions))
+}
+
+/// The scripts of `package.json` that the CI's test commands run (`npm run test:unit`,
+/// `yarn test`), in CI's order, those of end-to-end and browser runs last, with where.
+fn ci_scripts(evidence: &CiEvidence) -> Vec<(String, String)> {
+    let mut scripts: Vec<(String, String)> = Vec::new();
+    for (words, step) in evidence.runner_commands(ci::shell::Runner::Node) {
+        if let Some(name) =
+            ci::shell::node_script(&words).filter(|name| !scripts.iter().any(|(known, _)| known == name))
+        {
+            scripts.push((name, step.origin.to_string()));
+        }
+    }
+    let later = |name: &str| {
+        ["e2e", "browser", "integration", "cypress", "playwright", "sauce"].iter().any(|word| name.contains(word))
+    };
+    scripts.sort_by_key(|(name, _)| later(name));
+    scripts
+}
+
+/// `NODE_OPTIONS` of the CI's test jobs, as an assignment before the runner of
+/// `test_command` (after its build steps), with where.
+fn with_ci_node_options(test_command: &str, evidence: &CiEvidence) -> Option<(String, String)> {
+    let options = evidence.env_var("NODE_OPTIONS").filter(|var| !var.value.trim().is_empty())?;
+    let assignment = crate::sandbox::script::shell_quote(&format!("NODE_OPTIONS={}", options.value.trim()));
+    let command = match test_command.rsplit_once(" && ") {
+        Some((builds, runner)) => format!("{builds} && {assignment} {runner}"),
+        None => format!("{assignment} {test_command}"),
+    };
+    Some((command, format!("NODE_OPTIONS `{}` from CI's test job ({})", options.value.trim(), options.origin)))
+}
+
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
     let not_recognised = InferError::NotRecognised { language: "JavaScript", expected: "package.json" };
     let text = files.get("package.json").ok_or(not_recognised.clone())?;
     let package: Value = serde_json::from_str(text).map_err(|_| not_recognised)?;
     let declared = declared_node(&package, files);
-    let runtime = choose_runtime(&declared, date, runtimes).ok_or_else(|| {
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let runtime = choose_runtime(&declared, date, runtimes).map(|usual| {
+        // CI's tested majors narrow any choice but `.nvmrc`'s, within `engines.node`.
+        let (majors, said) = ci_majors(&evidence);
+        let Some(usual_major) = runtime_major(&usual).filter(|_| !matches!(declared, Declared::Exact(_))) else {
+            return usual;
+        };
+        let allowed: Vec<u32> = runtimes
+            .iter()
+            .filter_map(|runtime| runtime_major(runtime))
+            .filter(|major| match &declared {
+                Declared::Range(range) => major_allowed(range, *major),
+                _ => true,
+            })
+            .collect();
+        let chosen = ci::narrow(usual_major, &majors, &allowed, |a, b| u64::from(a.abs_diff(b)));
+        if chosen == usual_major {
+            return usual;
+        }
+        decisions.push(format!("runtime node{chosen}, not {usual}: CI tests Node {said}"));
+        format!("node{chosen}")
+    });
+    let runtime = runtime.ok_or_else(|| {
         let requires = match &declared {
             Declared::Exact(major) => format!("node {major} (.nvmrc)"),
             Declared::Range(range) => format!("node {range}"),
@@ -667,14 +745,31 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         InferError::no_runtime("Node", requires, runtimes)
     })?;
     let manager = package_manager(&package, files, &[]);
-    let test_command = test_command(&package)
+    let scripts = ci_scripts(&evidence);
+    let names: Vec<String> = scripts.iter().map(|(name, _)| name.clone()).collect();
+    let usual = test_command(&package);
+    let from_ci = test_command_from(&package, &names);
+    if from_ci != usual {
+        // The script CI runs, when it leads to another command than `test` does.
+        let chosen =
+            scripts.iter().find(|(name, _)| test_command_from(&package, std::slice::from_ref(name)) == from_ci);
+        if let Some((name, origin)) = chosen {
+            decisions.push(format!("the script `{name}` that CI's test command runs ({origin}), before `test`"));
+        }
+    }
+    let mut test_command = from_ci
         .or_else(|| runner_of_dependencies(&package).map(|runner| runner.as_str().to_string()))
         .unwrap_or_else(|| "node --test".to_string());
+    if let Some((command, said)) = with_ci_node_options(&test_command, &evidence) {
+        test_command = command;
+        decisions.push(said);
+    }
     let mut spec = EnvironmentSpec::inferred(super::NAME, runtime, install_steps(&manager, date), test_command);
     if Runner::of_command(&spec.test_command) == Runner::Karma {
         // Karma launches a browser: Debian's Chromium, run headless by the helper.
         spec.system_packages.push(CHROMIUM_PACKAGE.to_string());
     }
+    evidence.record(&mut spec, decisions);
     Ok(spec)
 }
 
@@ -695,6 +790,40 @@ mod tests {
 
     fn package(json: &str) -> Value {
         serde_json::from_str(json).unwrap()
+    }
+
+    /// CI evidence in Node: the majors CI's test job sets up narrow the runtime (2023's
+    /// LTS is 18, CI tests 20 and 22: 20), the script its test command runs comes
+    /// before `test` (Karma in a browser, where CI runs Mocha), and its NODE_OPTIONS is
+    /// set for the runner after the build; the spec says so.
+    #[test]
+    fn ci_evidence_chooses_the_runtime_the_script_and_node_options() {
+        let package =
+            r#"{"scripts": {"build": "tsc", "test": "karma start", "test:node": "npm run build && mocha test/node"}}"#;
+        let workflow = "jobs:\n  node:\n    strategy:\n      matrix:\n        node: [20, 22]\n    env:\n      \
+                        NODE_OPTIONS: --max-old-space-size=4096 --experimental-vm-modules\n    steps:\n      \
+                        - uses: actions/setup-node@v4\n        with:\n          node-version: ${{ matrix.node }}\n      \
+                        - run: npm ci\n      - run: npm run test:node -- --forbid-only\n";
+        let plain: RepoFiles = [("package.json".to_string(), package.to_string())].into();
+        let mut with_ci = plain.clone();
+        with_ci.insert(".github/workflows/ci.yml".into(), workflow.into());
+        let without = infer(&plain, date(2023), &runtimes()).unwrap();
+        let spec = infer(&with_ci, date(2023), &runtimes()).unwrap();
+        assert_eq!((without.runtime.as_str(), without.test_command.as_str()), ("node18", "karma start"));
+        assert_eq!(spec.runtime, "node20");
+        assert_eq!(
+            spec.test_command,
+            "npm run build && 'NODE_OPTIONS=--max-old-space-size=4096 --experimental-vm-modules' mocha"
+        );
+        assert_eq!(Runner::of_command(&spec.test_command), Runner::Mocha);
+        assert!(spec.system_packages.is_empty(), "no browser for Mocha");
+        assert_eq!(spec.ci.len(), 3, "{:?}", spec.ci);
+        assert!(spec.ci[0].starts_with("runtime node20, not node18: CI tests Node 20, 22"), "{:?}", spec.ci);
+        assert!(spec.ci[1].contains("the script `test:node`"), "{:?}", spec.ci);
+        // `.nvmrc` pins before CI.
+        let mut pinned = with_ci.clone();
+        pinned.insert(".nvmrc".into(), "18\n".into());
+        assert_eq!(infer(&pinned, date(2023), &runtimes()).unwrap().runtime, "node18");
     }
 
     #[test]

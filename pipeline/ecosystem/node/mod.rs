@@ -211,6 +211,9 @@ impl Ecosystem for NodeTest {
 
     /// A file of a workspace package (`packages/NAME/...`) is also named from the
     /// package's folder, where its tests run (Kong/insomnia's rows, 2026-11-28).
+    /// The file itself, which Multi-SWE-bench's Jest parsers also count as a test, is
+    /// a parent ([`Ecosystem::published_parents`]); our file's own id
+    /// ([`results`]) is that id.
     fn published_forms(&self, id: &str) -> Vec<String> {
         let parts: Vec<&str> = id.split(results::SEPARATOR).collect();
         match parts.as_slice() {
@@ -221,11 +224,20 @@ impl Ecosystem for NodeTest {
                     forms.push(parts[1..].join(results::SEPARATOR));
                 }
                 for file in std::iter::once(*file).chain(in_workspace_package(file)) {
-                    forms.extend([format!("{file}:{title}"), file.to_string()]);
+                    forms.push(format!("{file}:{title}"));
                 }
                 forms
             }
+            [file] => in_workspace_package(file).map(str::to_string).into_iter().collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// A test's file (and the file from its workspace package's folder).
+    fn published_parents(&self, id: &str) -> Vec<String> {
+        match id.split_once(results::SEPARATOR) {
+            Some((file, _)) => std::iter::once(file).chain(in_workspace_package(file)).map(str::to_string).collect(),
+            None => Vec::new(),
         }
     }
 }
@@ -392,7 +404,7 @@ mod tests {
     fn published_forms_are_multi_swe_bench_names() {
         assert_eq!(
             NodeTest.published_forms("tests/parse.tests.ts > Base64 in CSS"),
-            vec!["Base64 in CSS", "tests/parse.tests.ts:Base64 in CSS", "tests/parse.tests.ts"]
+            vec!["Base64 in CSS", "tests/parse.tests.ts:Base64 in CSS"]
         );
         assert_eq!(
             NodeTest.published_forms("test/Route.js > Route > errors > should handle throws"),
@@ -401,19 +413,19 @@ mod tests {
                 "Route errors should handle throws",
                 "Route > errors > should handle throws",
                 "test/Route.js:should handle throws",
-                "test/Route.js"
             ]
         );
         assert_eq!(
             NodeTest.published_forms("packages/app/src/a.test.ts > parses"),
-            vec![
-                "parses",
-                "packages/app/src/a.test.ts:parses",
-                "packages/app/src/a.test.ts",
-                "src/a.test.ts:parses",
-                "src/a.test.ts"
-            ]
+            vec!["parses", "packages/app/src/a.test.ts:parses", "src/a.test.ts:parses"]
         );
+        // The file: its own id, and its parent of every test in it.
+        assert_eq!(NodeTest.published_forms("packages/app/src/a.test.ts"), vec!["src/a.test.ts"]);
+        assert_eq!(
+            NodeTest.published_parents("packages/app/src/a.test.ts > a > parses"),
+            vec!["packages/app/src/a.test.ts", "src/a.test.ts"]
+        );
+        assert!(NodeTest.published_parents("test/a.test.js").is_empty());
     }
 
     #[test]

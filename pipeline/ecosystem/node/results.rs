@@ -11,6 +11,19 @@
 //! runners). The same id twice (two tests of one title) is one id whose status is the
 //! worse. A file that fails to load reports no test: its tests are missing, which
 //! the label rules count as failures.
+//!
+//! The file's own id (decision, 2026-12-07): a Jest or Vitest report also gives each
+//! file an id of its own, the file's path alone, for what runs while the runner
+//! declares its tests (a `describe` body, the file's top level): it fails when that
+//! threw (Jest's circus runner and Vitest report the file as a suite that failed to
+//! run; Jest's jasmine2 runner, the default before Jest 27, as a test `encountered a
+//! declaration exception` under the `describe`, which is then no test id of its own),
+//! and passes when the file declared its tests, whatever they then do (each has its
+//! id). An `expect` in a `describe` body that fails before the fix and passes after
+//! it thus has an id that is FAIL_TO_PASS (iamkun/dayjs-2369, whose published row names
+//! the file). The harness printer ([`super::image::PRINTER_SCRIPT`]) prints the same id
+//! by the same rule, and Jest's verbose lines give it too (`PASS file`, failed by a
+//! `● Test suite failed to run` or a declaration exception under it).
 
 use std::collections::BTreeMap;
 
@@ -63,8 +76,28 @@ struct JsonReport {
 #[serde(rename_all = "camelCase")]
 struct FileResult {
     name: String,
+    /// `passed` or `failed` (any failure of the file, a test's or the suite's).
+    #[serde(default)]
+    status: String,
+    /// The failure messages, or the reason the suite failed to run.
+    #[serde(default)]
+    message: String,
     #[serde(default)]
     assertion_results: Vec<Assertion>,
+}
+
+/// The title under which Jest's jasmine2 runner reports an exception thrown while a
+/// `describe` body declared its tests.
+pub const DECLARATION_EXCEPTION: &str = "encountered a declaration exception";
+
+impl FileResult {
+    /// Whether what ran while the file declared its tests threw: a suite that failed
+    /// with no test reported (circus, Vitest), or jasmine2's declaration exception.
+    fn declaration_failed(&self) -> bool {
+        let suite_failed = self.status == "failed" && self.assertion_results.is_empty();
+        suite_failed
+            || self.assertion_results.iter().any(|test| test.title == DECLARATION_EXCEPTION && test.status == "failed")
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,7 +118,15 @@ pub fn parse_json_report(report: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let Ok(report) = serde_json::from_str::<JsonReport>(report) else { return run };
     for file in report.test_results {
+        if !relative(&file.name).is_empty() {
+            let failed = file.declaration_failed();
+            let declared = if failed { TestStatus::Failed } else { TestStatus::Passed };
+            run.record_test(relative(&file.name), declared, None, failed.then_some(&file.message), NETWORK_ERRORS);
+        }
         for test in file.assertion_results {
+            if test.title == DECLARATION_EXCEPTION {
+                continue; // the file's own id says it.
+            }
             let Some(status) = status_of(&test.status) else { continue };
             let mut titles = test.ancestor_titles;
             titles.push(test.title);
@@ -217,11 +258,14 @@ pub fn parse_tap_log(log: &str) -> ParsedRun {
 pub fn parse_verbose_log(log: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let mut file: Option<String> = None;
+    // The file of Jest's last `PASS`/`FAIL` line, whose own id its details may fail.
+    let mut jest_file: Option<String> = None;
     let mut suites: Vec<(usize, String)> = Vec::new();
     let log = crate::sandbox::script::strip_ansi(log);
     for line in log.lines() {
         if let Some(path) = line.strip_prefix(FILE_MARKER) {
             file = Some(path.trim().to_string());
+            jest_file = None;
             suites.clear();
             continue;
         }
@@ -229,11 +273,20 @@ pub fn parse_verbose_log(log: &str) -> ParsedRun {
         if let Some(path) = trimmed.strip_prefix("PASS ").or_else(|| trimmed.strip_prefix("FAIL ")) {
             if line.len() == trimmed.len() {
                 file = path.split_whitespace().next().map(str::to_string);
+                jest_file = file.clone();
+                if let Some(path) = &file {
+                    run.record(path, TestStatus::Passed); // the file's own id; a failure below is worse.
+                }
                 suites.clear();
                 continue;
             }
         }
         if trimmed.starts_with('●') {
+            if trimmed.trim_start_matches('●').trim() == "Test suite failed to run"
+                && let Some(path) = &jest_file
+            {
+                run.record(path, TestStatus::Failed);
+            }
             file = None; // Jest's failure details follow: not results.
             continue;
         }
@@ -286,6 +339,10 @@ pub fn parse_verbose_log(log: &str) -> ParsedRun {
             continue;
         }
         let Some(file) = &file else { continue };
+        if title == DECLARATION_EXCEPTION {
+            run.record(file, status.worse(TestStatus::Passed)); // the file's own id says it.
+            continue;
+        }
         while suites.last().is_some_and(|(depth, _)| *depth >= indent) {
             suites.pop();
         }
@@ -340,12 +397,59 @@ mod tests {
         run.tests.iter().map(|(id, status)| (id.clone(), *status)).collect()
     }
 
+    /// The tests of a report, without the files' own ids.
+    fn test_statuses(run: &ParsedRun) -> Vec<(String, TestStatus)> {
+        statuses(run).into_iter().filter(|(id, _)| id.contains(SEPARATOR)).collect()
+    }
+
     #[test]
     fn jest_and_vitest_reports_give_file_describe_title_ids() {
-        assert_eq!(statuses(&parse_json_report(JEST_JSON)), expected("test/calc.test.js", true));
+        assert_eq!(test_statuses(&parse_json_report(JEST_JSON)), expected("test/calc.test.js", true));
         // Vitest's file-level suite has an empty title: not part of the id.
-        assert_eq!(statuses(&parse_json_report(VITEST_JSON)), expected("test/calc.vitest.test.mjs", true));
+        assert_eq!(test_statuses(&parse_json_report(VITEST_JSON)), expected("test/calc.vitest.test.mjs", true));
         assert!(parse_json_report(JEST_JSON).durations.values().all(|seconds| *seconds < 1.0));
+    }
+
+    /// Real reports of Jest 29.7.0 on one file whose `describe` body holds an `expect`
+    /// outside any test (iamkun/dayjs-2369's shape), before the fix with the circus
+    /// runner (the suite failed to run) and the jasmine2 runner (a test `encountered
+    /// a declaration exception`), and after it.
+    const DECLARATION_CIRCUS: &str = include_str!("../../../tests/fixtures/node/jest-declaration-circus.json");
+    const DECLARATION_JASMINE2: &str = include_str!("../../../tests/fixtures/node/jest-declaration-jasmine2.json");
+    const DECLARATION_FIXED: &str = include_str!("../../../tests/fixtures/node/jest-declaration-fixed.json");
+
+    #[test]
+    fn a_describe_body_that_throws_fails_the_files_own_id_which_passes_once_it_declares() {
+        let file = "test/declare.test.js";
+        for before in [DECLARATION_CIRCUS, DECLARATION_JASMINE2] {
+            let run = parse_json_report(before);
+            assert_eq!(run.tests.get(file), Some(&TestStatus::Failed), "{:?}", run.tests);
+            assert!(!run.tests.keys().any(|id| id.contains(DECLARATION_EXCEPTION)), "{:?}", run.tests);
+        }
+        let after = parse_json_report(DECLARATION_FIXED);
+        assert_eq!(after.tests.get(file), Some(&TestStatus::Passed));
+        assert_eq!(after.tests.get("test/declare.test.js > add > adds"), Some(&TestStatus::Passed));
+        // A file that declared its tests passes whatever they do; one that did not load fails.
+        let fixture = parse_json_report(JEST_JSON);
+        assert_eq!(fixture.tests.get("test/calc.test.js"), Some(&TestStatus::Passed));
+        assert_eq!(fixture.tests.get("test/broken.test.js"), Some(&TestStatus::Failed));
+        // Jest's verbose lines (read when a report is missing) give the same file ids.
+        let logs = [
+            (include_str!("../../../tests/fixtures/node/jest-declaration-circus.log"), TestStatus::Failed),
+            (include_str!("../../../tests/fixtures/node/jest-declaration-jasmine2.log"), TestStatus::Failed),
+            (include_str!("../../../tests/fixtures/node/jest-declaration-fixed.log"), TestStatus::Passed),
+        ];
+        for (log, status) in logs {
+            let run = parse_verbose_log(log);
+            assert_eq!(run.tests.get(file), Some(&status), "{log}");
+            assert!(!run.tests.keys().any(|id| id.contains(DECLARATION_EXCEPTION)), "{:?}", run.tests);
+        }
+        let log = parse_verbose_log(JEST_LOG);
+        assert_eq!(log.tests.get("test/calc.test.js"), Some(&TestStatus::Passed));
+        assert_eq!(log.tests.get("test/broken.test.js"), Some(&TestStatus::Failed));
+        let vitest = parse_json_report(VITEST_JSON);
+        assert_eq!(vitest.tests.get("test/calc.vitest.test.mjs"), Some(&TestStatus::Passed));
+        assert_eq!(vitest.tests.get("test/broken.vitest.test.mjs"), Some(&TestStatus::Failed));
     }
 
     #[test]
@@ -355,7 +459,7 @@ mod tests {
 
     #[test]
     fn the_verbose_logs_give_the_same_ids_when_a_report_is_missing() {
-        assert_eq!(statuses(&parse_verbose_log(JEST_LOG)), expected("test/calc.test.js", true));
+        assert_eq!(test_statuses(&parse_verbose_log(JEST_LOG)), expected("test/calc.test.js", true));
         // Vitest's verbose lines name the test in full; it does not print skips.
         assert_eq!(statuses(&parse_verbose_log(VITEST_LOG)), expected("test/calc.vitest.test.mjs", false));
         // Mocha's spec lines carry no `describe`: the title under the file.

@@ -34,6 +34,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use pep440_rs::{Version, VersionSpecifiers};
 use pep508_rs::{PackageName, Requirement, VersionOrUrl};
 
+use crate::ecosystem::ci::{self, CiEvidence, Language};
 use crate::ecosystem::{InferError, RepoFiles, RuntimeNeed};
 use crate::model::EnvironmentSpec;
 use crate::sandbox::script::shell_quote;
@@ -169,6 +170,8 @@ struct Facts {
     /// Test dependencies named only in the CI's files (tox deps, conda environment
     /// files), by normalised name: PEP 508 requirements.
     optional: BTreeMap<String, String>,
+    /// The versions among `declared` that CI sets up (see [`crate::ecosystem::ci`]).
+    ci_declared: BTreeSet<(u32, u32)>,
 }
 
 impl Facts {
@@ -196,7 +199,6 @@ fn facts(files: &RepoFiles) -> Facts {
     let mut facts = Facts::default();
     let classifier = regex::Regex::new(r"Programming Language :: Python :: (3\.\d+)").expect("valid regex");
     let tox_env = regex::Regex::new(r"\bpy3(\d{1,2})\b").expect("valid regex");
-    let ci_version = regex::Regex::new(r#"(?:^|[\s\[,'"-])(3\.\d{1,2})(?:$|[\s\],'"])"#).expect("valid regex");
     let requires_kw = regex::Regex::new(r#"python_requires\s*=\s*['"]([^'"]+)['"]"#).expect("valid regex");
     let setup_extra = regex::Regex::new(r#"['"]([A-Za-z0-9_.-]+)['"]\s*:"#).expect("valid regex");
     // `EXTRAS_REQUIRE['dev'] = ...`: an extra added after the dict was written.
@@ -326,14 +328,15 @@ fn facts(files: &RepoFiles) -> Facts {
                     }
                 }
             }
-            path if path.starts_with(".github/workflows/") || path == ".travis.yml" => {
-                for line in text.lines().filter(|line| line.contains("python")) {
-                    for capture in ci_version.captures_iter(line) {
-                        facts.declared.extend(minor(&capture[1]));
-                    }
-                }
-            }
             _ => {}
+        }
+    }
+    // The versions CI sets up or tests on (a matrix's `python-version`, `setup-python`,
+    // Travis's `python:`, an image's tag), read by the CI reader: declared as well.
+    for (version, _) in CiEvidence::read(files).versions(Language::Python, false) {
+        if let Some(version) = minor(version).filter(|(major, _)| *major == 3) {
+            facts.declared.insert(version);
+            facts.ci_declared.insert(version);
         }
     }
     // Test requirement files first, then the plain one; never docs or lint sets.
@@ -794,18 +797,85 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         install.push(remove_optional_that_break_on_import(&names));
     }
 
-    Ok(EnvironmentSpec {
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let from_ci = minor(&runtime).filter(|version| facts.ci_declared.contains(version)).and_then(|version| {
+        evidence.versions(Language::Python, false).into_iter().find(|(named, _)| minor(named) == Some(version))
+    });
+    if let Some((_, found)) = from_ci {
+        decisions.push(format!("runtime {runtime}: among the versions CI sets up ({} in {})", found.how, found.origin));
+    }
+    let mut test_command = DEFAULT_TEST_COMMAND.to_string();
+    let (options, said) = pytest_options_of_ci(&evidence);
+    for option in &options {
+        test_command.push(' ');
+        test_command.push_str(option);
+    }
+    if !options.is_empty() {
+        decisions.push(format!("{PYTEST_OPTIONS_FROM_CI} `{}` from CI's test command ({said})", options.join(" ")));
+    }
+    let mut spec = EnvironmentSpec {
         ecosystem: "python".to_string(),
         runtime,
         system_packages: Vec::new(),
         pre_install,
         install,
         extra_packages: Vec::new(),
-        test_command: DEFAULT_TEST_COMMAND.to_string(),
+        test_command,
         test_path_patterns: Vec::new(),
         source: "inferred".to_string(),
         rung: Default::default(),
-    })
+        ci: Vec::new(),
+    };
+    evidence.record(&mut spec, decisions);
+    Ok(spec)
+}
+
+/// How the record of [`pytest_options_of_ci`]'s options begins (the other Python
+/// frameworks' specs leave it out: their test command is their own).
+pub const PYTEST_OPTIONS_FROM_CI: &str = "pytest options";
+
+/// The options of CI's pytest commands that the test command takes too (decision: what
+/// changes which tests can run or how they import, never what selects files or
+/// reports): `-p no:NAME` (a plugin turned off), `--import-mode`, `--asyncio-mode`,
+/// and a project's own switches of skipped tests (`--runslow`, `--run-network`), each
+/// once, with where they were found. Plugins turned on (`-p NAME`) are not taken: they
+/// may not be installed.
+pub fn pytest_options_of_ci(evidence: &CiEvidence) -> (Vec<String>, String) {
+    let mut options: Vec<String> = Vec::new();
+    let mut origins: BTreeSet<String> = BTreeSet::new();
+    let default: Vec<&str> = DEFAULT_TEST_COMMAND.split_whitespace().collect();
+    let switch = regex::Regex::new(r"^--run[-_]?[a-z][a-z0-9_-]*$").expect("valid regex");
+    for (words, step) in evidence.runner_commands(ci::shell::Runner::Pytest) {
+        let mut index = 0;
+        while index < words.len() {
+            let word = words[index].as_str();
+            index += 1;
+            let next = words.get(index).map(String::as_str).unwrap_or_default();
+            let option = if word == "-p" && next.starts_with("no:") {
+                index += 1;
+                Some(format!("-p {next}"))
+            } else if let Some(plugin) = word.strip_prefix("-p").filter(|plugin| plugin.starts_with("no:")) {
+                Some(format!("-p {plugin}"))
+            } else if ["--import-mode=", "--asyncio-mode="].iter().any(|prefix| word.starts_with(prefix)) {
+                Some(word.to_string())
+            } else if matches!(word, "--import-mode" | "--asyncio-mode") && !next.is_empty() {
+                index += 1;
+                Some(format!("{word}={next}"))
+            } else if switch.is_match(word) {
+                Some(word.to_string())
+            } else {
+                None
+            };
+            let Some(option) = option else { continue };
+            let known = default.windows(2).any(|pair| pair.join(" ") == option) || default.contains(&option.as_str());
+            if !known && !options.contains(&option) {
+                options.push(option);
+                origins.insert(step.origin.to_string());
+            }
+        }
+    }
+    (options, origins.into_iter().collect::<Vec<_>>().join(", "))
 }
 
 /// The install step of test dependencies named only in the CI's files: best effort,
@@ -1039,6 +1109,36 @@ mod tests {
             ),
         ]);
         assert_eq!(infer(&ci, date(2025, 1), &available()).unwrap().runtime, "3.13");
+    }
+
+    /// CI evidence in Python: the versions a workflow's matrix tests are declared
+    /// (the newest available one wins), and its pytest command's `-p no:` and
+    /// `--runslow` options join the test command; the spec says both came from CI.
+    #[test]
+    fn ci_evidence_chooses_the_runtime_and_adds_the_options_of_its_pytest_command() {
+        let workflow = "jobs:\n  test:\n    strategy:\n      matrix:\n        py: ['3.9', '3.11']\n    steps:\n      \
+                        - uses: actions/setup-python@v5\n        with:\n          python-version: ${{ matrix.py }}\n      \
+                        - run: python -m pytest -p no:randomly --runslow -x tests\n";
+        let plain = files(&[("setup.py", "setup(name='x')")]);
+        let with_ci = files(&[("setup.py", "setup(name='x')"), (".github/workflows/test.yml", workflow)]);
+        let without = infer(&plain, date(2024, 1), &available()).unwrap();
+        let spec = infer(&with_ci, date(2024, 1), &available()).unwrap();
+        assert_eq!(without.runtime, "3.9", "nothing declared: the oldest supported");
+        assert_eq!(spec.runtime, "3.11");
+        assert_eq!(without.test_command, DEFAULT_TEST_COMMAND);
+        assert_eq!(spec.test_command, format!("{DEFAULT_TEST_COMMAND} -p no:randomly --runslow"));
+        assert!(without.ci.is_empty());
+        assert_eq!(
+            spec.ci,
+            vec![
+                "runtime 3.11: among the versions CI sets up (`actions/setup-python` in `.github/workflows/test.yml` job `test`)",
+                "pytest options `-p no:randomly --runslow` from CI's test command (`.github/workflows/test.yml` job `test`)",
+            ]
+        );
+        // The other frameworks keep the runtime's record, not pytest's options.
+        let unittest =
+            crate::ecosystem::by_name("python-unittest").unwrap().infer(&with_ci, date(2024, 1), &available()).unwrap();
+        assert_eq!(unittest.ci.len(), 1, "{:?}", unittest.ci);
     }
 
     #[test]

@@ -23,11 +23,13 @@ macro_rules! shares_pytest_environment {
             runtimes: &[String],
         ) -> Result<$crate::model::EnvironmentSpec, $crate::ecosystem::InferError> {
             let pytest = $crate::ecosystem::python::infer::infer(files, date, runtimes)?;
-            let spec = $crate::model::EnvironmentSpec {
+            let mut spec = $crate::model::EnvironmentSpec {
                 ecosystem: self.name().into(),
                 test_command: $test_command.into(),
                 ..pytest
             };
+            // Its own test command takes none of pytest's options from CI.
+            spec.ci.retain(|line| !line.starts_with($crate::ecosystem::python::infer::PYTEST_OPTIONS_FROM_CI));
             $(let spec = $adapt(files, runtimes, spec);)?
             Ok(spec)
         }

@@ -144,15 +144,22 @@ stop_hung_tests() { # cargo-pid raw-output
 run_cargo() { # raw member target [cargo arguments...]
     # RUSTFLAGS only when there are cfgs: set at all, it replaces the project's own
     # `build.rustflags` and rebuilds every dependency.
-    local with_cfgs=() raw=$1
+    # A test command that sets RUSTFLAGS itself (`env RUSTFLAGS=...`, the cfgs of the
+    # project's CI) gets the file's cfgs added to its own word.
+    local with_cfgs=() raw=$1 run=("${command[@]}") index flags=$cfg_flags
     shift
-    [ -n "$cfg_flags" ] && with_cfgs=(env "RUSTFLAGS=${RUSTFLAGS:+$RUSTFLAGS }$cfg_flags")
+    if [ -n "$flags" ]; then
+        for index in "${!run[@]}"; do
+            if [[ "${run[$index]}" == RUSTFLAGS=* ]]; then run[index]="${run[$index]} $flags"; flags=""; fi
+        done
+        [ -n "$flags" ] && with_cfgs=(env "RUSTFLAGS=${RUSTFLAGS:+$RUSTFLAGS }$flags")
+    fi
     # Cargo writes to a file that is followed until cargo exits, not to a pipe: a
     # process a test leaves behind keeps the output it inherited open, and a pipe
     # would wait for it (sharkdp/bat-2393: the test binary aborted, its `bat` child
     # lived on, and the run hung until the timeout).
     : >"$raw" # emptied before tail starts: a second run's tail must not read the first's
-    "${with_cfgs[@]}" "${command[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" >"$raw" 2>&1 &
+    "${with_cfgs[@]}" "${run[@]}" --manifest-path "$1/Cargo.toml" "$2" "${@:3}" >"$raw" 2>&1 &
     local cargo=$!
     stop_hung_tests "$cargo" "$raw" &
     local watch=$!
@@ -196,7 +203,11 @@ while [ "$index" -lt "${#runs[@]}" ]; do
     cfg=$(asked_cfg "$member" "$target")
     features=$(features_of_cfg <<< "$cfg")
     cfg_flags=""
-    for name in $(names_of_cfg <<< "$cfg"); do cfg_flags="${cfg_flags:+$cfg_flags }--cfg $name"; done
+    # A cfg the test command's own RUSTFLAGS sets already (from CI) is not asked again.
+    for name in $(names_of_cfg <<< "$cfg"); do
+        [[ " ${command[*]} " == *" --cfg $name "* || " ${command[*]} " == *" --cfg $name" ]] && continue
+        cfg_flags="${cfg_flags:+$cfg_flags }--cfg $name"
+    done
     asked=""
     [ -n "$cfg_flags" ] && asked=" with RUSTFLAGS '$cfg_flags'"
     if [ -n "$features" ]; then

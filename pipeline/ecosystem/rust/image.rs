@@ -392,6 +392,17 @@ mod tests {
         touched: &[&str],
         env: &[(&str, &str)],
     ) -> (Vec<String>, String, Option<i32>) {
+        helper_with_command(&["cargo", "test", "--offline"], files, cargo, touched, env)
+    }
+
+    /// [`helper_with_cargo_and_env`], with the test command's words.
+    fn helper_with_command(
+        command: &[&str],
+        files: &[(&str, &str)],
+        cargo: &str,
+        touched: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Vec<String>, String, Option<i32>) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for (path, text) in files {
@@ -406,7 +417,8 @@ mod tests {
         fs_err::write(&helper, CARGO_TEST_HELPER_SCRIPT).unwrap();
         let output = std::process::Command::new("bash")
             .arg(&helper)
-            .args(["cargo", "test", "--offline", "--"])
+            .args(command)
+            .arg("--")
             .args(touched)
             .current_dir(root)
             .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()))
@@ -581,6 +593,35 @@ mod tests {
             text.contains("--features 'full' with RUSTFLAGS '--cfg tokio_unstable' (the file's #![cfg])"),
             "{text}"
         );
+    }
+
+    /// A test command that sets RUSTFLAGS itself (the cfgs of the project's CI, as
+    /// inference writes it): a file's own cfg is added to that word, and one it has
+    /// already is not asked twice.
+    #[test]
+    fn a_file_cfg_joins_the_rustflags_the_test_command_sets_from_ci() {
+        let files = [
+            ("Cargo.toml", ""),
+            ("tests/metrics.rs", "#![cfg(all(tokio_unstable, tokio_taskdump))]\n"),
+            ("tests/plain.rs", "#![cfg(tokio_unstable)]\n"),
+        ];
+        let command = ["env", "RUSTFLAGS=--cap-lints=warn --cfg tokio_unstable", "cargo", "test", "--offline"];
+        let (ran, text, code) = helper_with_command(
+            &command,
+            &files,
+            CARGO_SAYING_ITS_FLAGS,
+            &["tests/metrics.rs", "tests/plain.rs"],
+            &[("RUSTFLAGS", "--cap-lints=warn")],
+        );
+        assert_eq!(
+            ran,
+            vec![
+                "--manifest-path ./Cargo.toml --test=metrics (RUSTFLAGS --cap-lints=warn --cfg tokio_unstable --cfg tokio_taskdump)",
+                "--manifest-path ./Cargo.toml --test=plain (RUSTFLAGS --cap-lints=warn --cfg tokio_unstable)",
+            ],
+            "{text}"
+        );
+        assert_eq!(code, Some(0));
     }
 
     /// tokio's sync_mpsc.rs asks for `sync`, while its tests need `macros` and `rt` too:

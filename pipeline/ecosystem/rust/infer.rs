@@ -19,6 +19,19 @@
 //! no publication dates, so a repository without a `Cargo.lock` is resolved
 //! rust-version-aware instead (see [`super::image`]).
 //!
+//! The project's CI (decision, 2026-12-07; [`crate::ecosystem::ci`]): a toolchain file
+//! pins first; else, when every toolchain the CI's test jobs set up is a version
+//! (`dtolnay/rust-toolchain@1.70`, a matrix of `1.70.0`, `rust:1.75` images; no
+//! `stable`), the newest of them is the wanted version (raised to the floor); else the
+//! date's. Its `cargo test` commands give the features: `--all-features` when one
+//! uses it, else the `--features` of the first that names some (a command with
+//! `--no-default-features` is a minimal build's and gives none); the warm-up builds
+//! with the same. The `--cfg` flags of the `RUSTFLAGS` its test jobs set join the
+//! environment's own (`--cap-lints=warn`) in the test command and the warm-up (tokio's
+//! `tokio_unstable`), so that code under `#[cfg(...)]` anywhere is compiled in. Its
+//! `apt-get install` packages that are among the Debian packages named below join the
+//! system packages (an unknown name would fail the image: they are not checked).
+//!
 //! System packages (decision): a `-sys` crate (or a crate that brings one on Linux,
 //! such as `reqwest`'s default TLS) named in a manifest's dependencies or in the
 //! `Cargo.lock` adds the Debian packages that it links against ([`SYSTEM_PACKAGES`]);
@@ -26,6 +39,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use crate::ecosystem::ci::{self, CiEvidence, Language};
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -222,18 +236,149 @@ pub fn system_packages(files: &RepoFiles) -> Vec<String> {
     packages
 }
 
+/// The lints cap of the environment's `RUSTFLAGS` (see [`super::image::RUST_ENV`]),
+/// which a test command that sets its own keeps first.
+pub const CAPPED_LINTS: &str = "--cap-lints=warn";
+
+/// Debian packages that a CI's `apt-get install` may add (the `-sys` crates' above,
+/// and libraries Rust projects' CI installs that Debian ships under the same name).
+const CI_PACKAGES: &[&str] = &[
+    "libudev-dev",
+    "libfontconfig1-dev",
+    "libfreetype6-dev",
+    "libpq-dev",
+    "libzstd-dev",
+    "liblzma-dev",
+    "libbz2-dev",
+    "libxml2-dev",
+    "libsodium-dev",
+    "libseccomp-dev",
+    "libxkbcommon-dev",
+    "libwayland-dev",
+    "protobuf-compiler",
+    "capnproto",
+    "libgtk-3-dev",
+];
+
+/// The newest toolchain version the CI's test jobs set up, when every one they set up
+/// is a version (see the module doc), with where.
+fn ci_toolchain(evidence: &CiEvidence) -> Option<(u32, String)> {
+    let versions = evidence.versions(Language::Rust, true);
+    if versions.is_empty() || versions.iter().any(|(version, _)| minor_of(version).is_none()) {
+        return None;
+    }
+    let newest = versions.iter().filter_map(|(version, _)| minor_of(version)).max()?;
+    Some((newest, ci::versions_said(&versions)))
+}
+
+/// The feature flags of the CI's `cargo test` commands (see the module doc), with where.
+fn ci_feature_flags(evidence: &CiEvidence) -> Option<(Vec<String>, String)> {
+    let commands = evidence.runner_commands(ci::shell::Runner::Cargo);
+    if let Some((_, step)) = commands.iter().find(|(words, _)| words.iter().any(|word| word == "--all-features")) {
+        return Some((vec!["--all-features".to_string()], step.origin.to_string()));
+    }
+    for (words, step) in &commands {
+        if words.iter().any(|word| word == "--no-default-features") {
+            continue;
+        }
+        let mut features: Vec<String> = Vec::new();
+        for (index, word) in words.iter().enumerate() {
+            let named = match word.as_str() {
+                "--features" | "-F" => words.get(index + 1).cloned(),
+                other => other.strip_prefix("--features=").map(str::to_string),
+            };
+            features.extend(named.into_iter().flat_map(|list| {
+                list.split([',', ' ']).filter(|name| !name.is_empty()).map(str::to_string).collect::<Vec<_>>()
+            }));
+        }
+        // A name with an expression's leftovers (`$FEATURES`) is none.
+        features.retain(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || "-_/".contains(c)));
+        if !features.is_empty() {
+            return Some((vec!["--features".to_string(), features.join(",")], step.origin.to_string()));
+        }
+    }
+    None
+}
+
+/// The `--cfg` flags of the first `RUSTFLAGS` of the CI's test jobs that has any (one
+/// job's, not their union: tokio's jobs set `tokio_unstable`, `tokio_taskdump` and
+/// `tokio_no_tuning_tests` apart, the last on a sanitizer's nightly), with where.
+fn ci_cfg_flags(evidence: &CiEvidence) -> Option<(Vec<String>, String)> {
+    evidence.env_values("RUSTFLAGS").find_map(|rustflags| {
+        let words: Vec<&str> = rustflags.value.split_whitespace().collect();
+        let mut flags = Vec::new();
+        for (index, word) in words.iter().enumerate() {
+            let name = match *word {
+                "--cfg" => words.get(index + 1).copied(),
+                other => other.strip_prefix("--cfg="),
+            };
+            let valid = |name: &&str| name.chars().all(|c| c.is_ascii_alphanumeric() || "_=\"".contains(c));
+            if let Some(name) = name.filter(valid) {
+                let flag = format!("--cfg {name}");
+                if !flags.contains(&flag) {
+                    flags.push(flag);
+                }
+            }
+        }
+        (!flags.is_empty()).then(|| (flags, rustflags.origin.to_string()))
+    })
+}
+
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
     if !files.contains_key("Cargo.toml") {
         return Err(InferError::NotRecognised { language: "Rust", expected: "Cargo.toml" });
     }
-    let wanted = wanted_minor(files, date);
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let mut wanted = wanted_minor(files, date);
+    if let Some((newest, said)) = ci_toolchain(&evidence).filter(|_| toolchain_channel(files).is_none()) {
+        let from_ci = newest.max(floor_minor(files));
+        if from_ci != wanted {
+            decisions.push(format!(
+                "toolchain 1.{from_ci} wanted, not 1.{wanted} (the date's): CI's test jobs set up only versions, {said}"
+            ));
+            wanted = from_ci;
+        }
+    }
     let runtime = choose_runtime(wanted, runtimes)
         .ok_or_else(|| InferError::no_runtime("Rust", format!("1.{wanted}"), runtimes))?;
-    let install = vec![USE_IMAGE_LOCKFILE.into(), WARM_TARGET_DIR.into()];
-    Ok(EnvironmentSpec {
-        system_packages: system_packages(files),
-        ..EnvironmentSpec::inferred("rust", runtime, install, TEST_COMMAND.into())
-    })
+    let mut flags: Vec<String> = Vec::new();
+    if let Some((features, said)) = ci_feature_flags(&evidence) {
+        decisions.push(format!("`{}` from CI's `cargo test` ({said})", features.join(" ")));
+        flags = features;
+    }
+    let flags = flags.iter().map(|flag| crate::sandbox::script::shell_quote(flag)).collect::<Vec<_>>().join(" ");
+    let with_flags = |command: &str| {
+        if flags.is_empty() { command.to_string() } else { command.replace("--offline", &format!("--offline {flags}")) }
+    };
+    let mut test_command = with_flags(TEST_COMMAND);
+    let mut warm = with_flags(WARM_TARGET_DIR);
+    if let Some((cfgs, said)) = ci_cfg_flags(&evidence) {
+        let rustflags = format!("{CAPPED_LINTS} {}", cfgs.join(" "));
+        let quoted = crate::sandbox::script::shell_quote(&format!("RUSTFLAGS={rustflags}"));
+        test_command = format!("env {quoted} {test_command}");
+        warm = format!("export {quoted}; {warm}");
+        decisions.push(format!("`{}` in RUSTFLAGS, from the RUSTFLAGS of CI's test job ({said})", cfgs.join(" ")));
+    }
+    let mut packages = system_packages(files);
+    let known = |name: &str| {
+        CI_PACKAGES.contains(&name) || SYSTEM_PACKAGES.iter().any(|(_, packages)| packages.contains(&name))
+    };
+    let added: Vec<&ci::Package> =
+        evidence.packages.iter().filter(|package| known(&package.name) && !packages.contains(&package.name)).collect();
+    if !added.is_empty() {
+        let names: Vec<&str> = added.iter().map(|package| package.name.as_str()).collect();
+        decisions.push(format!("Debian packages {} from CI's apt-get install ({})", names.join(", "), added[0].origin));
+        packages.extend(names.iter().map(|name| name.to_string()));
+        packages.sort();
+    }
+    let install = vec![USE_IMAGE_LOCKFILE.into(), warm];
+    let mut spec = EnvironmentSpec {
+        system_packages: packages,
+        ..EnvironmentSpec::inferred("rust", runtime, install, test_command)
+    };
+    evidence.record(&mut spec, decisions);
+    Ok(spec)
 }
 
 #[cfg(test)]
@@ -333,6 +478,58 @@ mod tests {
         );
         let plain = files(&[("Cargo.toml", "[package]\nname = \"x\"\n[dependencies]\nserde = \"1\"\n")]);
         assert!(system_packages(&plain).is_empty());
+    }
+
+    /// CI evidence in Rust: a workflow whose test job runs only Rust 1.70 wants 1.70 (a
+    /// date of 1.63's time would take 1.63); its `cargo test --all-features` and the
+    /// `--cfg` of its RUSTFLAGS go into the test command and the warm-up; its apt
+    /// packages that Debian ships join the system packages; the spec says so.
+    #[test]
+    fn ci_evidence_chooses_the_toolchain_the_features_and_the_cfgs() {
+        let workflow = "env:\n  RUSTFLAGS: -Dwarnings\njobs:\n  plain:\n    steps:\n      - run: cargo test --doc\n  \
+                        test:\n    env:\n      RUSTFLAGS: -Dwarnings --cfg tokio_unstable\n    steps:\n      \
+                        - uses: dtolnay/rust-toolchain@1.70\n      \
+                        - run: sudo apt-get install -y libudev-dev some-ubuntu-only-package\n      \
+                        - run: cargo test --workspace --all-features\n  \
+                        lint:\n    steps:\n      - uses: dtolnay/rust-toolchain@stable\n      - run: cargo clippy\n";
+        let manifest = ("Cargo.toml", "[package]\nname = \"x\"\n");
+        let plain = files(&[manifest]);
+        let with_ci = files(&[manifest, (".github/workflows/ci.yml", workflow)]);
+        let without = infer(&plain, date(2022, 1, 1), &runtimes()).unwrap();
+        let spec = infer(&with_ci, date(2022, 1, 1), &runtimes()).unwrap();
+        assert_eq!(without.runtime, "rust1.63");
+        assert_eq!(spec.runtime, "rust1.85", "1.70 wanted: the oldest image at least that");
+        assert_eq!(without.test_command, TEST_COMMAND);
+        assert_eq!(
+            spec.test_command,
+            "env 'RUSTFLAGS=--cap-lints=warn --cfg tokio_unstable' cargo test --offline --all-features --no-fail-fast"
+        );
+        assert!(
+            spec.install[1].starts_with(
+                "export 'RUSTFLAGS=--cap-lints=warn --cfg tokio_unstable'; cargo build --offline --all-features"
+            ),
+            "{:?}",
+            spec.install
+        );
+        assert!(spec.install[1].contains("cargo test --offline --all-features --no-run"), "{:?}", spec.install);
+        assert_eq!(spec.system_packages, vec!["libudev-dev".to_string()]);
+        assert_eq!(spec.ci.len(), 4, "{:?}", spec.ci);
+        assert!(spec.ci[0].starts_with("toolchain 1.70 wanted, not 1.57 (the date's)"), "{:?}", spec.ci);
+        assert!(spec.ci[1].contains("`--all-features` from CI's `cargo test`"), "{:?}", spec.ci);
+        // The environment's own RUSTFLAGS are the ones a CI's join.
+        assert!(super::super::image::RUST_ENV.contains(&format!("RUSTFLAGS={CAPPED_LINTS}")));
+        // A toolchain file pins before CI; a test job on `stable` leaves the date's.
+        let pinned = files(&[manifest, ("rust-toolchain", "1.60\n"), (".github/workflows/ci.yml", workflow)]);
+        assert_eq!(infer(&pinned, date(2022, 1, 1), &runtimes()).unwrap().runtime, "rust1.63");
+        let stable = workflow.replace("rust-toolchain@1.70", "rust-toolchain@stable");
+        let stable = files(&[manifest, (".github/workflows/ci.yml", stable.as_str())]);
+        assert_eq!(infer(&stable, date(2022, 1, 1), &runtimes()).unwrap().runtime, "rust1.63");
+        // Features named: those; a minimal build's command gives none.
+        let features = "jobs:\n  t:\n    steps:\n      - run: cargo test --no-default-features\n      \
+                        - run: cargo test --features serde,rayon\n";
+        let spec =
+            infer(&files(&[manifest, (".github/workflows/t.yml", features)]), date(2024, 1, 1), &runtimes()).unwrap();
+        assert_eq!(spec.test_command, "cargo test --offline --features serde,rayon --no-fail-fast");
     }
 
     #[test]

@@ -183,13 +183,17 @@ pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Re
     let gradle = distribution.command();
     let install = vec![resolve_and_compile(&gradle), warm_test_run(&gradle)];
     let test_command = format!("{gradle} --offline {OPTIONS}");
-    Ok(EnvironmentSpec {
+    let mut spec = EnvironmentSpec {
         system_packages: match distribution {
             Distribution::Debian => vec![DEBIAN_PACKAGE.to_string()],
             Distribution::Configured(_) => Vec::new(),
         },
         ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command)
-    })
+    };
+    // Gradle decides nothing from CI yet (its JDK follows the Gradle version): the
+    // evidence's notes only (a service the tests need, a file that does not parse).
+    crate::ecosystem::ci::CiEvidence::read(files).record(&mut spec, Vec::new());
+    Ok(spec)
 }
 
 #[cfg(test)]

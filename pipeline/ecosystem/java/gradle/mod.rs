@@ -100,6 +100,10 @@ impl Ecosystem for GradleTest {
         super::published_java_forms(id)
     }
 
+    fn published_parents(&self, id: &str) -> Vec<String> {
+        super::published_java_parents(id)
+    }
+
     fn published_as_ours(&self, id: &str) -> String {
         results::published_as_ours(id)
     }
