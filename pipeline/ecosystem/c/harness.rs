@@ -31,6 +31,7 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 
 use super::infer::{SUBMODULE_FOLDERS, choose_runtime};
+use crate::ecosystem::ci::CiEvidence;
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::git::diff::files_changed_by;
 use crate::model::EnvironmentSpec;
@@ -270,13 +271,22 @@ fn feature_guard(line: &str) -> Option<String> {
 /// [`offline_variables`]. When several commands run it, the one whose variables keep
 /// the Makefiles' defaults (micropython's `VARIANT=standard`, not `minimal`) and whose
 /// rule is `test` wins, else the first.
-// Called from the CI evidence (pipeline/ecosystem/ci) once both are on one branch.
-#[allow(dead_code)]
 pub fn harness_from_ci_commands(commands: &[&str], files: &RepoFiles) -> Option<Harness> {
     let mut candidates: Vec<((usize, bool), Harness)> = Vec::new();
     for command in commands {
         for words in resolved_commands(command, files, 0) {
-            let Some((folder, variables, target)) = make_in_folder(&words) else { continue };
+            let Some((folder, variables, target)) = make_in_folder(&words) else {
+                // The harness run by itself (`cd tests && ./run-tests.py`): the rule
+                // of a folder's Makefile that runs it over its build.
+                let runs = script_run_by(&words.join(" "));
+                if let Some(harness) = harness_from_files(files).filter(|harness| Some(harness.script.as_str()) == runs)
+                {
+                    let evidence =
+                        format!("CI's `{}` runs `{}`, which {}", command.trim(), harness.script, harness.evidence);
+                    candidates.push(((usize::MAX, true), Harness { evidence, ..harness }));
+                }
+                continue;
+            };
             let Some(script) = harness_of_rule(files, &folder, &target) else { continue };
             let changed = variables.iter().filter(|setting| !is_default(files, &folder, setting)).count();
             let mut all = variables.clone();
@@ -348,10 +358,22 @@ fn resolved_commands(command: &str, files: &RepoFiles, depth: usize) -> Vec<Vec<
     if depth > 4 {
         return found;
     }
+    // The folder a `cd DIR` segment went to, for the `make` after it.
+    let mut folder: Option<String> = None;
     for segment in command.split("&&").flat_map(|part| part.split(';')).flat_map(|part| part.split("||")) {
-        let words: Vec<String> =
+        let mut words: Vec<String> =
             segment.split_whitespace().map(|word| word.trim_matches(['"', '\'']).to_string()).collect();
-        let Some(first) = words.first() else { continue };
+        let Some(first) = words.first().cloned() else { continue };
+        if first == "cd" {
+            folder = words.get(1).cloned();
+            continue;
+        }
+        if let Some(folder) =
+            folder.as_ref().filter(|_| first == "make" && !words.iter().any(|word| word.starts_with("-C")))
+        {
+            words.splice(1..1, ["-C".to_string(), folder.clone()]);
+        }
+        let first = &first;
         // `tools/ci.sh NAME ARGS`, `bash tools/ci.sh NAME`.
         let (script_at, named) = match first.as_str() {
             "bash" | "sh" => (1, words.get(1)),
@@ -454,6 +476,29 @@ pub fn named_submodules(files: &RepoFiles, folder: &str) -> Vec<String> {
         .collect();
     named.sort();
     named
+}
+
+/// The spec of a project that a harness over a build in a folder tests: the harness
+/// that CI's commands run (said in the spec's `ci` record), else the one the files
+/// show; `None` when neither names one.
+pub fn infer_harness(
+    files: &RepoFiles,
+    date: DateTime<Utc>,
+    runtimes: &[String],
+) -> Option<Result<EnvironmentSpec, InferError>> {
+    let evidence = CiEvidence::read(files);
+    let commands: Vec<&str> =
+        evidence.test_commands().chain(evidence.test_job_lines.iter().map(|(line, _)| line.as_str())).collect();
+    let from_ci = harness_from_ci_commands(&commands, files);
+    let harness = from_ci.clone().or_else(|| harness_from_files(files))?;
+    Some(infer(&harness, files, date, runtimes).map(|mut spec| {
+        let decisions: Vec<String> = from_ci
+            .map(|harness| format!("`{}` from CI: {}", harness.test_command(), harness.evidence))
+            .into_iter()
+            .collect();
+        evidence.record(&mut spec, decisions);
+        spec
+    }))
 }
 
 /// The environment of a harness: the compiler as for any C project, Python 3 (the
@@ -614,12 +659,55 @@ mod tests {
         )
         .unwrap();
         assert_eq!(both.variables[0], "VARIANT=standard");
+        // `cd DIR && make TARGET`, and the harness run by itself.
+        let cd = harness_from_ci_commands(&["cd ports/unix && make VARIANT=standard test"], &repo).unwrap();
+        assert_eq!((cd.folder.as_str(), cd.variables[0].as_str()), ("ports/unix", "VARIANT=standard"));
+        let itself =
+            harness_from_ci_commands(&["cd tests && MICROPY_CPYTHON3=python3 ./run-tests.py -j1"], &repo).unwrap();
+        assert_eq!(itself.test_command(), harness_from_files(&repo).unwrap().test_command());
+        assert!(
+            itself.evidence.starts_with(
+                "CI's `cd tests && MICROPY_CPYTHON3=python3 ./run-tests.py -j1` runs `run-tests.py`, which"
+            )
+        );
         // Commands that run no harness: the build, another tool, a rule without one.
         assert_eq!(
             harness_from_ci_commands(
                 &["tools/ci.sh unix_build_helper", "make -C ports/unix submodules", "pytest"],
                 &repo
             ),
+            None
+        );
+    }
+
+    /// The project's workflow (as micropython's: each job runs a function of its CI
+    /// script) chooses the harness's build, and the spec says so in its `ci` record.
+    #[test]
+    fn inference_takes_the_harness_ci_runs_and_says_so() {
+        let mut repo = micropython();
+        let date = Utc::now();
+        let from_files = infer_harness(&repo, date, &["gcc12".to_string()]).unwrap().unwrap();
+        assert!(from_files.ci.is_empty() && !from_files.test_command.contains("VARIANT="), "{from_files:?}");
+        repo.insert(
+            ".github/workflows/ports_unix.yml".into(),
+            "name: unix port\non: [push]\njobs:\n  minimal:\n    runs-on: ubuntu-latest\n    steps:\n    \
+             - uses: actions/checkout@v4\n    - name: Build\n      run: tools/ci.sh unix_minimal_build\n    \
+             - name: Run main test suite\n      run: tools/ci.sh unix_minimal_run_tests\n"
+                .into(),
+        );
+        let spec = infer_harness(&repo, date, &["gcc12".to_string()]).unwrap().unwrap();
+        assert!(spec.test_command.starts_with("make -C ports/unix VARIANT=minimal "), "{}", spec.test_command);
+        assert!(
+            spec.ci.iter().any(|line| line
+                .contains("from CI: CI's `tools/ci.sh unix_minimal_run_tests` runs `ports/unix/Makefile`'s `test`")),
+            "{:?}",
+            spec.ci
+        );
+        // The C ecosystem's own inference takes this path when the root has no build file.
+        let inferred = super::super::infer::infer(&repo, date, &["gcc12".to_string()]).unwrap();
+        assert_eq!(inferred.test_command, spec.test_command);
+        assert_eq!(
+            infer_harness(&files(&[("README", "")]), date, &["gcc12".to_string()]).map(|spec| spec.is_ok()),
             None
         );
     }

@@ -379,8 +379,8 @@ fn build_steps(system: BuildSystem, target: &str) -> (Vec<String>, String) {
 pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Result<EnvironmentSpec, InferError> {
     // No build file at the root: a harness over a build in a folder (micropython).
     if build_system(files).is_none() {
-        if let Some(harness) = super::harness::harness_from_files(files) {
-            return super::harness::infer(&harness, files, date, runtimes);
+        if let Some(spec) = super::harness::infer_harness(files, date, runtimes) {
+            return spec;
         }
     }
     let (system, target) = build_system(files).ok_or(InferError::NotRecognised {

@@ -284,7 +284,15 @@ pub fn test_runner(words: &[String]) -> Option<Runner> {
     } else {
         Some(words[0].as_str())
     };
-    script.filter(|script| is_test_script(script)).map(|_| Runner::Script)
+    if script.is_some_and(is_test_script) {
+        return Some(Runner::Script);
+    }
+    // A CI script of the project run with a subcommand that names tests (micropython's
+    // `tools/ci.sh unix_minimal_run_tests`, whose function runs its harness).
+    let subcommand = words.iter().skip_while(|word| Some(word.as_str()) != script).nth(1);
+    let ci_script = script.is_some_and(|script| script.contains('/') && script.ends_with(".sh"));
+    (ci_script && subcommand.is_some_and(|word| !word.starts_with('-') && word.to_ascii_lowercase().contains("test")))
+        .then_some(Runner::Script)
 }
 
 /// The Debian packages an `apt-get install` / `apt install` command names (options,
@@ -369,6 +377,9 @@ mod tests {
             ("python tests/run-tests.py -j1", Some(Runner::Script)),
             ("./tests/playTests.sh --test-large-data", Some(Runner::Script)),
             ("sudo -E timeout 30m ./runtest --verbose", Some(Runner::Script)),
+            ("tools/ci.sh unix_minimal_run_tests", Some(Runner::Script)),
+            ("bash tools/ci.sh unix_standard_run_tests", Some(Runner::Script)),
+            ("tools/ci.sh unix_minimal_build", None),
             ("./configure --enable-test", None),
             ("python setup.py build_ext", None),
             ("echo test", None),
