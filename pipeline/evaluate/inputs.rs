@@ -37,7 +37,10 @@ pub struct ReleaseTask {
 impl ReleaseTask {
     /// The golden test patch's test files: the files of T^R.
     pub fn golden_test_files(&self) -> Vec<String> {
-        self.ecosystem().tests_to_run(&self.test_patch, &crate::model::EnvironmentSpec::default())
+        // The task's test command says how its tests run (C: a harness over a build in
+        // a folder takes the files of its `tests` folder, whatever their language).
+        let spec = crate::model::EnvironmentSpec { test_command: self.test_command.clone(), ..Default::default() };
+        self.ecosystem().tests_to_run(&self.test_patch, &spec)
     }
 
     /// The ecosystem that runs the task's tests: the release's `ecosystem` column;
@@ -170,4 +173,36 @@ pub fn read_predictions(path: &PathBuf) -> anyhow::Result<Vec<Prediction>> {
         return Err(UsageError::new(format!("`{}` holds no prediction", path.display())).into());
     }
     Ok(predictions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ecosystem::fixtures::diff_of;
+
+    /// A C task tested by its own harness over a build in a folder (micropython's
+    /// shape): its golden test files are the `.py` tests of its `tests` folder, which a
+    /// C task's test files otherwise never are.
+    #[test]
+    fn a_harness_tasks_golden_test_files_are_the_files_of_its_tests_folder() {
+        let task = ReleaseTask {
+            instance_id: "acme__calc-1".into(),
+            repo: "acme/calc".into(),
+            base_commit: String::new(),
+            version: "1".into(),
+            patch: String::new(),
+            test_patch: diff_of(&["tests/basics/neg.py", "tests/basics/neg.py.exp"]),
+            image: String::new(),
+            eval_script: String::new(),
+            test_command: "make -C ports/unix test".into(),
+            ecosystem: ecosystem::by_name("c").unwrap(),
+            fail_to_pass: Vec::new(),
+            pass_to_pass: Vec::new(),
+            executable: None,
+            difficulty: None,
+        };
+        assert_eq!(task.golden_test_files(), ["tests/basics/neg.py", "tests/basics/neg.py.exp"]);
+        let plain = ReleaseTask { test_command: "make check".into(), ..task };
+        assert!(plain.golden_test_files().is_empty(), "a plain make task's test files are C's own");
+    }
 }
