@@ -786,7 +786,18 @@ mod tests {
             ),
         ]
         .into();
-        assert!(reads("tests/Makefile") && !reads("tests/sub/Makefile"));
+        assert!(reads("tests/Makefile") && !reads("tests/sub/deeper/Makefile"));
+        // A Makefile two folders down is read (a harness over a build in a folder), but
+        // its recipes install nothing: they are no test target of this build.
+        let mut deeper = files.clone();
+        deeper.insert(
+            "ports/unix/Makefile".to_string(),
+            "test:
+	perl run.pl
+"
+            .to_string(),
+        );
+        assert_eq!(recipe_interpreters(&deeper), vec!["python3"]);
         assert_eq!(recipe_interpreters(&files), vec!["python3"]);
         let spec = infer(&files, Utc.with_ymd_and_hms(2022, 8, 1, 0, 0, 0).unwrap(), &["gcc12".to_string()]).unwrap();
         assert!(spec.system_packages.contains(&"python3".to_string()), "{:?}", spec.system_packages);
