@@ -341,13 +341,24 @@ fn make_in_folder(words: &[String]) -> Option<(String, Vec<String>, String)> {
             folder = Some(dir.to_string());
         } else if word.starts_with('-') {
         } else if word.contains('=') {
-            variables.push(word.clone());
+            if !is_toolchain_setting(word) {
+                variables.push(word.clone());
+            }
         } else {
             target = Some(word.clone());
         }
     }
     let folder = folder?.trim_end_matches('/').trim_start_matches("./").to_string();
     Some((folder, variables, target?))
+}
+
+/// Whether a make variable of CI picks the toolchain or its flags (`CC=clang`,
+/// `CFLAGS_EXTRA=...`): not taken, as C's other CI evidence (the image has GCC, and
+/// CI's flags add sanitizers and `-Werror`).
+fn is_toolchain_setting(setting: &str) -> bool {
+    let name = setting.split('=').next().unwrap_or_default().to_ascii_uppercase();
+    matches!(name.as_str(), "CC" | "CXX" | "CPP" | "LD" | "AR" | "AS" | "STRIP" | "CROSS_COMPILE" | "COPT" | "MAKEOPTS")
+        || name.contains("FLAGS")
 }
 
 /// The commands a CI command line runs, each as words, with the shell functions of a
@@ -652,6 +663,12 @@ mod tests {
         assert_eq!(helper.variables[0], "VARIANT=standard");
         let local = harness_from_ci_commands(&["tools/ci.sh other_run_tests coverage"], &repo).unwrap();
         assert_eq!((local.variables[0].as_str(), local.target.as_str()), ("VARIANT=coverage", "test_full"));
+        // CI's compiler and flags are not taken (2023's `ci_unix_stackless_clang_run_tests`).
+        let clang = harness_from_ci_commands(&["make -C ports/unix CC=clang CFLAGS_EXTRA=-DX=1 test"], &repo).unwrap();
+        assert!(
+            !clang.variables.iter().any(|setting| setting.starts_with("CC") || setting.contains("FLAGS")),
+            "{clang:?}"
+        );
         // The default build wins over a reduced one, whatever the order.
         let both = harness_from_ci_commands(
             &["tools/ci.sh unix_minimal_run_tests", "tools/ci.sh unix_standard_run_tests"],
