@@ -840,6 +840,8 @@ mod tests {
         // (Through the plain Makefile's runner, whose results file is a fixed path in
         // /tmp: another test's run on this host may add its own lines.)
         assert!(results(&other).contains(&"FAIL: ports/unix/make-test"), "{other}");
+        let unnamed = helper_run(&tree, &["make", "-C", "ports/unix"], &[]);
+        assert!(unnamed.contains("names no folder and rule to run (make -C DIR [VAR=VALUE...] RULE)"), "{unnamed}");
     }
 
     /// zstd's cli-tests harness (its run.py's lines: `PASS: NAME` per test, `FAIL: NAME`

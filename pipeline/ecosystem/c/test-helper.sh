@@ -567,6 +567,10 @@ run_harness() {
     local dir="${command[2]}" rest=("${command[@]:3}") target vars line folder relative file name base parts i tests=() code
     local output build
     output=$(mktemp); build=$(mktemp)
+    if [ "${#rest[@]}" -eq 0 ] || [ -z "$dir" ]; then
+        echo "swe-harvest: the test command \`${command[*]}\` names no folder and rule to run (make -C DIR [VAR=VALUE...] RULE); fix the environment's test_command"
+        return 2
+    fi
     target="${rest[${#rest[@]}-1]}"
     vars=("${rest[@]:0:${#rest[@]}-1}")
     rebuild_after_changed_headers
