@@ -1594,7 +1594,9 @@ fn node_project_for_plan(workflow: Option<&str>) -> (Project, Candidate) {
         files.push((".github/workflows/ci.yml", workflow));
     }
     let project = Project::of_files(&files);
-    let regression = format!("{TESTS}\ndescribe('negative', () => {{\n  it('adds', () => assert.strictEqual(add(1, -1), 0));\n}});\n");
+    let regression = format!(
+        "{TESTS}\ndescribe('negative', () => {{\n  it('adds', () => assert.strictEqual(add(1, -1), 0));\n}});\n"
+    );
     let candidate = project.candidate(
         1,
         &Scenario::new("negative")

@@ -96,7 +96,12 @@ fn render(plans: &[TaskPlan]) -> String {
         }
         if let Some(error) = &plan.error {
             let first = error.detail.lines().next().unwrap_or_default();
-            let _ = write!(text, "{}would be dropped as {}: {first}", if plan.ecosystem.is_some() { "; " } else { " " }, error.reason);
+            let _ = write!(
+                text,
+                "{}would be dropped as {}: {first}",
+                if plan.ecosystem.is_some() { "; " } else { " " },
+                error.reason
+            );
         }
         text.push('\n');
     }
