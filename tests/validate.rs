@@ -1690,3 +1690,23 @@ fn validate_plan_of_the_stores_tasks_leaves_them_to_the_next_validate() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains("scripts/setup.sh"), "{}", stderr(&output));
 }
+
+/// A task whose inference fails gets validate's drop reason and inference's error in
+/// its plan, not a crash: a Node project whose `package.json` does not parse.
+#[test]
+fn validate_plan_gives_a_task_whose_inference_fails_its_error() {
+    let workspace = Workspace::without_docker();
+    let tests = "const assert = require('assert');\n\ndescribe('add', () => {\n  it('adds', () => assert.ok(true));\n});\n";
+    let project = Project::of_files(&[("package.json", "{ \"name\": \"calc\", "), ("test/calc.test.js", tests)]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("more").gold("lib/calc.js", "exports.add = (a, b) => a + b;\n").test("test/more.test.js", tests),
+    );
+    let (plans, said) = planned(&workspace, &project, &[row_of(&candidate, &[], &[])]);
+    let plan = &plans[0];
+    assert_eq!(plan["ecosystem"], "node", "{plan:#}");
+    assert_eq!(plan["error"]["reason"], "environment_inference_failed", "{plan:#}");
+    assert!(plan["error"]["detail"].as_str().unwrap().contains("package.json"), "{plan:#}");
+    assert!(plan["runtime"].is_null() && plan["test_command"].is_null(), "{plan:#}");
+    assert!(said.contains("1 would be dropped before any build"), "{said}");
+}
