@@ -1664,18 +1664,25 @@ fn validate_plan_says_the_runtime_and_test_command_ci_evidence_chose_without_doc
 }
 
 /// `validate --plan` of the store's tasks prints the plans on stdout and writes
-/// nothing a real validate would take as done: the task is not finished after it, no
-/// environment is recorded, and the real validate selects it.
+/// nothing a real validate would take as done: no environment is recorded, the task
+/// is not finished, and the real validate that follows validates it; a plan after
+/// that says it is finished.
 #[test]
 fn validate_plan_of_the_stores_tasks_leaves_them_to_the_next_validate() {
-    let workspace = Workspace::without_docker();
-    let (project, candidate) = node_project_for_plan(None);
+    let workspace = Workspace::with_docker();
+    let project = Project::new();
+    let candidate = project.candidate(1, &Scenario::fixing_add("fix"));
     workspace.seeded(&project, std::slice::from_ref(&candidate));
-    let output = workspace.validate_with_env(&PLAN_ENV, &["--plan"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let plan: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let plan_of_the_store = || -> serde_json::Value {
+        let output = workspace.validate_with_env(&[NO_DOCKER_ENGINE], &["--plan"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_str(stdout(&output).trim()).unwrap()
+    };
+    let plan = plan_of_the_store();
     assert_eq!(plan["instance_id"], "acme__calc-1");
-    assert_eq!(plan["runtime"], "node18", "{plan:#}");
+    assert_eq!(plan["ecosystem"], "python", "{plan:#}");
+    assert!(plan["error"].is_null() && plan["runtime"].is_string(), "{plan:#}");
+    assert_eq!(plan["test_files"], serde_json::json!(["tests/test_calc.py"]), "{plan:#}");
     assert_eq!(plan["finished"], false, "{plan:#}");
 
     let store = Store::open_in(workspace.data_dir()).unwrap();
@@ -1684,11 +1691,12 @@ fn validate_plan_of_the_stores_tasks_leaves_them_to_the_next_validate() {
         store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
     assert_eq!(environments, 0, "a plan records no environment");
     drop(store);
-    // The real validate selects the task (and then needs its engine).
-    let output = workspace.validate_with_env(&[NO_DOCKER_ENGINE], &[]);
-    assert!(!stderr(&output).contains("already finished"), "{}", stderr(&output));
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    assert!(stderr(&output).contains("scripts/setup.sh"), "{}", stderr(&output));
+
+    let output = workspace.validated(&["--runs", "1"]);
+    assert!(stderr(&output).contains("1 selected, 0 already finished, 1 labelled"), "{}", stderr(&output));
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert_eq!(plan_of_the_store()["finished"], true);
+    assert!(workspace.containers().is_empty());
 }
 
 /// A task whose inference fails gets validate's drop reason and inference's error in
@@ -1696,7 +1704,8 @@ fn validate_plan_of_the_stores_tasks_leaves_them_to_the_next_validate() {
 #[test]
 fn validate_plan_gives_a_task_whose_inference_fails_its_error() {
     let workspace = Workspace::without_docker();
-    let tests = "const assert = require('assert');\n\ndescribe('add', () => {\n  it('adds', () => assert.ok(true));\n});\n";
+    let tests =
+        "const assert = require('assert');\n\ndescribe('add', () => {\n  it('adds', () => assert.ok(true));\n});\n";
     let project = Project::of_files(&[("package.json", "{ \"name\": \"calc\", "), ("test/calc.test.js", tests)]);
     let candidate = project.candidate(
         1,
