@@ -1718,4 +1718,5 @@ fn validate_plan_gives_a_task_whose_inference_fails_its_error() {
     assert!(plan["error"]["detail"].as_str().unwrap().contains("package.json"), "{plan:#}");
     assert!(plan["runtime"].is_null() && plan["test_command"].is_null(), "{plan:#}");
     assert!(said.contains("1 would be dropped before any build"), "{said}");
+    assert!(said.contains("  acme__calc-1: would be dropped as environment_inference_failed: "), "{said}");
 }

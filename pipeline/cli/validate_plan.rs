@@ -77,32 +77,27 @@ fn render(plans: &[TaskPlan]) -> String {
         failing
     );
     for plan in plans {
-        let _ = write!(text, "  {}:", plan.instance_id);
+        let mut parts = Vec::new();
         if let (Some(ecosystem), Some(runtime), Some(command)) = (&plan.ecosystem, &plan.runtime, &plan.test_command) {
             let ci = match plan.ci.len() {
                 0 => String::new(),
                 notes => format!(", {notes} CI note{}", if notes == 1 { "" } else { "s" }),
             };
-            let _ = write!(
-                text,
-                " {ecosystem} runtime {runtime} ({}{ci}), test `{command}` on {} file{}",
+            parts.push(format!(
+                "{ecosystem} runtime {runtime} ({}{ci}), test `{command}` on {} file{}",
                 plan.source.as_deref().unwrap_or_default(),
                 plan.test_files.len(),
                 if plan.test_files.len() == 1 { "" } else { "s" }
-            );
+            ));
         }
         if plan.finished == Some(true) {
-            let _ = write!(text, "; finished (validate skips it unless named with --instance)");
+            parts.push("finished (validate skips it unless named with --instance)".to_string());
         }
         if let Some(error) = &plan.error {
             let first = error.detail.lines().next().unwrap_or_default();
-            let _ = write!(
-                text,
-                "{}would be dropped as {}: {first}",
-                if plan.ecosystem.is_some() { "; " } else { " " },
-                error.reason
-            );
+            parts.push(format!("would be dropped as {}: {first}", error.reason));
         }
+        let _ = write!(text, "  {}: {}", plan.instance_id, parts.join("; "));
         text.push('\n');
     }
     text
