@@ -1579,3 +1579,144 @@ fn task_seconds(log: &str, instance: &str) -> [f64; 3] {
     };
     [seconds("s in containers' tests"), seconds("s building images"), seconds("s in total")]
 }
+
+/// A Node project for `validate --plan`: `engines.node` allows every Node image, so
+/// inference alone takes the oldest; `workflow` (when given) is its CI.
+fn node_project_for_plan(workflow: Option<&str>) -> (Project, Candidate) {
+    const PACKAGE_JSON: &str = r#"{"name": "calc", "version": "1.0.0", "engines": {"node": ">=16"},
+  "scripts": {"test": "mocha --exit"}, "devDependencies": {"mocha": "^10.2.0"}}
+"#;
+    const CALC: &str = "exports.add = (a, b) => (b < 0 ? a : a + b);\n";
+    const TESTS: &str = "const assert = require('assert');\nconst { add } = require('../lib/calc');\n\n\
+                         describe('add', () => {\n  it('adds', () => assert.strictEqual(add(1, 2), 3));\n});\n";
+    let mut files = vec![("package.json", PACKAGE_JSON), ("lib/calc.js", CALC), ("test/calc.test.js", TESTS)];
+    if let Some(workflow) = workflow {
+        files.push((".github/workflows/ci.yml", workflow));
+    }
+    let project = Project::of_files(&files);
+    let regression = format!(
+        "{TESTS}\ndescribe('negative', () => {{\n  it('adds', () => assert.strictEqual(add(1, -1), 0));\n}});\n"
+    );
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("lib/calc.js", "exports.add = (a, b) => a + b;\n")
+            .test("test/calc.test.js", &regression),
+    );
+    (project, candidate)
+}
+
+/// No Docker engine, and the Node images inference chooses among (whatever base
+/// images the test machine gives validate).
+const PLAN_ENV: [(&str, &str); 2] = [
+    NO_DOCKER_ENGINE,
+    ("SWE_HARVEST_VALIDATE__BASE_IMAGES", r#"{ "node18" = "absent/node:18", "node20" = "absent/node:20" }"#),
+];
+
+/// `validate --plan` on `rows` in a data dir holding `project`'s mirror, with
+/// [`PLAN_ENV`]: it must succeed; the plans written and what it said on stderr.
+fn planned(workspace: &Workspace, project: &Project, rows: &[serde_json::Value]) -> (Vec<serde_json::Value>, String) {
+    project.mirror_into(workspace.data_dir());
+    let run = workspace.validate_rows("rows", rows, &PLAN_ENV, &["--plan"]).succeeded();
+    (run.written(), stderr(&run.output))
+}
+
+/// `validate --plan` says, without a Docker engine, what validate would start from:
+/// the runtime, the test command and the test files, and what came from CI (a
+/// workflow that tests Node 20 moves a project whose `engines.node` is `>=16` from
+/// the oldest image to Node 20); a row whose repository has no mirror gets validate's
+/// reason instead of a crash; two plans of the same rows are the same bytes.
+#[test]
+fn validate_plan_says_the_runtime_and_test_command_ci_evidence_chose_without_docker() {
+    let plain = Workspace::without_docker();
+    let (project, candidate) = node_project_for_plan(None);
+    let (plans, _) = planned(&plain, &project, &[row_of(&candidate, &[], &[])]);
+    assert_eq!(plans[0]["runtime"], "node18", "{:#}", plans[0]);
+    assert!(plans[0]["ci"].as_array().unwrap().is_empty(), "{:#}", plans[0]);
+
+    let workflow = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      \
+                    - uses: actions/setup-node@v4\n        with:\n          node-version: 20\n      - run: npm ci\n      - run: npm test\n";
+    let workspace = Workspace::without_docker();
+    let (project, candidate) = node_project_for_plan(Some(workflow));
+    let mut elsewhere = row_of(&candidate, &[], &[]);
+    elsewhere["repo"] = "acme/elsewhere".into();
+    elsewhere["instance_id"] = "acme__elsewhere-1".into();
+    let rows = [row_of(&candidate, &[], &[]), elsewhere];
+    let (plans, said) = planned(&workspace, &project, &rows);
+    let plan = &plans[0];
+    assert_eq!(plan["instance_id"], "acme__calc-1");
+    assert_eq!(plan["ecosystem"], "node", "{plan:#}");
+    assert_eq!(plan["runtime"], "node20", "CI's Node 20 within `>=16`: {plan:#}");
+    assert!(plan["ci"][0].as_str().unwrap().contains("CI tests Node 20"), "{plan:#}");
+    assert!(plan["test_command"].as_str().unwrap().contains("mocha"), "{plan:#}");
+    assert_eq!(plan["test_files"], serde_json::json!(["test/calc.test.js"]), "{plan:#}");
+    assert_eq!(plan["source"], "inferred");
+    assert!(plan["error"].is_null(), "{plan:#}");
+    assert_eq!(plans[1]["error"]["reason"], "no_mirror", "{:#}", plans[1]);
+    assert!(plans[1]["runtime"].is_null(), "{:#}", plans[1]);
+    assert!(said.contains("acme__calc-1: node runtime node20 (inferred, 1 CI note)"), "{said}");
+    assert!(said.contains("acme__elsewhere-1: would be dropped as no_mirror"), "{said}");
+
+    let out = workspace.path("out/rows.jsonl");
+    let first = fs_err::read(&out).unwrap();
+    workspace.validate_rows("rows", &rows, &PLAN_ENV, &["--plan"]).succeeded();
+    assert_eq!(fs_err::read(&out).unwrap(), first, "a second plan of the same rows differs");
+}
+
+/// `validate --plan` of the store's tasks prints the plans on stdout and writes
+/// nothing a real validate would take as done: no environment is recorded, the task
+/// is not finished, and the real validate that follows validates it; a plan after
+/// that says it is finished.
+#[test]
+fn validate_plan_of_the_stores_tasks_leaves_them_to_the_next_validate() {
+    let workspace = Workspace::with_docker();
+    let project = Project::new();
+    let candidate = project.candidate(1, &Scenario::fixing_add("fix"));
+    workspace.seeded(&project, std::slice::from_ref(&candidate));
+    let plan_of_the_store = || -> serde_json::Value {
+        let output = workspace.validate_with_env(&[NO_DOCKER_ENGINE], &["--plan"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_str(stdout(&output).trim()).unwrap()
+    };
+    let plan = plan_of_the_store();
+    assert_eq!(plan["instance_id"], "acme__calc-1");
+    assert_eq!(plan["ecosystem"], "python", "{plan:#}");
+    assert!(plan["error"].is_null() && plan["runtime"].is_string(), "{plan:#}");
+    assert_eq!(plan["test_files"], serde_json::json!(["tests/test_calc.py"]), "{plan:#}");
+    assert_eq!(plan["finished"], false, "{plan:#}");
+
+    let store = Store::open_in(workspace.data_dir()).unwrap();
+    assert!(swe_harvest::store::validation::finished_instances(store.connection()).unwrap().is_empty());
+    let environments: i64 =
+        store.connection().query_row("SELECT COUNT(*) FROM environments", [], |row| row.get(0)).unwrap();
+    assert_eq!(environments, 0, "a plan records no environment");
+    drop(store);
+
+    let output = workspace.validated(&["--runs", "1"]);
+    assert!(stderr(&output).contains("1 selected, 0 already finished, 1 labelled"), "{}", stderr(&output));
+    assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&[ADD_NEGATIVE]));
+    assert_eq!(plan_of_the_store()["finished"], true);
+    assert!(workspace.containers().is_empty());
+}
+
+/// A task whose inference fails gets validate's drop reason and inference's error in
+/// its plan, not a crash: a Node project whose `package.json` does not parse.
+#[test]
+fn validate_plan_gives_a_task_whose_inference_fails_its_error() {
+    let workspace = Workspace::without_docker();
+    let tests =
+        "const assert = require('assert');\n\ndescribe('add', () => {\n  it('adds', () => assert.ok(true));\n});\n";
+    let project = Project::of_files(&[("package.json", "{ \"name\": \"calc\", "), ("test/calc.test.js", tests)]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("more").gold("lib/calc.js", "exports.add = (a, b) => a + b;\n").test("test/more.test.js", tests),
+    );
+    let (plans, said) = planned(&workspace, &project, &[row_of(&candidate, &[], &[])]);
+    let plan = &plans[0];
+    assert_eq!(plan["ecosystem"], "node", "{plan:#}");
+    assert_eq!(plan["error"]["reason"], "environment_inference_failed", "{plan:#}");
+    assert!(plan["error"]["detail"].as_str().unwrap().contains("package.json"), "{plan:#}");
+    assert!(plan["runtime"].is_null() && plan["test_command"].is_null(), "{plan:#}");
+    assert!(said.contains("1 would be dropped before any build"), "{said}");
+    assert!(said.contains("  acme__calc-1: would be dropped as environment_inference_failed: "), "{said}");
+}

@@ -77,11 +77,15 @@ pub enum Command {
 
 impl Command {
     /// Whether the command writes to the data dir, and so must own it (`lock`) for its
-    /// whole run: every command but `status` and `export`, which only read, `review`,
+    /// whole run: every command but `status`, `export` and `validate --plan`, which only read, `review`,
     /// which takes the lock only for the moment it writes a decision, and `images`,
     /// which does not use it.
     pub fn writes(&self) -> bool {
-        !matches!(self, Command::Status(_) | Command::Export(_) | Command::Review(_) | Command::Images(_))
+        match self {
+            // A plan only reads (the store, mirrors): a running validate need not stop for it.
+            Command::Validate(args) => !args.plan,
+            _ => !matches!(self, Command::Status(_) | Command::Export(_) | Command::Review(_) | Command::Images(_)),
+        }
     }
 
     /// The command's name, as typed.
@@ -313,6 +317,12 @@ pub struct ValidateArgs {
     /// (by version, with their ladder rung), so that the next run starts from them.
     #[arg(long)]
     pub write_config: bool,
+    /// Only plan: per task, the environment validate would start from (ecosystem,
+    /// runtime, install, test command, what came from CI, the test files), one JSON line
+    /// each (into --out with --input, else on stdout), and stop there. Builds no image,
+    /// starts no container, needs no Docker engine, writes nothing to the store.
+    #[arg(long, conflicts_with_all = ["compare", "write_config"])]
+    pub plan: bool,
     #[command(flatten)]
     pub options: ValidateOptions,
 }

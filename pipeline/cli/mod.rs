@@ -32,6 +32,7 @@ mod run;
 mod screen;
 mod status;
 mod validate;
+mod validate_plan;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -37,6 +37,7 @@ pub fn run(settings: &GlobalSettings, args: &RunArgs) -> anyhow::Result<ExitStat
         out: None,
         compare: false,
         write_config: false,
+        plan: false,
         options: args.validate.clone(),
     };
     record("validate", validate::validate(settings, &validate_args)?);

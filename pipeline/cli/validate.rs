@@ -2,7 +2,8 @@
 //! containers to labels. Resolves the settings (`ValidateSettings::resolve`), runs
 //! the stage, prints the summary on stderr; with `--input`, writes the rows back with
 //! fresh labels and a diagnosis (`validate::rows`), and with `--compare` prints per
-//! row on stdout how the fresh labels differ from the row's own.
+//! row on stdout how the fresh labels differ from the row's own. With `--plan`, only
+//! the environment each task would start from ([`super::validate_plan`]).
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -54,6 +55,9 @@ pub(super) async fn workers_on(
 }
 
 pub fn validate(global: &GlobalSettings, args: &ValidateArgs) -> anyhow::Result<ExitStatus> {
+    if args.plan {
+        return super::validate_plan::plan(global, args);
+    }
     let mut settings = ValidateSettings::resolve(
         global.data_dir.clone(),
         &global.config.config.validate,

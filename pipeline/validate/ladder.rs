@@ -159,15 +159,9 @@ impl<'a> Ladder<'a> {
     }
 
     async fn walk(&mut self, outcome: &mut TaskOutcome) -> Result<Settled, Dropped> {
-        let first = self.first_rung()?;
+        let first = first_rung(self.project)?;
         outcome.spec = Some(first.clone());
-        self.test_files = self.project.ecosystem.tests_to_run(&self.project.candidate.test_patch, &first);
-        if self.test_files.is_empty() {
-            return Err(dropped(
-                ValidateDropReason::NoTestFiles,
-                format!("the test patch touches no test file that {} runs", self.project.ecosystem.name()),
-            ));
-        }
+        self.test_files = test_files(self.project, &first)?;
         self.inferred = first.source == "inferred";
         rung_logs::clear(&self.log_dir);
         let mut step = Step::Rung(first);
@@ -180,35 +174,6 @@ impl<'a> Ladder<'a> {
                 Step::Done(end) => return end,
             };
         }
-    }
-
-    /// The first rung: the config's spec or the inferred one, with the packages the
-    /// patches add to the project's dependencies.
-    fn first_rung(&self) -> Result<EnvironmentSpec, Dropped> {
-        let project = self.project;
-        let candidate = project.candidate;
-        let ecosystem = project.ecosystem;
-        let mut spec = spec::resolve(
-            ecosystem,
-            &project.config,
-            &candidate.version,
-            || project.files.clone(),
-            project.date,
-            &project.runtimes,
-        )
-        .map_err(|error| match (&error, &project.unrecognised) {
-            (InferError::NoRuntime { .. }, _) => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
-            (InferError::NotRecognised { .. }, Some(unrecognised)) => {
-                dropped(ValidateDropReason::EnvironmentInferenceFailed, unrecognised.clone())
-            }
-            _ => dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()),
-        })?;
-        for package in ecosystem.packages_the_patches_add(&[&candidate.patch, &candidate.test_patch]) {
-            if !spec.extra_packages.contains(&package) {
-                spec.extra_packages.push(package);
-            }
-        }
-        Ok(spec)
     }
 
     /// Builds a rung's image and, for an inferred spec, checks it: the environment to
@@ -589,6 +554,47 @@ impl<'a> Ladder<'a> {
             .collect();
         Step::Done(Err(dropped(reason, format!("every rung of the environment ladder failed:\n{}", lines.join("\n")))))
     }
+}
+
+/// The first rung: the config's spec or the inferred one, with the packages the
+/// patches add to the project's dependencies.
+pub(super) fn first_rung(project: &Project<'_>) -> Result<EnvironmentSpec, Dropped> {
+    let candidate = project.candidate;
+    let ecosystem = project.ecosystem;
+    let mut spec = spec::resolve(
+        ecosystem,
+        &project.config,
+        &candidate.version,
+        || project.files.clone(),
+        project.date,
+        &project.runtimes,
+    )
+    .map_err(|error| match (&error, &project.unrecognised) {
+        (InferError::NoRuntime { .. }, _) => dropped(ValidateDropReason::RuntimeUnavailable, error.to_string()),
+        (InferError::NotRecognised { .. }, Some(unrecognised)) => {
+            dropped(ValidateDropReason::EnvironmentInferenceFailed, unrecognised.clone())
+        }
+        _ => dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()),
+    })?;
+    for package in ecosystem.packages_the_patches_add(&[&candidate.patch, &candidate.test_patch]) {
+        if !spec.extra_packages.contains(&package) {
+            spec.extra_packages.push(package);
+        }
+    }
+    Ok(spec)
+}
+
+/// The test files the task's runs would run in `spec` (those of the test patch the
+/// ecosystem runs); none drops the task.
+pub(super) fn test_files(project: &Project<'_>, spec: &EnvironmentSpec) -> Result<Vec<String>, Dropped> {
+    let files = project.ecosystem.tests_to_run(&project.candidate.test_patch, spec);
+    if files.is_empty() {
+        return Err(dropped(
+            ValidateDropReason::NoTestFiles,
+            format!("the test patch touches no test file that {} runs", project.ecosystem.name()),
+        ));
+    }
+    Ok(files)
 }
 
 /// How to get a configured runtime's missing image: the catalogue's own is

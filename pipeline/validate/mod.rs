@@ -13,7 +13,8 @@
 //! settled environment's labels (or the drop) back; with `--coverage` it measures the
 //! golden tests' change coverage there ([`crate::swt::coverage`]). Also: [`spec`]
 //! (the first rung: per-repository config, else the ecosystem's inference), [`rows`]
-//! (`--input` rows read, written back and compared), [`learned`] (`--write-config`).
+//! (`--input` rows read, written back and compared), [`learned`] (`--write-config`),
+//! [`plan`] (`--plan`: the first rung of each task, nothing built).
 //! Containers and images are [`crate::sandbox`]'s; what a language needs is
 //! [`crate::ecosystem`]'s. This file is the stage loop: selection, workers, resume,
 //! Ctrl-C, and what is written to the store.
@@ -42,6 +43,7 @@ mod grain;
 mod judge;
 mod ladder;
 pub mod learned;
+pub mod plan;
 mod project;
 pub mod rows;
 mod rung_logs;
@@ -249,11 +251,7 @@ pub async fn run(
     let data_dir_label = sandbox::swept_label(backend.as_ref(), &settings.data_dir).await;
     let (selected, persist, explicit): (Vec<Candidate>, bool, BTreeSet<String>) = match work {
         Work::Store { repos, instances } => {
-            let mut all = candidates::candidates(store.connection(), &repos)?;
-            if !instances.is_empty() {
-                all.retain(|candidate| instances.contains(&candidate.instance_id));
-            }
-            warn_unmatched(&repos, &instances, &all);
+            let all = store_selection(&store, &repos, &instances)?;
             (all, true, instances.into_iter().collect())
         }
         Work::Rows(rows) => (rows, false, BTreeSet::new()),
@@ -341,6 +339,21 @@ pub async fn run(
     summary.outcomes = outcomes;
     summary.elapsed_secs = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// The store's candidates of `repos` (all when empty), only `instances` when some are
+/// named; warns about each name that selects nothing.
+pub fn store_selection(
+    store: &Store,
+    repos: &[crate::model::RepoSlug],
+    instances: &[String],
+) -> Result<Vec<Candidate>, StoreError> {
+    let mut all = candidates::candidates(store.connection(), repos)?;
+    if !instances.is_empty() {
+        all.retain(|candidate| instances.contains(&candidate.instance_id));
+    }
+    warn_unmatched(repos, instances, &all);
+    Ok(all)
 }
 
 /// Warns about each `--repo` and `--instance` that selected no candidate, so that a

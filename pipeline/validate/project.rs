@@ -2,13 +2,14 @@
 //! per-repository config, the ecosystem at the environment commit (its test
 //! framework included), the files its inference reads there, the commit's date, the
 //! runtimes whose base image is there, and the runtime the project needs when none of
-//! those is one it can have. Reads git and the engine's image list; runs nothing.
+//! those is one it can have. Reads git and the engine's image list (`validate --plan`,
+//! without an engine, takes every configured runtime as there); runs nothing.
 
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use super::{Context, Dropped, dropped};
+use super::{Context, Dropped, ValidateSettings, dropped};
 use crate::ecosystem::repo_config::RepoConfig;
 use crate::ecosystem::{self, Ecosystem, RepoFiles, RuntimeNeed};
 use crate::model::Candidate;
@@ -42,35 +43,34 @@ impl<'a> Project<'a> {
     /// environment commit the mirror lacks drop the task.
     pub async fn read(context: &Context<'_>, candidate: &'a Candidate) -> Result<Project<'a>, Dropped> {
         let settings = context.settings;
-        let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
-            .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
-        let config = RepoConfig::read(&settings.repos_dir, &candidate.repo)
-            .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
-        let Environment { ecosystem, files, date, unrecognised } = {
-            let mirror = mirror.clone();
-            let commit = candidate.environment_setup_commit.clone();
-            let base_commit = candidate.base_commit.clone();
-            let framework = config.test_framework;
-            tokio::task::spawn_blocking(move || {
-                // A base commit the mirror lacks is the row's fault, found before any container runs.
-                let has_base =
-                    crate::git::Mirror::open(&mirror).is_ok_and(|mirror| mirror.commit_id(&base_commit).is_some());
-                has_base.then(|| read_environment(&mirror, &commit, framework))
-            })
-            .await
-            .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
-            .ok_or_else(|| {
-                dropped(
-                    ValidateDropReason::BaseCommitMissing,
-                    format!(
-                        "the base commit `{}` is not in the mirror of {}; check the row's base_commit, or run `mirror` again",
-                        candidate.base_commit, candidate.repo
-                    ),
-                )
-            })?
-            .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
-        };
-        let (runtimes, absent) = available_runtimes(context, ecosystem).await;
+        let (mirror, config, environment) = read_at_environment_commit(settings, candidate).await?;
+        let (runtimes, absent) = available_runtimes(context, environment.ecosystem).await;
+        Ok(Project::assemble(settings, candidate, mirror, config, environment, runtimes, absent))
+    }
+
+    /// [`Self::read`] without an engine to ask (`validate --plan`): every runtime of
+    /// `validate.base_images` counts as there, as when none of their images is.
+    pub async fn read_without_engine(
+        settings: &ValidateSettings,
+        candidate: &'a Candidate,
+    ) -> Result<Project<'a>, Dropped> {
+        let (mirror, config, environment) = read_at_environment_commit(settings, candidate).await?;
+        let runtimes = configured_runtimes(settings, environment.ecosystem);
+        Ok(Project::assemble(settings, candidate, mirror, config, environment, runtimes, Vec::new()))
+    }
+
+    /// The project with the runtimes inference chooses among (`absent`: configured
+    /// ones whose image is not on the engine).
+    fn assemble(
+        settings: &ValidateSettings,
+        candidate: &'a Candidate,
+        mirror: PathBuf,
+        config: RepoConfig,
+        environment: Environment,
+        runtimes: Vec<String>,
+        absent: Vec<String>,
+    ) -> Project<'a> {
+        let Environment { ecosystem, files, date, unrecognised } = environment;
         let pinned =
             super::spec::config_entry(&config, &candidate.version).is_some_and(|entry| entry.runtime.is_some());
         let runtime_needed = if pinned { None } else { ecosystem.runtime_needed(&files, date, &runtimes) };
@@ -89,7 +89,7 @@ impl<'a> Project<'a> {
                 })
                 .collect(),
         };
-        Ok(Project {
+        Project {
             candidate,
             mirror,
             config,
@@ -100,7 +100,7 @@ impl<'a> Project<'a> {
             runtimes,
             runtime_needed,
             runtimes_to_make,
-        })
+        }
     }
 
     /// What the ecosystem's ladder may look at.
@@ -124,6 +124,44 @@ impl<'a> Project<'a> {
         .await
         .unwrap_or_default()
     }
+}
+
+/// The mirror, the per-repository config and the environment of `candidate`'s
+/// project: no mirror, an invalid config, a base or environment commit the mirror
+/// lacks drop the task. Reads git and files; asks no engine.
+async fn read_at_environment_commit(
+    settings: &ValidateSettings,
+    candidate: &Candidate,
+) -> Result<(PathBuf, RepoConfig, Environment), Dropped> {
+    let mirror = crate::git::find_mirror(&settings.data_dir, settings.mirrors_dir.as_deref(), &candidate.repo)
+        .map_err(|error| dropped(ValidateDropReason::NoMirror, error.to_string()))?;
+    let config = RepoConfig::read(&settings.repos_dir, &candidate.repo)
+        .map_err(|error| dropped(ValidateDropReason::InvalidRepoConfig, error.to_string()))?;
+    let environment = {
+        let mirror = mirror.clone();
+        let commit = candidate.environment_setup_commit.clone();
+        let base_commit = candidate.base_commit.clone();
+        let framework = config.test_framework;
+        tokio::task::spawn_blocking(move || {
+            // A base commit the mirror lacks is the row's fault, found before any container runs.
+            let has_base =
+                crate::git::Mirror::open(&mirror).is_ok_and(|mirror| mirror.commit_id(&base_commit).is_some());
+            has_base.then(|| read_environment(&mirror, &commit, framework))
+        })
+        .await
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentInferenceFailed, error.to_string()))?
+        .ok_or_else(|| {
+            dropped(
+                ValidateDropReason::BaseCommitMissing,
+                format!(
+                    "the base commit `{}` is not in the mirror of {}; check the row's base_commit, or run `mirror` again",
+                    candidate.base_commit, candidate.repo
+                ),
+            )
+        })?
+        .map_err(|error| dropped(ValidateDropReason::EnvironmentCommitMissing, error.to_string()))?
+    };
+    Ok((mirror, config, environment))
 }
 
 /// What a project is at its environment commit ([`read_environment`]).
@@ -166,8 +204,7 @@ pub fn read_environment(
 /// that the build fails naming the missing image. Second, the configured runtimes
 /// left out for want of their image.
 async fn available_runtimes(context: &Context<'_>, ecosystem: &dyn Ecosystem) -> (Vec<String>, Vec<String>) {
-    let configured: Vec<String> =
-        context.settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)).cloned().collect();
+    let configured: Vec<String> = base_image_runtimes(context.settings, ecosystem);
     let mut present = Vec::new();
     let mut absent = Vec::new();
     for runtime in &configured {
@@ -181,15 +218,30 @@ async fn available_runtimes(context: &Context<'_>, ecosystem: &dyn Ecosystem) ->
         absent.clear();
     }
     let mut available = if present.is_empty() { configured } else { present };
-    // Configured Gradle distributions are tools of the same kind (`gradle8.5`).
-    available.extend(
-        context
-            .settings
-            .images
-            .gradle_distributions
-            .keys()
-            .map(|version| format!("gradle{version}"))
-            .filter(|runtime| ecosystem.owns_runtime(runtime)),
-    );
+    available.extend(gradle_runtimes(context.settings, ecosystem));
     (available, absent)
+}
+
+/// Every runtime `ecosystem` may be given here, whether its image is on an engine or
+/// not: those of `validate.base_images` and the configured Gradle distributions.
+fn configured_runtimes(settings: &ValidateSettings, ecosystem: &dyn Ecosystem) -> Vec<String> {
+    let mut runtimes = base_image_runtimes(settings, ecosystem);
+    runtimes.extend(gradle_runtimes(settings, ecosystem));
+    runtimes
+}
+
+/// The runtimes of `validate.base_images` that `ecosystem` owns.
+fn base_image_runtimes(settings: &ValidateSettings, ecosystem: &dyn Ecosystem) -> Vec<String> {
+    settings.images.base_images.keys().filter(|runtime| ecosystem.owns_runtime(runtime)).cloned().collect()
+}
+
+/// Configured Gradle distributions are tools of the same kind (`gradle8.5`).
+fn gradle_runtimes(settings: &ValidateSettings, ecosystem: &dyn Ecosystem) -> Vec<String> {
+    settings
+        .images
+        .gradle_distributions
+        .keys()
+        .map(|version| format!("gradle{version}"))
+        .filter(|runtime| ecosystem.owns_runtime(runtime))
+        .collect()
 }

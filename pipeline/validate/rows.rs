@@ -298,6 +298,12 @@ pub fn write_rows(out: &Path, rows: &[InputRow], summary: &Summary) -> Result<()
         text.push_str(&line);
         text.push('\n');
     }
+    Ok(write_whole(out, &text)?)
+}
+
+/// Writes `text` to `out` (its folder made when missing) whole or not at all: a
+/// stopped run leaves no half-written file.
+pub fn write_whole(out: &Path, text: &str) -> std::io::Result<()> {
     let parent = out.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs_err::create_dir_all(parent)?;
     let temporary = parent.join(format!(".{}.tmp", out.file_name().and_then(|name| name.to_str()).unwrap_or("out")));

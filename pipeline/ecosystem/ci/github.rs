@@ -91,6 +91,15 @@ pub(super) fn jobs(document: &Yaml, notes: &mut Vec<String>, unknown_actions: &m
         let mut job_env = workflow_env.clone();
         job_env.extend(scalar_entries(get(job, "env").unwrap_or(&Yaml::Null)));
         let scope = Scope { matrix: &matrix, env: &job_env };
+        // Tasks run on Linux: a job only for Windows or macOS sets up, builds and tests
+        // in ways a Linux container must not copy (simdjson's MinGW options, a test
+        // nlohmann/json excludes on Windows only).
+        if let Some(systems) = get(job, "runs-on").and_then(|runs_on| runners(runs_on, &scope)) {
+            if !systems.is_empty() && systems.iter().all(|system| not_linux(system)) {
+                notes.push(format!("job `{id}` runs on {} only, not read", systems.join(", ")));
+                continue;
+            }
+        }
         let mut read = Job { name: id.clone(), ..Job::default() };
         // Variables with expressions are kept only when those resolve to one value.
         read.env = job_env
@@ -117,6 +126,9 @@ pub(super) fn jobs(document: &Yaml, notes: &mut Vec<String>, unknown_actions: &m
             }
         }
         for step in items(get(job, "steps").unwrap_or(&Yaml::Null)) {
+            if get(step, "if").and_then(scalar).is_some_and(|condition| only_off_linux(&condition)) {
+                continue;
+            }
             let env = scalar_entries(get(step, "env").unwrap_or(&Yaml::Null))
                 .into_iter()
                 .filter_map(|(name, value)| match scope.resolve(&value).as_deref() {
@@ -210,6 +222,37 @@ pub(super) fn jobs(document: &Yaml, notes: &mut Vec<String>, unknown_actions: &m
         found.push(read);
     }
     found
+}
+
+/// The runners a job's `runs-on` names (a label, a list of labels, or a matrix
+/// expression's values); `None` when an expression cannot be resolved.
+fn runners(runs_on: &Yaml, scope: &Scope) -> Option<Vec<String>> {
+    let labels = match runs_on {
+        Yaml::Array(_) => scalars(runs_on),
+        other => vec![scalar(other)?],
+    };
+    let mut systems = Vec::new();
+    for label in labels {
+        systems.extend(scope.resolve(&label)?);
+    }
+    Some(systems)
+}
+
+/// Whether a runner label is a Windows or macOS one (`windows-latest`, `macos-14`,
+/// `macOS-latest`); a self-hosted or unknown label counts as Linux.
+fn not_linux(label: &str) -> bool {
+    let label = label.to_ascii_lowercase();
+    label.starts_with("windows") || label.starts_with("macos")
+}
+
+/// Whether a step's `if:` runs it only on Windows or macOS (`runner.os == 'Windows'`,
+/// `matrix.os == 'macos-latest'`, `startsWith(matrix.os, 'windows')`).
+fn only_off_linux(condition: &str) -> bool {
+    let condition = condition.to_ascii_lowercase().replace('"', "'");
+    if condition.contains("||") || condition.contains("!=") || condition.contains('!') {
+        return false;
+    }
+    ["'windows", "'macos"].iter().any(|system| condition.contains(system))
 }
 
 /// A job's matrix: each axis with its values, `include:` entries' values added to

@@ -443,3 +443,37 @@ fn what_is_recorded_is_capped() {
     assert_eq!(spec.ci[0], "decided");
     assert_eq!(spec.ci.last().unwrap(), "and 10 more notes of CI");
 }
+
+#[test]
+fn jobs_and_steps_for_windows_or_macos_only_are_not_read() {
+    let workflow = r#"
+on: push
+jobs:
+  mingw:
+    runs-on: windows-latest
+    steps:
+      - run: cmake -DSIMDJSON_BUILD_STATIC=ON -B build && ctest --test-dir build -L acceptance
+  xcode:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [macos-12, macos-13]
+    steps:
+      - run: cmake -DJSON_FastTests=ON -B build
+  linux:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+    steps:
+      - if: runner.os == 'Windows'
+        run: ctest --test-dir build --exclude-regex test-unicode
+      - run: ctest --test-dir build -L unit
+"#;
+    let evidence = read(&[(".github/workflows/ci.yml", workflow)]);
+    let commands: Vec<&str> = evidence.test_commands().collect();
+    assert_eq!(commands, vec!["ctest --test-dir build -L unit"], "{evidence:?}");
+    let notes = evidence.notes().join("\n");
+    assert!(notes.contains("job `mingw` runs on windows-latest only, not read"), "{notes}");
+    assert!(notes.contains("job `xcode` runs on macos-12, macos-13 only, not read"), "{notes}");
+}
