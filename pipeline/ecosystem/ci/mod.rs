@@ -320,7 +320,7 @@ impl CiEvidence {
             let jobs = if path.starts_with(".github/") {
                 github::jobs(&document, &mut notes, &mut unknown_actions)
             } else if path == ".travis.yml" {
-                travis::jobs(&document)
+                travis::jobs(&document, &mut notes)
             } else if path == ".gitlab-ci.yml" {
                 others::gitlab_jobs(&document, &mut notes)
             } else if path.ends_with("azure-pipelines.yml") {

@@ -203,6 +203,17 @@ pub(super) fn azure_jobs(document: &Yaml, notes: &mut Vec<String>) -> Vec<Job> {
             notes.push(format!("the job template `{template}` is not read"));
             continue;
         }
+        // A pool of Windows or macOS images only is not read (tasks run on Linux);
+        // a matrix's `$(imageName)` is left to the jobs, read.
+        let image =
+            get(job, "pool").or_else(|| get(document, "pool")).and_then(|pool| get(pool, "vmImage")).and_then(scalar);
+        if let Some(image) = image.filter(|image| {
+            let image = image.to_ascii_lowercase();
+            image.starts_with("windows") || image.starts_with("macos") || image.starts_with("vs20")
+        }) {
+            notes.push(format!("job `{name}` runs on {image} only, not read"));
+            continue;
+        }
         let mut read = Job { name: name.clone(), ..Job::default() };
         read.env = globals.clone();
         if !std::ptr::eq(job, document) {

@@ -477,3 +477,37 @@ jobs:
     assert!(notes.contains("job `mingw` runs on windows-latest only, not read"), "{notes}");
     assert!(notes.contains("job `xcode` runs on macos-12, macos-13 only, not read"), "{notes}");
 }
+
+#[test]
+fn travis_and_azure_jobs_for_macos_or_windows_only_are_not_read() {
+    let travis = r#"
+language: c
+os: linux
+script: make check
+jobs:
+  include:
+    - name: mac
+      os: osx
+      script: make test-mac
+"#;
+    let azure = r#"
+jobs:
+  - job: windows
+    pool:
+      vmImage: windows-2019
+    steps:
+      - script: ctest -C Release -E slow
+  - job: linux
+    pool:
+      vmImage: ubuntu-latest
+    steps:
+      - script: ctest -L unit
+"#;
+    let evidence = read(&[(".travis.yml", travis), ("azure-pipelines.yml", azure)]);
+    let commands: Vec<&str> = evidence.test_commands().collect();
+    assert!(commands.contains(&"make check") && commands.contains(&"ctest -L unit"), "{commands:?}");
+    assert!(!commands.iter().any(|command| command.contains("test-mac") || command.contains("slow")), "{commands:?}");
+    let notes = evidence.notes().join("\n");
+    assert!(notes.contains("job `mac` runs on osx only, not read"), "{notes}");
+    assert!(notes.contains("job `windows` runs on windows-2019 only, not read"), "{notes}");
+}

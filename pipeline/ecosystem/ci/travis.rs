@@ -102,12 +102,27 @@ fn job_of(name: String, layers: &[&Yaml]) -> Job {
 }
 
 /// The jobs of a `.travis.yml`: the file's own keys, and each `include` entry over them.
-pub(super) fn jobs(document: &Yaml) -> Vec<Job> {
-    let mut found = vec![job_of("travis".to_string(), &[document])];
+/// A job whose `os:` (its own, else the file's) names only macOS or Windows is not
+/// read, as GitHub's jobs for them are not: tasks run on Linux.
+pub(super) fn jobs(document: &Yaml, notes: &mut Vec<String>) -> Vec<Job> {
+    let off_linux = |layers: &[&Yaml]| {
+        let systems = layers.iter().rev().find_map(|layer| get(layer, "os")).map(scalars).unwrap_or_default();
+        (!systems.is_empty() && systems.iter().all(|system| matches!(system.as_str(), "osx" | "windows")))
+            .then(|| systems.join(", "))
+    };
+    let mut found = Vec::new();
+    match off_linux(&[document]) {
+        Some(systems) => notes.push(format!("the file's jobs run on {systems} only, not read")),
+        None => found.push(job_of("travis".to_string(), &[document])),
+    }
     for key in ["jobs", "matrix"] {
         let Some(matrix) = get(document, key) else { continue };
         for (index, entry) in items(get(matrix, "include").unwrap_or(&Yaml::Null)).into_iter().enumerate() {
             let name = get(entry, "name").and_then(scalar).unwrap_or_else(|| format!("{key}.include[{index}]"));
+            if let Some(systems) = off_linux(&[document, entry]) {
+                notes.push(format!("job `{name}` runs on {systems} only, not read"));
+                continue;
+            }
             found.push(job_of(name, &[document, entry]));
         }
     }
