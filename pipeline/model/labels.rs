@@ -84,12 +84,9 @@ pub struct Labels {
 }
 
 impl Labels {
-    /// Takes the tests of `network` (failed in some run because the network is off)
-    /// out of every list and reports them in [`Labels::needs_network`]: whatever they
-    /// did, the runs say nothing of them but that the network was missing.
-    pub fn set_aside_network(mut self, network: &BTreeSet<String>) -> Labels {
-        let mut needs_network: BTreeSet<String> = self.needs_network.drain(..).collect();
-        for list in [
+    /// Every list a test's outcome puts it in, where a test set aside leaves them all.
+    fn test_lists(&mut self) -> [&mut Vec<String>; 8] {
+        [
             &mut self.fail_to_pass,
             &mut self.pass_to_pass,
             &mut self.flaky,
@@ -98,30 +95,27 @@ impl Labels {
             &mut self.fail_to_fail,
             &mut self.skipped,
             &mut self.no_result_before,
-        ] {
+        ]
+    }
+
+    /// Takes the tests of `network` (failed in some run because the network is off)
+    /// out of every list and reports them in [`Labels::needs_network`]: whatever they
+    /// did, the runs say nothing of them but that the network was missing.
+    pub fn set_aside_network(mut self, network: &BTreeSet<String>) -> Labels {
+        let mut needs_network: BTreeSet<String> = self.needs_network.drain(..).collect();
+        for list in self.test_lists() {
             list.retain(|test| !network.contains(test));
         }
         needs_network.extend(network.iter().cloned());
         self.needs_network = needs_network.into_iter().collect();
         self
     }
-}
 
-impl Labels {
     /// Takes the tests that `defined` says the gold patch defines out of every list
     /// and reports them in [`Labels::defined_by_the_fix`], whatever they did.
     pub fn set_aside_defined_by_the_fix(mut self, defined: &dyn Fn(&str) -> bool) -> Labels {
         let mut set_aside: BTreeSet<String> = self.defined_by_the_fix.drain(..).collect();
-        for list in [
-            &mut self.fail_to_pass,
-            &mut self.pass_to_pass,
-            &mut self.flaky,
-            &mut self.time_zone_dependent,
-            &mut self.pass_to_fail,
-            &mut self.fail_to_fail,
-            &mut self.skipped,
-            &mut self.no_result_before,
-        ] {
+        for list in self.test_lists() {
             list.retain(|test| {
                 let by_the_fix = defined(test);
                 if by_the_fix {
