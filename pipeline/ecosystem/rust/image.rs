@@ -577,14 +577,25 @@ mod tests {
         let gated = "#![warn(rust_2018_idioms)]\n#![cfg(all(\n    feature = \"full\",\n    tokio_unstable,\n    \
                      not(target_os = \"wasi\"),\n    not(all(feature = \"nope\", not(tokio_wasi))),\n    \
                      target_has_atomic = \"64\"\n))]\n\nfn f() {}\n";
-        let files = [("Cargo.toml", ""), ("tests/metrics.rs", gated), ("tests/plain.rs", "#![cfg(unix)]\n")];
-        let (ran, text, code) =
-            helper_with_cargo_in(&files, CARGO_SAYING_ITS_FLAGS, &["tests/metrics.rs", "tests/plain.rs"]);
+        // tokio's io_panic.rs: a comment after the attribute names no cfg.
+        let commented = "#![cfg(not(target_os = \"wasi\"))] // Wasi does not support panic recovery\n";
+        let files = [
+            ("Cargo.toml", ""),
+            ("tests/metrics.rs", gated),
+            ("tests/plain.rs", "#![cfg(unix)]\n"),
+            ("tests/io_panic.rs", commented),
+        ];
+        let (ran, text, code) = helper_with_cargo_in(
+            &files,
+            CARGO_SAYING_ITS_FLAGS,
+            &["tests/metrics.rs", "tests/plain.rs", "tests/io_panic.rs"],
+        );
         assert_eq!(
             ran,
             vec![
                 "--manifest-path ./Cargo.toml --test=metrics --features full (RUSTFLAGS --cfg tokio_unstable)",
                 "--manifest-path ./Cargo.toml --test=plain (RUSTFLAGS unset)",
+                "--manifest-path ./Cargo.toml --test=io_panic (RUSTFLAGS unset)",
             ],
             "{text}"
         );
