@@ -11,6 +11,9 @@ toolchain="${1:-}"
 cutoff="${2:-}"
 added=("${@:3}")
 out=/swe-harvest-deps
+# Where `precise` keeps cargo's words: a file of this run's own, so that two runs on
+# one machine (the unit tests, in parallel) never read each other's.
+update_log="${TMPDIR:-/tmp}/swe-harvest-update.$$.txt"
 
 minor_of() { local version=${1#1.}; echo "${version%%.*}"; }
 wanted=$(minor_of "$toolchain")
@@ -121,7 +124,7 @@ all_locked() { # specs...
 
 # `cargo update --precise`; its output is kept for the chain of requirements.
 precise() { # spec version
-    cargo update --quiet -p "$1" --precise "$2" > /tmp/swe-harvest-update.txt 2>&1
+    cargo update --quiet -p "$1" --precise "$2" > "$update_log" 2>&1
 }
 
 # The crates the workspace builds on this platform ("name version" a line), as
@@ -182,7 +185,7 @@ travel() {
                 moves=$((moves + 1))
                 continue
             fi
-            requirers=$(sed -n 's/.*package `\([^ `]*\) v\([^ `]*\)`.*/\1@\2/p' /tmp/swe-harvest-update.txt)
+            requirers=$(sed -n 's/.*package `\([^ `]*\) v\([^ `]*\)`.*/\1@\2/p' "$update_log")
             moved=no
             for dependent in $requirers; do
                 dependent_target=$(newest_fitting "${dependent%@*}" "${dependent#*@}")
@@ -206,7 +209,7 @@ travel() {
         done < <(locked)
         [ "$changed" = yes ] || break
     done
-    rm -f /tmp/swe-harvest-update.txt
+    rm -f "$update_log"
     echo "swe-harvest: $moves crates moved back to releases of $cutoff or earlier that fit Rust $toolchain"
     while read -r name version; do
         [ -n "${elsewhere["$name@$version"]:-}" ] || locked_release_fits "$name" "$version" \
@@ -234,11 +237,11 @@ past_newer_rustc_breaks() {
             if precise "$name@$version" "$first"; then
                 echo "swe-harvest: $name $version -> $first (Rust 1.$since and later do not build $name before $first; past $cutoff)"
             else
-                echo "swe-harvest: kept $name $version, which Rust 1.$since and later do not build: $(tail -n 1 /tmp/swe-harvest-update.txt)"
+                echo "swe-harvest: kept $name $version, which Rust 1.$since and later do not build: $(tail -n 1 "$update_log")"
             fi
         done < <(locked)
     done
-    rm -f /tmp/swe-harvest-update.txt
+    rm -f "$update_log"
 }
 
 # Crates the workspace never builds on this platform (windows*, wasm*, ...) keep
