@@ -22,7 +22,7 @@ use crate::ecosystem::RuntimeNeed;
 use crate::model::{Candidate, Rung};
 
 /// What validate would do with one task, up to its first environment rung.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TaskPlan {
     pub instance_id: String,
     pub repo: String,
@@ -62,21 +62,7 @@ impl TaskPlan {
             instance_id: candidate.instance_id.clone(),
             repo: candidate.repo.to_string(),
             version: candidate.version.clone(),
-            ecosystem: None,
-            language: None,
-            runtime: None,
-            runtime_needed: None,
-            system_packages: Vec::new(),
-            pre_install: Vec::new(),
-            install: Vec::new(),
-            extra_packages: Vec::new(),
-            test_command: None,
-            source: None,
-            rung: None,
-            ci: Vec::new(),
-            test_files: Vec::new(),
-            error: None,
-            finished: None,
+            ..TaskPlan::default()
         }
     }
 }

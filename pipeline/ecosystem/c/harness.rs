@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-use super::infer::{SUBMODULE_FOLDERS, choose_runtime};
+use super::infer::{MAKEFILE_NAMES, SUBMODULE_FOLDERS, choose_runtime};
 use crate::ecosystem::ci::CiEvidence;
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::git::diff::files_changed_by;
@@ -85,7 +85,7 @@ pub fn reads(path: &str) -> bool {
 }
 
 fn is_makefile(name: &str) -> bool {
-    matches!(name, "Makefile" | "GNUmakefile" | "makefile")
+    MAKEFILE_NAMES.contains(&name)
 }
 
 /// The recipe lines of `target` in a Makefile's text (tab-indented lines after a rule
@@ -122,8 +122,7 @@ fn script_run_by(line: &str) -> Option<&'static str> {
 
 /// The harness that `target` of the Makefile of `folder` runs, if it runs one.
 fn harness_of_rule(files: &RepoFiles, folder: &str, target: &str) -> Option<&'static str> {
-    let text =
-        ["Makefile", "GNUmakefile", "makefile"].iter().find_map(|name| files.get(&format!("{folder}/{name}")))?;
+    let text = MAKEFILE_NAMES.iter().find_map(|name| files.get(&format!("{folder}/{name}")))?;
     recipe(text, target).iter().find_map(|line| script_run_by(line))
 }
 

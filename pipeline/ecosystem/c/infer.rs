@@ -63,6 +63,9 @@ pub enum BuildSystem {
     Make,
 }
 
+/// The names make reads a Makefile by.
+pub const MAKEFILE_NAMES: [&str; 3] = ["Makefile", "GNUmakefile", "makefile"];
+
 /// The files inference reads: the build files at the root, and the `CMakeLists.txt`
 /// or Makefile of a folder at the root (`test/CMakeLists.txt`, where a project fetches
 /// its test framework; `tests/Makefile`, whose recipes run its test harness).
@@ -89,8 +92,7 @@ pub fn recipe_interpreters(files: &RepoFiles) -> Vec<&'static str> {
         .iter()
         .filter(|(path, _)| {
             // At the root or one folder down (a harness reads Makefiles further down).
-            path.matches('/').count() <= 1
-                && ["Makefile", "GNUmakefile", "makefile"].contains(&path.rsplit('/').next().unwrap_or_default())
+            path.matches('/').count() <= 1 && MAKEFILE_NAMES.contains(&path.rsplit('/').next().unwrap_or_default())
         })
         .map(|(_, text)| text)
         .collect();

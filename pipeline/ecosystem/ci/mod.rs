@@ -467,6 +467,13 @@ impl CiEvidence {
         found
     }
 
+    /// The versions of `language` the test jobs set up, or every job's when no test
+    /// job names one (a set-up job, a matrix its test steps do not read).
+    pub fn tested_versions(&self, language: Language) -> Vec<(&str, &RuntimeVersion)> {
+        let versions = self.versions(language, true);
+        if versions.is_empty() { self.versions(language, false) } else { versions }
+    }
+
     /// The value the test jobs give variable `name` (the first job that sets it), with
     /// where.
     pub fn env_var(&self, name: &str) -> Option<&EnvVar> {

@@ -125,10 +125,7 @@ fn ci_runtime(
     evidence: &CiEvidence,
     decisions: &mut Vec<String>,
 ) -> String {
-    let mut versions = evidence.versions(Language::Go, true);
-    if versions.is_empty() {
-        versions = evidence.versions(Language::Go, false);
-    }
+    let mut versions = evidence.tested_versions(Language::Go);
     let parse = |version: &str| major_minor(version.trim_start_matches(['^', '~', '>', '=', 'v']));
     versions.retain(|(version, _)| parse(version).is_some());
     let named: Vec<(u32, u32)> = versions.iter().filter_map(|(version, _)| parse(version)).collect();

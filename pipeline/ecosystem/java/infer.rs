@@ -328,10 +328,7 @@ fn ci_runtime(
     evidence: &CiEvidence,
     decisions: &mut Vec<String>,
 ) -> String {
-    let mut versions = evidence.versions(Language::Java, true);
-    if versions.is_empty() {
-        versions = evidence.versions(Language::Java, false);
-    }
+    let mut versions = evidence.tested_versions(Language::Java);
     versions.retain(|(version, _)| java_level(version).is_some());
     let named: Vec<u32> = versions.iter().filter_map(|(version, _)| java_level(version)).collect();
     let available: Vec<u32> = runtimes

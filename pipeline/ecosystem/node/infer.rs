@@ -669,10 +669,7 @@ pub fn reads(path: &str) -> bool {
 /// The Node majors the CI's test jobs set up (all jobs' when no test job names one),
 /// with where.
 fn ci_majors(evidence: &CiEvidence) -> (Vec<u32>, String) {
-    let mut versions = evidence.versions(Language::Node, true);
-    if versions.is_empty() {
-        versions = evidence.versions(Language::Node, false);
-    }
+    let mut versions = evidence.tested_versions(Language::Node);
     versions.retain(|(version, _)| version.starts_with(|c: char| c.is_ascii_digit() || c == 'v'));
     let majors = versions.iter().filter_map(|(version, _)| major_of(version)).collect();
     (majors, ci::versions_said(&versions))

@@ -172,6 +172,8 @@ struct Facts {
     optional: BTreeMap<String, String>,
     /// The versions among `declared` that CI sets up (see [`crate::ecosystem::ci`]).
     ci_declared: BTreeSet<(u32, u32)>,
+    /// What the CI files say, read once for the facts and the decisions.
+    ci: CiEvidence,
 }
 
 impl Facts {
@@ -333,7 +335,8 @@ fn facts(files: &RepoFiles) -> Facts {
     }
     // The versions CI sets up or tests on (a matrix's `python-version`, `setup-python`,
     // Travis's `python:`, an image's tag), read by the CI reader: declared as well.
-    for (version, _) in CiEvidence::read(files).versions(Language::Python, false) {
+    facts.ci = CiEvidence::read(files);
+    for (version, _) in facts.ci.versions(Language::Python, false) {
         if let Some(version) = minor(version).filter(|(major, _)| *major == 3) {
             facts.declared.insert(version);
             facts.ci_declared.insert(version);
@@ -797,7 +800,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         install.push(remove_optional_that_break_on_import(&names));
     }
 
-    let evidence = CiEvidence::read(files);
+    let evidence = &facts.ci;
     let mut decisions = Vec::new();
     let from_ci = minor(&runtime).filter(|version| facts.ci_declared.contains(version)).and_then(|version| {
         evidence.versions(Language::Python, false).into_iter().find(|(named, _)| minor(named) == Some(version))
@@ -806,7 +809,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, available: &[String]) -> Re
         decisions.push(format!("runtime {runtime}: among the versions CI sets up ({} in {})", found.how, found.origin));
     }
     let mut test_command = DEFAULT_TEST_COMMAND.to_string();
-    let (options, said) = pytest_options_of_ci(&evidence);
+    let (options, said) = pytest_options_of_ci(evidence);
     for option in &options {
         test_command.push(' ');
         test_command.push_str(option);
