@@ -710,6 +710,9 @@ fn runtime_unavailable(project: &Project<'_>, tried: Option<&EnvironmentSpec>, l
         .runtime_needed
         .as_ref()
         .filter(|_| lost.reason.is_environment() && lost.reason != ValidateDropReason::RuntimeUnavailable)
+        // A build refused a host that no registry is needs the network, which no
+        // runtime changes (simdjson's configure cloning from a git host).
+        .filter(|_| crate::sandbox::egress::refused_in(&lost.detail).is_empty())
     else {
         return lost;
     };

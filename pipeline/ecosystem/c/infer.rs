@@ -26,7 +26,8 @@
 //! The compiler (decision): the newest GCC among the base images (`gcc12` from
 //! bookworm, `gcc14` from trixie) released by the task's date, else the oldest
 //! (old C meets the compiler of its time: GCC 14 turned implicit declarations into
-//! errors).
+//! errors). A task dated before every GCC here that is lost to its environment is
+//! dropped naming the GCC of its date ([`runtime_needed`]).
 //!
 //! Libraries (decision): each library the build looks for becomes a candidate Debian
 //! package `lib<name>-dev`, installed when Debian has one (the image build skips and
@@ -48,7 +49,7 @@ use chrono::{DateTime, Datelike, Utc};
 use regex::Regex;
 
 use crate::ecosystem::ci::{self, CiEvidence};
-use crate::ecosystem::{InferError, RepoFiles};
+use crate::ecosystem::{InferError, RepoFiles, RuntimeNeed};
 use crate::model::EnvironmentSpec;
 
 /// Where CMake builds (out of the source tree, inside `/testbed`, so that the warm
@@ -330,8 +331,6 @@ pub fn choose_runtime(date: DateTime<Utc>, runtimes: &[String]) -> Option<String
     let mut known: Vec<(u32, &String)> =
         runtimes.iter().filter_map(|runtime| gcc_of(runtime).map(|gcc| (gcc, runtime))).collect();
     known.sort();
-    // GCC N.1 comes out in the spring of 2011 + N (GCC 12.1: May 2022).
-    let released = |gcc: u32| (2010 + gcc as i32, 5);
     let at = (date.year(), date.month());
     known.iter().rev().find(|(gcc, _)| released(*gcc) <= at).or(known.first()).map(|(_, runtime)| (*runtime).clone())
 }
@@ -341,6 +340,44 @@ pub fn choose_runtime(date: DateTime<Utc>, runtimes: &[String]) -> Option<String
 /// refuses a `SUBDIRS` folder that does not exist, even in a conditional it leaves out).
 pub const SUBMODULE_FOLDERS: &str = "if [ -f .gitmodules ]; then git config -f .gitmodules --get-regexp '^submodule\\..*\\.path$' \
                                      | while read -r _ path; do mkdir -p \"$path\"; done; fi";
+
+/// The GCC a task's date wants when no base image here was released by then: the
+/// newest of the catalogue's GCCs ([`super::runtimes::RUNTIMES`]) released by the
+/// date, else its oldest. The task is tried on the oldest GCC there is first; only a
+/// task lost to its environment is then dropped naming this (`runtime_unavailable`,
+/// with how to make the image): old code and a newer glibc part ways (glibc 2.34
+/// made `SIGSTKSZ` no constant, which the doctest and Catch2 bundled by projects of
+/// 2020-2021 size an array with: nlohmann/json-2225 and 2273, Catch2-1616, 2026-12-07).
+pub fn runtime_needed(date: DateTime<Utc>, runtimes: &[String]) -> Option<RuntimeNeed> {
+    let at = (date.year(), date.month());
+    let available: Vec<u32> = runtimes.iter().filter_map(|runtime| gcc_of(runtime)).collect();
+    if available.is_empty() || available.iter().any(|gcc| released(*gcc) <= at) {
+        return None;
+    }
+    let mut catalogue: Vec<u32> =
+        super::runtimes::RUNTIMES.images.iter().filter_map(|image| image.version.parse().ok()).collect();
+    catalogue.sort();
+    let wanted = catalogue.iter().rev().find(|gcc| released(**gcc) <= at).or(catalogue.first()).copied()?;
+    // Where the oldest GCC here is the one wanted, or older, nothing older would help.
+    if available.iter().any(|gcc| *gcc <= wanted) {
+        return None;
+    }
+    let (year, month) = released(available.iter().copied().min()?);
+    Some(RuntimeNeed {
+        runtime: format!("gcc{wanted}"),
+        why: format!(
+            "the task's date, {}-{:02}, is older than every GCC here (the oldest came out in {year}-{month:02}): \
+             code of its time may not build with a newer compiler and glibc",
+            date.year(),
+            date.month()
+        ),
+    })
+}
+
+/// When GCC N.1 came out: the spring of 2010 + N (GCC 12.1: May 2022).
+fn released(gcc: u32) -> (i32, u32) {
+    (2010 + gcc as i32, 5)
+}
 
 /// The install steps and test command of a build system.
 pub fn steps(system: BuildSystem, target: &str) -> (Vec<String>, String) {
@@ -776,6 +813,22 @@ mod tests {
         assert_eq!(choose_runtime(date(2023), &runtimes).as_deref(), Some("gcc12"));
         assert_eq!(choose_runtime(date(2024), &runtimes).as_deref(), Some("gcc14"));
         assert_eq!(choose_runtime(date(2024), &["3.11".to_string()]), None);
+    }
+
+    #[test]
+    fn a_task_older_than_every_gcc_here_needs_the_catalogues_gcc_of_its_time() {
+        let only_12 = vec!["gcc12".to_string()];
+        let needed = runtime_needed(date(2020), &only_12).expect("a 2020 task with only GCC 12 here");
+        assert_eq!(needed.runtime, "gcc10");
+        assert!(needed.why.contains("2020-") && needed.why.contains("2022-05"), "{}", needed.why);
+        // Older than the catalogue's oldest GCC: that one.
+        assert_eq!(runtime_needed(date(2017), &only_12).map(|need| need.runtime).as_deref(), Some("gcc10"));
+        // A GCC of the date is here, or one as old as the wanted: nothing needed.
+        assert_eq!(runtime_needed(date(2023), &only_12), None);
+        assert_eq!(runtime_needed(date(2020), &["gcc10".to_string(), "gcc12".to_string()]), None);
+        assert_eq!(runtime_needed(date(2017), &["gcc10".to_string()]), None);
+        // No GCC at all is inference's own error, not this.
+        assert_eq!(runtime_needed(date(2020), &["3.11".to_string()]), None);
     }
 
     #[test]

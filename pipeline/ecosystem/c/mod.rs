@@ -93,6 +93,15 @@ impl Ecosystem for MakeCheck {
         "C/C++: configure.ac, configure.in, CMakeLists.txt, Makefile, GNUmakefile, makefile"
     }
 
+    fn runtime_needed(
+        &self,
+        _files: &super::RepoFiles,
+        date: chrono::DateTime<chrono::Utc>,
+        runtimes: &[String],
+    ) -> Option<super::RuntimeNeed> {
+        infer::runtime_needed(date, runtimes)
+    }
+
     fn parts(&self) -> &'static Parts {
         super::language_parts!(runnable_test_files: c_test_files)
     }
