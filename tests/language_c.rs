@@ -173,14 +173,22 @@ const TEST_MUL_MORE_C: &str =
 /// A CMake project that registers its tests only when its own option is on (as
 /// nlohmann/json's `JSON_BuildTests`, fmt's `FMT_TEST`, Catch2's developer build): the
 /// configure step turns it on, so CTest has tests to run.
+///
+/// Its developers' warnings-as-errors option is turned off (`mul`'s unused parameters
+/// are an error with it: a newer compiler's new warnings, as Catch2-1422's), and a test
+/// program that does not compile at the environment commit (old code that a newer
+/// compiler's library rejects, as nlohmann/json-807's) does not fail the image.
 #[test]
-fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
+fn a_cmake_project_gets_its_test_option_on_its_warnings_as_errors_off_and_builds_around_a_broken_target() {
     let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
     let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C)\n\
-                 option(CALC_BUILD_TESTS \"Build the tests\" OFF)\nadd_library(calc src/calc.c)\n\
+                 option(CALC_BUILD_TESTS \"Build the tests\" OFF)\noption(CALC_ENABLE_WERROR \"Warnings are errors\" ON)\n\
+                 if(CALC_ENABLE_WERROR)\n  add_compile_options(-Wall -Wextra -Werror)\nendif()\nadd_library(calc src/calc.c)\n\
                  if(CALC_BUILD_TESTS)\n  enable_testing()\n  add_executable(test_add tests/test_add.c)\n\
-                 \x20 target_link_libraries(test_add calc)\n  add_test(NAME add COMMAND test_add)\nendif()\n";
-    let log = validated_add_fix(&workspace, lists);
+                 \x20 target_link_libraries(test_add calc)\n  add_test(NAME add COMMAND test_add)\n\
+                 \x20 add_executable(legacy tests/legacy.c)\n  add_test(NAME legacy COMMAND legacy)\nendif()\n";
+    let log =
+        validated_add_fix_beside(&workspace, lists, &[("tests/legacy.c", "int main(void) { return undeclared; }\n")]);
     assert_eq!(workspace.task("acme__calc-1").fail_to_pass, names(&["add"]), "{log}");
     assert!(workspace.containers().is_empty());
 }
@@ -188,12 +196,19 @@ fn a_cmake_project_whose_tests_need_its_own_option_gets_them_turned_on() {
 /// A CMake project of `lists` with its `add` test, whose task fixes `add` for negative
 /// numbers, validated once: the task's run log.
 fn validated_add_fix(workspace: &Workspace, lists: &str) -> String {
-    let project = Project::of_files(&[
+    validated_add_fix_beside(workspace, lists, &[])
+}
+
+/// [`validated_add_fix`] with more files in the project.
+fn validated_add_fix_beside(workspace: &Workspace, lists: &str, more: &[(&str, &str)]) -> String {
+    let mut files = vec![
         ("CMakeLists.txt", lists),
         ("src/calc.h", CALC_H),
         ("src/calc.c", BUGGY_CALC),
         ("tests/test_add.c", TEST_ADD_C),
-    ]);
+    ];
+    files.extend_from_slice(more);
+    let project = Project::of_files(&files);
     let candidate = project.candidate(
         1,
         &Scenario::new("negative").gold("src/calc.c", FIXED_CALC).test("tests/test_add.c", TEST_ADD_NEGATIVE_C),

@@ -446,7 +446,7 @@ run_ctest() {
             build=$?
             whole=0
         else
-            cmake --build "$dir" -j"$jobs"
+            cmake --build "$dir" -j"$jobs" -- -k
             build=$?
         fi
     fi
@@ -486,7 +486,7 @@ run_ctest() {
         # Tests chosen otherwise than by the rebuilt executables: the whole tree is built
         # first, so that none runs an executable of the environment commit.
         if [ "$whole" = 0 ]; then
-            cmake --build "$dir" -j"$jobs"
+            cmake --build "$dir" -j"$jobs" -- -k
             whole=1
         fi
         for test in "${tests[@]}"; do
