@@ -580,8 +580,9 @@ pub trait Ecosystem: Send + Sync {
     /// image did not build, did not run the existing tests, or the task's runs ran
     /// nothing, the Debian packages of the project's CI that the environment lacks
     /// (once: [`ci::ladder`]), else the next rung ([`Ecosystem::next_rung`]); else stop
-    /// (the last outcome stands). A language overrides this for a setback only it can read (a runner's
-    /// time limit, a tool its build lacks).
+    /// (the last outcome stands). A language overrides this for a setback only it can
+    /// read (a runner's time limit, a tool its build lacks), and leaves the others to
+    /// [`usual_next_move`].
     fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
         usual_next_move(self, tried, setback, context)
     }
