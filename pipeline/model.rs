@@ -297,6 +297,11 @@ crate::spelled::spelled_enum! {
         /// Everything as of the task's date.
         #[default]
         Dated => "dated",
+        /// The same environment with the Debian packages of the project's CI (its test
+        /// jobs' `apt-get install`) that it lacked, after it did not build, did not run
+        /// the touched test files' existing tests, or ran no test (every language; see
+        /// `ecosystem::ci::ladder`). As faithful as the rung it came from: second.
+        CiPackages => "ci-packages",
         /// The packages that the resolver cannot have as of the date are taken at the
         /// oldest release it can have; everything else as of the date.
         RelaxedPackages => "relaxed-packages",

@@ -133,6 +133,40 @@ fn a_go_test_file_behind_the_build_tag_of_the_projects_ci_runs_with_that_tag() {
     assert!(spec.ci.iter().any(|line| line.contains("the service `redis` (image `redis:7`)")), "{:?}", spec.ci);
 }
 
+/// Every language's image installs the Debian packages that Debian has and names the
+/// others in its build log, as C's did first: before, one name Debian lacks (a CI
+/// file's package of another distribution) failed the install of all of them. A Go
+/// module whose config asks for `tree` and for a package Debian lacks: its image
+/// builds with `tree`, the log names the other, and the task is labelled.
+#[test]
+fn a_debian_package_that_debian_lacks_is_skipped_and_named_in_a_go_images_build_log() {
+    let Some(workspace) = Workspace::with_base_images("go", &["go1.19"]) else { return };
+    // A name of its own each time: the engine's cache has no such install step, so it
+    // runs now and its output is in the log.
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let lacking = format!("swe-harvest-no-such-package-{nonce}");
+    let config = workspace.with_repo_config(&format!(
+        "[[environment]]\nversions = [\"*\"]\nsystem_packages = [\"tree\", \"{lacking}\"]\n"
+    ));
+    let (project, behaviour) = go_behaviour_candidate();
+    workspace.seeded(&project, &[behaviour]);
+    let output = workspace.validate_with_env(&[("SWE_HARVEST_CONFIG", config.to_str().unwrap())], &["--runs", "1"]);
+    let build = workspace.build_logs();
+    assert!(output.status.success(), "validate failed:\n{}\n{build}", stderr(&output));
+    assert!(build.contains(&format!("swe-harvest: Debian has no package {lacking}; skipped")), "{build}");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["TestAddNegative", "TestAddNegative/minus_one"]), "{build}");
+    let image = task.image.expect("the task's environment image");
+    let tree = std::process::Command::new("docker")
+        .args(["run", "--rm", "--network", "none", &image, "tree", "--version"])
+        .output()
+        .expect("docker runs");
+    assert!(tree.status.success(), "the package Debian has is installed: {}\n{build}", stderr(&tree));
+    assert!(workspace.containers().is_empty());
+    // An image of this run alone (its name is new each time): not kept for the next.
+    let _ = std::process::Command::new("docker").args(["image", "rm", &image]).output();
+}
+
 /// A module whose `go` directive is newer than every Go image on the engine
 /// (gin-gonic/gin's `go 1.25` where Debian's 1.24 was the newest): tried on the newest,
 /// which refuses it, and dropped as `runtime_unavailable`. A runtime that
@@ -1194,7 +1228,7 @@ fn a_gradle_project_gets_fail_to_pass_by_test_method_and_a_compile_failure_fails
         .output()
         .unwrap();
     let history = String::from_utf8_lossy(&history.stdout);
-    assert!(history.contains("apt-get install -y --no-install-recommends gradle"), "{history}");
+    assert!(history.contains("for package in gradle; do"), "{history}");
     let javac = std::process::Command::new("docker")
         .args(["run", "--rm", "--network", "none", &image, "javac", "-version"])
         .output()

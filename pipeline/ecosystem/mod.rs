@@ -576,11 +576,13 @@ pub trait Ecosystem: Send + Sync {
     /// The next move of the loop that settles a task's environment
     /// (`validate::ladder::settle`) after `setback` in the environment it tried last
     /// (`tried`: the rungs tried before it, first to last). The default: packages
-    /// when [`Ecosystem::packages_to_add`] names some after the task's runs, the next
-    /// rung ([`Ecosystem::next_rung`]) when the image did not build, did not run the
-    /// existing tests, or the task's runs ran nothing; else stop (the last outcome
-    /// stands). A language overrides this for a setback only it can read (a runner's
-    /// time limit, a tool its build lacks).
+    /// when [`Ecosystem::packages_to_add`] names some after the task's runs; when the
+    /// image did not build, did not run the existing tests, or the task's runs ran
+    /// nothing, the Debian packages of the project's CI that the environment lacks
+    /// (once: [`ci::ladder`]), else the next rung ([`Ecosystem::next_rung`]); else stop
+    /// (the last outcome stands). A language overrides this for a setback only it can
+    /// read (a runner's time limit, a tool its build lacks), and leaves the others to
+    /// [`usual_next_move`].
     fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
         usual_next_move(self, tried, setback, context)
     }
@@ -671,7 +673,7 @@ pub fn usual_next_move<E: Ecosystem + ?Sized>(
     context: &LadderContext<'_>,
 ) -> Move {
     let failure = match setback {
-        Setback::BuildFailed { log } => RungFailure::BuildFailed { log },
+        Setback::BuildFailed { log, .. } => RungFailure::BuildFailed { log },
         // A test session that reached for the network needs it, or a file the mirror
         // lacks: no other rung has either.
         Setback::Unusable { log } if ecosystem.network_reached_for(log).is_some() => return Move::Stop,
@@ -688,6 +690,11 @@ pub fn usual_next_move<E: Ecosystem + ?Sized>(
             RungFailure::NothingRan
         }
     };
+    // A build the proxy refused a host: Debian's packages reach no other host.
+    let refused = matches!(setback, Setback::BuildFailed { refused, .. } if !refused.is_empty());
+    if !refused && let Some(next) = ci::ladder::next_spec(tried, &failure, context.files) {
+        return Move::Climb(next);
+    }
     ecosystem.next_rung(&FailedRung { tried, failure, context }).map_or(Move::Stop, Move::Climb)
 }
 
@@ -716,8 +723,9 @@ pub enum RungFailure<'a> {
 /// reads it.
 #[derive(Debug, Clone, Copy)]
 pub enum Setback<'a> {
-    /// The image did not build; its build log.
-    BuildFailed { log: &'a str },
+    /// The image did not build; its build log, and the destinations the build proxy
+    /// refused it (none when it reached only the registries).
+    BuildFailed { log: &'a str, refused: &'a [String] },
     /// The image built, but the existing tests of the touched test files did not run
     /// at the environment commit; the output of its check.
     Unusable { log: &'a str },

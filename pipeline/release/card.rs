@@ -194,7 +194,7 @@ pub(super) fn render(
          `test_patch` run before and after the gold patch, several times each \
          (`validation_runs`). When the environment of the task's date does not build or does not \
          run the touched tests, a less faithful one is tried (`environment_rung`: `dated`, then \
-         `relaxed-packages`, `neighbour-runtime`, `runner-pins`). `FAIL_TO_PASS` failed in every run before and passed in every run \
+         `ci-packages`, `relaxed-packages`, `neighbour-runtime`, `runner-pins`, and a language's own). `FAIL_TO_PASS` failed in every run before and passed in every run \
          after (a test with no result counts as failing: \
          `fail_to_pass_no_result_before` lists those, which did not build or collect, or whose run \
          stopped before them); `PASS_TO_PASS` passed in every run. Tests whose results differed between runs \

@@ -41,8 +41,9 @@ pub use settings::{ReleaseConfig, ReleaseFlags};
 
 /// The extra columns after SWE-bench's twelve, in order.
 /// `environment_rung` says how faithful the task's environment is to its date (the
-/// environment ladder's rung: `dated`, `relaxed-packages`, `neighbour-runtime`,
-/// `runner-pins`; empty for tasks validated before the ladder).
+/// environment ladder's rung: `dated`, `ci-packages`, `relaxed-packages`,
+/// `neighbour-runtime`, `runner-pins`, a language's own (`crate::model::Rung`); empty
+/// for tasks validated before the ladder).
 /// `language` is the ecosystem whose tests the test patch runs
 /// ([`crate::ecosystem::language_of_test_patch`]: `python`, `go`).
 /// `fail_to_pass_no_result_before` lists the FAIL_TO_PASS tests that gave no result

@@ -35,7 +35,8 @@
 //! - a build that the proxy refused a host (one no registry setting names) climbs to
 //!   no other runtime and to no runner pins: neither changes the hosts the project's
 //!   own declarations reach (ruff's crates from GitHub: the other Rust toolchain's
-//!   build was refused the same host, 19 s later). A rung that changes how the
+//!   build was refused the same host, 19 s later); nor, by the ecosystems' usual move,
+//!   to CI's Debian packages (`ci-packages`). A rung that changes how the
 //!   dependencies resolve (relaxed packages, npm's peer dependencies) is still tried.
 
 use super::attempt::{self, Attempts};
@@ -189,7 +190,10 @@ impl<'a> Ladder<'a> {
                     return self.give_up(error.reason(), None);
                 };
                 let log = fs_err::read_to_string(log).unwrap_or_default();
-                return self.next_rung(spec, error.reason(), error.to_string(), &Setback::BuildFailed { log: &log });
+                let detail = error.to_string();
+                let refused = crate::sandbox::egress::refused_in(&detail);
+                let setback = Setback::BuildFailed { log: &log, refused: &refused };
+                return self.next_rung(spec, error.reason(), detail, &setback);
             }
         };
         self.context.note_image(&built);

@@ -17,7 +17,7 @@
 //! (most of jq's 60 s build) in every container. Nothing is fetched while tests run:
 //! the image build is the only step with the network (Debian packages only).
 
-use crate::ecosystem::dockerfile::{APT_UPDATE, Dockerfile, install_steps};
+use crate::ecosystem::dockerfile::{Dockerfile, install_steps};
 use crate::sandbox::images::{EnvironmentRequest, ImageSettings};
 use crate::sandbox::script::shell_quote;
 
@@ -40,18 +40,7 @@ pub const C_TEST_HELPER_SCRIPT: &str = include_str!("test-helper.sh");
 pub fn environment_dockerfile(request: &EnvironmentRequest, base: &str, _settings: &ImageSettings) -> String {
     let spec = &request.spec;
     let mut dockerfile = Dockerfile::new("a C environment image (see pipeline/ecosystem/c/image.rs)", base);
-    if !spec.system_packages.is_empty() {
-        // apt's caches go too: its package caches (`*.bin`) were 79 of jq's 80 MB here.
-        let packages: Vec<String> = spec.system_packages.iter().map(|package| shell_quote(package)).collect();
-        dockerfile.push(format!(
-            "RUN set -e; {APT_UPDATE}; wanted=''; for package in {}; do \
-             if apt-cache show \"$package\" >/dev/null 2>&1; then wanted=\"$wanted $package\"; \
-             else echo \"swe-harvest: Debian has no package $package; skipped\"; fi; done; \
-             if [ -n \"$wanted\" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $wanted; fi; \
-             apt-get clean; rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin",
-            packages.join(" ")
-        ));
-    }
+    dockerfile.system_packages(spec, "");
     dockerfile.unprivileged_user(&format!("{WARM} /testbed /swe-harvest/out"), "");
     dockerfile.enter_testbed(C_ENV);
     let install = install_steps(spec);

@@ -526,7 +526,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     let added: Vec<&ci::Package> = evidence
         .packages
         .iter()
-        .filter(|package| !system_packages.contains(&package.name) && !unwanted_ci_package(&package.name))
+        .filter(|package| !system_packages.contains(&package.name) && !ci::unwanted_package(&package.name))
         .collect();
     if !added.is_empty() {
         let names: Vec<String> = added.iter().map(|package| package.name.clone()).collect();
@@ -546,44 +546,6 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
 /// The target of a `make TARGET` test command.
 fn target_of(test_command: &str) -> &str {
     test_command.strip_prefix("make ").unwrap_or(test_command)
-}
-
-/// Packages of CI's apt-get install that are not taken (see the module doc): compilers,
-/// build tools, and tools that measure, format or document.
-fn unwanted_ci_package(name: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "gcc",
-        "g++",
-        "clang",
-        "llvm",
-        "lld",
-        "cmake",
-        "ninja",
-        "meson",
-        "make",
-        "autoconf",
-        "automake",
-        "libtool",
-        "lcov",
-        "gcovr",
-        "doxygen",
-        "graphviz",
-        "texlive",
-        "valgrind",
-        "cppcheck",
-        "ccache",
-        "mingw",
-        "wine",
-        "qemu",
-        "iwyu",
-        "sphinx",
-        "python3-sphinx",
-        "pandoc",
-        "asciidoc",
-        "shellcheck",
-        "codespell",
-    ];
-    PREFIXES.iter().any(|prefix| name.starts_with(prefix))
 }
 
 /// The first test target of CI's `make` commands that the Makefile (or the folder its

@@ -21,6 +21,7 @@
 //! docs/languages/ci-evidence.md has the rules and their precedence.
 
 mod github;
+pub mod ladder;
 mod others;
 pub mod shell;
 mod travis;
@@ -516,6 +517,46 @@ impl CiEvidence {
         }
         spec.ci = lines;
     }
+}
+
+/// Whether a Debian package of CI's `apt-get install` is one inference and the ladder
+/// leave out: compilers, build tools, and tools that measure, format or document
+/// (`valgrind`: a test suite that finds it runs under it). C's inference decided it
+/// first (docs/languages/c.md); every language's ladder shares it.
+pub fn unwanted_package(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "gcc",
+        "g++",
+        "clang",
+        "llvm",
+        "lld",
+        "cmake",
+        "ninja",
+        "meson",
+        "make",
+        "autoconf",
+        "automake",
+        "libtool",
+        "lcov",
+        "gcovr",
+        "doxygen",
+        "graphviz",
+        "texlive",
+        "valgrind",
+        "cppcheck",
+        "ccache",
+        "mingw",
+        "wine",
+        "qemu",
+        "iwyu",
+        "sphinx",
+        "python3-sphinx",
+        "pandoc",
+        "asciidoc",
+        "shellcheck",
+        "codespell",
+    ];
+    PREFIXES.iter().any(|prefix| name.starts_with(prefix))
 }
 
 /// Where each of `versions` was seen, for a decision's sentence: `3.8, 3.9 (`ci.yml` job `test`)`.

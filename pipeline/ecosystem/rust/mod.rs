@@ -146,7 +146,7 @@ impl Ecosystem for CargoTest {
     /// light only once another is there); everything else as usual.
     fn next_move(&self, tried: &[EnvironmentSpec], setback: &Setback<'_>, context: &LadderContext<'_>) -> Move {
         let log = match setback {
-            Setback::BuildFailed { log } | Setback::Unusable { log } => Some(*log),
+            Setback::BuildFailed { log, .. } | Setback::Unusable { log } => Some(*log),
             _ => None,
         };
         if let (Some(log), Some(last)) = (log, tried.last()) {
