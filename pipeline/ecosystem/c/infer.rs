@@ -150,26 +150,17 @@ fn cmake_has_tests(text: &str) -> bool {
 /// register their tests only then, and CTest says "No tests were found" without them.
 /// `cmake_dependent_option()` counts too (yaml-cpp's `YAML_CPP_BUILD_TESTS`).
 pub fn test_options(cmake_lists: &str) -> Vec<String> {
-    let option = regex::Regex::new(r#"(?i)\b(?:cmake_dependent_)?option\s*\(\s*([A-Za-z0-9_]+)"#).expect("valid regex");
-    let mut options: Vec<String> = option
-        .captures_iter(cmake_lists)
-        .map(|capture| capture[1].to_string())
-        .filter(|name| {
-            let upper = name.to_ascii_uppercase();
-            let turns_on =
-                upper.contains("TEST") || upper.contains("DEVELOPMENT_BUILD") || upper.contains("DEVELOPER_MODE");
-            let unwanted = [
-                "DISABLE", "SKIP", "NO_", "WITHOUT", "FUZZ", "BENCH", "SANITIZ", "COVERAGE", "VALGRIND", "INSTALL",
-                "SYSTEM",
-            ]
-            .iter()
-            .any(|word| upper.contains(word));
-            turns_on && !unwanted && upper != "BUILD_TESTING"
-        })
-        .collect();
-    options.sort();
-    options.dedup();
-    options
+    options_named(cmake_lists, |upper| {
+        let turns_on =
+            upper.contains("TEST") || upper.contains("DEVELOPMENT_BUILD") || upper.contains("DEVELOPER_MODE");
+        let unwanted = [
+            "DISABLE", "SKIP", "NO_", "WITHOUT", "FUZZ", "BENCH", "SANITIZ", "COVERAGE", "VALGRIND", "INSTALL",
+            "SYSTEM",
+        ]
+        .iter()
+        .any(|word| upper.contains(word));
+        turns_on && !unwanted && upper != "BUILD_TESTING"
+    })
 }
 
 /// The project's own CMake options that make warnings errors (`CATCH_ENABLE_WERROR`,
@@ -178,14 +169,21 @@ pub fn test_options(cmake_lists: &str) -> Vec<String> {
 /// Catch2's 2018 sources, held-out Catch2-1422), and the developers' own guard
 /// against new warnings is no part of what the tests check.
 pub fn warnings_as_errors_options(cmake_lists: &str) -> Vec<String> {
-    let option = regex::Regex::new(r#"(?i)\b(?:cmake_dependent_)?option\s*\(\s*([A-Za-z0-9_]+)"#).expect("valid regex");
-    let mut options: Vec<String> = option
+    options_named(cmake_lists, |upper| {
+        upper.contains("WERROR") || upper.contains("WARNINGS_AS_ERRORS") || upper.contains("FATAL_WARNINGS")
+    })
+}
+
+/// The names of the `option()`s and `cmake_dependent_option()`s of a `CMakeLists.txt`
+/// that `wanted` keeps (it is given the name in upper case), sorted, each once.
+fn options_named(cmake_lists: &str, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    static OPTION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)\b(?:cmake_dependent_)?option\s*\(\s*([A-Za-z0-9_]+)"#).expect("valid regex")
+    });
+    let mut options: Vec<String> = OPTION
         .captures_iter(cmake_lists)
         .map(|capture| capture[1].to_string())
-        .filter(|name| {
-            let upper = name.to_ascii_uppercase();
-            upper.contains("WERROR") || upper.contains("WARNINGS_AS_ERRORS") || upper.contains("FATAL_WARNINGS")
-        })
+        .filter(|name| wanted(&name.to_ascii_uppercase()))
         .collect();
     options.sort();
     options.dedup();
