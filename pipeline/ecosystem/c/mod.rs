@@ -154,10 +154,28 @@ impl Ecosystem for MakeCheck {
     }
 
     /// Multi-SWE-bench's parsers of CTest output publish the names in lower case
-    /// (Catch2's `RunTests` as `runtests`).
+    /// (Catch2's `RunTests` as `runtests`); SWE-bench's doctest parser names a nested
+    /// subcase by its test case and its own name alone (`case > inner` for our
+    /// `case > outer > inner`).
     fn published_forms(&self, id: &str) -> Vec<String> {
+        let mut forms = Vec::new();
         let lower = id.to_lowercase();
-        if lower == id { Vec::new() } else { vec![lower] }
+        if lower != id {
+            forms.push(lower);
+        }
+        let parts: Vec<&str> = id.split(results::DOCTEST_SEPARATOR).collect();
+        if let [case, _, .., inner] = parts.as_slice() {
+            forms.push(format!("{case}{}{inner}", results::DOCTEST_SEPARATOR));
+        }
+        forms
+    }
+
+    /// A doctest subcase's enclosing subcases and its test case (`case > outer` and
+    /// `case` for `case > outer > inner`): SWE-bench's doctest parser publishes an
+    /// enclosing subcase too, which holds ours.
+    fn published_parents(&self, id: &str) -> Vec<String> {
+        let parts: Vec<&str> = id.split(results::DOCTEST_SEPARATOR).collect();
+        (1..parts.len()).rev().map(|n| parts[..n].join(results::DOCTEST_SEPARATOR)).collect()
     }
 }
 
@@ -169,6 +187,16 @@ mod tests {
     fn published_forms_are_the_lower_case_name() {
         assert_eq!(MakeCheck.published_forms("RunTests"), vec!["runtests".to_string()]);
         assert!(MakeCheck.published_forms("tests/jqtest").is_empty());
+    }
+
+    /// SWE-bench's doctest parser: every subcase at any depth as `case > subcase`.
+    #[test]
+    fn a_nested_doctest_subcase_is_published_by_its_own_name_under_its_case_and_held_by_the_subcases_around_it() {
+        assert_eq!(MakeCheck.published_forms("parse > object > empty"), ["parse > empty"]);
+        assert!(MakeCheck.published_forms("parse > empty").is_empty());
+        assert_eq!(MakeCheck.published_parents("parse > object > empty"), ["parse > object", "parse"]);
+        assert_eq!(MakeCheck.published_parents("parse > empty"), ["parse"]);
+        assert!(MakeCheck.published_parents("Add.Small").is_empty());
     }
     use crate::ecosystem::ResultsSource;
     use crate::ecosystem::fixtures::diff_of;

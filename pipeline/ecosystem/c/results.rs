@@ -125,13 +125,50 @@ fn googletest_cases(output: &str) -> Vec<(String, TestStatus)> {
         .collect()
 }
 
+/// How the helper joins a doctest case's test case and subcases into an id (the
+/// form of SWE-bench's doctest parser, `Test case > subcase`).
+pub const DOCTEST_SEPARATOR: &str = " > ";
+
+/// The line after which the helper's report lists the cases of doctest programs,
+/// after CTest's XML (test-helper.sh's `DOCTEST_REPORT_MARKER`): one
+/// `TEST<TAB>RESULT: ID` line each, ID as SWE-bench's doctest parser names a case
+/// (`basic usage > conversion to json via free-functions`). CTest's XML never holds
+/// the line: it escapes every `<` of a test's output.
+const DOCTEST_CASES_MARKER: &str = "<!-- swe-harvest doctest cases -->";
+
+/// The tests of the helper's CTest report: CTest's JUnit XML ([`parse_ctest_junit_xml`]),
+/// then each doctest program's test replaced by the cases the helper listed after it
+/// (decision, 2026-12-07, docs/languages/c.md: as a GoogleTest program's, each case
+/// keeping the CTest test that ran it; SWE-bench Multilingual names nlohmann/json's
+/// doctest subcases where CTest runs one program per file).
+pub fn parse_ctest_junit(report: &str) -> ParsedRun {
+    let (xml, doctest) = match report.rfind(DOCTEST_CASES_MARKER) {
+        Some(at) => (&report[..at], &report[at + DOCTEST_CASES_MARKER.len()..]),
+        None => (report, ""),
+    };
+    let mut run = parse_ctest_junit_xml(xml);
+    for line in doctest.lines() {
+        let Some((test, result)) = line.split_once('\t') else { continue };
+        let Some((word, case)) = result.split_once(": ") else { continue };
+        let Some(status) = automake_status(word) else { continue };
+        if case.trim().is_empty() {
+            continue;
+        }
+        run.tests.remove(test);
+        run.durations.remove(test);
+        run.record(case, status);
+        run.part_of.insert(case.to_string(), test.to_string());
+    }
+    run
+}
+
 /// The tests of CTest's JUnit XML: `<testcase name=... status="run|fail|notrun|disabled">`,
 /// with `<failure>` or `<skipped>` inside. A test whose output (`<system-out>`) reports
 /// GoogleTest cases is replaced by them (decision, 2026-11-27: c-ares's CTest runs one
 /// GoogleTest program, `arestest`, and the published ids are its cases,
 /// `LibraryTest.ParseMultipleOptRejected`); a case the program never reached (it
 /// crashed first) has no result.
-pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
+fn parse_ctest_junit_xml(xml: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let mut reader = Reader::from_str(xml);
     let mut current: Option<(String, TestStatus)> = None;
@@ -414,6 +451,42 @@ mod tests {
         let plain = parse_ctest_junit(CTEST_JUNIT);
         assert_eq!(plain.tests.get("adds"), Some(&TestStatus::Passed));
         assert!(plain.part_of.is_empty(), "{:?}", plain.part_of);
+    }
+
+    /// The helper's report of a CTest run of a doctest program (`unit`) beside a plain
+    /// test (`other`): CTest's XML (3.25's shape), then the cases the helper read from
+    /// the program's run with `--reporters=xml`.
+    const DOCTEST_REPORT: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"(empty)\" tests=\"2\" failures=\"1\">\n\
+        \t<testcase name=\"unit\" classname=\"unit\" time=\"0.0074\" status=\"fail\">\n\t\t<failure message=\"\"/>\n\
+        \t\t<system-out>[doctest] doctest version is &quot;2.4.9&quot;\n[doctest] test cases: 2 | 1 passed | 1 failed | 0 skipped\n</system-out>\n\
+        \t</testcase>\n\t<testcase name=\"other\" classname=\"other\" time=\"0.001\" status=\"run\">\n\
+        \t\t<system-out>hi\n</system-out>\n\t</testcase>\n</testsuite>\n\n\
+        <!-- swe-harvest doctest cases -->\n\
+        unit\tPASS: add > small\n\
+        unit\tFAIL: add > negative & <odd> \"name\"\n\
+        unit\tPASS: add > outer > inner a\n\
+        unit\tSKIP: later\n";
+
+    #[test]
+    fn a_doctest_program_that_ctest_runs_as_one_test_gives_the_cases_the_helper_listed_instead() {
+        let run = parse_ctest_junit(DOCTEST_REPORT);
+        assert_eq!(
+            run.tests.iter().map(|(name, status)| (name.as_str(), *status)).collect::<Vec<_>>(),
+            [
+                ("add > negative & <odd> \"name\"", TestStatus::Failed),
+                ("add > outer > inner a", TestStatus::Passed),
+                ("add > small", TestStatus::Passed),
+                ("later", TestStatus::Skipped),
+                ("other", TestStatus::Passed),
+            ],
+            "`unit` gives way to its cases, `other` keeps its own result"
+        );
+        assert_eq!(run.part_of.get("add > small").map(String::as_str), Some("unit"), "{:?}", run.part_of);
+        assert_eq!(run.part_of.len(), 4, "{:?}", run.part_of);
+        assert!(!run.durations.contains_key("unit") && run.durations.contains_key("other"), "{:?}", run.durations);
+        // Without the helper's list, the program is its CTest test.
+        let xml = DOCTEST_REPORT.split(DOCTEST_CASES_MARKER).next().unwrap();
+        assert_eq!(parse_ctest_junit(xml).tests.get("unit"), Some(&TestStatus::Failed));
     }
 
     /// The helper's log of a real run (CTest 3.25, the network off) of a project whose
