@@ -489,6 +489,43 @@ mod tests {
         assert_eq!(parse_ctest_junit(xml).tests.get("unit"), Some(&TestStatus::Failed));
     }
 
+    /// The helper's reading of a doctest program's XML report (its awk program
+    /// `DOCTEST_CASES`), run on the reports doctest 2.4.11 and 2.3.1 (nlohmann/json's
+    /// bundled versions) wrote for one test program: `add` with a passing, a failing
+    /// and two nested subcases, a test case without subcases, one that throws in a
+    /// subcase, a skipped one, one that fails by `FAIL_CHECK`, and one whose own body
+    /// fails beside passing subcases.
+    #[test]
+    fn the_helper_reads_a_doctest_xml_report_as_innermost_subcases_under_their_test_case() {
+        let script = crate::ecosystem::c::image::C_TEST_HELPER_SCRIPT;
+        let program = script
+            .split_once("\nDOCTEST_CASES='")
+            .and_then(|(_, rest)| rest.split_once("\n}'\n"))
+            .map(|(program, _)| format!("{program}\n}}"))
+            .expect("the helper defines DOCTEST_CASES");
+        let read = |xml: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let report = dir.path().join("report.xml");
+            fs_err::write(&report, xml).unwrap();
+            let output = std::process::Command::new("awk").arg(&program).arg(&report).output().unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let expected = "PASS: add > small\nFAIL: add > negative & <odd> \"name\"\nPASS: add > outer > inner a\n\
+                        FAIL: add > outer > inner b\nPASS: plain\nFAIL: throws > x\nSKIP: skipped\nFAIL: fails\n\
+                        FAIL: body > a\nFAIL: body > b\n";
+        let recent = include_str!("fixtures/doctest-2.4.11-xml-report.xml");
+        assert_eq!(read(recent), expected);
+        assert_eq!(read(include_str!("fixtures/doctest-2.3.1-xml-report.xml")), expected);
+        // A report cut off inside a subcase (the program killed): what ran so far, and
+        // the subcase it was in fails.
+        let cut = &recent[..recent.find("<SubCase name=\"inner a\"").unwrap()];
+        assert_eq!(
+            read(&format!("{cut}<SubCase name=\"inner a\" filename=\"calc_test.cpp\" line=\"10\">\n")),
+            "PASS: add > small\nFAIL: add > negative & <odd> \"name\"\nFAIL: add > outer > inner a\n"
+        );
+    }
+
     /// The helper's log of a real run (CTest 3.25, the network off) of a project whose
     /// tests `add` and `add_data` require a fixture set up by `git clone
     /// https://example.invalid/...`: the setup fails, both tests are `Not Run`, and run
