@@ -124,11 +124,16 @@ impl Ecosystem for MakeCheck {
         results::parse_automake_log(log)
     }
 
-    /// A CTest fixture's setup that found no network, and the tests that require it.
+    /// A CTest fixture's setup that found no network, and the tests that require it,
+    /// with the cases their programs reported (nlohmann/json's every test requires
+    /// the fixture that clones its test data).
     fn read_network_failures(&self, log: &str, run: &mut ParsedRun) {
         let (setups, dependents) = results::offline_fixtures(log);
         run.network_failures.extend(setups);
+        let cases: Vec<String> =
+            run.part_of.iter().filter(|(_, test)| dependents.contains(*test)).map(|(case, _)| case.clone()).collect();
         run.network_dependents.extend(dependents);
+        run.network_dependents.extend(cases);
     }
 
     /// The helper's own words on which tests it chose (the module's "Which tests run").
@@ -234,6 +239,21 @@ mod tests {
         assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/jq.test"])), "c");
         assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/shtest", "tests/uritest"])), "c");
         assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/test_x.py", "tests/x.txt"])), "python");
+    }
+
+    /// The cases of a CTest test that requires a fixture whose setup found no network
+    /// depend on it as their test does.
+    #[test]
+    fn the_cases_of_a_test_that_requires_an_offline_fixture_depend_on_it_too() {
+        let report = "<testsuite>\n\t<testcase name=\"unit\" status=\"fail\">\n\t</testcase>\n</testsuite>\n\
+                      <!-- swe-harvest doctest cases -->\nunit\tFAIL: reads > data\nunit\tPASS: add > small\n";
+        let log = "swe-harvest: fixture setup download_test_data: fatal: unable to access 'https://example.invalid/data.git/': Could not resolve host: example.invalid\n\
+                   Failed test dependencies: download_test_data\n1/1 Test #1: unit .....***Not Run   0.00 sec\n";
+        let (run, _) = MakeCheck.parse_results(Some(report), log, &[]);
+        assert_eq!(
+            run.network_dependents.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["add > small", "reads > data", "unit"]
+        );
     }
 
     #[test]

@@ -157,6 +157,11 @@ pub fn parse_ctest_junit(report: &str) -> ParsedRun {
         run.tests.remove(test);
         run.durations.remove(test);
         run.record(case, status);
+        // A failed case of a program whose output named a network error failed for
+        // want of it too.
+        if matches!(status, TestStatus::Failed | TestStatus::Error) && run.network_failures.contains(test) {
+            run.network_failures.insert(case.to_string());
+        }
         run.part_of.insert(case.to_string(), test.to_string());
     }
     run
@@ -487,6 +492,15 @@ mod tests {
         // Without the helper's list, the program is its CTest test.
         let xml = DOCTEST_REPORT.split(DOCTEST_CASES_MARKER).next().unwrap();
         assert_eq!(parse_ctest_junit(xml).tests.get("unit"), Some(&TestStatus::Failed));
+        // A program whose output named a network error: its failed cases failed for
+        // want of it, its passing ones did not.
+        let offline = parse_ctest_junit(
+            &DOCTEST_REPORT.replace("[doctest] test cases", "Could not resolve host: x\n[doctest] test cases"),
+        );
+        assert_eq!(
+            offline.network_failures.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["add > negative & <odd> \"name\"", "unit"]
+        );
     }
 
     /// The helper's reading of a doctest program's XML report (its awk program
