@@ -10,7 +10,8 @@
 //! the `TESTS` entry, relative to the folder of the Makefile that runs it), which is
 //! how Multi-SWE-bench names jq's tests (`f2p_tests`: `tests/jqtest`, `tests/shtest`)
 //! and what SWE-bench 5.x's `parse_log_jq` reads; CTest's test names (`add_test`'s
-//! `NAME`), or the GoogleTest cases a test's output reports ([`results`]);
+//! `NAME`), or the GoogleTest cases a test's output reports, or a doctest program's
+//! cases from one more run of it (`case > subcase`, [`results`]);
 //! for a plain Makefile's target, the `RESULT: ID` lines its own harness prints (zstd's
 //! `cli-tests/run.py`), else `make-<target>` (its exit code); for a Tcl harness
 //! (Redis's `./runtest`), its test names (`GETRANGE against string value`); for a

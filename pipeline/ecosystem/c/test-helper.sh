@@ -25,7 +25,9 @@
 #       failed, an executable of those targets older than its touched sources is
 #       removed: its tests then have no result, instead of passing on the old code.
 #       A fixture whose setup test failed (a download, offline) is left out on a
-#       second run of the same tests.
+#       second run of the same tests. A doctest program among the tests that ran is
+#       run once more with `--reporters=xml`: its cases follow CTest's XML in the
+#       report (doctest_cases).
 # Results are also printed as `PASS: ID` lines (automake's form, which SWE-bench's
 # `parse_log_jq` reads), after the line `swe-harvest results:`.
 report="$1"; shift
