@@ -383,6 +383,49 @@ fn a_googletest_program_that_ctest_runs_as_one_test_gives_its_cases() {
     assert_googletest_cases_are_the_ids(&[("CMakeLists.txt", lists)], ["PASS: Add.Small", "FAIL: Add.Negative"]);
 }
 
+/// A CMake project whose CTest runs one doctest program (as nlohmann/json's
+/// `test-udt_cpp11`), with Debian's doctest (`find_package(doctest)`): the task's ids
+/// are the program's subcases as SWE-bench's doctest parser names them (`add >
+/// negative`), read from one more run of the program with `--reporters=xml` (doctest
+/// prints passing cases only when asked), not the one CTest test.
+#[test]
+fn a_doctest_program_that_ctest_runs_as_one_test_gives_its_subcases() {
+    let Some(workspace) = Workspace::with_base_images("c", &["gcc12"]) else { return };
+    let lists = "cmake_minimum_required(VERSION 3.13)\nproject(calc C CXX)\nfind_package(doctest REQUIRED)\n\
+                 enable_testing()\nadd_library(calc src/calc.c)\nadd_executable(unit_tests tests/calc_test.cpp)\n\
+                 target_link_libraries(unit_tests calc doctest::doctest)\n\
+                 add_test(NAME unit COMMAND unit_tests --no-skip)\n";
+    let cases = |more: &str| {
+        format!(
+            "#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n#include <doctest/doctest.h>\n\
+             extern \"C\" {{\n#include \"../src/calc.h\"\n}}\n\
+             TEST_CASE(\"add\") {{\n  SUBCASE(\"small\") {{ CHECK(add(1, 2) == 3); }}\n{more}}}\n"
+        )
+    };
+    let project = Project::of_files(&[
+        ("CMakeLists.txt", lists),
+        ("src/calc.h", CALC_H),
+        ("src/calc.c", BUGGY_CALC),
+        ("tests/calc_test.cpp", &cases("")),
+    ]);
+    let candidate = project.candidate(
+        1,
+        &Scenario::new("negative")
+            .gold("src/calc.c", FIXED_CALC)
+            .test("tests/calc_test.cpp", &cases("  SUBCASE(\"negative\") { CHECK(add(1, -1) == 0); }\n")),
+    );
+    workspace.seeded(&project, &[candidate]);
+    workspace.validated_showing_log("acme__calc-1", &["--runs", "1"]);
+    let log = workspace.run_log("acme__calc-1");
+    let task = workspace.task("acme__calc-1");
+    assert_eq!(task.fail_to_pass, names(&["add > negative"]), "{log}");
+    assert_eq!(task.pass_to_pass, names(&["add > small"]), "the program's test gives way to its cases: {log}");
+    let lines: Vec<&str> = log.lines().skip_while(|line| *line != "swe-harvest results:").skip(1).take(2).collect();
+    assert_eq!(lines, ["PASS: add > small", "FAIL: add > negative"], "what SWE-bench's harness reads: {log}");
+    assert!(log.contains("running the doctest programs of CTest's tests once more for their cases"), "{log}");
+    assert!(workspace.containers().is_empty());
+}
+
 /// The same under automake (as c-ares's `test/arestest`, a GoogleTest program in
 /// `TESTS`): the program's cases, read from its `.log`, are the task's ids.
 #[test]

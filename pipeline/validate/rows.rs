@@ -1111,6 +1111,42 @@ mod tests {
         assert!(text.contains("(found by our coarser parent: \"TestRound/half_up\" by \"TestRound\")"), "{text}");
     }
 
+    /// SWE-bench's doctest parser names a case `Test case > subcase`, and a nested
+    /// subcase by its own name under its test case, beside the subcase around it;
+    /// Multi-SWE-bench may name the CTest test that ran the program. Ours are the
+    /// innermost subcases under everything around them, each part of its CTest test.
+    #[test]
+    fn doctest_subcases_compare_with_swe_benchs_names_and_the_ctest_test_that_ran_them() {
+        let (_dir, path) = rows_file(&[
+            row_line("acme__calc-1", &["basic usage > conversion to json via free-functions"], &[]),
+            row_line("acme__calc-2", &["parse > empty", "parse > object"], &["parse > array"]),
+            row_line("acme__calc-3", &["test-udt_cpp11"], &[]),
+        ]);
+        let rows = read_rows(&path).unwrap();
+        let part_of = |ids: &[&str]| ids.iter().map(|id| (id.to_string(), "test-udt_cpp11".to_string())).collect();
+        let udt = Labels {
+            part_of: part_of(&["basic usage > conversion to json via free-functions", "basic usage > keeps"]),
+            ..labels(&["basic usage > conversion to json via free-functions"], &["basic usage > keeps"])
+        };
+        let nested = Labels {
+            part_of: part_of(&["parse > object > empty", "parse > array"]),
+            ..labels(&["parse > object > empty"], &["parse > array"])
+        };
+        let summary = Summary {
+            outcomes: vec![
+                labelled_in("c", "acme__calc-1", udt.clone()),
+                labelled_in("c", "acme__calc-2", nested),
+                labelled_in("c", "acme__calc-3", udt),
+            ],
+            ..Summary::default()
+        };
+        let text = compare(&rows, &summary);
+        assert!(text.starts_with("acme__calc-1\tFAIL_TO_PASS same\t"), "{text}");
+        assert!(text.contains("acme__calc-2\tFAIL_TO_PASS same\tPASS_TO_PASS recall 1/1"), "{text}");
+        assert!(text.contains("acme__calc-3\tFAIL_TO_PASS same\t"), "{text}");
+        assert!(text.contains("FAIL_TO_PASS exactly the published list: 3 of 3 rows"), "{text}");
+    }
+
     /// A JS file's own id, fail-to-pass when its `describe` body threw before the fix
     /// (iamkun/dayjs-2369), is the published file-level id; beside published tests of
     /// that file it is no extra test.

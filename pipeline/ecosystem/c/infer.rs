@@ -328,6 +328,8 @@ pub fn library_packages(files: &RepoFiles) -> Vec<String> {
             // `PythonInterp 3` to generate and check its tests), else nothing to add.
             "pythoninterp" | "python" | "python3" => Some("python3".to_string()),
             "perl" => Some("perl".to_string()),
+            // A header-only test framework whose Debian package has no `lib` prefix.
+            "doctest" => Some("doctest-dev".to_string()),
             "pkgconfig" | "threads" | "git" | "doxygen" => None,
             _ => dev_package(&name),
         };
@@ -791,9 +793,9 @@ mod tests {
         let cmake = files(&[(
             "CMakeLists.txt",
             "find_package(Threads REQUIRED)\nfind_package(ZLIB)\npkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)\n\
-             find_package(PythonInterp 3 REQUIRED)\n",
+             find_package(PythonInterp 3 REQUIRED)\nfind_package(doctest REQUIRED)\n",
         )]);
-        assert_eq!(library_packages(&cmake), vec!["libz-dev", "python3", "libcurl-dev"]);
+        assert_eq!(library_packages(&cmake), vec!["libz-dev", "python3", "doctest-dev", "libcurl-dev"]);
     }
 
     #[test]

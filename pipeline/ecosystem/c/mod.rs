@@ -10,7 +10,8 @@
 //! the `TESTS` entry, relative to the folder of the Makefile that runs it), which is
 //! how Multi-SWE-bench names jq's tests (`f2p_tests`: `tests/jqtest`, `tests/shtest`)
 //! and what SWE-bench 5.x's `parse_log_jq` reads; CTest's test names (`add_test`'s
-//! `NAME`), or the GoogleTest cases a test's output reports ([`results`]);
+//! `NAME`), or the GoogleTest cases a test's output reports, or a doctest program's
+//! cases from one more run of it (`case > subcase`, [`results`]);
 //! for a plain Makefile's target, the `RESULT: ID` lines its own harness prints (zstd's
 //! `cli-tests/run.py`), else `make-<target>` (its exit code); for a Tcl harness
 //! (Redis's `./runtest`), its test names (`GETRANGE against string value`); for a
@@ -133,11 +134,16 @@ impl Ecosystem for MakeCheck {
         results::parse_automake_log(log)
     }
 
-    /// A CTest fixture's setup that found no network, and the tests that require it.
+    /// A CTest fixture's setup that found no network, and the tests that require it,
+    /// with the cases their programs reported (nlohmann/json's every test requires
+    /// the fixture that clones its test data).
     fn read_network_failures(&self, log: &str, run: &mut ParsedRun) {
         let (setups, dependents) = results::offline_fixtures(log);
         run.network_failures.extend(setups);
+        let cases: Vec<String> =
+            run.part_of.iter().filter(|(_, test)| dependents.contains(*test)).map(|(case, _)| case.clone()).collect();
         run.network_dependents.extend(dependents);
+        run.network_dependents.extend(cases);
     }
 
     /// The helper's own words on which tests it chose (the module's "Which tests run").
@@ -163,10 +169,28 @@ impl Ecosystem for MakeCheck {
     }
 
     /// Multi-SWE-bench's parsers of CTest output publish the names in lower case
-    /// (Catch2's `RunTests` as `runtests`).
+    /// (Catch2's `RunTests` as `runtests`); SWE-bench's doctest parser names a nested
+    /// subcase by its test case and its own name alone (`case > inner` for our
+    /// `case > outer > inner`).
     fn published_forms(&self, id: &str) -> Vec<String> {
+        let mut forms = Vec::new();
         let lower = id.to_lowercase();
-        if lower == id { Vec::new() } else { vec![lower] }
+        if lower != id {
+            forms.push(lower);
+        }
+        let parts: Vec<&str> = id.split(results::DOCTEST_SEPARATOR).collect();
+        if let [case, _, .., inner] = parts.as_slice() {
+            forms.push(format!("{case}{}{inner}", results::DOCTEST_SEPARATOR));
+        }
+        forms
+    }
+
+    /// A doctest subcase's enclosing subcases and its test case (`case > outer` and
+    /// `case` for `case > outer > inner`): SWE-bench's doctest parser publishes an
+    /// enclosing subcase too, which holds ours.
+    fn published_parents(&self, id: &str) -> Vec<String> {
+        let parts: Vec<&str> = id.split(results::DOCTEST_SEPARATOR).collect();
+        (1..parts.len()).rev().map(|n| parts[..n].join(results::DOCTEST_SEPARATOR)).collect()
     }
 }
 
@@ -178,6 +202,16 @@ mod tests {
     fn published_forms_are_the_lower_case_name() {
         assert_eq!(MakeCheck.published_forms("RunTests"), vec!["runtests".to_string()]);
         assert!(MakeCheck.published_forms("tests/jqtest").is_empty());
+    }
+
+    /// SWE-bench's doctest parser: every subcase at any depth as `case > subcase`.
+    #[test]
+    fn a_nested_doctest_subcase_is_published_by_its_own_name_under_its_case_and_held_by_the_subcases_around_it() {
+        assert_eq!(MakeCheck.published_forms("parse > object > empty"), ["parse > empty"]);
+        assert!(MakeCheck.published_forms("parse > empty").is_empty());
+        assert_eq!(MakeCheck.published_parents("parse > object > empty"), ["parse > object", "parse"]);
+        assert_eq!(MakeCheck.published_parents("parse > empty"), ["parse"]);
+        assert!(MakeCheck.published_parents("Add.Small").is_empty());
     }
     use crate::ecosystem::ResultsSource;
     use crate::ecosystem::fixtures::diff_of;
@@ -215,6 +249,21 @@ mod tests {
         assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/jq.test"])), "c");
         assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/shtest", "tests/uritest"])), "c");
         assert_eq!(crate::ecosystem::language_of_test_patch(&diff_of(&["tests/test_x.py", "tests/x.txt"])), "python");
+    }
+
+    /// The cases of a CTest test that requires a fixture whose setup found no network
+    /// depend on it as their test does.
+    #[test]
+    fn the_cases_of_a_test_that_requires_an_offline_fixture_depend_on_it_too() {
+        let report = "<testsuite>\n\t<testcase name=\"unit\" status=\"fail\">\n\t</testcase>\n</testsuite>\n\
+                      <!-- swe-harvest doctest cases -->\nunit\tFAIL: reads > data\nunit\tPASS: add > small\n";
+        let log = "swe-harvest: fixture setup download_test_data: fatal: unable to access 'https://example.invalid/data.git/': Could not resolve host: example.invalid\n\
+                   Failed test dependencies: download_test_data\n1/1 Test #1: unit .....***Not Run   0.00 sec\n";
+        let (run, _) = MakeCheck.parse_results(Some(report), log, &[]);
+        assert_eq!(
+            run.network_dependents.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["add > small", "reads > data", "unit"]
+        );
     }
 
     #[test]

@@ -125,13 +125,55 @@ fn googletest_cases(output: &str) -> Vec<(String, TestStatus)> {
         .collect()
 }
 
+/// How the helper joins a doctest case's test case and subcases into an id (the
+/// form of SWE-bench's doctest parser, `Test case > subcase`).
+pub const DOCTEST_SEPARATOR: &str = " > ";
+
+/// The line after which the helper's report lists the cases of doctest programs,
+/// after CTest's XML (test-helper.sh's `DOCTEST_REPORT_MARKER`): one
+/// `TEST<TAB>RESULT: ID` line each, ID as SWE-bench's doctest parser names a case
+/// (`basic usage > conversion to json via free-functions`). CTest's XML never holds
+/// the line: it escapes every `<` of a test's output.
+const DOCTEST_CASES_MARKER: &str = "<!-- swe-harvest doctest cases -->";
+
+/// The tests of the helper's CTest report: CTest's JUnit XML ([`parse_ctest_junit_xml`]),
+/// then each doctest program's test replaced by the cases the helper listed after it
+/// (decision, 2026-12-07, docs/languages/c.md: as a GoogleTest program's, each case
+/// keeping the CTest test that ran it; SWE-bench Multilingual names nlohmann/json's
+/// doctest subcases where CTest runs one program per file).
+pub fn parse_ctest_junit(report: &str) -> ParsedRun {
+    let (xml, doctest) = match report.rfind(DOCTEST_CASES_MARKER) {
+        Some(at) => (&report[..at], &report[at + DOCTEST_CASES_MARKER.len()..]),
+        None => (report, ""),
+    };
+    let mut run = parse_ctest_junit_xml(xml);
+    for line in doctest.lines() {
+        let Some((test, result)) = line.split_once('\t') else { continue };
+        let Some((word, case)) = result.split_once(": ") else { continue };
+        let Some(status) = automake_status(word) else { continue };
+        if case.trim().is_empty() {
+            continue;
+        }
+        run.tests.remove(test);
+        run.durations.remove(test);
+        run.record(case, status);
+        // A failed case of a program whose output named a network error failed for
+        // want of it too.
+        if matches!(status, TestStatus::Failed | TestStatus::Error) && run.network_failures.contains(test) {
+            run.network_failures.insert(case.to_string());
+        }
+        run.part_of.insert(case.to_string(), test.to_string());
+    }
+    run
+}
+
 /// The tests of CTest's JUnit XML: `<testcase name=... status="run|fail|notrun|disabled">`,
 /// with `<failure>` or `<skipped>` inside. A test whose output (`<system-out>`) reports
 /// GoogleTest cases is replaced by them (decision, 2026-11-27: c-ares's CTest runs one
 /// GoogleTest program, `arestest`, and the published ids are its cases,
 /// `LibraryTest.ParseMultipleOptRejected`); a case the program never reached (it
 /// crashed first) has no result.
-pub fn parse_ctest_junit(xml: &str) -> ParsedRun {
+fn parse_ctest_junit_xml(xml: &str) -> ParsedRun {
     let mut run = ParsedRun::default();
     let mut reader = Reader::from_str(xml);
     let mut current: Option<(String, TestStatus)> = None;
@@ -414,6 +456,88 @@ mod tests {
         let plain = parse_ctest_junit(CTEST_JUNIT);
         assert_eq!(plain.tests.get("adds"), Some(&TestStatus::Passed));
         assert!(plain.part_of.is_empty(), "{:?}", plain.part_of);
+    }
+
+    /// The helper's report of a CTest run of a doctest program (`unit`) beside a plain
+    /// test (`other`): CTest's XML (3.25's shape), then the cases the helper read from
+    /// the program's run with `--reporters=xml`.
+    const DOCTEST_REPORT: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"(empty)\" tests=\"2\" failures=\"1\">\n\
+        \t<testcase name=\"unit\" classname=\"unit\" time=\"0.0074\" status=\"fail\">\n\t\t<failure message=\"\"/>\n\
+        \t\t<system-out>[doctest] doctest version is &quot;2.4.9&quot;\n[doctest] test cases: 2 | 1 passed | 1 failed | 0 skipped\n</system-out>\n\
+        \t</testcase>\n\t<testcase name=\"other\" classname=\"other\" time=\"0.001\" status=\"run\">\n\
+        \t\t<system-out>hi\n</system-out>\n\t</testcase>\n</testsuite>\n\n\
+        <!-- swe-harvest doctest cases -->\n\
+        unit\tPASS: add > small\n\
+        unit\tFAIL: add > negative & <odd> \"name\"\n\
+        unit\tPASS: add > outer > inner a\n\
+        unit\tSKIP: later\n";
+
+    #[test]
+    fn a_doctest_program_that_ctest_runs_as_one_test_gives_the_cases_the_helper_listed_instead() {
+        let run = parse_ctest_junit(DOCTEST_REPORT);
+        assert_eq!(
+            run.tests.iter().map(|(name, status)| (name.as_str(), *status)).collect::<Vec<_>>(),
+            [
+                ("add > negative & <odd> \"name\"", TestStatus::Failed),
+                ("add > outer > inner a", TestStatus::Passed),
+                ("add > small", TestStatus::Passed),
+                ("later", TestStatus::Skipped),
+                ("other", TestStatus::Passed),
+            ],
+            "`unit` gives way to its cases, `other` keeps its own result"
+        );
+        assert_eq!(run.part_of.get("add > small").map(String::as_str), Some("unit"), "{:?}", run.part_of);
+        assert_eq!(run.part_of.len(), 4, "{:?}", run.part_of);
+        assert!(!run.durations.contains_key("unit") && run.durations.contains_key("other"), "{:?}", run.durations);
+        // Without the helper's list, the program is its CTest test.
+        let xml = DOCTEST_REPORT.split(DOCTEST_CASES_MARKER).next().unwrap();
+        assert_eq!(parse_ctest_junit(xml).tests.get("unit"), Some(&TestStatus::Failed));
+        // A program whose output named a network error: its failed cases failed for
+        // want of it, its passing ones did not.
+        let offline = parse_ctest_junit(
+            &DOCTEST_REPORT.replace("[doctest] test cases", "Could not resolve host: x\n[doctest] test cases"),
+        );
+        assert_eq!(
+            offline.network_failures.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["add > negative & <odd> \"name\"", "unit"]
+        );
+    }
+
+    /// The helper's reading of a doctest program's XML report (its awk program
+    /// `DOCTEST_CASES`), run on the reports doctest 2.4.11 and 2.3.1 (nlohmann/json's
+    /// bundled versions) wrote for one test program: `add` with a passing, a failing
+    /// and two nested subcases, a test case without subcases, one that throws in a
+    /// subcase, a skipped one, one that fails by `FAIL_CHECK`, and one whose own body
+    /// fails beside passing subcases.
+    #[test]
+    fn the_helper_reads_a_doctest_xml_report_as_innermost_subcases_under_their_test_case() {
+        let script = crate::ecosystem::c::image::C_TEST_HELPER_SCRIPT;
+        let program = script
+            .split_once("\nDOCTEST_CASES='")
+            .and_then(|(_, rest)| rest.split_once("\n}'\n"))
+            .map(|(program, _)| format!("{program}\n}}"))
+            .expect("the helper defines DOCTEST_CASES");
+        let read = |xml: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let report = dir.path().join("report.xml");
+            fs_err::write(&report, xml).unwrap();
+            let output = std::process::Command::new("awk").arg(&program).arg(&report).output().unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let expected = "PASS: add > small\nFAIL: add > negative & <odd> \"name\"\nPASS: add > outer > inner a\n\
+                        FAIL: add > outer > inner b\nPASS: plain\nFAIL: throws > x\nSKIP: skipped\nFAIL: fails\n\
+                        FAIL: body > a\nFAIL: body > b\n";
+        let recent = include_str!("fixtures/doctest-2.4.11-xml-report.xml");
+        assert_eq!(read(recent), expected);
+        assert_eq!(read(include_str!("fixtures/doctest-2.3.1-xml-report.xml")), expected);
+        // A report cut off inside a subcase (the program killed): what ran so far, and
+        // the subcase it was in fails.
+        let cut = &recent[..recent.find("<SubCase name=\"inner a\"").unwrap()];
+        assert_eq!(
+            read(&format!("{cut}<SubCase name=\"inner a\" filename=\"calc_test.cpp\" line=\"10\">\n")),
+            "PASS: add > small\nFAIL: add > negative & <odd> \"name\"\nFAIL: add > outer > inner a\n"
+        );
     }
 
     /// The helper's log of a real run (CTest 3.25, the network off) of a project whose

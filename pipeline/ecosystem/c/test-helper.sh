@@ -25,7 +25,9 @@
 #       failed, an executable of those targets older than its touched sources is
 #       removed: its tests then have no result, instead of passing on the old code.
 #       A fixture whose setup test failed (a download, offline) is left out on a
-#       second run of the same tests.
+#       second run of the same tests. A doctest program among the tests that ran is
+#       run once more with `--reporters=xml`: its cases follow CTest's XML in the
+#       report (doctest_cases).
 # Results are also printed as `PASS: ID` lines (automake's form, which SWE-bench's
 # `parse_log_jq` reads), after the line `swe-harvest results:`.
 report="$1"; shift
@@ -104,6 +106,67 @@ GOOGLETEST_CASE='function googletest_case(line,   word, name) {
     word = line; sub(/^\[ */, "", word); sub(/ .*$/, "", word)
     name = line; sub(/^\[ *[A-Z]+ *\] /, "", name); sub(/ \([0-9]+ ms\)$/, "", name); sub(/, where .*$/, "", name)
     return (word == "OK" ? "PASS" : word == "FAILED" ? "FAIL" : "SKIP") ": " name
+}'
+
+# An awk program: the results of a doctest program's XML report (`--reporters=xml`),
+# `RESULT: ID` lines, the worst of repeats, in the order first seen. The ids are
+# those of SWE-bench's doctest parser (`Test case > subcase`), at the finest grain:
+# each innermost subcase under its test case and the subcases around it
+# (`case > outer > inner`), a test case without subcases by its own name, a skipped
+# one (`skipped="true"`) a skip. doctest runs a test case once per innermost
+# subcase, and its report does not say which run a failure outside every subcase
+# came from: a failure (a false `Expression`, an `Exception` outside one, an `ERROR`
+# or `FATAL ERROR` message) fails the subcases under where it was reported. A report
+# cut off (the program killed) fails what was running.
+# The line of the report after which the helper lists a doctest program's cases
+# (results.rs's DOCTEST_CASES_MARKER): CTest's XML never holds it, since it escapes
+# every `<` of a test's output.
+DOCTEST_REPORT_MARKER='<!-- swe-harvest doctest cases -->'
+DOCTEST_CASES='function xml_attribute(line, key,   value) {
+    if (!match(line, " " key "=\"[^\"]*\"")) return ""
+    value = substr(line, RSTART + length(key) + 3, RLENGTH - length(key) - 4)
+    gsub(/&lt;/, "<", value); gsub(/&gt;/, ">", value); gsub(/&quot;/, "\"", value); gsub(/&apos;/, "\047", value)
+    gsub(/&amp;/, "\\&", value)
+    return value
+}
+function record(id, r) {
+    if (!(id in result)) { order[++count] = id; result[id] = r }
+    else if (r == "FAIL" || result[id] == "SKIP") result[id] = r
+}
+function close_case(   i, j, id, leaf, up) {
+    if (case_name == "") return
+    if (paths == 0) record(case_name, (case_name in failed) ? "FAIL" : "PASS")
+    for (i = 1; i <= paths; i++) {
+        id = path[i]; leaf = 1
+        for (j = 1; j <= paths; j++) if (index(path[j], id " > ") == 1) { leaf = 0; break }
+        if (!leaf) continue
+        for (up = id; !(up in failed) && up != case_name; up = parent[up]) {}
+        record(id, (up in failed) ? "FAIL" : "PASS")
+    }
+    for (i = 1; i <= paths; i++) { delete parent[path[i]]; delete failed[path[i]] }
+    delete failed[case_name]
+    case_name = ""; paths = 0; depth = 0
+}
+/^[ \t]*<TestCase / {
+    close_case()
+    if ($0 ~ / skipped="true"/) { record(xml_attribute($0, "name"), "SKIP"); next }
+    case_name = xml_attribute($0, "name"); depth = 0; at[0] = case_name; in_expression = 0; next
+}
+case_name == "" { next }
+/^[ \t]*<SubCase / {
+    depth++; at[depth] = at[depth - 1] " > " xml_attribute($0, "name")
+    if (!(at[depth] in parent)) { parent[at[depth]] = at[depth - 1]; path[++paths] = at[depth] }
+    next
+}
+/^[ \t]*<\/SubCase>/ { if (depth > 0) depth--; next }
+/^[ \t]*<\/TestCase>/ { close_case(); next }
+/^[ \t]*<Expression / { in_expression = 1; if ($0 ~ / success="false"/) failed[at[depth]] = 1; next }
+/^[ \t]*<\/Expression>/ { in_expression = 0; next }
+/^[ \t]*<Exception[ >]/ { if (!in_expression) failed[at[depth]] = 1; next }
+/^[ \t]*<Message / { if ($0 ~ / type="(FATAL )?ERROR"/) failed[at[depth]] = 1; next }
+END {
+    if (case_name != "") { failed[at[depth]] = 1; close_case() }
+    for (i = 1; i <= count; i++) print result[order[i]] ": " order[i]
 }'
 
 # Each rule of the tree's plain Makefiles: `DIR<TAB>TARGET<TAB>RECIPE` (the rule's first
@@ -409,6 +472,84 @@ CMAKE
     cmake -DBUILD="$1" -DTOUCHED="${files[*]}" -P "$script" 2>&1 | grep -P '^[^\t]+\t[^\t]+\t'
 }
 
+# The doctest programs among the tests of CTest's report $1 (a test whose output
+# there shows doctest's banner or summary, `[doctest] test cases: ...`), each run once
+# more as CTest ran it (its command, working directory, environment and timeout, from
+# `ctest --show-only=json-v1`) with `--reporters=xml --out=FILE` added: doctest prints
+# passing cases only when asked, so CTest's output does not hold them. One line per
+# case, `TEST<TAB>RESULT: ID` (DOCTEST_CASES). Reading the tests' properties needs
+# CMake 3.19 (`string(JSON)`); an older one gives no cases.
+doctest_cases() {
+    local report=$1 names work script
+    names=$(awk '/<testcase name="/ { match($0, /name="[^"]*"/); test = substr($0, RSTART + 6, RLENGTH - 7); next }
+        /<\/testcase>/ { test = ""; next }
+        test != "" && /\[doctest\] (doctest version is|test cases:)/ { print test; test = "" }' "$report" | sort -u)
+    [ -n "$names" ] || return 0
+    work=$(mktemp -d)
+    script="$work/run.cmake"
+    cat >"$script" <<'CMAKE'
+cmake_minimum_required(VERSION 3.19)
+file(READ "${INFO}" info)
+string(JSON count ERROR_VARIABLE error LENGTH "${info}" tests)
+if(error OR count EQUAL 0)
+  return()
+endif()
+math(EXPR last "${count} - 1")
+set(n 0)
+foreach(i RANGE ${last})
+  string(JSON name GET "${info}" tests ${i} name)
+  if(NOT name IN_LIST NAMES)
+    continue()
+  endif()
+  string(JSON words LENGTH "${info}" tests ${i} command)
+  set(command "")
+  math(EXPR last_word "${words} - 1")
+  foreach(j RANGE ${last_word})
+    string(JSON word GET "${info}" tests ${i} command ${j})
+    list(APPEND command "${word}")
+  endforeach()
+  set(directory "${DIR}")
+  set(environment "")
+  set(timeout 1500)
+  string(JSON properties ERROR_VARIABLE error LENGTH "${info}" tests ${i} properties)
+  if(NOT error AND properties GREATER 0)
+    math(EXPR last_property "${properties} - 1")
+    foreach(j RANGE ${last_property})
+      string(JSON key GET "${info}" tests ${i} properties ${j} name)
+      if(key STREQUAL "WORKING_DIRECTORY")
+        string(JSON directory GET "${info}" tests ${i} properties ${j} value)
+      elseif(key STREQUAL "TIMEOUT")
+        string(JSON timeout GET "${info}" tests ${i} properties ${j} value)
+      elseif(key STREQUAL "ENVIRONMENT")
+        string(JSON values LENGTH "${info}" tests ${i} properties ${j} value)
+        math(EXPR last_value "${values} - 1")
+        foreach(k RANGE ${last_value})
+          string(JSON value GET "${info}" tests ${i} properties ${j} value ${k})
+          list(APPEND environment "${value}")
+        endforeach()
+      endif()
+    endforeach()
+  endif()
+  if(NOT timeout GREATER 0)
+    set(timeout 1500)
+  endif()
+  math(EXPR n "${n} + 1")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${environment} ${command} --reporters=xml "--out=${WORK}/${n}.xml"
+    WORKING_DIRECTORY "${directory}" TIMEOUT ${timeout} OUTPUT_QUIET ERROR_QUIET RESULT_VARIABLE code)
+  message(NOTICE "${n}\t${name}")
+endforeach()
+CMAKE
+    local info="$work/tests.json" build
+    build=$(cd "${dir:-.}" && pwd)
+    ctest_in --show-only=json-v1 >"$info" 2>/dev/null
+    echo "swe-harvest: running the doctest programs of CTest's tests once more for their cases (--reporters=xml): $(tr '\n' ' ' <<<"$names")" >&2
+    cmake -DINFO="$info" -DWORK="$work" -DDIR="$build" -DNAMES="$(tr '\n' ';' <<<"$names")" -P "$script" 2>&1 |
+        grep -P '^[0-9]+\t' | while IFS=$'\t' read -r n name; do
+        awk "$DOCTEST_CASES" "$work/$n.xml" 2>/dev/null | awk -v test="$name" '{ print test "\t" $0 }'
+    done
+    rm -rf "$work"
+}
+
 run_ctest() {
     local dir="" args=("${command[@]:1}") i names=() regex="" code build=0 artifacts=() targets=() built=()
     local ctest_args=() junit=()
@@ -531,7 +672,6 @@ run_ctest() {
         run_logged /tmp/swe-harvest-ctest.log ctest_in "${junit[@]}" "${selection[@]}" -FA .
         code=$?
     fi
-    echo "swe-harvest results:"
     # A test whose output in the report holds GoogleTest cases gives way to them (as
     # results.rs reads the report): `TEST<TAB>RESULT: Suite.Case` lines.
     : >/tmp/swe-harvest-ctest-cases
@@ -540,7 +680,16 @@ run_ctest() {
             /<testcase name="/ { match($0, /name="[^"]*"/); test = substr($0, RSTART + 6, RLENGTH - 7); next }
             /<\/testcase>/ { test = ""; next }
             test != "" { r = googletest_case($0); if (r != "") print test "\t" r }' "$report" >/tmp/swe-harvest-ctest-cases
+        # A doctest program's cases likewise, from one more run of it; the report keeps
+        # them after CTest's XML, below a line of their own (results.rs reads them).
+        local doctest
+        doctest=$(doctest_cases "$report")
+        if [ -n "$doctest" ]; then
+            printf '%s\n' "$doctest" >>/tmp/swe-harvest-ctest-cases
+            printf '\n%s\n%s\n' "$DOCTEST_REPORT_MARKER" "$doctest" >>"$report"
+        fi
     fi
+    echo "swe-harvest results:"
     awk -F '\t' 'FILENAME == ARGV[1] { cases[$1] = cases[$1] $2 "\n"; next }
         /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
             sub(/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: /, ""); split($0, words, " "); name = words[1]
