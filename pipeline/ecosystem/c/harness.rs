@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-use super::infer::{MAKEFILE_NAMES, SUBMODULE_FOLDERS, choose_runtime};
+use super::infer::{MAKEFILE_NAMES, SUBMODULE_FOLDERS, choose_runtime, ci_compiler};
 use crate::ecosystem::ci::CiEvidence;
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::git::diff::files_changed_by;
@@ -502,10 +502,11 @@ pub fn infer_harness(
     let from_ci = harness_from_ci_commands(&commands, files);
     let harness = from_ci.clone().or_else(|| harness_from_files(files))?;
     Some(infer(&harness, files, date, runtimes).map(|mut spec| {
-        let decisions: Vec<String> = from_ci
+        let mut decisions: Vec<String> = from_ci
             .map(|harness| format!("`{}` from CI: {}", harness.test_command(), harness.evidence))
             .into_iter()
             .collect();
+        spec.runtime = ci_compiler(std::mem::take(&mut spec.runtime), runtimes, &evidence, &mut decisions);
         evidence.record(&mut spec, decisions);
         spec
     }))
@@ -726,6 +727,24 @@ mod tests {
             infer_harness(&files(&[("README", "")]), date, &["gcc12".to_string()]).map(|spec| spec.is_ok()),
             None
         );
+    }
+
+    /// The harness's compiler is narrowed by CI's tested GCC as any C project's.
+    #[test]
+    fn the_harness_compiler_is_the_gcc_ci_tests() {
+        let mut repo = micropython();
+        let runtimes: Vec<String> = ["gcc10", "gcc12", "gcc14"].iter().map(|runtime| runtime.to_string()).collect();
+        let date = chrono::TimeZone::with_ymd_and_hms(&Utc, 2024, 8, 1, 0, 0, 0).unwrap();
+        assert_eq!(infer_harness(&repo, date, &runtimes).unwrap().unwrap().runtime, "gcc14");
+        repo.insert(
+            ".github/workflows/ports_unix.yml".into(),
+            "on: [push]\njobs:\n  standard:\n    runs-on: ubuntu-latest\n    container: gcc:12\n    steps:\n    \
+             - run: tools/ci.sh unix_standard_run_tests\n"
+                .into(),
+        );
+        let spec = infer_harness(&repo, date, &runtimes).unwrap().unwrap();
+        assert_eq!(spec.runtime, "gcc12");
+        assert!(spec.ci.iter().any(|line| line.starts_with("compiler gcc12, not gcc14 (the date's)")), "{:?}", spec.ci);
     }
 
     #[test]

@@ -26,7 +26,11 @@
 //! The compiler (decision): the newest GCC among the base images (`gcc12` from
 //! bookworm, `gcc14` from trixie) released by the task's date, else the oldest
 //! (old C meets the compiler of its time: GCC 14 turned implicit declarations into
-//! errors). A task dated before every GCC here that is lost to its environment is
+//! errors). The project's CI (decision, 2026-12-07, issue 64) narrows it: where its
+//! jobs name GCC versions (a `gcc`/`compiler` matrix axis, the `gcc:10` image,
+//! `CC=gcc-10`, `apt-get install g++-10`; see [`crate::ecosystem::ci`]), the GCC
+//! among the base images that CI tests nearest the date's ([`ci_compiler`]), said in
+//! the spec's `ci` record; the harness path likewise. A task dated before every GCC here that is lost to its environment is
 //! dropped naming the GCC of its date ([`runtime_needed`]).
 //!
 //! Libraries (decision): each library the build looks for becomes a candidate Debian
@@ -345,6 +349,25 @@ pub fn gcc_of(runtime: &str) -> Option<u32> {
     runtime.strip_prefix("gcc")?.parse().ok()
 }
 
+/// The compiler CI's tested GCCs narrow `usual` (the date's, [`choose_runtime`]) to,
+/// among the GCCs of `runtimes` ([`ci::narrow`]); a decision says so when it differs.
+pub fn ci_compiler(usual: String, runtimes: &[String], evidence: &CiEvidence, decisions: &mut Vec<String>) -> String {
+    let versions = evidence.tested_versions(ci::Language::Gcc);
+    let named: Vec<u32> = versions.iter().filter_map(|(version, _)| version.parse().ok()).collect();
+    let available: Vec<u32> = runtimes.iter().filter_map(|runtime| gcc_of(runtime)).collect();
+    let Some(usual_gcc) = gcc_of(&usual) else { return usual };
+    let chosen = ci::narrow(usual_gcc, &named, &available, |a, b| u64::from(a.abs_diff(b)));
+    if chosen == usual_gcc {
+        return usual;
+    }
+    let jobs = if versions.iter().all(|(_, runtime)| runtime.test_job) { "test jobs" } else { "jobs" };
+    decisions.push(format!(
+        "compiler gcc{chosen}, not {usual} (the date's): CI's {jobs} use GCC {}",
+        ci::versions_said(&versions)
+    ));
+    format!("gcc{chosen}")
+}
+
 /// The compiler for a date among `runtimes` (`gccN`, others ignored): the newest
 /// released by then, else the oldest.
 pub fn choose_runtime(date: DateTime<Utc>, runtimes: &[String]) -> Option<String> {
@@ -486,6 +509,7 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
     }
     let evidence = CiEvidence::read(files);
     let mut decisions = Vec::new();
+    let runtime = ci_compiler(runtime, runtimes, &evidence, &mut decisions);
     let mut test_command = test_command;
     if system == BuildSystem::Make {
         if let Some((target, origin)) =
@@ -805,6 +829,40 @@ mod tests {
         assert_eq!(choose_runtime(date(2023), &runtimes).as_deref(), Some("gcc12"));
         assert_eq!(choose_runtime(date(2024), &runtimes).as_deref(), Some("gcc14"));
         assert_eq!(choose_runtime(date(2024), &["3.11".to_string()]), None);
+    }
+
+    /// CI's tested GCCs narrow the date's compiler among the GCCs here: a 2024 task
+    /// (GCC 14's) whose CI tests GCC 9 and 10 gets gcc10, and the spec says so; one
+    /// whose CI names no GCC (clang, a bare `gcc`) keeps the date's.
+    #[test]
+    fn ci_tested_gcc_narrows_the_dates_compiler() {
+        let runtimes: Vec<String> = ["gcc10", "gcc12", "gcc14"].iter().map(|runtime| runtime.to_string()).collect();
+        let lists = "project(x)\nenable_testing()\nadd_test(NAME t COMMAND t)\n";
+        let workflow = "on: [push]\njobs:\n  linux:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        \
+                        gcc: [9, 10]\n    steps:\n      - run: sudo apt-get install -y g++-${{ matrix.gcc }}\n      \
+                        - run: ctest --output-on-failure\n";
+        let plain = files(&[("CMakeLists.txt", lists)]);
+        let without = infer(&plain, date(2024), &runtimes).unwrap();
+        assert_eq!(without.runtime, "gcc14");
+        assert!(without.ci.is_empty(), "{:?}", without.ci);
+
+        let with_ci = files(&[("CMakeLists.txt", lists), (".github/workflows/ci.yml", workflow)]);
+        let spec = infer(&with_ci, date(2024), &runtimes).unwrap();
+        assert_eq!(spec.runtime, "gcc10");
+        assert!(
+            spec.ci.contains(
+                &"compiler gcc10, not gcc14 (the date's): CI's test jobs use GCC 9, 10 (`.github/workflows/ci.yml` job \
+                  `linux`)"
+                    .to_string()
+            ),
+            "{:?}",
+            spec.ci
+        );
+
+        let other =
+            workflow.replace("gcc: [9, 10]", "compiler: [clang-12, gcc]").replace("g++-${{ matrix.gcc }}", "clang");
+        let clang = files(&[("CMakeLists.txt", lists), (".github/workflows/ci.yml", &other)]);
+        assert_eq!(infer(&clang, date(2024), &runtimes).unwrap().runtime, "gcc14");
     }
 
     #[test]

@@ -213,9 +213,18 @@ pub(super) fn jobs(document: &Yaml, notes: &mut Vec<String>, unknown_actions: &m
         // An axis named after a runtime names its versions, used by a step or not (after
         // the set-up steps, which say more of how).
         for (axis, values) in &matrix {
-            if let Some(language) = Language::of_axis(axis) {
-                for value in values.iter().filter_map(scalar) {
-                    read.runtimes.push((language, value, format!("matrix axis `{axis}`")));
+            for value in values.iter().filter_map(scalar) {
+                if let Some((language, version)) = Language::of_axis_value(axis, &value) {
+                    read.runtimes.push((language, version, format!("matrix axis `{axis}`")));
+                }
+            }
+        }
+        // `CC: ${{ matrix.config.cc }}`: each compiler the matrix gives the job (a
+        // variable of several values is no variable of the job's, above).
+        for (name, value) in job_env.iter().filter(|(name, _)| matches!(name.as_str(), "CC" | "CXX")) {
+            for value in scope.resolve(value).unwrap_or_default() {
+                if let Some(major) = super::gcc_version(&value, false) {
+                    read.runtimes.push((Language::Gcc, major, format!("`{name}`")));
                 }
             }
         }

@@ -15,6 +15,13 @@
 //! too), and an axis named after a runtime (`python-version`, `node`, `go`, `jdk`,
 //! `rust`) names that runtime's versions even where no step refers to it.
 //!
+//! GCC (decision, 2026-12-07) is read where CI names its version: a matrix axis named
+//! after it (`gcc`, `gcc-version`: `gcc-10`, `g++-9`, `gcc10` or a bare `10`) or after
+//! the compiler (`compiler`, `cc`, `cxx`: only values that name GCC with a version),
+//! the image `gcc:10`, a job's `CC`/`CXX` (`gcc-10`, `/usr/bin/g++-11`), and the
+//! Debian packages `gcc-N`/`g++-N` a job installs; `clang`, and `gcc` with no version,
+//! name none.
+//!
 //! What each language decides from it (the runtime among its catalogue's, the test
 //! command's flags, the variables and packages it takes) is the language's own
 //! inference, which says so in the spec it returns ([`crate::model::EnvironmentSpec::ci`]);
@@ -28,6 +35,7 @@ mod travis;
 mod yaml;
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
 use super::RepoFiles;
 use crate::model::EnvironmentSpec;
@@ -40,6 +48,8 @@ pub enum Language {
     Go,
     Java,
     Rust,
+    /// C's and C++'s compiler, by major version (`10`).
+    Gcc,
 }
 
 impl Language {
@@ -56,6 +66,23 @@ impl Language {
             "rust" | "toolchain" | "rust-toolchain" => Some(Language::Rust),
             _ => None,
         }
+    }
+
+    /// The runtime a matrix axis's value names: a runtime's axis names it as written;
+    /// GCC's (`gcc`, `gcc-version`) and the compiler's (`compiler`, `cc`, `cxx`) name
+    /// GCC's major when the value says it (see [`gcc_version`]).
+    fn of_axis_value(axis: &str, value: &str) -> Option<(Language, String)> {
+        if let Some(language) = Language::of_axis(axis) {
+            return Some((language, value.to_string()));
+        }
+        let name = axis.to_ascii_lowercase().replace('_', "-");
+        let name = name.strip_suffix("-version").or_else(|| name.strip_suffix("-versions")).unwrap_or(&name);
+        let bare = match name {
+            "gcc" | "gxx" | "g++" => true,
+            "compiler" | "compilers" | "cc" | "cxx" => false,
+            _ => return None,
+        };
+        Some((Language::Gcc, gcc_version(value, bare)?))
     }
 
     /// The language of a container image's name (`python`, `cimg/python`, `golang`,
@@ -75,6 +102,7 @@ impl Language {
             | "maven"
             | "gradle"
             | "ibm-semeru-runtimes" => Some(Language::Java),
+            "gcc" => Some(Language::Gcc),
             _ => None,
         }
     }
@@ -87,6 +115,7 @@ impl Language {
             Language::Go => "Go",
             Language::Java => "Java",
             Language::Rust => "Rust",
+            Language::Gcc => "GCC",
         }
     }
 }
@@ -262,6 +291,21 @@ fn is_secret(name: &str, value: &str) -> bool {
     named || from_secrets || token_shaped
 }
 
+/// GCC's major version a CI value names (`gcc-10`, `g++-9`, `gcc10`, `gcc-10.2`,
+/// `/usr/bin/g++-11`), and a bare number's (`10`, `10.2`) when `bare` (the value of
+/// an axis named after GCC); `None` for another compiler (`clang-12`) or `gcc` with no
+/// version.
+fn gcc_version(value: &str, bare: bool) -> Option<String> {
+    static NAMED: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^(?:gcc|g\+\+)-?(\d+)(?:\.\d+)*$").expect("valid regex"));
+    static NUMBER: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^(\d+)(?:\.\d+)*$").expect("valid regex"));
+    let value = value.trim();
+    let value = value.rsplit('/').next().unwrap_or(value);
+    let captures = NAMED.captures(value).or_else(|| if bare { NUMBER.captures(value) } else { None })?;
+    Some(captures[1].to_string())
+}
+
 /// The language and version a container image's tag names (`golang:1.21` -> Go 1.21,
 /// `python:3.9-slim` -> Python 3.9, `maven:3-eclipse-temurin-17` -> Java 17,
 /// `cimg/node:18.1` -> Node 18.1), when it names one.
@@ -283,6 +327,10 @@ fn image_runtime(image: &str) -> Option<(Language, String)> {
         let digits = digits.trim_end_matches('.').to_string();
         if digits.is_empty() {
             return None;
+        }
+        if language == Language::Gcc {
+            // GCC is chosen by its major (`gcc:10.2` is GCC 10).
+            return gcc_version(&digits, true).map(|major| (language, major));
         }
         digits
     };
@@ -389,6 +437,17 @@ impl CiEvidence {
             if let Some((language, version)) = image_runtime(image) {
                 runtimes.push((language, version, format!("image `{image}`")));
             }
+        }
+        // The C compiler a job's variables or packages name.
+        for (name, value) in job.env.iter().chain(&step_env) {
+            if matches!(name.as_str(), "CC" | "CXX") {
+                runtimes.extend(gcc_version(value, false).map(|major| (Language::Gcc, major, format!("`{name}`"))));
+            }
+        }
+        for package in &packages {
+            runtimes.extend(
+                gcc_version(package, false).map(|major| (Language::Gcc, major, format!("package `{package}`"))),
+            );
         }
         for (language, version, how) in runtimes {
             let known = self

@@ -410,6 +410,8 @@ fn container_images_name_runtimes_by_their_tags() {
         ("gradle:7.6-jdk17", Some((Language::Java, "17"))),
         ("eclipse-temurin:21-jdk", Some((Language::Java, "21"))),
         ("cimg/openjdk:17.0", Some((Language::Java, "17.0"))),
+        ("gcc:10", Some((Language::Gcc, "10"))),
+        ("gcc:12.2.0-bookworm", Some((Language::Gcc, "12"))),
         ("python:latest", None),
         ("ubuntu:22.04", None),
         ("localhost:5000/python", None),
@@ -510,4 +512,78 @@ jobs:
     let notes = evidence.notes().join("\n");
     assert!(notes.contains("job `mac` runs on osx only, not read"), "{notes}");
     assert!(notes.contains("job `windows` runs on windows-2019 only, not read"), "{notes}");
+}
+
+/// GCC's versions come from a matrix axis named after it (bare numbers too) or after
+/// the compiler (only values that name GCC with a version), the `gcc` image, a job's
+/// `CC`/`CXX`, and the `g++-N` packages it installs; clang and a bare `gcc` name none.
+#[test]
+fn gcc_versions_come_from_matrix_axes_images_compiler_variables_and_packages() {
+    let workflow = r#"
+on: [push]
+jobs:
+  linux:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        gcc: [9, 10]
+    steps:
+      - run: sudo apt-get install -y g++-${{ matrix.gcc }}
+      - run: ctest --output-on-failure
+  compilers:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        compiler: [gcc-10, clang-12, gcc]
+    steps:
+      - run: ctest
+  image:
+    runs-on: ubuntu-latest
+    container: gcc:11.2
+    steps:
+      - run: make check
+  variables:
+    runs-on: ubuntu-latest
+    env:
+      CC: gcc-12
+      CXX: clang++-14
+    steps:
+      - run: make test
+  configs:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        config: [{cc: gcc-7}, {cc: clang}]
+    env:
+      CC: ${{ matrix.config.cc }}
+    steps:
+      - run: make test
+"#;
+    let travis = "language: cpp\naddons:\n  apt:\n    packages: [gcc-multilib]\nenv: CC=gcc-5\n\
+                  install: sudo apt-get install -y g++-6\nscript: make test\n";
+    let evidence = read(&[(".github/workflows/ci.yml", workflow), (".travis.yml", travis)]);
+    let mut found = versions(&evidence, Language::Gcc);
+    found.sort_by_key(|version| version.parse::<u32>().unwrap());
+    assert_eq!(found, ["5", "6", "7", "9", "10", "11", "12"], "{:?}", evidence.runtimes);
+    let how = |version: &str| {
+        let runtimes = evidence.runtimes.iter().filter(|runtime| runtime.language == Language::Gcc);
+        runtimes.filter(|runtime| runtime.version == version).map(|runtime| runtime.how.clone()).collect::<Vec<_>>()
+    };
+    // Once a job: the axis says it first.
+    assert_eq!(how("9"), ["matrix axis `gcc`"]);
+    assert!(how("10").contains(&"matrix axis `compiler`".to_string()), "{:?}", how("10"));
+    assert_eq!(how("11"), ["image `gcc:11.2`"]);
+    assert_eq!(how("12"), ["`CC`"]);
+    assert_eq!(how("7"), ["`CC`"]);
+    assert_eq!(how("5"), ["`CC`"]);
+    assert_eq!(how("6"), ["package `g++-6`"]);
+
+    assert_eq!(gcc_version("g++-9", false).as_deref(), Some("9"));
+    assert_eq!(gcc_version("gcc10", false).as_deref(), Some("10"));
+    assert_eq!(gcc_version("/usr/bin/gcc-10.2", false).as_deref(), Some("10"));
+    assert_eq!(gcc_version("10", false), None, "a bare number only under a GCC axis");
+    assert_eq!(gcc_version("10", true).as_deref(), Some("10"));
+    assert_eq!(gcc_version("gcc", true), None);
+    assert_eq!(gcc_version("clang-12", true), None);
+    assert_eq!(gcc_version("gcc-arm-none-eabi", false), None);
 }

@@ -19,10 +19,16 @@
 //! from Gradle 8.5, 17 from 7.3, 11 from 5.0), else the oldest JDK there. The Java
 //! level a build script declares (`sourceCompatibility`) is not read: Groovy and
 //! Kotlin build scripts say it in too many ways, and a newer JDK compiles old levels
-//! down to 8 (21) or 7 (17).
+//! down to 8 (21) or 7 (17). The project's CI (decision, 2026-12-07, issue 64)
+//! narrows that choice among the JDKs that run the distribution, as Maven's
+//! inference does among those that compile the level: the one CI tests (`setup-java`,
+//! a `jdk`/`java` matrix axis, a JDK image) nearest the usual choice ([`ci::narrow`]),
+//! said in the spec's `ci` record.
 
 use chrono::{DateTime, Utc};
 
+use crate::ecosystem::ci::{self, CiEvidence, Language};
+use crate::ecosystem::java::infer::java_level;
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -117,18 +123,57 @@ fn newest_jdk(version: (u32, u32)) -> u32 {
     }
 }
 
-/// The JDK base image for a distribution among `runtimes` (`jdkN`, others ignored).
-pub fn choose_jdk(distribution: &Distribution, runtimes: &[String]) -> Option<String> {
+/// The JDK base images among `runtimes` (`jdkN`, others ignored) that run a
+/// distribution, the preferred last: Debian's gradle runs on 11 and 17 (17
+/// preferred); a configured one on those up to the newest its version runs on, else
+/// (none that old here) the oldest there is.
+fn runnable_jdks(distribution: &Distribution, runtimes: &[String]) -> Vec<u32> {
     let mut jdks: Vec<u32> = runtimes.iter().filter_map(|runtime| runtime.strip_prefix("jdk")?.parse().ok()).collect();
     jdks.sort();
-    let chosen = match distribution {
-        Distribution::Debian => [17, 11].into_iter().find(|jdk| jdks.contains(jdk)),
+    jdks.dedup();
+    match distribution {
+        Distribution::Debian => [11, 17].into_iter().filter(|jdk| jdks.contains(jdk)).collect(),
         Distribution::Configured(version) => {
             let newest = parse_version(version).map_or(11, newest_jdk);
-            jdks.iter().rev().find(|jdk| **jdk <= newest).or(jdks.first()).copied()
+            let runnable: Vec<u32> = jdks.iter().copied().filter(|jdk| *jdk <= newest).collect();
+            if runnable.is_empty() { jdks.first().copied().into_iter().collect() } else { runnable }
         }
+    }
+}
+
+/// The JDK base image for a distribution among `runtimes` (`jdkN`, others ignored).
+pub fn choose_jdk(distribution: &Distribution, runtimes: &[String]) -> Option<String> {
+    runnable_jdks(distribution, runtimes).last().map(|jdk| format!("jdk{jdk}"))
+}
+
+/// The JDK CI's tested Java versions narrow `usual` to, among those that run the
+/// distribution ([`ci::narrow`], as Maven's inference does among those that compile
+/// the level); a decision says so when it differs.
+fn ci_jdk(
+    usual: String,
+    distribution: &Distribution,
+    runtimes: &[String],
+    evidence: &CiEvidence,
+    decisions: &mut Vec<String>,
+) -> String {
+    let mut versions = evidence.tested_versions(Language::Java);
+    versions.retain(|(version, _)| java_level(version).is_some());
+    let named: Vec<u32> = versions.iter().filter_map(|(version, _)| java_level(version)).collect();
+    let available = runnable_jdks(distribution, runtimes);
+    let Some(usual_jdk) = usual.strip_prefix("jdk").and_then(|jdk| jdk.parse().ok()) else { return usual };
+    let chosen = ci::narrow(usual_jdk, &named, &available, |a, b| u64::from(a.abs_diff(b)));
+    if chosen == usual_jdk {
+        return usual;
+    }
+    let gradle = match distribution {
+        Distribution::Debian => "Debian's gradle".to_string(),
+        Distribution::Configured(version) => format!("Gradle {version}"),
     };
-    chosen.map(|jdk| format!("jdk{jdk}"))
+    decisions.push(format!(
+        "runtime jdk{chosen}, not {usual} (among the JDKs {gradle} runs on): CI tests Java {}",
+        ci::versions_said(&versions)
+    ));
+    format!("jdk{chosen}")
 }
 
 /// Compiles the main and test sources of every project, which resolves their
@@ -180,6 +225,9 @@ pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Re
         };
         InferError::no_runtime("Java", requires, runtimes)
     })?;
+    let evidence = CiEvidence::read(files);
+    let mut decisions = Vec::new();
+    let runtime = ci_jdk(runtime, &distribution, runtimes, &evidence, &mut decisions);
     let gradle = distribution.command();
     let install = vec![resolve_and_compile(&gradle), warm_test_run(&gradle)];
     let test_command = format!("{gradle} --offline {OPTIONS}");
@@ -190,9 +238,7 @@ pub fn infer(files: &RepoFiles, _date: DateTime<Utc>, runtimes: &[String]) -> Re
         },
         ..EnvironmentSpec::inferred(super::NAME, runtime, install, test_command)
     };
-    // Gradle decides nothing from CI yet (its JDK follows the Gradle version): the
-    // evidence's notes only (a service the tests need, a file that does not parse).
-    crate::ecosystem::ci::CiEvidence::read(files).record(&mut spec, Vec::new());
+    evidence.record(&mut spec, decisions);
     Ok(spec)
 }
 
@@ -259,6 +305,41 @@ mod tests {
         assert_eq!(choose_jdk(&Distribution::Configured("7.6.4".into()), &all).as_deref(), Some("jdk17"));
         assert_eq!(choose_jdk(&Distribution::Configured("6.9".into()), &all).as_deref(), Some("jdk11"));
         assert_eq!(choose_jdk(&Distribution::Configured("4.10".into()), &all).as_deref(), Some("jdk11"), "oldest");
+    }
+
+    /// CI's `setup-java` 11 narrows Debian's gradle's usual jdk17 to jdk11 (both run
+    /// it), and the spec says so; a Java CI tests that the distribution does not run on
+    /// (Gradle 7.6's newest is 17) is no choice.
+    #[test]
+    fn ci_tested_java_narrows_the_jdk_among_those_that_run_the_distribution() {
+        let workflow = |java: &str| {
+            format!(
+                "on: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      \
+                 - uses: actions/setup-java@v4\n        with:\n          java-version: {java}\n      \
+                 - run: ./gradlew test\n"
+            )
+        };
+        let mut repo = project(None);
+        assert_eq!(infer(&repo, date(), &runtimes(&[])).unwrap().runtime, "jdk17");
+        repo.insert(".github/workflows/ci.yml".into(), workflow("11"));
+        let spec = infer(&repo, date(), &runtimes(&[])).unwrap();
+        assert_eq!(spec.runtime, "jdk11");
+        assert!(
+            spec.ci.contains(
+                &"runtime jdk11, not jdk17 (among the JDKs Debian's gradle runs on): CI tests Java 11 \
+                  (`.github/workflows/ci.yml` job `build`)"
+                    .to_string()
+            ),
+            "{:?}",
+            spec.ci
+        );
+
+        let url = "https\\://services.gradle.org/distributions/gradle-7.6.4-bin.zip";
+        let mut zip = project(Some(url));
+        zip.insert(".github/workflows/ci.yml".into(), workflow("21"));
+        assert_eq!(infer(&zip, date(), &runtimes(&["gradle7.6.4"])).unwrap().runtime, "jdk17");
+        zip.insert(".github/workflows/ci.yml".into(), workflow("11"));
+        assert_eq!(infer(&zip, date(), &runtimes(&["gradle7.6.4"])).unwrap().runtime, "jdk11");
     }
 
     #[test]
