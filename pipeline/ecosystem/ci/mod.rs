@@ -580,9 +580,16 @@ impl CiEvidence {
 
 /// Whether a Debian package of CI's `apt-get install` is one inference and the ladder
 /// leave out: compilers, build tools, and tools that measure, format or document
-/// (`valgrind`: a test suite that finds it runs under it). C's inference decided it
-/// first (docs/languages/c.md); every language's ladder shares it.
+/// (`valgrind`: a test suite that finds it runs under it), and the CI machine's own
+/// administration (`sudo`, nlohmann/json's CircleCI job; formatters such as
+/// `astyle`). C's inference decided it first (docs/languages/c.md); every language's
+/// ladder shares it.
 pub fn unwanted_package(name: &str) -> bool {
+    const WHOLE: &[&str] =
+        &["sudo", "astyle", "clang-format", "git", "curl", "wget", "apt-utils", "software-properties-common"];
+    if WHOLE.contains(&name) {
+        return true;
+    }
     const PREFIXES: &[&str] = &[
         "gcc",
         "g++",

@@ -587,3 +587,15 @@ jobs:
     assert_eq!(gcc_version("clang-12", true), None);
     assert_eq!(gcc_version("gcc-arm-none-eabi", false), None);
 }
+
+/// CI's packages that are no test's need: its compilers and tools, and its machine's
+/// own administration (nlohmann/json's CircleCI installs `sudo` and `astyle`).
+#[test]
+fn the_ci_machines_own_tools_are_not_taken_and_a_library_is() {
+    for unwanted in ["sudo", "astyle", "gcc-10", "g++-9", "valgrind", "cmake", "software-properties-common"] {
+        assert!(super::unwanted_package(unwanted), "{unwanted}");
+    }
+    for wanted in ["libxml2-dev", "libstdc++-8-dev", "gettext", "libgit2-dev", "sqlite3"] {
+        assert!(!super::unwanted_package(wanted), "{wanted}");
+    }
+}
