@@ -208,18 +208,20 @@ impl Ecosystem for Pytest {
     /// A session that stops with an `INTERNALERROR` (the bug under test can crash
     /// pytest itself while it reports) never prints its `-rA` summary: SWE-bench's
     /// harness sees no result of that run, so the passes its report holds are void.
-    /// Only the session's own: a session that ends with its summary line after the
-    /// last `INTERNALERROR` (pytest prints none after its own) finished, and the
-    /// `INTERNALERROR` was a nested session's, printed in a test's captured output
-    /// (pytest's own `test_internal_error` runs one: held-out pytest-5692, whose
-    /// passes after the fix were voided, 2026-12-07).
+    /// Only the session's own: pytest prints its terminal summary's sections (`-rA`'s
+    /// `short test summary info`, `PASSES`, `FAILURES`) only for a session that did
+    /// not stop with an `INTERNALERROR` (it still prints the counts line), so one of
+    /// them after the last `INTERNALERROR` says that was a nested session's, printed
+    /// in a test's captured output (pytest's own `test_internal_error` runs one:
+    /// held-out pytest-5692, whose passes after the fix were voided, 2026-12-07).
     fn interruption(&self, log: &str) -> Option<super::Interruption> {
-        static SUMMARY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-            regex::Regex::new(r"^=+ .* in [0-9]+(\.[0-9]+)?(s| seconds)( \([0-9:]+\))? =+$").expect("valid regex")
+        static SUMMARY_SECTION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"^=+ (short test summary info|PASSES|FAILURES|ERRORS|warnings summary) =+$")
+                .expect("valid regex")
         });
         let lines: Vec<&str> = log.lines().collect();
         let at = lines.iter().rposition(|line| line.starts_with("INTERNALERROR>"))?;
-        if lines[at..].iter().any(|line| SUMMARY.is_match(line.trim_end())) {
+        if lines[at..].iter().any(|line| SUMMARY_SECTION.is_match(line.trim_end())) {
             return None;
         }
         let last = lines
@@ -306,17 +308,22 @@ mod tests {
         let (run, _) = Pytest.parse_results(Some(report), "t/test_a.py .E\n", &files);
         assert_eq!(run.tests.len(), 2, "a session that ended normally keeps its passes");
         assert_eq!(run.interrupted, None);
+        // The session's own INTERNALERROR, then the counts line, which pytest prints
+        // after one too.
+        let with_counts = format!("{crashed}==== 1 passed, 1 error in 0.12s ====\n");
+        let (run, _) = Pytest.parse_results(Some(report), &with_counts, &files);
+        assert!(run.interrupted.is_some(), "{run:?}");
         // A nested session's INTERNALERROR in a test's captured output, the outer
-        // session's summary after it (old and new pytest's forms).
-        for summary in [
-            "=============== 70 passed, 1 skipped, 1 xfailed in 3.41 seconds ================",
-            "==== 1 failed, 1 passed in 0.12s ====",
-            "==== 2 passed in 75.02s (0:01:15) ====",
+        // session's terminal summary after it (old and new pytest's forms).
+        for section in [
+            "=========================== short test summary info ============================",
+            "==================================== PASSES ====================================",
+            "==== FAILURES ====",
         ] {
-            let nested = format!("{crashed}PASSED t/test_a.py::test_ok\n{summary}\n");
+            let nested = format!("{crashed}{section}\nPASSED t/test_a.py::test_ok\n==== 1 passed in 0.12s ====\n");
             let (run, _) = Pytest.parse_results(Some(report), &nested, &files);
-            assert_eq!(run.interrupted, None, "{summary}");
-            assert_eq!(run.tests.len(), 2, "{summary}");
+            assert_eq!(run.interrupted, None, "{section}");
+            assert_eq!(run.tests.len(), 2, "{section}");
         }
     }
 
