@@ -328,9 +328,7 @@ fn ci_runtime(
     evidence: &CiEvidence,
     decisions: &mut Vec<String>,
 ) -> String {
-    let mut versions = evidence.tested_versions(Language::Java);
-    versions.retain(|(version, _)| java_level(version).is_some());
-    let named: Vec<u32> = versions.iter().filter_map(|(version, _)| java_level(version)).collect();
+    let (versions, named) = ci_tested_java(evidence);
     let available: Vec<u32> = runtimes
         .iter()
         .filter_map(|runtime| jdk_of(runtime))
@@ -343,6 +341,15 @@ fn ci_runtime(
     }
     decisions.push(format!("runtime jdk{chosen}, not {usual}: CI tests Java {}", ci::versions_said(&versions)));
     format!("jdk{chosen}")
+}
+
+/// The Java versions CI's test jobs set up that name a level (`17`, `1.8`, `17.0.2`),
+/// with where, and their levels (Maven's and Gradle's inference narrow with them).
+pub fn ci_tested_java(evidence: &CiEvidence) -> (Vec<(&str, &ci::RuntimeVersion)>, Vec<u32>) {
+    let mut versions = evidence.tested_versions(Language::Java);
+    versions.retain(|(version, _)| java_level(version).is_some());
+    let named = versions.iter().filter_map(|(version, _)| java_level(version)).collect();
+    (versions, named)
 }
 
 /// Words of profile names that only release, sign, measure or publish.

@@ -27,8 +27,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ecosystem::ci::{self, CiEvidence, Language};
-use crate::ecosystem::java::infer::java_level;
+use crate::ecosystem::ci::{self, CiEvidence};
+use crate::ecosystem::java::infer::ci_tested_java;
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -156,9 +156,7 @@ fn ci_jdk(
     evidence: &CiEvidence,
     decisions: &mut Vec<String>,
 ) -> String {
-    let mut versions = evidence.tested_versions(Language::Java);
-    versions.retain(|(version, _)| java_level(version).is_some());
-    let named: Vec<u32> = versions.iter().filter_map(|(version, _)| java_level(version)).collect();
+    let (versions, named) = ci_tested_java(evidence);
     let available = runnable_jdks(distribution, runtimes);
     let Some(usual_jdk) = usual.strip_prefix("jdk").and_then(|jdk| jdk.parse().ok()) else { return usual };
     let chosen = ci::narrow(usual_jdk, &named, &available, |a, b| u64::from(a.abs_diff(b)));
