@@ -489,8 +489,8 @@ pub fn infer(files: &RepoFiles, date: DateTime<Utc>, runtimes: &[String]) -> Res
         harness_interpreters(files).into_iter().for_each(&mut add_package);
     }
     if system == BuildSystem::CMake {
-        let options = files.get("CMakeLists.txt").map(|text| test_options(text)).unwrap_or_default();
-        let no_werror = files.get("CMakeLists.txt").map(|text| warnings_as_errors_options(text)).unwrap_or_default();
+        let lists = files.get("CMakeLists.txt").map(String::as_str).unwrap_or_default();
+        let (options, no_werror) = (test_options(lists), warnings_as_errors_options(lists));
         let fetched = fetched_from_debian(files);
         for step in install.iter_mut().filter(|step| step.starts_with("cmake -S ")) {
             for option in &options {

@@ -154,17 +154,23 @@ pub fn parse_ctest_junit(report: &str) -> ParsedRun {
         if case.trim().is_empty() {
             continue;
         }
-        run.tests.remove(test);
-        run.durations.remove(test);
-        run.record(case, status);
+        in_place_of(&mut run, test, case, status);
         // A failed case of a program whose output named a network error failed for
         // want of it too.
         if matches!(status, TestStatus::Failed | TestStatus::Error) && run.network_failures.contains(test) {
             run.network_failures.insert(case.to_string());
         }
-        run.part_of.insert(case.to_string(), test.to_string());
     }
     run
+}
+
+/// A case of a program (a GoogleTest or doctest case) in place of the CTest `test`
+/// that ran it, keeping that test as its `part_of`.
+fn in_place_of(run: &mut ParsedRun, test: &str, case: &str, status: TestStatus) {
+    run.tests.remove(test);
+    run.durations.remove(test);
+    run.record(case, status);
+    run.part_of.insert(case.to_string(), test.to_string());
 }
 
 /// The tests of CTest's JUnit XML: `<testcase name=... status="run|fail|notrun|disabled">`,
@@ -242,11 +248,8 @@ fn parse_ctest_junit_xml(xml: &str) -> ParsedRun {
                 }
                 let cases = googletest_cases(&output);
                 if let Some((name, _)) = current.take().filter(|_| !cases.is_empty()) {
-                    run.tests.remove(&name);
-                    run.durations.remove(&name);
                     for (case, status) in cases {
-                        run.record(&case, status);
-                        run.part_of.insert(case, name.clone());
+                        in_place_of(&mut run, &name, &case, status);
                     }
                 }
                 output.clear();

@@ -56,9 +56,7 @@ impl Language {
     /// The language a matrix axis is named after (`python-version`, `node_version`,
     /// `go`, `jdk`, `rust`, `toolchain`), when it is.
     fn of_axis(name: &str) -> Option<Language> {
-        let name = name.to_ascii_lowercase().replace('_', "-");
-        let name = name.strip_suffix("-version").or_else(|| name.strip_suffix("-versions")).unwrap_or(&name);
-        match name {
+        match axis_stem(name).as_str() {
             "python" | "py" | "python-ver" | "pyver" => Some(Language::Python),
             "node" | "nodejs" | "node-js" => Some(Language::Node),
             "go" | "golang" => Some(Language::Go),
@@ -75,9 +73,7 @@ impl Language {
         if let Some(language) = Language::of_axis(axis) {
             return Some((language, value.to_string()));
         }
-        let name = axis.to_ascii_lowercase().replace('_', "-");
-        let name = name.strip_suffix("-version").or_else(|| name.strip_suffix("-versions")).unwrap_or(&name);
-        let bare = match name {
+        let bare = match axis_stem(axis).as_str() {
             "gcc" | "gxx" | "g++" => true,
             "compiler" | "compilers" | "cc" | "cxx" => false,
             _ => return None,
@@ -289,6 +285,13 @@ fn is_secret(name: &str, value: &str) -> bool {
         .any(|prefix| value.starts_with(prefix))
         || (value.len() >= 32 && !value.contains(' ') && value.chars().all(|c| c.is_ascii_alphanumeric()));
     named || from_secrets || token_shaped
+}
+
+/// A matrix axis's name without its case, `_` and `-version(s)` suffix
+/// (`Python_Version` -> `python`), as [`Language::of_axis`] reads it.
+fn axis_stem(name: &str) -> String {
+    let name = name.to_ascii_lowercase().replace('_', "-");
+    name.strip_suffix("-version").or_else(|| name.strip_suffix("-versions")).unwrap_or(&name).to_string()
 }
 
 /// GCC's major version a CI value names (`gcc-10`, `g++-9`, `gcc10`, `gcc-10.2`,

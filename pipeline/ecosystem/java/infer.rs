@@ -109,7 +109,7 @@ pub const WARM_TEST_RUN: &str = concat!(
 );
 
 /// The JDK of a base image runtime (`jdk17` -> 17).
-fn jdk_of(runtime: &str) -> Option<u32> {
+pub fn jdk_of(runtime: &str) -> Option<u32> {
     runtime.strip_prefix("jdk")?.parse().ok()
 }
 

@@ -28,7 +28,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::ecosystem::ci::{self, CiEvidence};
-use crate::ecosystem::java::infer::ci_tested_java;
+use crate::ecosystem::java::infer::{ci_tested_java, jdk_of};
 use crate::ecosystem::{InferError, RepoFiles};
 use crate::model::EnvironmentSpec;
 
@@ -128,7 +128,7 @@ fn newest_jdk(version: (u32, u32)) -> u32 {
 /// preferred); a configured one on those up to the newest its version runs on, else
 /// (none that old here) the oldest there is.
 fn runnable_jdks(distribution: &Distribution, runtimes: &[String]) -> Vec<u32> {
-    let mut jdks: Vec<u32> = runtimes.iter().filter_map(|runtime| runtime.strip_prefix("jdk")?.parse().ok()).collect();
+    let mut jdks: Vec<u32> = runtimes.iter().filter_map(|runtime| jdk_of(runtime)).collect();
     jdks.sort();
     jdks.dedup();
     match distribution {
@@ -158,7 +158,7 @@ fn ci_jdk(
 ) -> String {
     let (versions, named) = ci_tested_java(evidence);
     let available = runnable_jdks(distribution, runtimes);
-    let Some(usual_jdk) = usual.strip_prefix("jdk").and_then(|jdk| jdk.parse().ok()) else { return usual };
+    let Some(usual_jdk) = jdk_of(&usual) else { return usual };
     let chosen = ci::narrow(usual_jdk, &named, &available, |a, b| u64::from(a.abs_diff(b)));
     if chosen == usual_jdk {
         return usual;
